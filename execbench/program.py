@@ -1,0 +1,38 @@
+"""Programs and the calls to run them with: what every source yields.
+
+A call keeps its arguments as *source text* taken from the dataset (``"'abc', 2"``). That
+text is trusted benchmark data, so the sandbox may evaluate it in the program's namespace
+(CRUXEval has inputs like ``lambda x: x < 2`` or ``range(100, 120)``). A model's answer is
+never treated this way: tasks read answers with the literal parser in ``sandbox.values``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Call:
+    """One invocation of a program's entry point."""
+
+    args: str
+    """Argument-list source text, e.g. ``"[1, 2], k=3"``."""
+    expected: str | None = None
+    """The output the source claims for this call (a literal text), if it has one."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """A self-contained Python module with one entry-point function."""
+
+    id: str
+    """Stable identifier, ``"<source>/<record id>"``."""
+    source: str
+    code: str
+    entry_point: str
+    calls: tuple[Call, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def call_text(self, call: Call) -> str:
+        return f"{self.entry_point}({call.args})"
