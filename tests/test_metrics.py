@@ -1,0 +1,194 @@
+"""Tests for pass@k, the bootstrap interval and the results.json metrics block."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from execbench.metrics import bootstrap_ci, pass_at_k, summarize, verdict_counts
+
+
+def sample(
+    instance_id: str,
+    verdict: str,
+    *,
+    task: str = "output",
+    source: str = "cruxeval",
+    index: int = 0,
+    score: float | None = None,
+    with_score: bool = False,
+) -> dict:
+    record = {
+        "instance_id": instance_id,
+        "task": task,
+        "source": source,
+        "sample": index,
+        "verdict": verdict,
+        "correct": verdict == "correct",
+        "latency_s": 1.5,  # an unrelated field summarize must ignore
+    }
+    if with_score:
+        record["score"] = score
+    return record
+
+
+def exact_pass_at_k(n: int, c: int, k: int) -> float:
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+
+
+class TestPassAtK:
+    def test_no_correct_sample_is_zero(self) -> None:
+        assert pass_at_k(5, 0, 1) == 0.0
+        assert pass_at_k(5, 0, 5) == 0.0
+
+    def test_all_correct_is_one(self) -> None:
+        for k in range(1, 6):
+            assert pass_at_k(5, 5, k) == 1.0
+
+    def test_one_of_five_at_one(self) -> None:
+        assert pass_at_k(5, 1, 1) == pytest.approx(0.2)
+
+    def test_three_of_ten_at_two(self) -> None:
+        assert pass_at_k(10, 3, 2) == pytest.approx(1 - 21 / 45)
+
+    def test_matches_binomial_formula(self) -> None:
+        for n in range(1, 12):
+            for c in range(n + 1):
+                for k in range(1, n + 1):
+                    assert pass_at_k(n, c, k) == pytest.approx(exact_pass_at_k(n, c, k))
+
+    def test_large_n_stays_finite(self) -> None:
+        assert pass_at_k(10_000, 1, 1) == pytest.approx(1e-4)
+
+    @pytest.mark.parametrize(("n", "c", "k"), [(5, 1, 6), (5, 1, 0), (3, 4, 1), (3, -1, 1)])
+    def test_invalid_arguments_raise(self, n: int, c: int, k: int) -> None:
+        with pytest.raises(ValueError):
+            pass_at_k(n, c, k)
+
+
+class TestBootstrap:
+    values = [0.0, 1.0, 1.0, 0.5, 0.0, 1.0, 0.2, 0.8, 1.0, 0.0]
+
+    def test_interval_contains_mean(self) -> None:
+        low, high = bootstrap_ci(self.values)
+        mean = sum(self.values) / len(self.values)
+        assert low <= mean <= high
+        assert low < high
+
+    def test_deterministic_for_a_seed(self) -> None:
+        assert bootstrap_ci(self.values, seed=7) == bootstrap_ci(self.values, seed=7)
+        assert bootstrap_ci(self.values, seed=7) != bootstrap_ci(self.values, seed=8)
+
+    def test_leaves_global_random_state_alone(self) -> None:
+        random.seed(3)
+        expected = random.random()
+        random.seed(3)
+        bootstrap_ci(self.values)
+        assert random.random() == expected
+
+    def test_wider_level_gives_wider_interval(self) -> None:
+        narrow = bootstrap_ci(self.values, level=0.5)
+        wide = bootstrap_ci(self.values, level=0.99)
+        assert wide[0] <= narrow[0] <= narrow[1] <= wide[1]
+
+    def test_single_and_empty(self) -> None:
+        assert bootstrap_ci([0.25]) == (0.25, 0.25)
+        low, high = bootstrap_ci([])
+        assert math.isnan(low) and math.isnan(high)
+
+    @pytest.mark.parametrize("kwargs", [{"resamples": 0}, {"level": 1.0}, {"level": 0.0}])
+    def test_invalid_arguments_raise(self, kwargs: dict) -> None:
+        with pytest.raises(ValueError):
+            bootstrap_ci(self.values, **kwargs)
+
+
+def hand_made_samples() -> list[dict]:
+    """Two tasks, two sources, request errors, and one instance short of samples (n=3).
+
+    output/cruxeval: A has 1 of 3 correct (one failed request), B has 3 of 3.
+    output/humaneval: C has only 2 samples, none correct.
+    input/cruxeval: D's three requests all failed.
+    """
+    return [
+        sample("A", "correct", index=0, score=1.0, with_score=True),
+        sample("A", "incorrect", index=1, score=0.0, with_score=True),
+        sample("A", "error", index=2),
+        sample("B", "correct", index=0),
+        sample("B", "correct", index=1),
+        sample("B", "correct", index=2),
+        sample("C", "incorrect", source="humaneval", index=0, score=0.25, with_score=True),
+        sample("C", "unparsable", source="humaneval", index=1, score=None, with_score=True),
+        *(sample("D", "error", task="input", index=i) for i in range(3)),
+    ]
+
+
+class TestSummarize:
+    def test_shape_and_order(self) -> None:
+        metrics = summarize(reversed(hand_made_samples()), n=3)
+        assert list(metrics) == ["input", "output"]
+        assert list(metrics["output"]["by_source"]) == ["cruxeval", "humaneval"]
+        assert list(metrics["input"]["by_source"]) == ["cruxeval"]
+        json.dumps(metrics, allow_nan=False)
+
+    def test_task_overall(self) -> None:
+        block = summarize(hand_made_samples(), n=3)["output"]["all"]
+        assert block["instances"] == 3
+        assert block["samples"] == 8
+        assert block["pass@1"] == pytest.approx((1 / 3 + 1 + 0) / 3)
+        assert block["pass@2"] == pytest.approx((2 / 3 + 1 + 0) / 3)
+        # C has two samples, so pass@3 rests on A and B alone.
+        assert block["pass@3"] == pytest.approx(1.0)
+        assert block["pass@3_instances"] == 2
+        assert "pass@1_instances" not in block
+        assert "pass@2_instances" not in block
+        assert "pass@4" not in block
+        assert block["accuracy"] == pytest.approx(block["pass@1"])
+        low, high = block["accuracy_ci95"]
+        assert low <= block["accuracy"] <= high
+        assert block["score"] == pytest.approx((0.5 + 0.25) / 2)
+        assert block["verdicts"] == {"correct": 4, "error": 1, "incorrect": 2, "unparsable": 1}
+        assert list(block["verdicts"]) == sorted(block["verdicts"])
+
+    def test_by_source(self) -> None:
+        by_source = summarize(hand_made_samples(), n=3)["output"]["by_source"]
+        crux, human = by_source["cruxeval"], by_source["humaneval"]
+        assert (crux["instances"], crux["samples"]) == (2, 6)
+        assert crux["pass@1"] == pytest.approx(2 / 3)
+        assert "pass@3_instances" not in crux
+        assert crux["score"] == pytest.approx(0.5)
+        assert human["pass@1"] == 0.0
+        assert human["pass@3"] is None
+        assert human["pass@3_instances"] == 0
+        assert human["score"] == pytest.approx(0.25)
+
+    def test_errors_are_failures(self) -> None:
+        block = summarize(hand_made_samples(), n=3)["input"]["all"]
+        assert block["instances"] == 1
+        assert block["samples"] == 3
+        assert [block[f"pass@{k}"] for k in (1, 2, 3)] == [0.0, 0.0, 0.0]
+        assert block["accuracy"] == 0.0
+        assert block["accuracy_ci95"] == [0.0, 0.0]
+        assert block["verdicts"] == {"error": 3}
+        assert "score" not in block
+
+    def test_floats_are_plain(self) -> None:
+        block = summarize(hand_made_samples(), n=3)["output"]["all"]
+        for key in ("pass@1", "pass@2", "pass@3", "accuracy", "score"):
+            assert type(block[key]) is float
+        assert all(type(bound) is float for bound in block["accuracy_ci95"])
+
+    def test_deterministic(self) -> None:
+        assert summarize(hand_made_samples(), n=3) == summarize(hand_made_samples(), n=3)
+
+    def test_rejects_n_below_one(self) -> None:
+        with pytest.raises(ValueError):
+            summarize(hand_made_samples(), n=0)
+
+
+def test_verdict_counts_for_the_run() -> None:
+    counts = verdict_counts(hand_made_samples())
+    assert counts == {"correct": 4, "error": 4, "incorrect": 2, "unparsable": 1}
+    assert list(counts) == sorted(counts)
