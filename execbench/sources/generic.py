@@ -1,0 +1,151 @@
+"""The generic JSONL format, and the checks that every source's programs go through.
+
+Use this format to bring your own programs. Each line of the file (plain or gzipped) is one
+JSON object::
+
+    {"id": "sum_list",
+     "code": "def total(xs):\\n    return sum(xs)\\n",
+     "entry_point": "total",
+     "calls": ["[1, 2, 3]", {"args": "[], start=5", "expected": "5"}],
+     "meta": {"author": "me"}}
+
+``id`` (string)
+    Unique within the file; the program id becomes ``<file name>/<id>``.
+``code`` (string)
+    A complete Python module. It must compile, and it must define ``entry_point`` at
+    module level (with ``def``, ``class``, an assignment or an import).
+``entry_point`` (string)
+    The name of the function to call.
+``calls`` (non-empty list)
+    Each item is the text of an argument list, as written between the parentheses of a
+    call (``"'abc', 2"``, ``"[1, 2], k=3"``, or ``""`` for no arguments), or an object
+    ``{"args": ..., "expected": ...}`` whose optional ``expected`` is the literal text of
+    the value the call should return (``"[1, 2]"``, ``"float('nan')"``). Argument texts are
+    trusted benchmark data: they may be any expression that is valid in the program's
+    namespace (``lambda x: x + 1``), and are only syntax-checked when loading.
+``meta`` (object, optional)
+    Copied into the program's metadata.
+
+Repeated argument texts within one program are kept once. A record that breaks any of these
+rules is skipped and listed with its ``file:line``; the rest of the file still loads.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from typing import Any
+
+from execbench.program import Call, Program
+from execbench.sandbox import values
+from execbench.sources.jsonl import Record, RecordError
+
+ID_KEY = "id"
+
+
+def build(record: Record) -> Program:
+    """A program from one generic record."""
+    raw_calls = record.get("calls", list)
+    calls = [_call(i, item) for i, item in enumerate(raw_calls, 1)]
+    meta = record.optional("meta", dict) or {}
+    return build_program(record, record.get("code"), record.get("entry_point"), calls, meta)
+
+
+def _call(index: int, item: Any) -> Call:
+    if isinstance(item, str):
+        return Call(item)
+    if isinstance(item, dict):
+        args, expected = item.get("args"), item.get("expected")
+        if isinstance(args, str) and (expected is None or isinstance(expected, str)):
+            return Call(args, expected)
+    raise RecordError(f"key 'calls': item {index} should be a string or "
+                      "an object with string 'args' and optional string 'expected'")
+
+
+def build_program(record: Record, code: str, entry_point: str, calls: list[Call],
+                  meta: dict[str, Any], *, written_by_us: bool = False) -> Program:
+    """Check a record's parts and assemble the program; raises ``RecordError`` if unusable.
+
+    Every format funnels through here, so all programs meet the same guarantees: the code
+    compiles, the entry point is bound at module level, and every call's argument text
+    parses as an argument list (and its expected text, if any, as a literal). Calls that
+    repeat an earlier argument text are dropped. ``written_by_us`` skips the call check
+    for texts produced by ``values.to_literal``, which parse by construction (EvalPlus has
+    over 100,000 of them).
+    """
+    tree = parse_module(code)
+    if entry_point not in top_level_names(tree):
+        raise RecordError(f"entry point {entry_point!r} is not defined at module level")
+    unique: dict[str, tuple[int, Call]] = {}
+    for index, call in enumerate(calls, 1):
+        unique.setdefault(call.args, (index, call))
+    if not unique:
+        raise RecordError("no calls")
+    if not written_by_us:
+        for index, call in unique.values():
+            check_call(index, call)
+    return Program(id=record.id, source=record.source, code=code, entry_point=entry_point,
+                   calls=tuple(call for _, call in unique.values()), meta=meta)
+
+
+def check_call(index: int, call: Call) -> None:
+    """Raise ``RecordError`` unless the call's texts parse as arguments and a literal."""
+    if "\x00" in call.args or "\x00" in (call.expected or ""):
+        raise RecordError(f"call {index} contains a NUL byte")
+    try:
+        values.parse_call_nodes(call.args)
+    except values.LiteralError as exc:
+        raise RecordError(f"call {index}: arguments {_short(call.args)} do not parse "
+                          f"({exc})") from None
+    if call.expected is not None:
+        try:
+            values.parse_literal(call.expected)
+        except values.LiteralError as exc:
+            raise RecordError(f"call {index}: expected value {_short(call.expected)} "
+                              f"is not a literal ({exc})") from None
+
+
+def parse_module(code: str) -> ast.Module:
+    """Parse and compile program code; a ``RecordError`` names the first problem and line.
+
+    Compiling (not just parsing) also catches errors such as ``return`` outside a
+    function, which would otherwise only show up in the sandbox.
+    """
+    if "\x00" in code:
+        raise RecordError("code contains a NUL byte")
+    try:
+        with warnings.catch_warnings():  # e.g. "'is' with a literal": not our concern here
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
+            compile(tree, "<program>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise RecordError(f"code does not compile: {exc.msg} (line {exc.lineno})") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise RecordError(f"code does not compile: {type(exc).__name__}") from None
+    return tree
+
+
+def top_level_names(tree: ast.Module) -> set[str]:
+    """Names that running the module binds directly at its top level."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(_bound(node.targets))
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            names.update(_bound([node.target]))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _bound(targets: list[ast.expr]) -> set[str]:
+    """Names bound by assignment targets, including unpacking (``a, *b = ...``)."""
+    return {n.id for t in targets for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """A quoted, one-line excerpt of user text for a skip reason."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."

