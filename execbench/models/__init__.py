@@ -1,0 +1,94 @@
+"""The model registry: turns a ``provider/model`` name into a ready model object."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from dotenv import load_dotenv
+
+from execbench.models.anthropic import AnthropicModel
+from execbench.models.base import Model, ModelError
+from execbench.models.openai import OpenAIModel
+
+__all__ = ["Model", "ModelError", "get_model"]
+
+PROVIDERS = ("openai", "openai-api", "anthropic", "reference", "vllm", "hf")
+
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+
+
+def get_model(
+    name: str, *, base_url: str | None = None, model_args: dict[str, str] | None = None
+) -> Model:
+    """Create the model called ``name``, e.g. ``openai/gpt-4o`` or ``openai-api/vllm/qwen``.
+
+    Configuration errors (unknown provider, missing key or URL) raise :class:`ModelError`
+    here, before any request is sent, so a run fails in its first second rather than after
+    queueing work. ``base_url`` overrides the provider's URL from the environment.
+    ``model_args`` are only meaningful to ``reference`` models; the HTTP providers reject
+    them rather than silently ignore a setting the user expected to matter.
+    """
+    provider, slash, rest = name.partition("/")
+    providers = ", ".join(PROVIDERS)
+    if not slash:
+        raise ModelError(f"model name {name!r} must be provider/model; providers: {providers}")
+    if provider not in PROVIDERS:
+        raise ModelError(f"unknown model provider {provider!r} in {name!r}; providers: {providers}")
+    if not rest:
+        raise ModelError(f"model name {name!r} must look like {provider}/<model>")
+    if provider == "reference":
+        from execbench.models.reference import get_reference_model
+
+        return get_reference_model(rest, model_args or {})
+    if provider in ("vllm", "hf"):
+        raise ModelError(
+            f"{provider}/... (in-process models) is not available yet; serve the model with an "
+            "OpenAI-compatible server and use openai-api/<name>/<model>"
+        )
+    if model_args:
+        raise ModelError(f"{provider} models take no model args (got {', '.join(model_args)})")
+
+    # Keys may live in ./.env; real environment variables take precedence over it.
+    load_dotenv(Path.cwd() / ".env", override=False)
+    if provider == "openai":
+        url = base_url or _env("OPENAI_BASE_URL") or OPENAI_URL
+        return OpenAIModel(name, rest, _check_url(url), _require("OPENAI_API_KEY", name))
+    if provider == "anthropic":
+        url = base_url or _env("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+        return AnthropicModel(name, rest, _check_url(url), _require("ANTHROPIC_API_KEY", name))
+    return _openai_compatible(name, rest, base_url)
+
+
+def _openai_compatible(name: str, rest: str, base_url: str | None) -> Model:
+    """``openai-api/<server>/<model>``: the server name selects ``<SERVER>_BASE_URL`` and
+    ``<SERVER>_API_KEY``, so several local servers can be configured side by side."""
+    server, _, model = rest.partition("/")
+    if not server or not model:
+        raise ModelError(f"model name {name!r} must look like openai-api/<name>/<model>")
+    prefix = re.sub(r"[^A-Za-z0-9]", "_", server).upper()
+    url = base_url or _env(f"{prefix}_BASE_URL")
+    if not url:
+        raise ModelError(f"openai-api/{server}/... needs --model-base-url or {prefix}_BASE_URL")
+    return OpenAIModel(name, model, _check_url(url), _env(f"{prefix}_API_KEY"))
+
+
+def _env(var: str) -> str | None:
+    """An environment variable, treating an empty value as unset (as ``VAR=`` in .env)."""
+    return os.environ.get(var) or None
+
+
+def _require(var: str, name: str) -> str:
+    value = _env(var)
+    if value is None:
+        raise ModelError(f"{name} needs an API key: set {var} (in the environment or ./.env)")
+    return value
+
+
+def _check_url(url: str) -> str:
+    """Reject URLs httpx cannot send to, which would otherwise fail every request."""
+    if not url.startswith(("http://", "https://")):
+        raise ModelError(f"base URL {url!r} must start with http:// or https://")
+    return url

@@ -1,0 +1,290 @@
+"""A real HTTP server that plays an OpenAI or Anthropic endpoint, scripted by the test.
+
+Tests talk to it over sockets with the production client, so retries, timeouts, headers and
+JSON handling are exercised exactly as against a real API, without mocking httpx.
+
+    def responder(body: dict, attempt: int) -> Reply:
+        if attempt == 1:
+            return Reply.error(429, retry_after=0.1)
+        return Reply(text="42", input_tokens=12, output_tokens=1)
+
+    with FakeServer(responder) as server:
+        model = OpenAIModel("openai/fake", "fake", server.base_url, "key")
+        ...
+        assert server.count("What is 6*7?") == 2
+
+``base_url`` ends in ``/v1`` as OpenAI-style base URLs do; Anthropic base URLs do not, so
+use ``anthropic_base_url`` for that provider. ``attempt`` counts requests with the same path
+and identical body, starting at 1: a retry repeats its body exactly, so this is the attempt
+number of one sample (samples of one prompt differ by seed when a seed is sent).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted response. The default is a successful answer with ``text``.
+
+    ``status`` other than 200 sends a protocol-style error body carrying ``text`` as its
+    message; ``raw`` replaces the whole body verbatim (for malformed responses);
+    ``delay`` seconds pass before anything is sent (slow servers, client timeouts).
+    """
+
+    text: str = "ok"
+    status: int = 200
+    input_tokens: int = 10
+    output_tokens: int = 5
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    delay: float = 0.0
+    raw: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def error(
+        cls, status: int, message: str = "scripted error", *, retry_after: float | None = None
+    ) -> Reply:
+        """An HTTP error, optionally with a Retry-After header in seconds."""
+        headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+        return cls(text=message, status=status, headers=headers)
+
+    @classmethod
+    def malformed(cls, raw: str = '{"choices": [{"mess') -> Reply:
+        """A 200 whose body is truncated JSON, or ``raw`` verbatim (e.g. ``"{}"``)."""
+        return cls(raw=raw)
+
+
+Responder = Callable[[dict[str, Any], int], Reply]
+
+
+@dataclass(frozen=True)
+class Received:
+    """A request as the server saw it; header names are lower-cased."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        """The content of the last user message, the usual way to tell requests apart."""
+        return prompt_of(self.body)
+
+
+def prompt_of(body: dict[str, Any]) -> str:
+    """The content of the last user message in a chat request body."""
+    users = [m["content"] for m in body.get("messages", []) if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
+def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    if reply.status != 200:
+        return {"error": {"message": reply.text, "type": "scripted", "code": reply.status}}
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request.get("model"),
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": reply.finish_reason or "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        },
+    }
+
+
+def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    if reply.status != 200:
+        return {"type": "error", "error": {"type": "scripted", "message": reply.text}}
+    content: list[dict[str, Any]] = []
+    if reply.reasoning is not None:
+        content.append({"type": "thinking", "thinking": reply.reasoning, "signature": "fake"})
+    content.append({"type": "text", "text": reply.text})
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": request.get("model"),
+        "content": content,
+        "stop_reason": reply.finish_reason or "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+    }
+
+
+PROTOCOLS = {OPENAI_PATH: _openai_body, ANTHROPIC_PATH: _anthropic_body}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like real APIs and httpx's pool expect
+    server: _Server
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", 0))
+        raw = self.rfile.read(length)
+        render = PROTOCOLS.get(self.path)
+        if render is None:
+            self._send(404, json.dumps({"error": f"no such endpoint {self.path}"}), {})
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self._send(400, json.dumps({"error": "request body is not JSON"}), {})
+            return
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        attempt = self.server.record(Received(self.path, headers, body))
+        try:
+            reply = self.server.responder(body, attempt)
+        except Exception as exc:
+            self.server.failures.append(exc)
+            self._send(500, json.dumps({"error": f"responder raised {exc!r}"}), {})
+            return
+        # Waiting on the closing event lets shutdown cut a long delay short.
+        if reply.delay and self.server.closing.wait(reply.delay):
+            self.close_connection = True
+            return
+        payload = reply.raw if reply.raw is not None else json.dumps(render(reply, body))
+        self._send(reply.status, payload, reply.headers)
+
+    def _send(self, status: int, payload: str, headers: dict[str, str]) -> None:
+        data = payload.encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            # The client gave up (typically a timeout) and closed the socket first.
+            self.close_connection = True
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.track(self.connection)
+
+    def finish(self) -> None:
+        self.server.untrack(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the per-request access log that would clutter test output."""
+
+
+class _Server(ThreadingHTTPServer):
+    # Non-daemon handler threads are joined by server_close, so no thread outlives the
+    # context; drop_connections and track make sure each of them is about to return.
+    daemon_threads = False
+
+    def __init__(self, responder: Responder) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.responder = responder
+        self.closing = threading.Event()
+        self.failures: list[Exception] = []
+        self._lock = threading.Lock()
+        self._received: list[Received] = []
+        self._attempts: Counter[str] = Counter()
+        self._connections: set[socket.socket] = set()
+
+    def record(self, received: Received) -> int:
+        """Store a request and return its attempt number."""
+        key = received.path + json.dumps(received.body, sort_keys=True)
+        with self._lock:
+            self._received.append(received)
+            self._attempts[key] += 1
+            return self._attempts[key]
+
+    def received(self) -> list[Received]:
+        with self._lock:
+            return list(self._received)
+
+    def track(self, connection: socket.socket) -> None:
+        """Remember an open connection; one accepted just before shutdown is cut at once."""
+        with self._lock:
+            self._connections.add(connection)
+            if self.closing.is_set():
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+    def untrack(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._connections.discard(connection)
+
+    def drop_connections(self) -> None:
+        """Wake handler threads blocked reading idle keep-alive connections, so that
+        ``server_close`` can join them even if a test never closed its client."""
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Connections reset by a client that timed out are expected; anything else is a
+        bug in the fake server or a responder, and is shown."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class FakeServer:
+    """The scripted server, running in a background thread while the context is open."""
+
+    def __init__(self, responder: Responder) -> None:
+        self._server = _Server(responder)
+        # A short poll interval makes shutdown, and so every test, quick.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+        host, port = self._server.server_address[:2]
+        self.anthropic_base_url = f"http://{host}:{port}"
+        self.base_url = f"{self.anthropic_base_url}/v1"
+
+    def __enter__(self) -> FakeServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
+        """Stop serving; then re-raise the first responder exception, if any.
+
+        A responder bug would otherwise only show up as a retried HTTP 500 in the client,
+        far from its cause.
+        """
+        self._server.shutdown()
+        self._server.closing.set()
+        self._server.drop_connections()
+        self._server.server_close()
+        self._thread.join()
+        if self._server.failures and exc_type is None:
+            raise self._server.failures[0]
+
+    @property
+    def requests(self) -> list[Received]:
+        """Every request received so far, in arrival order."""
+        return self._server.received()
+
+    def count(self, prompt: str) -> int:
+        """How many requests had ``prompt`` as their last user message, retries included."""
+        return sum(1 for received in self.requests if received.prompt == prompt)

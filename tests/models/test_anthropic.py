@@ -1,0 +1,129 @@
+"""The Anthropic provider against a real local HTTP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from execbench.models.anthropic import AnthropicModel
+from execbench.models.base import GenerateConfig, Generation, Request
+from tests.fakeserver import FakeServer, Reply
+
+FAST = GenerateConfig(max_retries=2, retry_base_delay=0.01, timeout=2.0)
+QUESTION = [{"role": "user", "content": "What is 6*7?"}]
+
+
+def generate(
+    base_url: str,
+    config: GenerateConfig = FAST,
+    messages: list[dict[str, str]] = QUESTION,
+    seed: int | None = None,
+) -> Generation:
+    model = AnthropicModel("anthropic/fake", "claude-fake", base_url, "ak-test")
+    req = Request(messages=messages, instance={}, sample=0, seed=seed)
+
+    async def go() -> Generation:
+        try:
+            return await model.generate(req, config)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def scripted(*replies: Reply):
+    """A responder playing ``replies`` in order per prompt, repeating the last one."""
+
+    def responder(body: dict, attempt: int) -> Reply:
+        return replies[min(attempt, len(replies)) - 1]
+
+    return responder
+
+
+def test_answer_usage_and_thinking_are_parsed() -> None:
+    reply = Reply(text="42", input_tokens=21, output_tokens=4, reasoning="6*7 is 42")
+    with FakeServer(scripted(reply)) as server:
+        gen = generate(server.anthropic_base_url)
+        [received] = server.requests
+    assert gen.text == "42" and gen.error is None and gen.attempts == 1
+    assert (gen.input_tokens, gen.output_tokens) == (21, 4)
+    assert gen.extra == {"finish_reason": "end_turn", "reasoning": "6*7 is 42"}
+    assert received.path == "/v1/messages"
+    assert received.headers["x-api-key"] == "ak-test"
+    assert received.headers["anthropic-version"] == "2023-06-01"
+    assert received.body == {"model": "claude-fake", "messages": QUESTION, "max_tokens": 4096}
+
+
+def test_text_blocks_are_concatenated_and_others_skipped() -> None:
+    body = {
+        "content": [
+            {"type": "text", "text": "The answer "},
+            {"type": "tool_use", "id": "t", "name": "calc", "input": {}},
+            {"type": "text", "text": "is 42"},
+        ],
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
+    with FakeServer(scripted(Reply.malformed(json.dumps(body)))) as server:
+        gen = generate(server.anthropic_base_url)
+    assert gen.text == "The answer is 42" and "reasoning" not in gen.extra
+
+
+def test_system_messages_move_to_the_system_field() -> None:
+    messages = [
+        {"role": "system", "content": "Be terse."},
+        {"role": "system", "content": "Answer with a number."},
+        *QUESTION,
+    ]
+    with FakeServer(scripted(Reply())) as server:
+        generate(server.anthropic_base_url, messages=messages)
+        [received] = server.requests
+    assert received.body["system"] == "Be terse.\n\nAnswer with a number."
+    assert received.body["messages"] == QUESTION
+
+
+def test_sampling_settings_are_forwarded_and_seed_dropped() -> None:
+    config = GenerateConfig(temperature=0.2, top_p=0.5, max_tokens=300, seed=3)
+    with FakeServer(scripted(Reply())) as server:
+        generate(server.anthropic_base_url, config, seed=9)
+        [received] = server.requests
+    assert received.body["temperature"] == 0.2
+    assert received.body["top_p"] == 0.5
+    assert received.body["max_tokens"] == 300
+    assert "seed" not in received.body
+
+
+def test_overloaded_is_retried() -> None:
+    with FakeServer(scripted(Reply.error(529, "overloaded"), Reply(text="42"))) as server:
+        gen = generate(server.anthropic_base_url)
+        assert server.count("What is 6*7?") == 2
+    assert gen.text == "42" and gen.attempts == 2
+
+
+def test_server_error_forever_gives_up() -> None:
+    with FakeServer(scripted(Reply.error(500, "overloaded"))) as server:
+        gen = generate(server.anthropic_base_url)
+        assert len(server.requests) == FAST.max_retries + 1
+    assert gen.text is None and gen.attempts == 3
+    assert gen.error is not None and gen.error.startswith("HTTP 500 after 3 attempts: ")
+    assert "overloaded" in gen.error
+
+
+def test_bad_request_is_not_retried() -> None:
+    with FakeServer(scripted(Reply.error(400, "max_tokens: too large"))) as server:
+        gen = generate(server.anthropic_base_url)
+        assert len(server.requests) == 1
+    assert gen.error is not None and "max_tokens: too large" in gen.error
+
+
+def test_malformed_body_is_retried() -> None:
+    with FakeServer(scripted(Reply.malformed('{"type": "message"}'), Reply(text="ok"))) as server:
+        gen = generate(server.anthropic_base_url)
+    assert gen.text == "ok" and gen.attempts == 2
+
+
+def test_slow_reply_times_out() -> None:
+    config = GenerateConfig(max_retries=1, retry_base_delay=0.01, timeout=0.2)
+    with FakeServer(scripted(Reply(delay=5))) as server:
+        gen = generate(server.anthropic_base_url, config)
+        assert len(server.requests) == 2
+    assert gen.error is not None and gen.error.startswith("timed out after 2 attempts")

@@ -1,0 +1,156 @@
+"""Model names, environment configuration and .env loading."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from execbench.models import get_model
+from execbench.models.anthropic import AnthropicModel
+from execbench.models.base import GenerateConfig, ModelError, Request
+from execbench.models.openai import OpenAIModel
+from tests.fakeserver import FakeServer, Reply
+
+ENV_VARS = [
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "MY_SERVER_BASE_URL",
+    "MY_SERVER_API_KEY",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Start from no provider settings and an empty working directory.
+
+    Setting before deleting makes monkeypatch restore the original state afterwards, which
+    also undoes whatever a test's .env file added to the environment.
+    """
+    for var in ENV_VARS:
+        monkeypatch.setenv(var, "")
+        monkeypatch.delenv(var)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_openai_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
+    model = get_model("openai/gpt-4o-mini")
+    assert isinstance(model, OpenAIModel)
+    assert model.name == "openai/gpt-4o-mini" and model.model == "gpt-4o-mini"
+    assert model.url == "https://api.openai.com/v1/chat/completions"
+    assert model.headers == {"authorization": "Bearer sk-1"}
+
+
+def test_openai_base_url_from_env_and_argument(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.example/v1/")
+    assert get_model("openai/gpt-4o").url == "https://proxy.example/v1/chat/completions"
+    model = get_model("openai/gpt-4o", base_url="http://localhost:9/v1")
+    assert model.url == "http://localhost:9/v1/chat/completions"
+
+
+def test_missing_keys_name_the_variable() -> None:
+    with pytest.raises(ModelError, match="OPENAI_API_KEY"):
+        get_model("openai/gpt-4o")
+    with pytest.raises(ModelError, match="ANTHROPIC_API_KEY"):
+        get_model("anthropic/claude-sonnet-4-5")
+
+
+def test_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-1")
+    model = get_model("anthropic/claude-sonnet-4-5")
+    assert isinstance(model, AnthropicModel) and model.model == "claude-sonnet-4-5"
+    assert model.url == "https://api.anthropic.com/v1/messages"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://gateway.local")
+    assert get_model("anthropic/claude").url == "http://gateway.local/v1/messages"
+
+
+def test_openai_compatible_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVER_BASE_URL", "http://localhost:8000/v1")
+    model = get_model("openai-api/my-server/Qwen/Qwen2.5-7B-Instruct")
+    assert isinstance(model, OpenAIModel)
+    assert model.model == "Qwen/Qwen2.5-7B-Instruct"
+    assert model.url == "http://localhost:8000/v1/chat/completions"
+    assert model.headers == {}, "local servers need no key"
+    monkeypatch.setenv("MY_SERVER_API_KEY", "local-key")
+    assert get_model("openai-api/my-server/m").headers == {"authorization": "Bearer local-key"}
+
+
+def test_openai_compatible_server_needs_a_url() -> None:
+    with pytest.raises(ModelError) as error:
+        get_model("openai-api/my-server/model")
+    assert str(error.value) == (
+        "openai-api/my-server/... needs --model-base-url or MY_SERVER_BASE_URL"
+    )
+    assert get_model("openai-api/my-server/model", base_url="http://h:1/v1").url.startswith(
+        "http://h:1/v1"
+    )
+
+
+def test_registry_model_talks_to_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    request = Request(messages=[{"role": "user", "content": "hi"}], instance={}, sample=0)
+
+    async def go(name: str):
+        model = get_model(name)
+        try:
+            return await model.generate(request, GenerateConfig())
+        finally:
+            await model.aclose()
+
+    with FakeServer(lambda body, attempt: Reply(text="hello")) as server:
+        monkeypatch.setenv("LOCAL_BASE_URL", server.base_url)
+        gen = asyncio.run(go("openai-api/local/tiny"))
+        assert server.requests[0].body["model"] == "tiny"
+    assert gen.text == "hello"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("gpt-4o", "must be provider/model; providers: openai, openai-api, anthropic"),
+        ("mistral/large", "unknown model provider 'mistral'.*providers: openai, openai-api"),
+        ("openai/", "must look like openai/<model>"),
+        ("openai-api/only-name", "must look like openai-api/<name>/<model>"),
+        ("vllm/Qwen/Qwen2.5-7B", "vllm/... .*not available yet"),
+        ("hf/gpt2", "hf/... .*not available yet"),
+    ],
+)
+def test_bad_names(name: str, message: str) -> None:
+    with pytest.raises(ModelError, match=message):
+        get_model(name)
+
+
+def test_bad_base_url_and_stray_model_args(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
+    with pytest.raises(ModelError, match="must start with http"):
+        get_model("openai/gpt-4o", base_url="localhost:8000")
+    with pytest.raises(ModelError, match="take no model args"):
+        get_model("openai/gpt-4o", model_args={"accuracy": "0.5"})
+
+
+def test_reference_models_are_delegated(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    module = types.ModuleType("execbench.models.reference")
+    module.get_reference_model = lambda rest, args: calls.append((rest, args)) or "model"
+    monkeypatch.setitem(sys.modules, "execbench.models.reference", module)
+    assert get_model("reference/oracle", model_args={"accuracy": "0.5"}) == "model"
+    assert get_model("reference/noisy/x") == "model"
+    assert calls == [("oracle", {"accuracy": "0.5"}), ("noisy/x", {})]
+
+
+def test_keys_load_from_dotenv_in_the_working_directory(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\nMY_SERVER_BASE_URL=http://h:2\n")
+    assert get_model("openai/gpt-4o").headers == {"authorization": "Bearer sk-from-dotenv"}
+    assert get_model("openai-api/my-server/m").url == "http://h:2/chat/completions"
+
+
+def test_environment_wins_over_dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    assert get_model("openai/gpt-4o").headers == {"authorization": "Bearer sk-from-env"}
