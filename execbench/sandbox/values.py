@@ -19,7 +19,11 @@ from __future__ import annotations
 import ast
 import json
 import math
-from typing import Any
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 Encoded = list  # typed JSON: ["tag", payload...]
 
@@ -52,6 +56,9 @@ def _float_text(x: float) -> str:
     return repr(x)  # 'nan', 'inf', '-inf', '-0.0' all round-trip through float()
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _safe_repr(obj: Any, limit: int = 200) -> str:
     """``repr`` of a foreign object; only ever called inside the sandbox, and never trusted."""
     try:
@@ -60,6 +67,7 @@ def _safe_repr(obj: Any, limit: int = 200) -> str:
         text = f"<unrepresentable {type(obj).__qualname__}: {type(exc).__name__}>"
     if not isinstance(text, str):
         text = f"<{type(obj).__qualname__}>"
+    text = _ADDRESS.sub(" at 0x?", text)  # addresses differ run to run; records must not
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -305,7 +313,10 @@ def parse_call_nodes(text: str) -> tuple[list[ast.expr], list[ast.keyword]]:
         call = ast.parse(f"_({text}\n)", mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise LiteralError(f"not an argument list: {type(exc).__name__}") from None
-    assert isinstance(call, ast.Call)
+    # Text such as "1), (2" parses, but not as one call of ``_``: refuse it.
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == "_" and call.func.col_offset == 0):
+        raise LiteralError("not an argument list: unbalanced brackets")
     return list(call.args), list(call.keywords)
 
 

@@ -1,0 +1,217 @@
+"""The one tracer: runs a program and one call to it, recording what happened.
+
+It runs inside a sandbox child process (see ``worker``), never in the caller's process.
+Only frames whose code comes from the program file are traced, so library code costs
+nothing. What is recorded, all as plain JSON:
+
+* ``lines``: every line of the program that ran, while the module body ran and during the
+  call (module-level ``def``/``import`` lines count, as a coverage tool would report).
+* ``events``: the ordered ``[line, frame]`` sequence, bounded by ``max_events``; ``frames``
+  names each traced frame (``frame`` indexes it; 0 is the module body).
+* ``states``: encoded local variables at each line event, bounded, only when asked for.
+* ``branches``: per ``if``/``while``/``for`` header line, how often the body was entered
+  (``true``) and skipped or left (``false``), plus the first outcomes in order (``seq``).
+  ``loops`` is the per-header iteration count (the ``true`` count of a loop header).
+* ``value``/``exception``: the call's return value (typed JSON) or what it raised.
+
+Line events are what ``sys.settrace`` reports, the same signal coverage.py's line mode
+uses, which is why their executed-line sets agree (checked by the test suite).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
+
+from execbench.sandbox.values import encode, is_exact, to_literal
+
+PROGRAM_FILE = "<program>"
+CALL_FILE = "<call>"
+
+
+DEFAULT_OPTIONS = {
+    "max_events": 10_000,
+    "states": False,
+    "max_states": 2_000,
+    "max_value_nodes": 200,
+    "max_branch_seq": 1_000,
+}
+"""What to record beyond lines and the result; bounds keep records small. Kept as a plain
+dict (not a dataclass) so the warm worker imports as little as possible: every module it
+holds makes each ``fork()`` slower."""
+
+
+def branch_heads(tree: ast.AST) -> dict[int, tuple[frozenset[int], int]]:
+    """Map each if/while/for header line to (lines of its header, first line of its body).
+
+    The header may span several lines (a long condition); the outcome is decided by the
+    first line event after the header that falls outside those lines. Headers whose body
+    starts on the header's own line cannot be observed by line events and are left out.
+    """
+    heads: dict[int, tuple[frozenset[int], int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.While):
+            test_end = node.test.end_lineno or node.lineno
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            test_end = node.iter.end_lineno or node.lineno
+        else:
+            continue
+        body_line = node.body[0].lineno
+        if body_line > test_end:
+            heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)), body_line)
+    return heads
+
+
+def loop_heads(tree: ast.AST) -> frozenset[int]:
+    return frozenset(n.lineno for n in ast.walk(tree) if isinstance(n, ast.While | ast.For))
+
+
+class _Recorder:
+    """Collects events from ``sys.settrace``; one per run."""
+
+    def __init__(self, heads: dict[int, tuple[frozenset[int], int]], options: dict[str, Any]):
+        self.heads = heads
+        self.options = options
+        self.lines: set[int] = set()
+        self.events: list[list[int]] = []
+        self.events_truncated = False
+        self.frames: list[dict[str, Any]] = []
+        self.states: list[dict[str, Any]] = []
+        self.outcomes: dict[int, list[int]] = {}  # line -> [true, false]
+        self.seq: dict[int, list[bool]] = {}
+
+    def global_trace(self, frame, event, arg):
+        code = frame.f_code
+        if code.co_filename != PROGRAM_FILE:
+            return None
+        index = len(self.frames)
+        self.frames.append({"function": code.co_name, "line": code.co_firstlineno})
+        return self._frame_tracer(index)
+
+    def _frame_tracer(self, index: int):
+        lines_add = self.lines.add
+        events = self.events
+        max_events = self.options["max_events"]
+        heads = self.heads
+        pending: list[Any] = [None]  # the branch header whose outcome is still open
+        record_states = self.options["states"]
+
+        def trace(frame, event, arg):
+            if event != "line":
+                return trace
+            line = frame.f_lineno
+            lines_add(line)
+            if len(events) < max_events:
+                events.append([line, index])
+            else:
+                self.events_truncated = True
+            head = pending[0]
+            if head is not None:
+                span, body_line = heads[head]
+                if line not in span:
+                    self._outcome(head, line == body_line)
+                    pending[0] = None
+            if line in heads:
+                pending[0] = line
+            if record_states:
+                self._snapshot(frame, line, index)
+            return trace
+
+        return trace
+
+    def _outcome(self, head: int, taken: bool) -> None:
+        counts = self.outcomes.get(head)
+        if counts is None:
+            counts = self.outcomes[head] = [0, 0]
+            self.seq[head] = []
+        counts[0 if taken else 1] += 1
+        seq = self.seq[head]
+        if len(seq) < self.options["max_branch_seq"]:
+            seq.append(taken)
+
+    def _snapshot(self, frame, line: int, index: int) -> None:
+        if len(self.states) >= self.options["max_states"]:
+            return
+        names = {k: encode(v, max_nodes=self.options["max_value_nodes"])
+                 for k, v in frame.f_locals.items()
+                 if not (k.startswith("__") and k.endswith("__")) and type(v) is not ModuleType}
+        self.states.append({"line": line, "frame": index, "locals": names})
+
+    def result(self, loops: frozenset[int]) -> dict[str, Any]:
+        branches = {str(h): {"true": c[0], "false": c[1], "seq": "".join(
+            "T" if t else "F" for t in self.seq[h])} for h, c in sorted(self.outcomes.items())}
+        return {
+            "lines": sorted(self.lines),
+            "events": self.events,
+            "events_truncated": self.events_truncated,
+            "frames": self.frames,
+            "states": self.states,
+            "branches": branches,
+            "loops": {str(h): c[0] for h, c in sorted(self.outcomes.items()) if h in loops},
+        }
+
+
+def describe_exception(exc: BaseException) -> dict[str, Any]:
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001 - a user __str__ may raise anything
+        message = "<unprintable>"
+    return {"type": type(exc).__qualname__, "message": message[:500]}
+
+
+def _result_value(value: Any) -> dict[str, Any]:
+    enc = encode(value)
+    text = to_literal(enc) if is_exact(enc) else enc[-1] if enc[0] == "object" else None
+    return {"value": enc, "value_repr": text}
+
+
+def compile_program(code: str) -> tuple[Any, tuple[dict, frozenset[int]]]:
+    """Compile a program and find its branch headers (a worker caches the result)."""
+    tree = ast.parse(code)
+    return compile(tree, PROGRAM_FILE, "exec"), (branch_heads(tree), loop_heads(tree))
+
+
+def compile_args(args: str) -> Any:
+    """Compile an argument-list text into an expression giving ``(args, kwargs)``."""
+    return compile(f"(lambda *a, **k: (a, k))({args}\n)", CALL_FILE, "eval")
+
+
+def run(program: tuple[Any, tuple[dict, frozenset[int]]], entry_point: str, args: Any,
+        options: dict[str, Any]) -> dict[str, Any]:
+    """Run the module, then ``entry_point(<args>)``, tracing both. Returns a JSON-able dict.
+
+    ``program`` comes from ``compile_program`` and ``args`` from ``compile_args``. Statuses
+    set here: ``ok``, ``exception`` and ``memory`` (the worker adds the process-level ones).
+    """
+    compiled, (heads, loops) = program
+    recorder = _Recorder(heads, {**DEFAULT_OPTIONS, **options})
+    namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins}
+    out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
+                           "args": None}
+    phase = "module"
+    sys.settrace(recorder.global_trace)
+    try:
+        exec(compiled, namespace)  # noqa: S102 - benchmark program, inside the sandbox
+        phase = "arguments"
+        fn = namespace[entry_point]
+        call_args, call_kwargs = eval(args, namespace)  # noqa: S307 - dataset or our literal
+        out["args"] = [encode(a) for a in call_args]
+        out["kwargs"] = {k: encode(v) for k, v in call_kwargs.items()}
+        phase = "call"
+        value = fn(*call_args, **call_kwargs)
+        sys.settrace(None)
+        out.update(_result_value(value))
+    except BaseException as exc:  # noqa: BLE001 - everything the program does is data
+        sys.settrace(None)
+        out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"
+        out["exception"] = {**describe_exception(exc), "phase": phase}
+    finally:
+        sys.settrace(None)
+    out.update(recorder.result(loops))
+    return out

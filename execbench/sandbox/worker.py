@@ -1,0 +1,428 @@
+"""A sandbox worker: ``python -m execbench.sandbox.worker``.
+
+Two processes per worker:
+
+* the **zygote** starts once, imports the tracer and the standard modules benchmark
+  programs use, confines itself (address-space and file-size limits, an empty network
+  namespace where permitted, an audit hook) and then only forks runners and reaps them;
+* a **runner**, forked from the warm zygote, serves calls one at a time. Each call gets a
+  fresh module namespace, a fresh temp working directory, a reseeded ``random``, a fresh
+  ``decimal`` context, a capped stdout, and a CPU-time budget (``ITIMER_PROF``: the runner
+  is killed by ``SIGPROF`` when it overruns). After the call the runner checks that the
+  call left no trace in the process (builtins, imported modules, environment, signal
+  handlers, threads, file descriptors, recursion limit); if it did, the runner answers and
+  exits, and the zygote forks a clean one. A runner that dies mid-call (crash,
+  ``os._exit``, CPU overrun, or killed by the parent at the wall-clock limit) is reaped by
+  the zygote, which reports how it died, and replaced.
+
+Forking once per runner rather than once per call is what makes tracing fast: a fork of
+a Python process costs about a millisecond of copy-on-write page faults on each side.
+
+The audit hook refuses process creation, signals to other processes, sockets, ctypes,
+changing limits, and writes outside the sandbox's temp root; only the zygote's own pid may
+fork and kill.
+
+Protocol on the inherited stdin/stdout pipes (moved to private descriptors at start-up so
+no print can corrupt it): every message is a 4-byte big-endian length and a body. The
+parent sends the limits once, then one JSON job per call. It receives JSON frames with a
+``kind``: ``hello`` (zygote ready), ``ready`` (a runner started; its pid), ``result``
+(followed by one more frame: the runner's raw JSON payload), ``died`` (the runner ended:
+how, and whether that was a clean recycle).
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import io
+import json
+import os
+import resource
+import signal
+import struct
+import sys
+import time
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+
+from execbench.sandbox import tracer
+
+if TYPE_CHECKING:
+    from typing import Any
+
+# Standard modules the zygote imports once, so that runners find them in sys.modules;
+# a program importing anything else makes its runner recycle after the call.
+PRELOAD = (
+    "re", "math", "string", "collections", "itertools", "functools", "heapq", "bisect", "copy",
+    "json", "random", "typing", "operator", "statistics", "datetime", "hashlib", "fractions",
+    "decimal", "textwrap", "unicodedata", "array", "enum", "dataclasses", "numbers",
+    "calendar", "cmath", "difflib", "abc", "contextlib", "sys", "os",
+)
+
+_BLOCKED_EVENTS = frozenset({
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+    "subprocess.Popen", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
+    "socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo",
+    "socket.gethostbyname", "socket.gethostbyaddr", "resource.setrlimit", "resource.prlimit",
+    "os.setuid", "os.setgid", "os.chroot", "os.startfile", "webbrowser.open", "sys.addaudithook",
+    "winreg.OpenKey", "mmap.__new__",
+})
+_ZYGOTE_ONLY = frozenset({"os.fork", "os.kill"})
+_PATH_EVENTS = frozenset({
+    "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown",
+    "os.symlink", "os.link", "os.utime", "os.chflags", "os.lchflags", "shutil.rmtree",
+    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.move", "shutil.chown",
+    "os.removexattr", "os.setxattr",
+})
+EXIT_PARENT_GONE = 75
+"""A runner's exit code when the parent closed the job pipe: the zygote then stops too. A
+program calling ``os._exit(75)`` makes the whole worker stop; the parent then reports the
+call as crashed and starts a new worker, so nothing is misclassified."""
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+_WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT,
+                    signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
+
+
+class SandboxViolation(PermissionError):
+    """Raised inside a runner when the program attempts something the sandbox forbids."""
+
+
+class _OutputLimit(BaseException):
+    """Not an Exception subclass, so ``except Exception`` in the program does not hide it."""
+
+
+class _CappedText(io.TextIOBase):
+    """A stdout that keeps the first ``limit`` characters and then fails every write."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.exceeded = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.exceeded:
+            raise _OutputLimit
+        room = self.limit - self.size
+        if len(text) > room:
+            self.parts.append(text[:room])
+            self.size = self.limit
+            self.exceeded = True
+            raise _OutputLimit
+        self.parts.append(text)
+        self.size += len(text)
+        return len(text)
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+
+def _audit_hook(root: str, zygote_pid: int):
+    prefix = root.rstrip(os.sep) + os.sep
+
+    def inside(path: Any) -> bool:
+        if isinstance(path, int):
+            return False
+        try:
+            real = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return False
+        return real == root or real.startswith(prefix)
+
+    def hook(event: str, args: tuple) -> None:
+        if event in _ZYGOTE_ONLY and os.getpid() == zygote_pid:
+            return
+        if event in _BLOCKED_EVENTS or event.startswith("ctypes."):
+            raise SandboxViolation(f"blocked by the execbench sandbox: {event}")
+        if event == "open":
+            path, mode, flags = args
+            writing = any(c in mode for c in "wax+") if isinstance(mode, str) else \
+                bool((flags or 0) & _WRITE_FLAGS)
+            if writing and not inside(path):
+                raise SandboxViolation(f"blocked by the execbench sandbox: write to {path!r}")
+        elif event in _PATH_EVENTS:
+            for path in args[:2]:
+                if isinstance(path, str | bytes | os.PathLike) and not inside(path):
+                    raise SandboxViolation(f"blocked by the execbench sandbox: {event} {path!r}")
+
+    return hook
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _send(fd: int, message: dict[str, Any], payload: bytes | None = None) -> None:
+    data = json.dumps(message).encode()
+    frame = struct.pack(">I", len(data)) + data
+    if payload is not None:
+        frame += struct.pack(">I", len(payload)) + payload
+    _write_all(fd, frame)
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    parts = []
+    while size:
+        chunk = os.read(fd, size)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
+def _receive(fd: int) -> dict[str, Any] | None:
+    header = _read_exact(fd, 4)
+    body = _read_exact(fd, struct.unpack(">I", header)[0]) if header else None
+    return None if body is None else json.loads(body)
+
+
+def _imported_modules(tree: ast.AST) -> frozenset[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.partition(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.partition(".")[0])
+    return frozenset(names)
+
+
+class _Snapshot:
+    """Process state a call must leave as it found it, or the runner is recycled."""
+
+    def __init__(self) -> None:
+        import builtins
+
+        self.builtins = dict(builtins.__dict__)
+        self.modules = set(sys.modules)
+        self.module_dicts = {name: dict(vars(sys.modules[name])) for name in PRELOAD
+                             if name in sys.modules}
+        self.environ = dict(os.environ)
+        self.signals = [signal.getsignal(s) for s in _WATCHED_SIGNALS]
+        self.recursion = sys.getrecursionlimit()
+        self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+
+    def dirt(self, modules: frozenset[str]) -> str | None:
+        """What the last call changed, or None. Cheap enough to run after every call."""
+        import builtins
+
+        if not _same(builtins.__dict__, self.builtins):
+            return "builtins changed"
+        if len(sys.modules) != len(self.modules) or not self.modules.issuperset(sys.modules):
+            return "new modules imported"
+        for name in modules:
+            saved = self.module_dicts.get(name)
+            if saved is not None and not _same(vars(sys.modules[name]), saved):
+                return f"module {name} changed"
+        if os.environ != self.environ:
+            return "environment changed"
+        if [signal.getsignal(s) for s in _WATCHED_SIGNALS] != self.signals:
+            return "signal handlers changed"
+        if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
+            return "threads left running"
+        if sys.getrecursionlimit() != self.recursion:
+            return "recursion limit changed"
+        if self.fds is not None and len(os.listdir("/proc/self/fd")) != self.fds:
+            return "file descriptors left open"
+        return None
+
+
+def _same(current: dict, saved: dict) -> bool:
+    """Identity comparison, so no user-defined ``__eq__`` ever runs here."""
+    return len(current) == len(saved) and all(
+        saved.get(k, _same) is v for k, v in current.items())
+
+
+class Runner:
+    """Serves calls until one leaves the process dirty; forked from the zygote."""
+
+    def __init__(self, proto_in: int, proto_out: int, limits: dict[str, Any], root: str,
+                 programs: OrderedDict, arguments: OrderedDict) -> None:
+        self.proto_in = proto_in
+        self.proto_out = proto_out
+        self.limits = limits
+        self.root = root
+        self.programs = programs
+        self.arguments = arguments
+        self.counter = 0
+        self.snapshot = _Snapshot()
+
+    def _cached(self, cache: OrderedDict, key: str, make) -> Any:
+        hit = cache.get(key)
+        if hit is not None:
+            cache.move_to_end(key)
+            return hit
+        value = cache[key] = make(key)
+        if len(cache) > 1024:
+            cache.popitem(last=False)
+        return value
+
+    @staticmethod
+    def _program(code: str) -> tuple:
+        tree = ast.parse(code)
+        compiled = compile(tree, tracer.PROGRAM_FILE, "exec")
+        return compiled, (tracer.branch_heads(tree), tracer.loop_heads(tree)), \
+            _imported_modules(tree)
+
+    def serve(self) -> bool:
+        """Answer jobs; True when the parent closed the pipe, False when recycling."""
+        _send(self.proto_out, {"kind": "ready", "pid": os.getpid()})
+        while True:
+            job = _receive(self.proto_in)
+            if job is None:
+                return True
+            payload, dirt = self.call(job)
+            _send(self.proto_out, {"kind": "result", "recycle": dirt}, payload)
+            if dirt is not None:
+                return False
+
+    def call(self, job: dict[str, Any]) -> tuple[bytes, str | None]:
+        """Run one job; returns the JSON payload and why the runner must recycle, if so."""
+        try:
+            program = self._cached(self.programs, job["code"], self._program)
+            args = self._cached(self.arguments, job["args"], tracer.compile_args)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            phase = "compile" if job["code"] not in self.programs else "arguments"
+            exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
+            return json.dumps({"status": "exception", "exception": exception}).encode(), None
+        self.counter += 1
+        workdir = os.path.join(self.root, f"{os.getpid()}-{self.counter}")
+        os.mkdir(workdir)
+        os.chdir(workdir)
+        limits = self.limits
+        if "random" in sys.modules:
+            sys.modules["random"].seed(0)
+        if "decimal" in sys.modules:
+            sys.modules["decimal"].setcontext(sys.modules["decimal"].Context())
+        stdout = _CappedText(int(limits["stdout_bytes"]))
+        sys.stdout = sys.stderr = stdout
+        start = time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_seconds"]))
+        try:
+            result = tracer.run(program[:2], job["entry_point"], args, job.get("options", {}))
+        except _OutputLimit:
+            result = {"status": "output_limit"}
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            sys.settrace(None)
+            sys.stdout = sys.stderr = sys.__stdout__
+            sys.setrecursionlimit(self.snapshot.recursion)
+        result["cpu_time"] = time.process_time() - start
+        if stdout.exceeded:
+            result["status"] = "output_limit"
+        result["stdout"] = stdout.getvalue()
+        os.chdir(self.root)
+        try:
+            os.rmdir(workdir)
+        except OSError:  # the program left files behind; rare, so shutil is loaded lazily
+            import shutil
+
+            shutil.rmtree(workdir, ignore_errors=True)
+        dirt = "out of memory" if result["status"] == "memory" else \
+            self.snapshot.dirt(program[2])
+        try:
+            payload = json.dumps(result, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        except (ValueError, TypeError, RecursionError, MemoryError) as exc:
+            detail = f"result not serialisable: {type(exc).__name__}"
+            payload = json.dumps({"status": "crashed", "detail": detail}).encode()
+        return payload, dirt
+
+
+def _describe_death(status: int) -> dict[str, Any]:
+    if os.WIFSIGNALED(status):
+        sig = signal.Signals(os.WTERMSIG(status))
+        if sig in (signal.SIGPROF, signal.SIGXCPU):
+            return {"status": "timeout", "detail": "CPU time limit"}
+        return {"status": "crashed", "detail": f"killed by {sig.name}", "signal": sig.name}
+    code = os.WEXITSTATUS(status)
+    return {"status": "crashed", "detail": f"exited with code {code} before answering"}
+
+
+def _confine(limits: dict[str, Any], root: str) -> None:
+    """Limits and the audit hook, set once in the zygote; runners inherit them."""
+    memory = int(limits["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    files = int(limits["file_bytes"])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (files, files))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG
+    sys.setrecursionlimit(int(limits["recursion_limit"]))
+    sys.addaudithook(_audit_hook(os.path.realpath(root), os.getpid()))
+
+
+def isolate_network() -> bool:
+    """Move this process (and so every runner) into an empty network namespace, if allowed.
+
+    Needs CAP_SYS_ADMIN (root, or a container that grants it); otherwise the audit hook's
+    socket checks are the only network guard.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.unshare(0x40000000) == 0  # CLONE_NEWNET
+    except (OSError, AttributeError):
+        return False
+
+
+def _run_runner(*args: Any) -> None:
+    """The runner's whole life; it must never return into the zygote's code."""
+    code = 1
+    try:
+        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        code = EXIT_PARENT_GONE if Runner(*args).serve() else 0
+    except BaseException:  # noqa: BLE001 - the zygote reports the exit code
+        pass
+    finally:
+        os._exit(code)
+
+
+def main() -> None:
+    """The zygote: move the protocol pipes aside, read the limits, confine, fork runners."""
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    os.close(null)
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
+    sys.stdout = sys.__stdout__ = open(os.devnull, "w")  # noqa: SIM115
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
+    limits = _receive(proto_in)
+    if limits is None:
+        return
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
+    root = os.path.join(base, f"execbench-sandbox-{os.getpid()}")
+    os.makedirs(root, exist_ok=True)
+    os.chdir(root)
+    os.environ["TMPDIR"] = root
+    for name in PRELOAD:
+        __import__(name)
+    isolated = isolate_network()
+    _confine(limits, root)
+    programs: OrderedDict = OrderedDict()
+    arguments: OrderedDict = OrderedDict()
+    _send(proto_out, {"kind": "hello", "network_isolated": isolated, "pid": os.getpid()})
+    try:
+        while True:
+            gc.collect()
+            gc.freeze()  # keep the runner's collector off the zygote's objects
+            pid = os.fork()
+            if pid == 0:
+                _run_runner(proto_in, proto_out, limits, root, programs, arguments)
+            _, status = os.waitpid(pid, 0)
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_PARENT_GONE:
+                return
+            _send(proto_out, {"kind": "died", **_describe_death(status)})
+    finally:
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
