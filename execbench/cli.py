@@ -1,0 +1,252 @@
+"""The ``execbench`` command: build, run, score, report, ls."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from execbench import __version__
+from execbench.models.base import GenerateConfig, ModelError
+from execbench.sandbox.pool import Limits
+from execbench.sources import FORMATS
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Build execution-reasoning benchmarks and evaluate models on them.")
+err = Console(stderr=True)
+out = Console()
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    result = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            _fail(f"{flag} expects key=value, got {item!r}")
+        result[key.strip()] = value
+    return result
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[note]}"), TimeRemainingColumn(), console=err,
+                    transient=False, disable=not err.is_terminal)
+
+
+@app.callback(invoke_without_command=True)
+def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False
+          ) -> None:
+    if version:
+        out.print(f"execbench {__version__}")
+        raise typer.Exit()
+
+
+@app.command()
+def build(
+    sources: Annotated[list[str], typer.Argument(
+        help="JSONL files (.jsonl/.jsonl.gz), folders of .py files, or 'humaneval'.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
+    tasks: Annotated[str, typer.Option(help="Comma-separated task names.")] = "output,input",
+    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N programs.")] = None,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help=f"Source format, detected if omitted: {', '.join(FORMATS)}.")] = None,
+    max_calls: Annotated[int | None, typer.Option(
+        help="At most K calls per program, chosen with the seed.")] = None,
+    plus_inputs: Annotated[bool, typer.Option(
+        help="Also use EvalPlus's generated plus_input calls.")] = False,
+    task_option: Annotated[list[str], typer.Option(
+        "--task-option", "-T", help="Task option key=value (repeatable).")] = [],  # noqa: B006
+    workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPUs).")] = None,
+    cpu_seconds: Annotated[float, typer.Option(help="CPU-time limit per call.")] = 2.0,
+    memory_mb: Annotated[int, typer.Option(help="Address-space limit per worker, MB.")] = 1024,
+) -> None:
+    """Trace programs from SOURCES and write a benchmark suite."""
+    from execbench.suite import BuildOptions, SuiteError, build_suite
+    from execbench.tasks import task_names
+
+    names = [t.strip() for t in tasks.split(",") if t.strip()]
+    unknown = [t for t in names if t not in task_names()]
+    if unknown:
+        _fail(f"unknown task {', '.join(unknown)}; known tasks: {', '.join(task_names())}")
+    if fmt is not None and fmt not in FORMATS:
+        _fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
+                    memory_mb=memory_mb)
+    options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
+                           plus_inputs=plus_inputs, task_options=_pairs(task_option, "-T"),
+                           limits=limits, workers=workers)
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        if len(warnings) <= 20:
+            err.print(f"[yellow]skipped[/] {message}", highlight=False)
+
+    with _progress() as bar:
+        job = bar.add_task("tracing", total=None, note="")
+        try:
+            manifest = build_suite(sources, out_dir, options, warn=warn,
+                                   progress=lambda done, total: bar.update(job, completed=done,
+                                                                           total=total))
+        except SuiteError as exc:
+            _fail(str(exc))
+    if len(warnings) > 20:
+        err.print(f"... and {len(warnings) - 20} more skipped records (see manifest.json)")
+    counts = manifest["counts"]
+    by_task = ", ".join(f"{k}: {v}" for k, v in counts["by_task"].items())
+    out.print(f"{counts['instances']} instances ({by_task}) from {counts['programs']} programs "
+              f"and {counts['calls']} calls; {counts['skipped']} skipped -> {out_dir}",
+              highlight=False)
+
+
+@app.command()
+def run(
+    suite: Annotated[Path, typer.Option(help="Suite folder made by `execbench build`.")],
+    model: Annotated[str, typer.Option(
+        help="provider/model, e.g. openai/gpt-4o, openai-api/vllm/Qwen/Qwen2.5-7B, "
+             "anthropic/claude-sonnet-4-5, reference/oracle.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable).")],
+    samples: Annotated[int, typer.Option("-n", help="Samples per instance.")] = 1,
+    temperature: Annotated[float | None, typer.Option()] = None,
+    top_p: Annotated[float | None, typer.Option()] = None,
+    max_tokens: Annotated[int | None, typer.Option()] = None,
+    seed: Annotated[int | None, typer.Option(
+        help="Sampling seed; sample i is sent seed+i.")] = None,
+    max_connections: Annotated[int, typer.Option(help="Concurrent requests.")] = 16,
+    limit: Annotated[int | None, typer.Option(help="At most N instances per task.")] = None,
+    tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,
+    shots: Annotated[int, typer.Option(help="0 (zero-shot) or 1 (one worked example).")] = 0,
+    model_base_url: Annotated[str | None, typer.Option(
+        help="Base URL of an OpenAI-compatible server.")] = None,
+    model_arg: Annotated[list[str], typer.Option(
+        "--model-arg", "-M", help="Model argument key=value (repeatable).")] = [],  # noqa: B006
+    max_retries: Annotated[int, typer.Option(help="Retries per failed request.")] = 5,
+    timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
+    retry_errors: Annotated[bool, typer.Option(
+        help="On resume, ask again for samples whose request failed.")] = False,
+) -> None:
+    """Evaluate MODEL on SUITE; re-run the same command to resume."""
+    from execbench import runner
+
+    if samples < 1:
+        _fail("-n must be at least 1")
+    if shots not in (0, 1):
+        _fail("--shots must be 0 or 1")
+    config = runner.RunConfig(
+        suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
+        tasks=[t.strip() for t in tasks.split(",")] if tasks else None,
+        base_url=model_base_url, model_args=_pairs(model_arg, "-M"), retry_errors=retry_errors,
+        generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                                seed=seed, max_connections=max_connections,
+                                max_retries=max_retries, timeout=timeout))
+    from execbench.suite import SuiteError
+
+    try:
+        work, total = runner.plan(config, out_dir)
+        if len(work) < total:
+            err.print(f"resuming: {total - len(work)} of {total} samples already in {out_dir}")
+        with _progress() as bar:
+            job = bar.add_task(model, total=len(work), note="")
+            tally = {"correct": 0, "error": 0, "done": 0}
+
+            def progress(record: dict) -> None:
+                tally["done"] += 1
+                tally["correct"] += record["correct"]
+                tally["error"] += record["verdict"] == "error"
+                note = f"{tally['correct'] / tally['done']:.1%} correct"
+                if tally["error"]:
+                    note += f", {tally['error']} errors"
+                bar.update(job, advance=1, note=note)
+
+            results = runner.run(config, out_dir, progress=progress, work=work)
+    except (runner.RunError, SuiteError, ModelError) as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(f"interrupted; run the same command again to resume from {out_dir}")
+        raise typer.Exit(130) from None
+    _print_results([results], by_source=False)
+    errors = results["counts"]["verdicts"].get("error", 0)
+    if errors:
+        err.print(f"[yellow]{errors} requests failed[/] (verdict 'error'; "
+                  "--retry-errors asks again on the next run)")
+
+
+@app.command()
+def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
+    """Re-extract and re-score the logged responses of RUN_DIR."""
+    from execbench import runner
+    from execbench.suite import SuiteError
+
+    try:
+        results = runner.rescore(run_dir)
+    except (runner.RunError, SuiteError) as exc:
+        _fail(str(exc))
+    _print_results([results], by_source=False)
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders to compare.")],
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown, csv or json.")] = "text",
+    by_source: Annotated[bool, typer.Option(help="One row per source.")] = False,
+    verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
+) -> None:
+    """Compare runs in one table."""
+    from execbench.report.tables import FORMATS as TABLE_FORMATS
+
+    if fmt not in TABLE_FORMATS:
+        _fail(f"unknown format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
+    results = []
+    for folder in run_dirs:
+        path = folder / "results.json"
+        if not path.exists():
+            err.print(f"[yellow]skipped[/] {folder}: no results.json "
+                      "(run `execbench score` on it)", highlight=False)
+            continue
+        results.append(json.loads(path.read_text(encoding="utf-8")))
+    if not results:
+        _fail("no run with results to report")
+    _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
+
+
+def _print_results(results: list[dict], *, by_source: bool, fmt: str = "text",
+                   verdicts: bool = False) -> None:
+    from execbench.report.tables import comparison_rows, render_table, verdict_rows
+
+    headers, rows = comparison_rows(results, by_source=by_source)
+    sys.stdout.write(render_table(headers, rows, fmt))
+    if verdicts:
+        headers, rows = verdict_rows(results)
+        sys.stdout.write(render_table(headers, rows, fmt))
+
+
+@app.command("ls")
+def list_things(what: Annotated[str, typer.Argument(help="tasks, formats or models.")] = "tasks"
+                ) -> None:
+    """List the available tasks, source formats or model providers."""
+    if what == "tasks":
+        from execbench.tasks import get_task, task_names
+
+        for name in task_names():
+            out.print(f"{name:16} {get_task(name).description}", highlight=False)
+    elif what == "formats":
+        for name in FORMATS:
+            out.print(name)
+    elif what == "models":
+        from execbench.models import PROVIDERS
+
+        for name in PROVIDERS:
+            out.print(name)
+    else:
+        _fail("ls takes tasks, formats or models")

@@ -1,0 +1,52 @@
+"""Reference models: answers computed from the suite, for checking the pipeline and floors.
+
+``reference/oracle`` states each instance's ground truth in the task's answer format, so
+it must score 100% on every task; any less is a bug in extraction or scoring.
+``reference/constant`` gives the same response to every prompt (``-M answer=TEXT`` to
+choose it), the floor a model must beat.
+"""
+
+from __future__ import annotations
+
+import time
+
+from execbench.models.base import GenerateConfig, Generation, ModelError, Request
+from execbench.tasks import get_task
+
+DEFAULT_CONSTANT = "[ANSWER]\nassert f(0) == 0\n[/ANSWER]"
+
+
+class OracleModel:
+    name = "reference/oracle"
+
+    async def generate(self, request: Request, config: GenerateConfig) -> Generation:
+        start = time.perf_counter()
+        text = get_task(request.instance["task"]).reference_response(request.instance)
+        return Generation(text=text, latency=time.perf_counter() - start)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class ConstantModel:
+    name = "reference/constant"
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    async def generate(self, request: Request, config: GenerateConfig) -> Generation:
+        return Generation(text=self.answer)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def get_reference_model(rest: str, model_args: dict[str, str]):
+    if rest == "oracle" and not model_args:
+        return OracleModel()
+    if rest == "constant" and set(model_args) <= {"answer"}:
+        return ConstantModel(model_args.get("answer", DEFAULT_CONSTANT))
+    if rest in ("oracle", "constant"):
+        raise ModelError(f"reference/{rest} does not take model arguments {sorted(model_args)}")
+    raise ModelError(f"unknown reference model {rest!r}; choose reference/oracle or "
+                     "reference/constant")

@@ -1,0 +1,297 @@
+"""Evaluating a model on a suite: concurrent generation, scoring, logging and resuming.
+
+Every sample is appended to ``RUN/samples.jsonl`` the moment it is scored, one flushed
+line each, so a crash or Ctrl-C loses at most the requests in flight. Running the same
+command again reads that file and asks only for the (instance, sample) pairs it lacks; a
+half-written last line is cut off first. ``RUN/run.json`` pins what must not change
+between resumptions (suite, model, sampling settings); ``n`` and ``--limit`` may grow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from execbench import SCHEMA_VERSION, __version__
+from execbench.metrics import summarize, verdict_counts
+from execbench.models import get_model
+from execbench.models.base import GenerateConfig, Generation, Model, Request
+from execbench.sandbox.pool import Limits, Sandbox
+from execbench.suite import dumps, load_suite
+from execbench.tasks import Score, get_task
+
+SAMPLES = "samples.jsonl"
+RUN_CONFIG = "run.json"
+RESULTS = "results.json"
+
+# Settings that change what a sample means: resuming with other values would mix runs.
+_PINNED = ("suite_sha256", "model", "base_url", "model_args", "shots", "temperature", "top_p",
+           "max_tokens", "seed")
+
+
+class RunError(Exception):
+    """The run cannot start or resume (bad suite, conflicting earlier run)."""
+
+
+@dataclass
+class RunConfig:
+    suite: str
+    model: str
+    n: int = 1
+    shots: int = 0
+    limit: int | None = None
+    """At most this many instances per task (the first ones in suite order)."""
+    tasks: list[str] | None = None
+    base_url: str | None = None
+    model_args: dict[str, str] = field(default_factory=dict)
+    retry_errors: bool = False
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    return hashlib.sha256(dumps({"messages": messages}).encode()).hexdigest()[:16]
+
+
+def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], dict[str, Any]]:
+    """The samples logged so far, the last record winning for each (instance, sample).
+
+    With ``repair``, a final line without its newline (the process died mid-write) is cut.
+    """
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if repair and end != len(data):
+        with path.open("r+b") as handle:
+            handle.truncate(end)
+    samples: dict[tuple[str, int], dict[str, Any]] = {}
+    for line in data[:end].decode("utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            samples[(record["instance_id"], record["sample"])] = record
+    return samples
+
+
+def select_instances(instances: list[dict[str, Any]], tasks: list[str] | None,
+                     limit: int | None) -> list[dict[str, Any]]:
+    chosen, per_task = [], {}
+    for instance in instances:
+        task = instance["task"]
+        if tasks is not None and task not in tasks:
+            continue
+        if limit is not None and per_task.get(task, 0) >= limit:
+            continue
+        per_task[task] = per_task.get(task, 0) + 1
+        chosen.append(instance)
+    return chosen
+
+
+def _pinned(config: RunConfig, suite_sha256: str) -> dict[str, Any]:
+    values = {"suite_sha256": suite_sha256, "model": config.model, "base_url": config.base_url,
+              "model_args": config.model_args, "shots": config.shots,
+              **{k: getattr(config.generate, k) for k in ("temperature", "top_p", "max_tokens",
+                                                          "seed")}}
+    return {k: values[k] for k in _PINNED}
+
+
+def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
+    path = out / RUN_CONFIG
+    if path.exists():
+        earlier = json.loads(path.read_text(encoding="utf-8")).get("pinned", {})
+        changed = [k for k in _PINNED if earlier.get(k) != pinned[k]]
+        if changed:
+            raise RunError(f"{out} holds a run with different {', '.join(changed)}; "
+                           "use a new --out folder (or the same settings to resume)")
+    record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
+              "pinned": pinned, "suite": config.suite, "n": config.n, "limit": config.limit,
+              "tasks": config.tasks, "generate": asdict(config.generate)}
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash: str,
+                  generation: Generation, score: Score) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "instance_id": instance["id"],
+        "task": instance["task"],
+        "source": instance["source"],
+        "sample": sample,
+        "seed": seed,
+        "prompt_hash": phash,
+        "response": generation.text,
+        "reasoning": generation.extra.get("reasoning"),
+        "answer": score.answer,
+        "verdict": score.verdict,
+        "correct": score.correct,
+        "score": score.score,
+        "detail": score.detail,
+        "extra": score.extra or None,
+        "input_tokens": generation.input_tokens,
+        "output_tokens": generation.output_tokens,
+        "latency": round(generation.latency, 4),
+        "attempts": generation.attempts,
+        "error": generation.error,
+    }
+
+
+class _Scorer:
+    """Scores responses, with a sandbox when one of the tasks re-executes answers."""
+
+    def __init__(self, limits: Limits, instances: list[dict[str, Any]]) -> None:
+        needed = any(get_task(name).needs_sandbox for name in {i["task"] for i in instances})
+        self.sandbox = Sandbox(limits=limits) if needed else None
+
+    def __call__(self, instance: dict[str, Any], text: str | None) -> Score:
+        task = get_task(instance["task"])
+        return task.score(instance, text, self.sandbox if task.needs_sandbox else None)
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+
+
+def _score(scorer: _Scorer, instance: dict[str, Any], generation: Generation) -> Score:
+    if generation.error is not None:
+        return Score("error", detail=generation.error)
+    return scorer(instance, generation.text)
+
+
+async def _generate_all(model: Model, config: RunConfig, work: list[tuple[dict, int]],
+                        scorer: _Scorer, out: Path,
+                        progress: Callable[[dict[str, Any]], None] | None) -> None:
+    queue: asyncio.Queue[tuple[dict, int]] = asyncio.Queue()
+    for item in work:
+        queue.put_nowait(item)
+    with (out / SAMPLES).open("a", encoding="utf-8") as log:
+
+        async def worker() -> None:
+            while not queue.empty():
+                instance, sample = queue.get_nowait()
+                task = get_task(instance["task"])
+                messages = task.prompt(instance, config.shots)
+                seed = None if config.generate.seed is None else config.generate.seed + sample
+                generation = await model.generate(
+                    Request(messages=messages, instance=instance, sample=sample, seed=seed),
+                    config.generate)
+                if task.needs_sandbox and generation.error is None:
+                    score = await asyncio.to_thread(_score, scorer, instance, generation)
+                else:
+                    score = _score(scorer, instance, generation)
+                record = sample_record(instance, sample, seed, prompt_hash(messages),
+                                       generation, score)
+                log.write(dumps(record) + "\n")
+                log.flush()
+                if progress is not None:
+                    progress(record)
+
+        workers = [asyncio.create_task(worker())
+                   for _ in range(max(1, min(config.generate.max_connections, len(work))))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+
+
+def plan(config: RunConfig, out: Path) -> tuple[list[tuple[dict, int]], int]:
+    """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
+    manifest, instances, sha = load_suite(Path(config.suite))
+    chosen = select_instances(instances, config.tasks, config.limit)
+    if not chosen:
+        raise RunError("no instance selected (check --tasks and --limit)")
+    out.mkdir(parents=True, exist_ok=True)
+    _check_resume(out, _pinned(config, sha), config)
+    done = read_samples(out / SAMPLES, repair=True)
+    work = [(inst, s) for inst in chosen for s in range(config.n)
+            if (inst["id"], s) not in done
+            or (config.retry_errors and done[(inst["id"], s)]["verdict"] == "error")]
+    return work, len(chosen) * config.n
+
+
+def run(config: RunConfig, out: Path,
+        progress: Callable[[dict[str, Any]], None] | None = None,
+        work: list[tuple[dict, int]] | None = None) -> dict[str, Any]:
+    """Generate and score what is missing, then write and return ``results.json``."""
+    if work is None:
+        work, _ = plan(config, out)
+    manifest, _, _ = load_suite(Path(config.suite))
+    if work:
+        model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
+        scorer = _Scorer(Limits(**manifest["limits"]), [inst for inst, _ in work])
+
+        async def main() -> None:
+            try:
+                await _generate_all(model, config, work, scorer, out, progress)
+            finally:
+                await model.aclose()
+
+        try:
+            asyncio.run(main())
+        finally:
+            scorer.close()
+    return write_results(config, out)
+
+
+def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
+    manifest, instances, sha = load_suite(Path(config.suite))
+    chosen = {inst["id"] for inst in select_instances(instances, config.tasks, config.limit)}
+    samples = [s for (iid, index), s in read_samples(out / SAMPLES).items()
+               if iid in chosen and index < config.n]
+    results = {
+        "schema_version": SCHEMA_VERSION,
+        "execbench_version": __version__,
+        "run": {"model": config.model, "run_dir": str(out), "suite": config.suite,
+                "suite_sha256": sha, "n": config.n, "shots": config.shots,
+                "limit": config.limit, "tasks": config.tasks, "base_url": config.base_url,
+                "generate": asdict(config.generate)},
+        "counts": {"instances": len(chosen), "samples": len(samples),
+                   "expected_samples": len(chosen) * config.n,
+                   "verdicts": verdict_counts(samples)},
+        "metrics": summarize(samples, config.n),
+    }
+    tmp = out / (RESULTS + ".tmp")
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, out / RESULTS)
+    return results
+
+
+def load_run_config(out: Path) -> RunConfig:
+    """The configuration a run folder was made with (for ``execbench score``)."""
+    path = out / RUN_CONFIG
+    if not path.exists():
+        raise RunError(f"{out} is not a run folder (no {RUN_CONFIG})")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    pinned = record["pinned"]
+    return RunConfig(suite=record["suite"], model=pinned["model"], n=record["n"],
+                     shots=pinned["shots"], limit=record["limit"], tasks=record["tasks"],
+                     base_url=pinned["base_url"], model_args=pinned["model_args"],
+                     generate=GenerateConfig(**record["generate"]))
+
+
+def rescore(out: Path) -> dict[str, Any]:
+    """Re-extract and re-score every logged response with the current code."""
+    config = load_run_config(out)
+    manifest, instances, _ = load_suite(Path(config.suite))
+    by_id = {inst["id"]: inst for inst in instances}
+    scorer = _Scorer(Limits(**manifest["limits"]), instances)
+    lines = []
+    try:
+        for record in read_samples(out / SAMPLES, repair=True).values():
+            instance = by_id.get(record["instance_id"])
+            if instance is not None and record["error"] is None:
+                score = scorer(instance, record["response"])
+                record.update(answer=score.answer, verdict=score.verdict, correct=score.correct,
+                              score=score.score, detail=score.detail, extra=score.extra or None)
+            lines.append(dumps(record) + "\n")
+    finally:
+        scorer.close()
+    tmp = out / (SAMPLES + ".tmp")
+    tmp.write_text("".join(lines), encoding="utf-8")
+    os.replace(tmp, out / SAMPLES)
+    return write_results(config, out)

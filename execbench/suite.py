@@ -1,0 +1,202 @@
+"""Building a suite (sources -> traced calls -> task instances) and reading one back.
+
+A suite is a folder with ``instances.jsonl`` (one JSON record per instance) and
+``manifest.json`` (what went in, what came out, what was skipped and why). The files are
+a pure function of the source bytes, the options, the seed and the interpreter: records
+are written with sorted keys, in source order, and carry no timestamps, so the same
+command gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import random
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from execbench import SCHEMA_VERSION, __version__
+from execbench.program import Program
+from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, TraceOptions
+from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
+from execbench.sources import Loaded, SourceError, load_source
+from execbench.tasks.base import BuildContext, SkipInstance, get_task
+
+INSTANCES = "instances.jsonl"
+MANIFEST = "manifest.json"
+
+
+class SuiteError(Exception):
+    """The suite cannot be built or read (no usable source, missing files, bad schema)."""
+
+
+@dataclass
+class BuildOptions:
+    tasks: list[str]
+    seed: int = 0
+    limit: int | None = None
+    """Use only the first N programs (over all sources, in order)."""
+    max_calls: int | None = None
+    """Per program, keep at most this many calls, chosen with the seed."""
+    fmt: str | None = None
+    plus_inputs: bool = False
+    task_options: dict[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    workers: int | None = None
+
+
+def dumps(record: dict[str, Any]) -> str:
+    """The one JSON encoding execbench writes records with (stable bytes)."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _choose_calls(program: Program, options: BuildOptions) -> list[int]:
+    indices = list(range(len(program.calls)))
+    if options.max_calls is None or len(indices) <= options.max_calls:
+        return indices
+    rng = random.Random(f"{options.seed}/{program.id}")
+    return sorted(rng.sample(indices, options.max_calls))
+
+
+def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
+    """True when the source states an output that the traced run did not produce."""
+    expected = program.calls[index].expected
+    if expected is None or trace.status != "ok" or trace.value is None:
+        return False
+    try:
+        claimed = decode(encode(parse_literal(expected)))
+        actual = decode(trace.value)
+        return not (claimed == actual or claimed != claimed and actual != actual)
+    except (LiteralError, TypeError, ValueError, OverflowError):
+        return False
+
+
+def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
+                warn: Callable[[str], None] = lambda _msg: None,
+                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Build a suite into ``out``; returns the manifest. Bad records are warned and skipped."""
+    tasks = [get_task(name) for name in options.tasks]
+    skipped: list[dict[str, Any]] = []
+    sources: list[dict[str, Any]] = []
+    programs: list[Program] = []
+    seen: set[str] = set()
+    for spec in specs:
+        try:
+            loaded: Loaded = load_source(spec, options.fmt, plus_inputs=options.plus_inputs)
+        except SourceError as exc:
+            warn(f"{spec}: {exc}")
+            skipped.append({"where": spec, "reason": str(exc)})
+            continue
+        for item in loaded.skipped:
+            warn(str(item))
+            skipped.append({"where": item.where, "id": item.id, "reason": item.reason})
+        kept = 0
+        for program in loaded.programs:
+            if program.id in seen:
+                reason = "a program with this id came from an earlier source"
+                skipped.append({"where": loaded.origin, "id": program.id, "reason": reason})
+                continue
+            seen.add(program.id)
+            programs.append(program)
+            kept += 1
+        sources.append({"name": loaded.name, "format": loaded.format, "origin": loaded.origin,
+                        "sha256": loaded.sha256, "programs": kept,
+                        "skipped": len(loaded.skipped)})
+    if not programs:
+        raise SuiteError("no usable program in the given sources")
+    if options.limit is not None:
+        programs = programs[: options.limit]
+
+    calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
+    traces = _trace_all(calls, options, progress)
+
+    ctx = BuildContext(seed=options.seed, options=options.task_options)
+    instances: list[dict[str, Any]] = []
+    per_task = {task.name: 0 for task in tasks}
+    mismatches = [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
+                  if _expected_mismatch(p, i, t)]
+    for task in tasks:
+        for (program, index), trace in zip(calls, traces, strict=True):
+            try:
+                fields = task.build(program, index, trace, ctx)
+            except SkipInstance as exc:
+                skipped.append({"where": f"{program.id}#{index}", "task": task.name,
+                                "reason": str(exc)})
+                continue
+            instances.append({
+                "schema_version": SCHEMA_VERSION,
+                "id": f"{task.name}/{program.id}/{index}",
+                "task": task.name,
+                "source": program.source,
+                "program_id": program.id,
+                "call_index": index,
+                "code": program.code,
+                "entry_point": program.entry_point,
+                "args": program.calls[index].args,
+                **fields,
+            })
+            per_task[task.name] += 1
+
+    out.mkdir(parents=True, exist_ok=True)
+    text = "".join(dumps(record) + "\n" for record in instances)
+    _write_atomic(out / INSTANCES, text)
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "execbench_version": __version__,
+        "python": platform.python_version(),
+        "seed": options.seed,
+        "tasks": options.tasks,
+        "task_options": options.task_options,
+        "limit": options.limit,
+        "max_calls": options.max_calls,
+        "plus_inputs": options.plus_inputs,
+        "limits": asdict(options.limits),
+        "sources": sources,
+        "counts": {"programs": len(programs), "calls": len(calls),
+                   "instances": len(instances), "by_task": per_task,
+                   "skipped": len(skipped)},
+        "expected_output_mismatches": mismatches,
+        "skipped": skipped,
+        "instances_sha256": hashlib.sha256(text.encode()).hexdigest(),
+    }
+    _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True,
+                                             ensure_ascii=False) + "\n")
+    return manifest
+
+
+def _trace_all(calls: list[tuple[Program, int]], options: BuildOptions,
+               progress: Callable[[int, int], None] | None) -> list[Trace]:
+    with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
+        futures = [sandbox.submit(Job(p.code, p.entry_point, p.calls[i].args, TraceOptions()))
+                   for p, i in calls]
+        traces = []
+        for done, future in enumerate(futures, 1):
+            traces.append(future.result())
+            if progress is not None:
+                progress(done, len(futures))
+    return traces
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_suite(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+    """Read a suite: (manifest, instances, sha256 of instances.jsonl)."""
+    manifest_path, instances_path = folder / MANIFEST, folder / INSTANCES
+    if not manifest_path.is_file() or not instances_path.is_file():
+        raise SuiteError(f"{folder} is not a suite (needs {MANIFEST} and {INSTANCES}); "
+                         "make one with `execbench build`")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise SuiteError(f"{folder}: schema version {manifest.get('schema_version')} is not "
+                         f"{SCHEMA_VERSION}; rebuild the suite with this execbench")
+    data = instances_path.read_bytes()
+    instances = [json.loads(line) for line in data.decode("utf-8").splitlines() if line]
+    return manifest, instances, hashlib.sha256(data).hexdigest()

@@ -1,0 +1,98 @@
+"""The Task protocol: what a benchmark task must provide, and the records it exchanges.
+
+A task turns a traced call into instances (JSON records with the prompt fields and the
+ground truth), renders prompts, and scores a response. Scoring includes extraction, so
+``reference/oracle`` answers go through exactly the path a model's answers take.
+Adding a task means one module implementing this protocol plus one ``register`` call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from execbench.program import Program
+    from execbench.sandbox.pool import Sandbox, Trace
+
+Message = dict[str, str]
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a task may use while building instances from one traced call."""
+
+    seed: int
+    options: dict[str, str] = field(default_factory=dict)
+    """``-T key=value`` options given at build time."""
+
+
+@dataclass
+class Score:
+    """The verdict on one response.
+
+    ``verdict`` is ``correct``, ``incorrect`` or ``unparsable``, or a task-specific value
+    (every verdict other than ``correct`` counts as a failure). ``score`` is an optional
+    partial credit in [0, 1].
+    """
+
+    verdict: str
+    answer: str | None = None
+    score: float | None = None
+    detail: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict == "correct"
+
+
+class SkipInstance(Exception):
+    """This call cannot make an instance of the task; the reason goes to the manifest."""
+
+
+class Task(Protocol):
+    name: str
+    description: str
+    needs_sandbox: bool
+    """True when scoring runs code (then the runner gives ``score`` a sandbox)."""
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> dict[str, Any]:
+        """The task-specific fields of one instance; raise ``SkipInstance`` to skip."""
+        ...
+
+    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]: ...
+
+    def reference_response(self, instance: dict[str, Any]) -> str:
+        """A response that states the ground truth in the format ``score`` reads."""
+        ...
+
+    def score(self, instance: dict[str, Any], response: str | None,
+              sandbox: Sandbox | None) -> Score: ...
+
+
+_REGISTRY: dict[str, Task] = {}
+
+
+def register(task: Task) -> Task:
+    if task.name in _REGISTRY:
+        raise ValueError(f"task {task.name!r} is registered twice")
+    _REGISTRY[task.name] = task
+    return task
+
+
+def get_task(name: str) -> Task:
+    from execbench import tasks  # noqa: F401 - importing the package registers every task
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise KeyError(f"unknown task {name!r}; known tasks: {known}") from None
+
+
+def task_names() -> list[str]:
+    from execbench import tasks  # noqa: F401
+
+    return sorted(_REGISTRY)
