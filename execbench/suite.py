@@ -24,7 +24,7 @@ from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, TraceOptions
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import Loaded, SourceError, load_source
-from execbench.tasks.base import BuildContext, SkipInstance, get_task
+from execbench.tasks.base import BuildContext, SkipInstance, Task, get_task
 
 INSTANCES = "instances.jsonl"
 MANIFEST = "manifest.json"
@@ -112,34 +112,12 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         programs = programs[: options.limit]
 
     calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
-    traces = _trace_all(calls, options, progress)
-
-    ctx = BuildContext(seed=options.seed, options=options.task_options)
-    instances: list[dict[str, Any]] = []
-    per_task = {task.name: 0 for task in tasks}
+    with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
+        traces = _trace_all(sandbox, calls, progress)
+        ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
+        instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
     mismatches = [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
                   if _expected_mismatch(p, i, t)]
-    for task in tasks:
-        for (program, index), trace in zip(calls, traces, strict=True):
-            try:
-                fields = task.build(program, index, trace, ctx)
-            except SkipInstance as exc:
-                skipped.append({"where": f"{program.id}#{index}", "task": task.name,
-                                "reason": str(exc)})
-                continue
-            instances.append({
-                "schema_version": SCHEMA_VERSION,
-                "id": f"{task.name}/{program.id}/{index}",
-                "task": task.name,
-                "source": program.source,
-                "program_id": program.id,
-                "call_index": index,
-                "code": program.code,
-                "entry_point": program.entry_point,
-                "args": program.calls[index].args,
-                **fields,
-            })
-            per_task[task.name] += 1
 
     out.mkdir(parents=True, exist_ok=True)
     text = "".join(dumps(record) + "\n" for record in instances)
@@ -168,16 +146,56 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     return manifest
 
 
-def _trace_all(calls: list[tuple[Program, int]], options: BuildOptions,
+def _build_instances(tasks: list[Task], programs: list[Program],
+                     calls: list[tuple[Program, int]], traces: list[Trace], ctx: BuildContext,
+                     skipped: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    by_program: dict[str, list[tuple[int, Trace]]] = {}
+    for (program, index), trace in zip(calls, traces, strict=True):
+        by_program.setdefault(program.id, []).append((index, trace))
+    instances: list[dict[str, Any]] = []
+    per_task = {task.name: 0 for task in tasks}
+    for task in tasks:
+        for program in programs:
+            traced = by_program.get(program.id, [])
+            by_index = dict(traced)
+            for index in task.choose_calls(program, traced, ctx):
+                _add_instance(task, program, index, by_index[index], ctx, instances, skipped,
+                              per_task)
+    return instances, per_task
+
+
+def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: BuildContext,
+                  instances: list[dict[str, Any]], skipped: list[dict[str, Any]],
+                  per_task: dict[str, int]) -> None:
+    try:
+        fields = task.build(program, index, trace, ctx)
+    except SkipInstance as exc:
+        skipped.append({"where": f"{program.id}#{index}", "task": task.name, "reason": str(exc)})
+        return
+    instances.append({
+        "schema_version": SCHEMA_VERSION,
+        "id": f"{task.name}/{program.id}/{index}",
+        "task": task.name,
+        "source": program.source,
+        "program_id": program.id,
+        "call_index": index,
+        "code": program.code,
+        "entry_point": program.entry_point,
+        "args": program.calls[index].args,
+        **fields,
+    })
+    per_task[task.name] += 1
+
+
+def _trace_all(sandbox: Sandbox, calls: list[tuple[Program, int]],
                progress: Callable[[int, int], None] | None) -> list[Trace]:
-    with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
-        futures = [sandbox.submit(Job(p.code, p.entry_point, p.calls[i].args, TraceOptions()))
-                   for p, i in calls]
-        traces = []
-        for done, future in enumerate(futures, 1):
-            traces.append(future.result())
-            if progress is not None:
-                progress(done, len(futures))
+    futures = [sandbox.submit(Job(p.code, p.entry_point, p.calls[i].args, TraceOptions()))
+               for p, i in calls]
+    traces = []
+    for done, future in enumerate(futures, 1):
+        traces.append(future.result())
+        if progress is not None:
+            progress(done, len(futures))
     return traces
 
 

@@ -25,6 +25,12 @@ class BuildContext:
     seed: int
     options: dict[str, str] = field(default_factory=dict)
     """``-T key=value`` options given at build time."""
+    sandbox: Sandbox | None = None
+    """The build's sandbox, for tasks that must run the program again (e.g. to find an
+    input that reaches a branch)."""
+    sandbox: Sandbox | None = None
+    """The build's sandbox, for tasks that must run the program again (e.g. to find an
+    input that reaches a branch)."""
 
 
 @dataclass
@@ -47,6 +53,14 @@ class Score:
         return self.verdict == "correct"
 
 
+class EveryCall:
+    """For tasks that make one instance per call (those that need a choice override it)."""
+
+    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
+                     ctx: BuildContext) -> list[int]:
+        return [index for index, _ in traced]
+
+
 class SkipInstance(Exception):
     """This call cannot make an instance of the task; the reason goes to the manifest."""
 
@@ -56,6 +70,12 @@ class Task(Protocol):
     description: str
     needs_sandbox: bool
     """True when scoring runs code (then the runner gives ``score`` a sandbox)."""
+
+    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
+                     ctx: BuildContext) -> list[int]:
+        """Which calls (indices into ``program.calls``) to build instances from, given the
+        traced ones as (call index, trace) pairs."""
+        ...
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from execbench.sandbox.values import (
     parse_call_nodes,
     to_literal,
 )
-from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, register
+from execbench.tasks.base import BuildContext, EveryCall, Message, Score, SkipInstance, register
 from execbench.tasks.extract import answer_text
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def _equality(node: ast.AST | None) -> tuple[ast.AST, ast.AST] | None:
     return None
 
 
-class OutputPrediction:
+class OutputPrediction(EveryCall):
     name = "output"
     description = "predict the value a call returns (CRUXEval-O style)"
     needs_sandbox = False
@@ -130,7 +130,7 @@ class OutputPrediction:
         return Score(verdict, answer=to_literal(value))
 
 
-class InputPrediction:
+class InputPrediction(EveryCall):
     name = "input"
     description = "predict arguments that make a call return a given value (CRUXEval-I style)"
     needs_sandbox = True

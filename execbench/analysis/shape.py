@@ -1,0 +1,218 @@
+"""Static facts about a program's shape, from its syntax tree alone.
+
+* **Executable lines**: the first line of every statement that produces a line event
+  when it runs (docstrings, ``global``/``nonlocal`` and ``pass``-free ``else`` keywords
+  do not). A line event on a continuation line of a multi-line statement is mapped back
+  to the statement's first line (``statement_line``), as coverage tools report it.
+* **Branches**: every ``if``/``elif``, ``else``, ``for``, ``while`` and loop ``else``, with
+  the executable lines of its body (nested ones included). A branch's line is its header,
+  or the line of the ``else`` keyword.
+* **Basic blocks**: maximal straight-line runs of statements in one body: simple statements
+  and the header that ends the run (a loop header starts a block of its own).
+* **Size and complexity**: lines of code (non-blank, non-comment), cyclomatic complexity
+  (1 + decision points), and the construct category: CO (an ``if`` but no loop), LO (a
+  loop but no ``if``), LC (both), Others (neither); only ``if``/``for``/``while``
+  statements count, not comprehensions or conditional expressions.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_BODIES = ("body", "orelse", "finalbody")
+
+
+@dataclass(frozen=True)
+class Branch:
+    kind: str
+    """``if``, ``elif``, ``else``, ``for``, ``while``, ``for-else`` or ``while-else``."""
+    line: int
+    body: frozenset[int]
+    """Executable lines inside the branch's body, nested statements included."""
+
+
+@dataclass
+class Shape:
+    executable: frozenset[int]
+    statement_line: dict[int, int]
+    branches: list[Branch]
+    blocks: list[frozenset[int]]
+    function_lines: frozenset[int]
+    """Executable lines inside function bodies (the part a call may leave unexecuted)."""
+    loc: int
+    cyclomatic: int
+    category: str
+    has_control_flow: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.has_control_flow = self.category != "Others"
+
+    @property
+    def outside_branches(self) -> frozenset[int]:
+        inside = frozenset().union(*(b.body for b in self.branches))
+        return self.executable - inside
+
+    def normalise(self, lines: list[int] | set[int]) -> set[int]:
+        """Traced line numbers as statement first lines, keeping only executable ones."""
+        mapped = {self.statement_line.get(line, line) for line in lines}
+        return mapped & self.executable
+
+
+def _is_docstring(stmt: ast.stmt, parent: ast.AST) -> bool:
+    body = getattr(parent, "body", None)
+    return (isinstance(parent, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and body and body[0] is stmt and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))
+
+
+def _header_end(stmt: ast.stmt) -> int:
+    """Last line of a statement's own text: the whole of a simple statement, or the header
+    of a compound one (up to the line before its first body statement)."""
+    body = getattr(stmt, "body", None)
+    if isinstance(body, list) and body:
+        return max(stmt.lineno, body[0].lineno - 1)
+    return stmt.end_lineno or stmt.lineno
+
+
+def _else_line(lines: list[str], before: int, after: int) -> int:
+    """The line holding the ``else``/``finally`` keyword between two statements."""
+    for number in range(before, after):
+        text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+        if text.startswith("else") or text.startswith("finally"):
+            return number
+    return after
+
+
+class _Walker:
+    def __init__(self, code: str) -> None:
+        self.lines = code.splitlines()
+        self.executable: set[int] = set()
+        self.statement_line: dict[int, int] = {}
+        self.branches: list[Branch] = []
+        self.blocks: list[frozenset[int]] = []
+        self.function_lines: set[int] = set()
+
+    def body(self, stmts: list[ast.stmt], parent: ast.AST, in_function: bool) -> set[int]:
+        """Walk one body; returns its executable lines (nested included)."""
+        lines: set[int] = set()
+        block: list[int] = []
+        for stmt in stmts:
+            if _is_docstring(stmt, parent) or isinstance(stmt, ast.Global | ast.Nonlocal):
+                continue
+            first = stmt.lineno
+            for decorator in getattr(stmt, "decorator_list", []):
+                self.statement_line.setdefault(decorator.lineno, first)
+            self.executable.add(first)
+            lines.add(first)
+            if in_function:
+                self.function_lines.add(first)
+            for number in range(first, _header_end(stmt) + 1):
+                self.statement_line.setdefault(number, first)
+            compound = any(isinstance(getattr(stmt, n, None), list) and getattr(stmt, n)
+                           for n in (*_BODIES, "handlers", "cases"))
+            if not compound:
+                block.append(first)
+                continue
+            # A loop header is a jump target, so it starts a block of its own; any other
+            # header (if, def, with, try) ends the straight-line run it belongs to.
+            if isinstance(stmt, _LOOPS):
+                if block:
+                    self.blocks.append(frozenset(block))
+                block = [first]
+            else:
+                block.append(first)
+            self.blocks.append(frozenset(block))
+            block = []
+            lines |= self.compound(stmt, in_function)
+        if block:
+            self.blocks.append(frozenset(block))
+        return lines
+
+    def compound(self, stmt: ast.stmt, in_function: bool) -> set[int]:
+        inner = in_function or isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
+        lines = self.body(stmt.body, stmt, inner)
+        if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
+            kind = "while" if isinstance(stmt, ast.While) else \
+                "for" if isinstance(stmt, _LOOPS) else \
+                "elif" if self._is_elif(stmt) else "if"
+            self.branches.append(Branch(kind, stmt.lineno, frozenset(lines)))
+        if getattr(stmt, "orelse", None):
+            orelse = stmt.orelse
+            is_elif = isinstance(stmt, ast.If) and len(orelse) == 1 and \
+                isinstance(orelse[0], ast.If) and self._is_elif(orelse[0])
+            else_lines = self.body(orelse, stmt, inner)
+            if not is_elif:
+                kind = "else" if isinstance(stmt, ast.If) else \
+                    "while-else" if isinstance(stmt, ast.While) else \
+                    "for-else" if isinstance(stmt, _LOOPS) else "else"
+                line = _else_line(self.lines, (stmt.body[-1].end_lineno or stmt.lineno) + 1,
+                                  orelse[0].lineno)
+                if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
+                    self.branches.append(Branch(kind, line, frozenset(else_lines)))
+            lines |= else_lines
+        for handler in getattr(stmt, "handlers", []) or []:
+            self.executable.add(handler.lineno)
+            self.statement_line.setdefault(handler.lineno, handler.lineno)
+            lines.add(handler.lineno)
+            lines |= self.body(handler.body, handler, inner)
+        for case in getattr(stmt, "cases", []) or []:
+            lines |= self.body(case.body, case, inner)
+        if getattr(stmt, "finalbody", None):
+            lines |= self.body(stmt.finalbody, stmt, inner)
+        return lines
+
+    def _is_elif(self, node: ast.If) -> bool:
+        text = self.lines[node.lineno - 1][node.col_offset:] if node.lineno <= len(self.lines) \
+            else ""
+        return text.startswith("elif")
+
+
+def _loc(code: str) -> int:
+    """Lines holding code: not blank, not only a comment (docstrings count, as in most tools)."""
+    comment_only: set[int] = set()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.COMMENT:
+                line = token.start[0]
+                if code.splitlines()[line - 1].strip().startswith("#"):
+                    comment_only.add(line)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    return sum(1 for n, text in enumerate(code.splitlines(), 1)
+               if text.strip() and n not in comment_only)
+
+
+def cyclomatic(tree: ast.AST) -> int:
+    """1 + decision points: if/elif, loops, except clauses, match cases, conditional
+    expressions, comprehension ``for``s and ``if``s, and each extra boolean operand."""
+    points = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.IfExp | ast.For | ast.AsyncFor | ast.While |
+                      ast.ExceptHandler | ast.match_case):
+            points += 1
+        elif isinstance(node, ast.comprehension):
+            points += 1 + len(node.ifs)
+        elif isinstance(node, ast.BoolOp):
+            points += len(node.values) - 1
+    return 1 + points
+
+
+def category(tree: ast.AST) -> str:
+    has_if = any(isinstance(n, ast.If) for n in ast.walk(tree))
+    has_loop = any(isinstance(n, _LOOPS) for n in ast.walk(tree))
+    return "LC" if has_if and has_loop else "CO" if has_if else "LO" if has_loop else "Others"
+
+
+def analyse(code: str) -> Shape:
+    tree = ast.parse(code)
+    walker = _Walker(code)
+    walker.body(tree.body, tree, in_function=False)
+    branches = sorted(walker.branches, key=lambda b: b.line)
+    return Shape(executable=frozenset(walker.executable), statement_line=walker.statement_line,
+                 branches=branches, blocks=walker.blocks,
+                 function_lines=frozenset(walker.function_lines), loc=_loc(code),
+                 cyclomatic=cyclomatic(tree), category=category(tree))
