@@ -151,4 +151,58 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> dict[str, Any]:
         block["score"] = sum(instance_scores) / len(instance_scores)
 
     block["verdicts"] = verdict_counts(samples)
+    failures = Counter((s.get("extra") or {}).get("failure") for s in samples)
+    failures.pop(None, None)
+    if failures:
+        block["failures"] = {name: failures[name] for name in sorted(failures)}
     return block
+
+
+def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
+                   second: str) -> dict[str, Any]:
+    """Success on two tasks posed on the same (program, call), e.g. DexBench's dual score.
+
+    Instances pair up when their ids agree after the task name. Two readings:
+
+    * ``pass@k``: the product of the two tasks' per-pair unbiased pass@k. When the samples
+      of the two tasks are drawn independently, P(some of k first-task samples pass and
+      some of k second-task samples pass) factorises, so the product of two unbiased
+      estimates is an unbiased estimate of the dual pass@k.
+    * ``paired_pass@k``: sample i of one task is matched with sample i of the other, a
+      pair counts as correct when both are, and pass@k is taken over those pairs (the
+      paper's reading).
+    """
+    tallies: dict[str, dict[str, list[bool]]] = defaultdict(lambda: {first: [], second: []})
+    sources: dict[str, str] = {}
+    by_index: dict[tuple[str, str], dict[int, bool]] = defaultdict(dict)
+    for sample in samples:
+        if sample["task"] not in (first, second):
+            continue
+        key = sample["instance_id"].split("/", 1)[1]
+        sources[key] = sample["source"]
+        tallies[key][sample["task"]].append(_is_correct(sample))
+        by_index[(key, sample["task"])][sample["sample"]] = _is_correct(sample)
+    keys = sorted(k for k, t in tallies.items() if t[first] and t[second])
+    groups: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        groups[sources[key]].append(key)
+
+    def block(members: list[str]) -> dict[str, Any]:
+        result: dict[str, Any] = {"pairs": len(members)}
+        for k in range(1, n + 1):
+            independent, paired = [], []
+            for key in members:
+                a, b = tallies[key][first], tallies[key][second]
+                if len(a) >= k and len(b) >= k:
+                    independent.append(pass_at_k(len(a), sum(a), k) * pass_at_k(len(b), sum(b), k))
+                common = by_index[(key, first)].keys() & by_index[(key, second)].keys()
+                both = sum(by_index[(key, first)][i] and by_index[(key, second)][i]
+                           for i in common)
+                if len(common) >= k:
+                    paired.append(pass_at_k(len(common), both, k))
+            result[f"pass@{k}"] = sum(independent) / len(independent) if independent else None
+            result[f"paired_pass@{k}"] = sum(paired) / len(paired) if paired else None
+        return result
+
+    return {"tasks": [first, second], "all": block(keys),
+            "by_source": {source: block(groups[source]) for source in sorted(groups)}}

@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
-from execbench.metrics import summarize, verdict_counts
+from execbench.metrics import paired_summary, summarize, verdict_counts
 from execbench.models import get_model
 from execbench.models.base import GenerateConfig, Generation, Model, Request
 from execbench.sandbox.pool import Limits, Sandbox
 from execbench.suite import dumps, load_suite
 from execbench.tasks import Score, get_task
+from execbench.tasks.base import pairings
 
 SAMPLES = "samples.jsonl"
 RUN_CONFIG = "run.json"
@@ -255,6 +256,12 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
                    "verdicts": verdict_counts(samples)},
         "metrics": summarize(samples, config.n),
     }
+    tasks = {s["task"] for s in samples}
+    for name, (first, second) in pairings().items():
+        if first in tasks and second in tasks:
+            results["paired_metrics"] = {
+                **results.get("paired_metrics", {}),
+                name: paired_summary(samples, config.n, first, second)}
     tmp = out / (RESULTS + ".tmp")
     tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, out / RESULTS)

@@ -15,7 +15,7 @@ import os
 import platform
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, TraceOptions
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import Loaded, SourceError, load_source
-from execbench.tasks.base import BuildContext, SkipInstance, Task, get_task
+from execbench.tasks.base import BuildContext, OptionError, SkipInstance, Task, get_task
 
 INSTANCES = "instances.jsonl"
 MANIFEST = "manifest.json"
@@ -115,7 +115,10 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
         traces = _trace_all(sandbox, calls, progress)
         ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
-        instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
+        try:
+            instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
+        except OptionError as exc:
+            raise SuiteError(str(exc)) from None
     mismatches = [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
                   if _expected_mismatch(p, i, t)]
 
@@ -158,8 +161,9 @@ def _build_instances(tasks: list[Task], programs: list[Program],
         for program in programs:
             traced = by_program.get(program.id, [])
             by_index = dict(traced)
-            for index in task.choose_calls(program, traced, ctx):
-                _add_instance(task, program, index, by_index[index], ctx, instances, skipped,
+            local = replace(ctx, traced=traced)
+            for index in task.choose_calls(program, traced, local):
+                _add_instance(task, program, index, by_index[index], local, instances, skipped,
                               per_task)
     return instances, per_task
 

@@ -33,6 +33,8 @@ class Branch:
     line: int
     body: frozenset[int]
     """Executable lines inside the branch's body, nested statements included."""
+    decision: int
+    """The line whose test decides whether the body runs (an ``else``'s ``if``/loop line)."""
 
 
 @dataclass
@@ -139,7 +141,7 @@ class _Walker:
             kind = "while" if isinstance(stmt, ast.While) else \
                 "for" if isinstance(stmt, _LOOPS) else \
                 "elif" if self._is_elif(stmt) else "if"
-            self.branches.append(Branch(kind, stmt.lineno, frozenset(lines)))
+            self.branches.append(Branch(kind, stmt.lineno, frozenset(lines), stmt.lineno))
         if getattr(stmt, "orelse", None):
             orelse = stmt.orelse
             is_elif = isinstance(stmt, ast.If) and len(orelse) == 1 and \
@@ -152,7 +154,7 @@ class _Walker:
                 line = _else_line(self.lines, (stmt.body[-1].end_lineno or stmt.lineno) + 1,
                                   orelse[0].lineno)
                 if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
-                    self.branches.append(Branch(kind, line, frozenset(else_lines)))
+                    self.branches.append(Branch(kind, line, frozenset(else_lines), stmt.lineno))
             lines |= else_lines
         for handler in getattr(stmt, "handlers", []) or []:
             self.executable.add(handler.lineno)

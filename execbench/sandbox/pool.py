@@ -61,6 +61,8 @@ class Job:
     entry_point: str
     args: str
     options: TraceOptions = field(default_factory=TraceOptions)
+    cpu_seconds: float | None = None
+    """A tighter CPU budget for this call than the sandbox's (e.g. for input search)."""
 
 
 @dataclass
@@ -252,7 +254,7 @@ class Sandbox:
             raise RuntimeError("sandbox is closed")
         future: Future[Trace] = Future()
         payload = {"code": job.code, "entry_point": job.entry_point, "args": job.args,
-                   "options": asdict(job.options)}
+                   "options": asdict(job.options), "cpu_seconds": job.cpu_seconds}
         self._jobs.put((payload, future))
         return future
 

@@ -302,7 +302,9 @@ class Runner:
         stdout = _CappedText(int(limits["stdout_bytes"]))
         sys.stdout = sys.stderr = stdout
         start = time.process_time()
-        signal.setitimer(signal.ITIMER_PROF, float(limits["cpu_seconds"]))
+        budget = min(float(job.get("cpu_seconds") or limits["cpu_seconds"]),
+                     float(limits["cpu_seconds"]))
+        signal.setitimer(signal.ITIMER_PROF, budget)
         try:
             result = tracer.run(program[:2], job["entry_point"], args, job.get("options", {}))
         except _OutputLimit:

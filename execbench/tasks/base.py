@@ -28,9 +28,13 @@ class BuildContext:
     sandbox: Sandbox | None = None
     """The build's sandbox, for tasks that must run the program again (e.g. to find an
     input that reaches a branch)."""
+    traced: list[tuple[int, Trace]] = field(default_factory=list)
+    """Every traced call of the program being built, as (call index, trace) pairs."""
     sandbox: Sandbox | None = None
     """The build's sandbox, for tasks that must run the program again (e.g. to find an
     input that reaches a branch)."""
+    traced: list[tuple[int, Trace]] = field(default_factory=list)
+    """Every traced call of the program being built, as (call index, trace) pairs."""
 
 
 @dataclass
@@ -59,6 +63,10 @@ class EveryCall:
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
         return [index for index, _ in traced]
+
+
+class OptionError(ValueError):
+    """A ``-T`` option has a value the task does not accept; the build stops with it."""
 
 
 class SkipInstance(Exception):
@@ -93,6 +101,8 @@ class Task(Protocol):
 
 
 _REGISTRY: dict[str, Task] = {}
+PAIRINGS: dict[str, tuple[str, str]] = {}
+"""Metrics that need success on two tasks posed on the same call (name -> task names)."""
 
 
 def register(task: Task) -> Task:
@@ -100,6 +110,16 @@ def register(task: Task) -> Task:
         raise ValueError(f"task {task.name!r} is registered twice")
     _REGISTRY[task.name] = task
     return task
+
+
+def register_pairing(name: str, first: str, second: str) -> None:
+    PAIRINGS[name] = (first, second)
+
+
+def pairings() -> dict[str, tuple[str, str]]:
+    from execbench import tasks  # noqa: F401
+
+    return dict(PAIRINGS)
 
 
 def get_task(name: str) -> Task:

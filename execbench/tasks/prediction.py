@@ -22,9 +22,9 @@ from execbench.sandbox.values import (
     equal,
     is_exact,
     literal_value,
-    parse_call_nodes,
     to_literal,
 )
+from execbench.tasks.answers import answer_arguments, equality, given_arguments, parse_statement
 from execbench.tasks.base import BuildContext, EveryCall, Message, Score, SkipInstance, register
 from execbench.tasks.extract import answer_text
 
@@ -65,30 +65,6 @@ def _require_ok(trace: Trace) -> None:
         raise SkipInstance("the return value has no literal form")
 
 
-def _parse_statement(text: str) -> ast.AST | None:
-    """The answer as one statement/expression, trying the last ``assert`` line as well."""
-    candidates = [text] + [line for line in reversed(text.splitlines())
-                           if line.strip().startswith("assert")]
-    for candidate in candidates:
-        try:
-            tree = ast.parse(candidate.strip())
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if len(tree.body) == 1:
-            stmt = tree.body[0]
-            if isinstance(stmt, ast.Assert):
-                return stmt.test
-            if isinstance(stmt, ast.Expr):
-                return stmt.value
-    return None
-
-
-def _equality(node: ast.AST | None) -> tuple[ast.AST, ast.AST] | None:
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
-        return node.left, node.comparators[0]
-    return None
-
-
 class OutputPrediction(EveryCall):
     name = "output"
     description = "predict the value a call returns (CRUXEval-O style)"
@@ -117,8 +93,8 @@ class OutputPrediction(EveryCall):
         text = answer_text(response)
         if text is None:
             return Score("unparsable", detail="empty response")
-        node = _parse_statement(text)
-        pair = _equality(node)
+        node = parse_statement(text)
+        pair = equality(node)
         value_node = pair[1] if pair else node
         if value_node is None:
             return Score("unparsable", answer=text, detail="not a Python assertion or value")
@@ -138,15 +114,8 @@ class InputPrediction(EveryCall):
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> dict[str, Any]:
         _require_ok(trace)
-        args, keywords = parse_call_nodes(program.calls[call_index].args)
-        given = [{"position": i, "text": ast.unparse(node)} for i, node in enumerate(args)
-                 if not _is_literal(node)]
-        given += [{"keyword": kw.arg, "text": ast.unparse(kw.value)} for kw in keywords
-                  if kw.arg is not None and not _is_literal(kw.value)]
-        if any(kw.arg is None for kw in keywords):
-            raise SkipInstance("the call unpacks **kwargs")
         return {"truth": {"output": trace.value, "output_repr": trace.value_repr},
-                "given": given}
+                "given": given_arguments(program.calls[call_index].args)}
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
         parts = [_INPUT_INTRO]
@@ -172,8 +141,8 @@ class InputPrediction(EveryCall):
         text = answer_text(response)
         if text is None:
             return Score("unparsable", detail="empty response")
-        node = _parse_statement(text)
-        pair = _equality(node)
+        node = parse_statement(text)
+        pair = equality(node)
         call = pair[0] if pair else node
         if not isinstance(call, ast.Call):
             return Score("unparsable", answer=text, detail="no call of the function found")
@@ -182,50 +151,6 @@ class InputPrediction(EveryCall):
         except LiteralError as exc:
             return Score("unparsable", answer=text, detail=str(exc))
         return run_and_compare(instance, args, sandbox)
-
-
-def _is_literal(node: ast.AST) -> bool:
-    try:
-        literal_value(node)
-    except LiteralError:
-        return False
-    return True
-
-
-def answer_arguments(call: ast.Call, instance: dict[str, Any]) -> str:
-    """The argument-list text to run for a model's call, built from literals only.
-
-    A non-literal argument passes only when it is the very expression the dataset gave at
-    that place; the dataset's text is then used, so the model's text never runs.
-    """
-    original_args, original_keywords = parse_call_nodes(instance["args"])
-    given_positions = {g["position"] for g in instance.get("given", []) if "position" in g}
-    given_keywords = {g["keyword"] for g in instance.get("given", []) if "keyword" in g}
-    parts: list[str] = []
-    for i, node in enumerate(call.args):
-        if isinstance(node, ast.Starred):
-            raise LiteralError("argument unpacking (*) is not a literal")
-        if i in given_positions and i < len(original_args) and \
-                ast.dump(node) == ast.dump(original_args[i]):
-            parts.append(ast.unparse(original_args[i]))
-        else:
-            parts.append(to_literal(encode(_literal(node, f"argument {i + 1}"))))
-    originals = {kw.arg: kw.value for kw in original_keywords}
-    for kw in call.keywords:
-        if kw.arg is None:
-            raise LiteralError("keyword unpacking (**) is not a literal")
-        if kw.arg in given_keywords and ast.dump(kw.value) == ast.dump(originals[kw.arg]):
-            parts.append(f"{kw.arg}={ast.unparse(originals[kw.arg])}")
-        else:
-            parts.append(f"{kw.arg}={to_literal(encode(_literal(kw.value, kw.arg)))}")
-    return ", ".join(parts)
-
-
-def _literal(node: ast.AST, where: str) -> Any:
-    try:
-        return literal_value(node)
-    except LiteralError as exc:
-        raise LiteralError(f"{where}: {exc}") from None
 
 
 def run_and_compare(instance: dict[str, Any], args: str, sandbox: Sandbox | None) -> Score:

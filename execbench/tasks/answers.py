@@ -1,0 +1,154 @@
+"""Reading a model's answer: the parts every task shares.
+
+Answers are parsed into syntax trees and read with the literal parser; a call's arguments
+are rebuilt from literals (or, for a dataset argument that is not a literal, from the
+dataset's own text when the answer repeats it exactly). Nothing here evaluates model text.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+from execbench.sandbox.values import (
+    LiteralError,
+    encode,
+    literal_value,
+    parse_call_nodes,
+    to_literal,
+)
+from execbench.tasks.base import SkipInstance
+
+
+def parse_statement(text: str) -> ast.AST | None:
+    """The answer as one statement/expression, trying the last ``assert`` line as well."""
+    candidates = [text] + [line for line in reversed(text.splitlines())
+                           if line.strip().startswith("assert")]
+    for candidate in candidates:
+        try:
+            tree = ast.parse(candidate.strip())
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if len(tree.body) == 1:
+            stmt = tree.body[0]
+            if isinstance(stmt, ast.Assert):
+                return stmt.test
+            if isinstance(stmt, ast.Expr):
+                return stmt.value
+    return None
+
+
+def equality(node: ast.AST | None) -> tuple[ast.AST, ast.AST] | None:
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+        return node.left, node.comparators[0]
+    return None
+
+
+def given_arguments(args: str) -> list[dict[str, Any]]:
+    """The dataset arguments that are not literals, which an answer must repeat verbatim."""
+    nodes, keywords = parse_call_nodes(args)
+    if any(kw.arg is None for kw in keywords):
+        raise SkipInstance("the call unpacks **kwargs")
+    given: list[dict[str, Any]] = [{"position": i, "text": ast.unparse(node)}
+                                   for i, node in enumerate(nodes) if not is_literal(node)]
+    given += [{"keyword": kw.arg, "text": ast.unparse(kw.value)} for kw in keywords
+              if not is_literal(kw.value)]
+    return given
+
+
+def is_literal(node: ast.AST) -> bool:
+    try:
+        literal_value(node)
+    except LiteralError:
+        return False
+    return True
+
+
+def answer_arguments(call: ast.Call, instance: dict[str, Any]) -> str:
+    """The argument-list text to run for a model's call, built from literals only.
+
+    A non-literal argument passes only when it is the very expression the dataset gave at
+    that place; the dataset's text is then used, so the model's text never runs.
+    """
+    original_args, original_keywords = parse_call_nodes(instance["args"])
+    given_positions = {g["position"] for g in instance.get("given", []) if "position" in g}
+    given_keywords = {g["keyword"] for g in instance.get("given", []) if "keyword" in g}
+    parts: list[str] = []
+    for i, node in enumerate(call.args):
+        if isinstance(node, ast.Starred):
+            raise LiteralError("argument unpacking (*) is not a literal")
+        if i in given_positions and i < len(original_args) and \
+                ast.dump(node) == ast.dump(original_args[i]):
+            parts.append(ast.unparse(original_args[i]))
+        else:
+            parts.append(to_literal(encode(literal_at(node, f"argument {i + 1}"))))
+    originals = {kw.arg: kw.value for kw in original_keywords}
+    for kw in call.keywords:
+        if kw.arg is None:
+            raise LiteralError("keyword unpacking (**) is not a literal")
+        if kw.arg in given_keywords and ast.dump(kw.value) == ast.dump(originals[kw.arg]):
+            parts.append(f"{kw.arg}={ast.unparse(originals[kw.arg])}")
+        else:
+            parts.append(f"{kw.arg}={to_literal(encode(literal_at(kw.value, kw.arg)))}")
+    return ", ".join(parts)
+
+
+def literal_at(node: ast.AST, where: str) -> Any:
+    try:
+        return literal_value(node)
+    except LiteralError as exc:
+        raise LiteralError(f"{where}: {exc}") from None
+
+
+
+
+def answer_call(text: str, entry_point: str) -> ast.Call | None:
+    """The call an answer proposes: ``f(...)``, ``assert f(...) == ...``, or a bare
+    argument list such as ``[1, 2], 'a'``."""
+    node = parse_statement(text)
+    pair = equality(node)
+    candidate = pair[0] if pair else node
+    if isinstance(candidate, ast.Call) and isinstance(candidate.func, ast.Name) and \
+            candidate.func.id == entry_point:
+        return candidate
+    try:
+        args, keywords = parse_call_nodes(text.strip())
+    except LiteralError:
+        return None
+    return ast.Call(func=ast.Name(entry_point), args=args, keywords=keywords)
+
+
+def signature_of(code: str, entry_point: str) -> inspect.Signature | None:
+    """The entry point's signature read from its ``def`` (None if it is not a plain def)."""
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point:
+            a = node.args
+            params: list[inspect.Parameter] = []
+            positional = [*a.posonlyargs, *a.args]
+            first_default = len(positional) - len(a.defaults)
+            for i, arg in enumerate(positional):
+                kind = inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs) else \
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD
+                default = None if i >= first_default else inspect.Parameter.empty
+                params.append(inspect.Parameter(arg.arg, kind, default=default))
+            if a.vararg:
+                params.append(inspect.Parameter(a.vararg.arg, inspect.Parameter.VAR_POSITIONAL))
+            for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+                params.append(inspect.Parameter(
+                    arg.arg, inspect.Parameter.KEYWORD_ONLY,
+                    default=inspect.Parameter.empty if default is None else None))
+            if a.kwarg:
+                params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD))
+            return inspect.Signature(params)
+    return None
+
+
+def fits_signature(signature: inspect.Signature | None, call: ast.Call) -> bool:
+    if signature is None:
+        return True
+    try:
+        signature.bind(*range(len(call.args)), **{kw.arg: 0 for kw in call.keywords if kw.arg})
+    except TypeError:
+        return False
+    return True

@@ -1,0 +1,336 @@
+"""Dual-path reasoning (DexBench): forward coverage prediction and backward input mutation.
+
+Both tasks use the same (program, call) so that they pair into the dual score:
+
+* selection: a program qualifies when it has an ``if``/``for``/``while`` statement and a
+  call that returns normally while leaving some statement of its functions unexecuted;
+  one qualifying call per program is chosen with the suite seed;
+* ``coverage``: given the numbered program and the call, list the executed lines. Ground
+  truth is our tracer's line set for running the module and then the call, with each line
+  of a multi-line statement mapped to its first line. Strict verdict: exact set; relaxed
+  score: Jaccard similarity;
+* ``counterfactual``: given the program, the call and a target line, propose new arguments
+  under which the target's body runs (a standalone target: the line itself runs). The
+  target follows the paper's Algorithm 1 (``-T target=max``): the largest branch whose body
+  is entirely unexecuted, ties by source order; otherwise the first unexecuted line outside
+  every branch body; ``min`` takes the smallest such body, ``random`` a seeded choice.
+  ``-T mode=generate`` hides the original call. An instance is kept only when the source's
+  other calls or a mutation search (``witness``) find an input that reaches the target;
+  that input is what ``reference/oracle`` answers.
+
+Each failure is labelled, where a rule can decide it, with the paper's error taxonomy:
+``null_response``, ``format_error``, ``hallucination`` (a predicted line is not an
+executable line), ``skipping_statements`` (an executed basic block reported only in
+part), ``prompt_misread`` (the target's deciding line ran but its body did not).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from execbench.analysis.shape import Shape, analyse
+from execbench.sandbox.values import LiteralError, parse_literal
+from execbench.tasks.answers import (
+    answer_arguments,
+    answer_call,
+    fits_signature,
+    given_arguments,
+    signature_of,
+)
+from execbench.tasks.base import (
+    BuildContext,
+    Message,
+    OptionError,
+    Score,
+    SkipInstance,
+    register,
+    register_pairing,
+)
+from execbench.tasks.extract import answer_text
+from execbench.tasks.witness import find_witness
+
+if TYPE_CHECKING:
+    from execbench.program import Program
+    from execbench.sandbox.pool import Sandbox, Trace
+
+TARGET_RULES = ("max", "min", "random")
+MODES = ("mutate", "generate")
+
+_INTRO = ("Below is a Python program between [PYTHON] and [/PYTHON], each line prefixed by "
+          "its number, followed by a task between [TASK] and [/TASK].")
+_REASONING = ("You may reason first, inside <REASONING> and </REASONING>. Then give the final "
+              "answer between [ANSWER] and [/ANSWER].")
+
+_EXAMPLE = """\
+def g(n):
+    total = 0
+    for i in range(n):
+        if i % 2:
+            total += i
+    return total"""
+
+
+@lru_cache(maxsize=4096)
+def shape_of(code: str) -> Shape:
+    return analyse(code)
+
+
+def numbered(code: str) -> str:
+    lines = code.splitlines()
+    width = len(str(len(lines)))
+    return "\n".join(f"{n:>{width}}  {text}" for n, text in enumerate(lines, 1))
+
+
+def _shape_fields(shape: Shape) -> dict[str, Any]:
+    return {"loc": shape.loc, "cyclomatic": shape.cyclomatic, "category": shape.category}
+
+
+class _DualSelection:
+    """The call choice both tasks share, so their instances pair up."""
+
+    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
+                     ctx: BuildContext) -> list[int]:
+        shape = shape_of(program.code)
+        if not shape.has_control_flow:
+            return []
+        qualifying = [index for index, trace in traced if trace.status == "ok"
+                      and shape.function_lines - shape.normalise(trace.lines)]
+        if not qualifying:
+            return []
+        return [random.Random(f"{ctx.seed}/{program.id}/dual").choice(qualifying)]
+
+
+class CoveragePrediction(_DualSelection):
+    name = "coverage"
+    description = "list the lines a call executes (DexBench forward reasoning)"
+    needs_sandbox = False
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> dict[str, Any]:
+        shape = shape_of(program.code)
+        return {"truth": {"lines": sorted(shape.normalise(trace.lines)),
+                          "executable": sorted(shape.executable),
+                          "blocks": sorted(sorted(b) for b in shape.blocks)},
+                "shape": _shape_fields(shape)}
+
+    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+        parts = [_INTRO]
+        if shots:
+            example_truth = json.dumps({"executed_lines": [1, 2, 3, 4, 5, 6]})
+            parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n"
+                         f"[TASK]\n{_coverage_task('g(2)')}\n[/TASK]\n\n"
+                         f"[ANSWER]\n{example_truth}\n[/ANSWER]")
+        call = f"{instance['entry_point']}({instance['args']})"
+        parts.append(f"[PYTHON]\n{numbered(instance['code'])}\n[/PYTHON]\n\n"
+                     f"[TASK]\n{_coverage_task(call)}\n[/TASK]")
+        parts.append(_REASONING + ' The answer is a JSON object with one key, "executed_lines",'
+                     " whose value is the ascending list of line numbers.")
+        return [{"role": "user", "content": "\n\n".join(parts)}]
+
+    def reference_response(self, instance: dict[str, Any]) -> str:
+        answer = json.dumps({"executed_lines": instance["truth"]["lines"]})
+        return f"[ANSWER]\n{answer}\n[/ANSWER]"
+
+    def score(self, instance: dict[str, Any], response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        text = answer_text(response)
+        if text is None:
+            return Score("unparsable", score=0.0, detail="empty response",
+                         extra={"failure": "null_response"})
+        predicted = parse_lines(text)
+        if predicted is None:
+            return Score("unparsable", answer=text, score=0.0,
+                         detail="not a JSON list of line numbers",
+                         extra={"failure": "format_error"})
+        truth = set(instance["truth"]["lines"])
+        union = predicted | truth
+        jaccard = len(predicted & truth) / len(union) if union else 1.0
+        answer = json.dumps(sorted(predicted))
+        if predicted == truth:
+            return Score("correct", answer=answer, score=1.0)
+        failure = _coverage_failure(predicted, truth, instance["truth"])
+        return Score("incorrect", answer=answer, score=jaccard,
+                     extra={"failure": failure} if failure else {})
+
+
+def _coverage_task(call: str) -> str:
+    return (f"The program runs as a module, and then `{call}` is called. Which lines execute at "
+            "least once, counting the module-level lines (such as `def` and `import`) as well "
+            "as the lines run by the call? Count a statement that spans several lines by its "
+            "first line only.")
+
+
+def parse_lines(text: str) -> set[int] | None:
+    """Line numbers from ``{"executed_lines": [...]}`` or a bare list; None if malformed."""
+    value: Any
+    try:
+        value = json.loads(text)
+    except ValueError:
+        try:
+            value = parse_literal(text)
+        except LiteralError:
+            return None
+    if isinstance(value, dict):
+        value = value.get("executed_lines")
+    if not isinstance(value, list | tuple) or not all(type(v) is int for v in value):
+        return None
+    return set(value)
+
+
+def _coverage_failure(predicted: set[int], truth: set[int], facts: dict[str, Any]) -> str | None:
+    if predicted - set(facts["executable"]):
+        return "hallucination"
+    for block in facts["blocks"]:
+        block = set(block)
+        if block <= truth and predicted & block and not block <= predicted:
+            return "skipping_statements"
+    return None
+
+
+def _option(ctx: BuildContext, key: str, choices: tuple[str, ...]) -> str:
+    value = ctx.options.get(key, choices[0])
+    if value not in choices:
+        raise OptionError(f"-T {key} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def choose_target(shape: Shape, covered: set[int], rule: str,
+                  rng: random.Random) -> dict[str, Any] | None:
+    """Algorithm 1 (with the ``min``/``random`` variants of the target rule)."""
+    unexecuted = shape.executable - covered
+    candidates = [b for b in shape.branches if b.body and b.body <= unexecuted]
+    if candidates:
+        if rule == "random":
+            branch = rng.choice(candidates)
+        else:
+            size = (max if rule == "max" else min)(len(b.body) for b in candidates)
+            branch = next(b for b in candidates if len(b.body) == size)
+        return {"line": branch.line, "kind": branch.kind, "body": sorted(branch.body),
+                "decision": branch.decision}
+    standalone = shape.outside_branches & unexecuted
+    if standalone:
+        line = min(standalone)
+        return {"line": line, "kind": "line", "body": [line], "decision": None}
+    return None
+
+
+class CounterfactualMutation(_DualSelection):
+    name = "counterfactual"
+    description = "change a call's arguments so an unexecuted branch runs (DexBench backward)"
+    needs_sandbox = True
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> dict[str, Any]:
+        rule = _option(ctx, "target", TARGET_RULES)
+        mode = _option(ctx, "mode", MODES)
+        shape = shape_of(program.code)
+        covered = shape.normalise(trace.lines)
+        target = choose_target(shape, covered, rule,
+                               random.Random(f"{ctx.seed}/{program.id}/target"))
+        if target is None:
+            raise SkipInstance("no counterfactual target: every unexecuted line is in a "
+                               "branch whose body partly ran")
+        if ctx.sandbox is None:
+            raise RuntimeError("the counterfactual task needs the build's sandbox")
+        args = program.calls[call_index].args
+        others = [(program.calls[i].args, t) for i, t in ctx.traced if i != call_index]
+        witness = find_witness(ctx.sandbox, program.code, program.entry_point, shape,
+                               frozenset(target["body"]), args, trace, others)
+        if witness is None:
+            raise SkipInstance(f"no input reaching line {target['line']} was found")
+        return {"truth": {**target, "witness": witness, "original_lines": sorted(covered)},
+                "given": given_arguments(args), "mode": mode, "target_rule": rule,
+                "shape": _shape_fields(shape)}
+
+    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+        truth = instance["truth"]
+        entry = instance["entry_point"]
+        goal = _goal(truth)
+        if instance["mode"] == "generate":
+            task = f"Find arguments for `{entry}` such that, when it is called after the module " \
+                   f"has run, {goal}."
+        else:
+            task = f"After the module has run, `{entry}({instance['args']})` is called; with " \
+                   f"these arguments, {_not_yet(truth)}. Change the arguments so that {goal}."
+        if instance["given"]:
+            fixed = "; ".join(
+                f"argument {g['position'] + 1}: {g['text']}" if "position" in g
+                else f"keyword {g['keyword']}: {g['text']}" for g in instance["given"])
+            task += f" Keep these arguments, which are not literals, exactly as written: {fixed}."
+        parts = [_INTRO]
+        if shots:
+            parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n[TASK]\nAfter the "
+                         "module has run, `g(1)` is called; with these arguments, the body of "
+                         "the `if` at line 4 does not run. Change the arguments so that the "
+                         "body of the `if` at line 4 runs.\n[/TASK]\n\n[ANSWER]\n2\n[/ANSWER]")
+        parts.append(f"[PYTHON]\n{numbered(instance['code'])}\n[/PYTHON]\n\n[TASK]\n{task}\n"
+                     "[/TASK]")
+        parts.append(_REASONING + " The answer holds only the arguments, written as Python "
+                     "literals separated by commas as they would appear between the call's "
+                     "parentheses (for example: [\"a\", \"bb\"], 0.5).")
+        return [{"role": "user", "content": "\n\n".join(parts)}]
+
+    def reference_response(self, instance: dict[str, Any]) -> str:
+        return f"[ANSWER]\n{instance['truth']['witness']}\n[/ANSWER]"
+
+    def score(self, instance: dict[str, Any], response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        from execbench.sandbox.pool import Job, TraceOptions
+
+        text = answer_text(response)
+        if text is None:
+            return Score("unparsable", detail="empty response",
+                         extra={"failure": "null_response"})
+        call = answer_call(text, instance["entry_point"])
+        try:
+            if call is None:
+                raise LiteralError("not an argument list")
+            args = answer_arguments(call, instance)
+        except LiteralError as exc:
+            return Score("format_error", answer=text, detail=str(exc),
+                         extra={"failure": "format_error"})
+        if not fits_signature(signature_of(instance["code"], instance["entry_point"]), call):
+            return Score("format_error", answer=args, detail="arguments do not fit the signature",
+                         extra={"failure": "format_error"})
+        if sandbox is None:
+            raise RuntimeError("the counterfactual task needs a sandbox to score")
+        trace = sandbox.run(Job(instance["code"], instance["entry_point"], args,
+                                TraceOptions(max_events=0, max_branch_seq=0)))
+        shape = shape_of(instance["code"])
+        lines = shape.normalise(trace.lines)
+        truth = instance["truth"]
+        extra: dict[str, Any] = {}
+        if trace.status == "exception" and trace.exception:
+            extra["raised"] = trace.exception["type"]
+        if set(truth["body"]) & lines:
+            return Score("correct", answer=args, extra=extra)
+        if trace.status in ("timeout", "crashed", "memory", "output_limit"):
+            return Score("incorrect", answer=args, detail=f"program {trace.status}", extra=extra)
+        if truth["decision"] is not None and truth["decision"] in lines:
+            extra["failure"] = "prompt_misread"
+        return Score("incorrect", answer=args, detail="target not reached", extra=extra)
+
+
+def _goal(truth: dict[str, Any]) -> str:
+    kind, line = truth["kind"], truth["line"]
+    if kind == "line":
+        return f"line {line} runs"
+    if kind in ("else", "for-else", "while-else"):
+        return f"the body of the `else` at line {line} runs"
+    return f"the body of the `{kind}` at line {line} runs"
+
+
+def _not_yet(truth: dict[str, Any]) -> str:
+    kind, line = truth["kind"], truth["line"]
+    if kind == "line":
+        return f"line {line} does not run"
+    what = "else" if kind.endswith("else") else kind
+    return f"the body of the `{what}` at line {line} does not run"
+
+
+register(CoveragePrediction())
+register(CounterfactualMutation())
+register_pairing("dual", "coverage", "counterfactual")

@@ -1,0 +1,222 @@
+"""Finding an input that reaches a target line: the ground truth of counterfactual tasks.
+
+A target is only fair if some input reaches it, and ``reference/oracle`` needs one to
+answer with. The search first looks at the other calls the source already has for the
+program, then mutates the literal arguments of the chosen call (type-aware edits plus
+the program's own constants, one argument at a time, then a second edit on the first
+round's candidates), running candidates in the sandbox under a short CPU budget. It is
+deterministic: candidates are generated and tried in a fixed order and the first that
+reaches the target wins.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from execbench.sandbox.values import (
+    LiteralError,
+    decode,
+    encode,
+    is_exact,
+    parse_call_nodes,
+    to_literal,
+)
+
+if TYPE_CHECKING:
+    from execbench.analysis.shape import Shape
+    from execbench.sandbox.pool import Sandbox, Trace
+
+SEARCH_CPU_SECONDS = 0.25
+BATCH = 48
+FIRST_ROUND = 400
+SECOND_ROUND_SEEDS = 40
+SECOND_ROUND = 400
+
+
+def reaches(shape: Shape, trace: Trace, target: frozenset[int]) -> bool:
+    return bool(target & shape.normalise(trace.lines))
+
+
+def _constants(code: str, values: list[Any]) -> tuple[list[int], list[str]]:
+    """Ints and strings worth trying: the program's constants, then those in the arguments
+    (so one argument can take a key or element that another one holds)."""
+    ints: list[int] = []
+    strs: list[str] = []
+
+    def add(value: Any) -> None:
+        if type(value) is int and value not in ints and abs(value) < 10**6:
+            ints.append(value)
+        elif type(value) is str and value not in strs and len(value) <= 40:
+            strs.append(value)
+
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Constant):
+            add(node.value)
+    stack = list(values)
+    while stack and len(ints) + len(strs) < 40:
+        value = stack.pop(0)
+        if isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple | set | frozenset):
+            stack.extend(list(value)[:10])
+        else:
+            add(value)
+            if type(value) is str and len(value) > 1:
+                stack.extend(sorted(set(value))[:4])
+    return ints[:12], strs[:12]
+
+
+_OTHER_TYPES = (0, "", [], {}, "a", [1], {"a": 1}, None)
+
+
+def _mutations(value: Any, ints: list[int], strs: list[str], depth: int = 0) -> Iterator[Any]:
+    """Edits of one value, most plausible first; never the value itself."""
+    t = type(value)
+    if t is bool:
+        yield not value
+    elif t is int:
+        yield from (value + 1, value - 1, 0, 1, -1, -value, 2 * value, value // 2, 10, -10, 100)
+        for c in ints:
+            yield from (c, c + 1, c - 1)
+    elif t is float:
+        yield from (value + 1, value - 1, 0.0, -value, 2 * value, value / 2, 0.5, 1.5)
+    if t is int:
+        yield value + 0.5
+    elif t is str:
+        yield from ("", value + value, value[1:], value[:-1], value[::-1], value.upper(),
+                    value.lower(), value.swapcase(), value + " ", " " + value, value + "a",
+                    "a", "A", "1", "123", "abc", "a b", "hello world", "Ab1 ", "é", value + "é",
+                    "中文", "!", "-", "\n", "\t", value.title(), value.strip())
+        for c in strs:
+            yield from (c, value + c, c + value)
+        for ch in sorted(set(value))[:4]:
+            yield value.replace(ch, "")
+    elif t in (list, tuple):
+        items = list(value)
+        edits: list[list[Any]] = [[], items + items, items[1:], items[:-1], items[::-1]]
+        with contextlib.suppress(TypeError):
+            edits.append(sorted(items))
+        if items:
+            edits += [items + [items[0]], [items[0]], items + [items[-1]] * 2]
+        edits += [items + [0], items + [1], items + [""], items + ["a"]]
+        edits += [items + [c] for c in ints[:3] + strs[:3]]
+        if depth < 1:
+            for i, item in enumerate(items[:3]):
+                for edit in list(_mutations(item, ints, strs, depth + 1))[:6]:
+                    edits.append(items[:i] + [edit] + items[i + 1:])
+        for edit in edits:
+            yield edit if t is list else tuple(edit)
+    elif t is dict:
+        keys = list(value)
+        yield {}
+        if keys:
+            yield {k: value[k] for k in keys[1:]}
+        for c in strs[:3] + ints[:3]:
+            yield {**value, c: 0}
+        if depth < 1:
+            for k in keys[:2]:
+                for edit in list(_mutations(value[k], ints, strs, depth + 1))[:4]:
+                    yield {**value, k: edit}
+                rest = {key: v for key, v in value.items() if key != k}
+                for edit in list(_mutations(k, ints, strs, depth + 1))[:4]:
+                    with contextlib.suppress(TypeError):
+                        yield {**rest, edit: value[k]}
+    elif t in (set, frozenset):
+        yield t()
+        yield t(value) | {0}
+        if value:
+            yield t(sorted(value, key=repr)[1:])
+    if depth == 0:  # a value of another type reaches type checks and error paths
+        yield from (other for other in _OTHER_TYPES if type(other) is not t)
+
+
+class _Arguments:
+    """The chosen call's arguments: literal values to mutate, other source text kept as is."""
+
+    def __init__(self, args: str, trace: Trace) -> None:
+        nodes, keywords = parse_call_nodes(args)
+        encoded = list(trace.args or [])
+        self.items: list[tuple[str | None, str, Any]] = []  # (keyword, "value"|"text", ...)
+        for i, node in enumerate(nodes):
+            enc = encoded[i] if i < len(encoded) else None
+            if enc is not None and is_exact(enc) and not isinstance(node, ast.Starred):
+                self.items.append((None, "value", decode(enc)))
+            else:
+                self.items.append((None, "text", ast.unparse(node)))
+        kwargs = trace.kwargs or {}
+        for kw in keywords:
+            enc = kwargs.get(kw.arg) if kw.arg else None
+            if enc is not None and is_exact(enc):
+                self.items.append((kw.arg, "value", decode(enc)))
+            else:
+                self.items.append((kw.arg, "text", ast.unparse(kw.value)))
+
+    def text(self, items: list[tuple[str | None, str, Any]]) -> str:
+        parts = []
+        for keyword, kind, value in items:
+            source = to_literal(encode(value)) if kind == "value" else value
+            parts.append(source if keyword is None else f"{keyword}={source}")
+        return ", ".join(parts)
+
+    def neighbours(self, items, ints, strs) -> Iterator[list]:
+        for i, (keyword, kind, value) in enumerate(items):
+            if kind != "value":
+                continue
+            for edit in _mutations(value, ints, strs):
+                yield items[:i] + [(keyword, "value", edit)] + items[i + 1:]
+
+
+def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
+                 target: frozenset[int], args: str, trace: Trace,
+                 others: list[tuple[str, Trace]]) -> str | None:
+    """Argument text of an input reaching ``target``, or None if the search finds none."""
+    from execbench.sandbox.pool import Job, TraceOptions
+
+    for other_args, other in others:
+        if reaches(shape, other, target):
+            return other_args
+    try:
+        arguments = _Arguments(args, trace)
+    except (LiteralError, ValueError):
+        return None
+    ints, strs = _constants(code, [value for _, kind, value in arguments.items
+                                   if kind == "value"])
+    seen = {args}
+    options = TraceOptions(max_events=0, max_branch_seq=0)
+
+    def candidates(start: list, limit: int) -> list[tuple[str, list]]:
+        found = []
+        for items in arguments.neighbours(start, ints, strs):
+            try:
+                text = arguments.text(items)
+            except (LiteralError, ValueError, RecursionError):
+                continue
+            if text not in seen and len(text) < 10_000:
+                seen.add(text)
+                found.append((text, items))
+                if len(found) >= limit:
+                    break
+        return found
+
+    def first_hit(pool: list[tuple[str, list]]) -> str | None:
+        for start in range(0, len(pool), BATCH):
+            batch = pool[start:start + BATCH]
+            traces = sandbox.map(Job(code, entry_point, text, options,
+                                     cpu_seconds=SEARCH_CPU_SECONDS) for text, _ in batch)
+            for (text, _), result in zip(batch, traces, strict=True):
+                if reaches(shape, result, target):
+                    return text
+        return None
+
+    first = candidates(arguments.items, FIRST_ROUND)
+    hit = first_hit(first)
+    if hit is not None:
+        return hit
+    second: list[tuple[str, list]] = []
+    for _, items in first[:SECOND_ROUND_SEEDS]:
+        second += candidates(items, SECOND_ROUND // SECOND_ROUND_SEEDS)
+    return first_hit(second)
