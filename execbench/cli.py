@@ -201,6 +201,9 @@ def report(
     fmt: Annotated[str, typer.Option("--format", help="text, markdown, csv or json.")] = "text",
     by_source: Annotated[bool, typer.Option(help="One row per source.")] = False,
     verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
+    layout: Annotated[str, typer.Option(
+        help="default, or dexbench (R_exec / R_cf / R_dual per source, strict vs relaxed, "
+             "failure taxonomy, suite complexity).")] = "default",
 ) -> None:
     """Compare runs in one table."""
     from execbench.report.tables import FORMATS as TABLE_FORMATS
@@ -217,7 +220,32 @@ def report(
         results.append(json.loads(path.read_text(encoding="utf-8")))
     if not results:
         _fail("no run with results to report")
-    _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
+    if layout == "dexbench":
+        _print_dexbench(results, fmt)
+    elif layout == "default":
+        _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
+    else:
+        _fail(f"unknown layout {layout!r}; choose default or dexbench")
+
+
+def _print_dexbench(results: list[dict], fmt: str) -> None:
+    from execbench.report import dexbench
+    from execbench.report.tables import render_table
+
+    suites = sorted({Path(r["run"]["suite"]) for r in results})
+    sections = [
+        ("Dual-path reasoning, pass@k (%): R_dual = product of per-instance pass@k",
+         dexbench.dual_table(results)),
+        ("R_dual, paired reading (sample i of both tasks)",
+         dexbench.dual_table(results, paired=True)),
+        ("Coverage prediction: strict vs relaxed", dexbench.strict_relaxed_table(results)),
+        ("Failure taxonomy (samples)", dexbench.failure_table(results)),
+        ("Suite complexity", dexbench.complexity_table([s for s in suites if s.is_dir()])),
+    ]
+    for title, (headers, rows) in sections:
+        if fmt in ("text", "markdown"):
+            sys.stdout.write(f"\n{title}\n\n" if fmt == "text" else f"\n### {title}\n\n")
+        sys.stdout.write(render_table(headers, rows, fmt))
 
 
 def _print_results(results: list[dict], *, by_source: bool, fmt: str = "text",

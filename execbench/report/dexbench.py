@@ -1,0 +1,110 @@
+"""The DexBench report: forward, backward and dual scores per source, the strict versus
+relaxed view of coverage prediction, the failure taxonomy, and the suite's complexity.
+
+Every function returns (headers, rows) of strings for ``tables.render_table``.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from execbench.report.tables import MISSING, run_labels
+
+FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
+
+
+def _percent(value: float | None) -> str:
+    return MISSING if value is None else f"{100 * value:.1f}"
+
+
+def _ks(results: list[dict[str, Any]]) -> list[int]:
+    most = max(result["run"]["n"] for result in results)
+    return [1, 5] if most >= 5 else [1]
+
+
+def _sources(results: list[dict[str, Any]]) -> list[str]:
+    return sorted({source for result in results
+                   for task in (FORWARD, BACKWARD) if task in result["metrics"]
+                   for source in result["metrics"][task]["by_source"]})
+
+
+def dual_table(results: list[dict[str, Any]], *, paired: bool = False
+               ) -> tuple[list[str], list[list[str]]]:
+    """One row per run; per source, R_exec, R_cf and R_dual at k = 1 (and 5)."""
+    ks = _ks(results)
+    dual_key = "paired_pass@{k}" if paired else "pass@{k}"
+    headers = ["run"]
+    sources = _sources(results)
+    for source in sources:
+        for name in ("R_exec", "R_cf", "R_dual"):
+            headers += [f"{source} {name} k={k}" for k in ks]
+    rows = []
+    for label, result in zip(run_labels(results), results, strict=True):
+        row = [label]
+        dual = result.get("paired_metrics", {}).get(DUAL, {}).get("by_source", {})
+        for source in sources:
+            for task in (FORWARD, BACKWARD):
+                group = result["metrics"].get(task, {}).get("by_source", {}).get(source, {})
+                row += [_percent(group.get(f"pass@{k}")) for k in ks]
+            group = dual.get(source, {})
+            row += [_percent(group.get(dual_key.format(k=k))) for k in ks]
+        rows.append(row)
+    return headers, rows
+
+
+def strict_relaxed_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Coverage prediction: exact-set pass@1 next to mean Jaccard similarity."""
+    headers = ["run", "source", "strict pass@1 (%)", "relaxed Jaccard (%)", "gap"]
+    rows = []
+    for label, result in zip(run_labels(results), results, strict=True):
+        by_source = result["metrics"].get(FORWARD, {}).get("by_source", {})
+        for source in sorted(by_source):
+            group = by_source[source]
+            strict, relaxed = group.get("pass@1"), group.get("score")
+            gap = MISSING if strict is None or relaxed is None else \
+                f"{100 * (relaxed - strict):.1f}"
+            rows.append([label, source, _percent(strict), _percent(relaxed), gap])
+    return headers, rows
+
+
+def failure_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Counts of each automatically labelled failure, per run and task."""
+    names = sorted({name for result in results for task in (FORWARD, BACKWARD)
+                    for name in result["metrics"].get(task, {}).get("all", {}).get("failures", {})})
+    headers = ["run", "task", *names]
+    rows = []
+    for label, result in zip(run_labels(results), results, strict=True):
+        for task in (FORWARD, BACKWARD):
+            if task in result["metrics"]:
+                failures = result["metrics"][task]["all"].get("failures", {})
+                rows.append([label, task, *(str(failures.get(n, 0)) for n in names)])
+    return headers, rows
+
+
+def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[str]]]:
+    """Lines of code and cyclomatic complexity of the suites' selected programs."""
+    headers = ["suite", "source", "programs", "LOC min", "LOC max", "LOC mean", "LOC std",
+               "CC min", "CC max", "CC mean", "CC std", "CO", "LO", "LC", "Others"]
+    rows = []
+    for folder in suite_dirs:
+        shapes: dict[str, dict[str, dict[str, Any]]] = {}
+        with (folder / "instances.jsonl").open(encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                if record["task"] in (FORWARD, BACKWARD) and "shape" in record:
+                    shapes.setdefault(record["source"], {})[record["program_id"]] = record["shape"]
+        for source in sorted(shapes):
+            programs = list(shapes[source].values())
+            row = [str(folder), source, str(len(programs))]
+            for key in ("loc", "cyclomatic"):
+                values = [p[key] for p in programs]
+                spread = statistics.stdev(values) if len(values) > 1 else 0.0
+                row += [str(min(values)), str(max(values)), f"{statistics.mean(values):.2f}",
+                        f"{spread:.2f}"]
+            categories = [p["category"] for p in programs]
+            row += [str(categories.count(c)) for c in ("CO", "LO", "LC", "Others")]
+            rows.append(row)
+    return headers, rows
