@@ -172,23 +172,27 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
                   instances: list[dict[str, Any]], skipped: list[dict[str, Any]],
                   per_task: dict[str, int]) -> None:
     try:
-        fields = task.build(program, index, trace, ctx)
+        built = task.build(program, index, trace, ctx)
     except SkipInstance as exc:
         skipped.append({"where": f"{program.id}#{index}", "task": task.name, "reason": str(exc)})
         return
-    instances.append({
-        "schema_version": SCHEMA_VERSION,
-        "id": f"{task.name}/{program.id}/{index}",
-        "task": task.name,
-        "source": program.source,
-        "program_id": program.id,
-        "call_index": index,
-        "code": program.code,
-        "entry_point": program.entry_point,
-        "args": program.calls[index].args,
-        **fields,
-    })
-    per_task[task.name] += 1
+    for fields in built:
+        variant = f"/{fields['variant']}" if "variant" in fields else ""
+        common = {
+            "schema_version": SCHEMA_VERSION,
+            "id": f"{task.name}/{program.id}/{index}{variant}",
+            "task": task.name,
+            "source": program.source,
+            "program_id": program.id,
+            "call_index": index,
+            "code": program.code,
+            "entry_point": program.entry_point,
+            "args": program.calls[index].args,
+        }
+        if "mutation" in program.meta:
+            common["mutation"] = program.meta["mutation"]
+        instances.append({**common, **fields})
+        per_task[task.name] += 1
 
 
 def _trace_all(sandbox: Sandbox, calls: list[tuple[Program, int]],

@@ -104,6 +104,14 @@ class _Recorder:
 
         def trace(frame, event, arg):
             if event != "line":
+                head = pending[0]
+                if head is not None:
+                    # Leaving the frame right after a header means its body was skipped;
+                    # an exception there means the test itself raised: no outcome.
+                    if event == "return":
+                        self._outcome(head, False)
+                    if event in ("return", "exception"):
+                        pending[0] = None
                 return trace
             line = frame.f_lineno
             lines_add(line)

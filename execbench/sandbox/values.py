@@ -106,15 +106,21 @@ def _encode(obj: Any, budget: _Budget, depth: int) -> Encoded:
         return ["bytes", obj.hex()]
     if t is complex:
         return ["complex", _float_text(obj.real), _float_text(obj.imag)]
-    if t in (list, tuple):
-        items = [_encode(x, budget, depth - 1) for x in obj]
-        return [t.__name__, items]
-    if t in (set, frozenset):
-        items = sorted((_encode(x, budget, depth - 1) for x in obj), key=_key)
+    if t in (list, tuple, set, frozenset):
+        items = []
+        for x in obj:
+            if budget.nodes <= 0:  # the rest is cut, and marked once
+                return ["truncated", t.__name__]
+            items.append(_encode(x, budget, depth - 1))
+        if t in (set, frozenset):
+            items.sort(key=_key)
         return [t.__name__, items]
     if t is dict:
-        pairs = [[_encode(k, budget, depth - 1), _encode(v, budget, depth - 1)]
-                 for k, v in obj.items()]
+        pairs = []
+        for k, v in obj.items():
+            if budget.nodes <= 0:
+                return ["truncated", "dict"]
+            pairs.append([_encode(k, budget, depth - 1), _encode(v, budget, depth - 1)])
         return ["dict", pairs]
     return ["object", t.__qualname__, _safe_repr(obj)]
 
@@ -252,7 +258,9 @@ def literal_value(node: ast.AST) -> Any:
         return _value(node)
     except RecursionError:
         raise LiteralError("literal nested too deeply") from None
-    except TypeError as exc:  # unhashable set element or dict key
+    except LiteralError:
+        raise
+    except (TypeError, ValueError) as exc:  # unhashable key; dict('ab'); float('x')
         raise LiteralError(str(exc)) from None
 
 

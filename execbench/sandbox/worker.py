@@ -207,12 +207,20 @@ class _Snapshot:
         self.recursion = sys.getrecursionlimit()
         self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 
-    def dirt(self, modules: frozenset[str]) -> str | None:
-        """What the last call changed, or None. Cheap enough to run after every call."""
+    def restore_builtins(self) -> bool:
+        """Put the builtins back at once (the runner's own code uses them); True if changed."""
         import builtins
 
-        if not _same(builtins.__dict__, self.builtins):
-            return "builtins changed"
+        current = builtins.__dict__
+        if _same(current, self.builtins):
+            return False
+        for name in [name for name in current if name not in self.builtins]:
+            del current[name]
+        current.update(self.builtins)
+        return True
+
+    def dirt(self, modules: frozenset[str]) -> str | None:
+        """What the last call changed, or None. Cheap enough to run after every call."""
         if len(sys.modules) != len(self.modules) or not self.modules.issuperset(sys.modules):
             return "new modules imported"
         for name in modules:
@@ -312,6 +320,7 @@ class Runner:
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
             sys.settrace(None)
+            builtins_changed = self.snapshot.restore_builtins()
             sys.stdout = sys.stderr = sys.__stdout__
             sys.setrecursionlimit(self.snapshot.recursion)
         result["cpu_time"] = time.process_time() - start
@@ -326,7 +335,7 @@ class Runner:
 
             shutil.rmtree(workdir, ignore_errors=True)
         dirt = "out of memory" if result["status"] == "memory" else \
-            self.snapshot.dirt(program[2])
+            "builtins changed" if builtins_changed else self.snapshot.dirt(program[2])
         try:
             payload = json.dumps(result, ensure_ascii=False).encode("utf-8", "surrogatepass")
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:

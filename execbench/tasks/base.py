@@ -86,8 +86,11 @@ class Task(Protocol):
         ...
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> dict[str, Any]:
-        """The task-specific fields of one instance; raise ``SkipInstance`` to skip."""
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        """The task-specific fields of the call's instances (usually one); raise
+        ``SkipInstance`` to skip. Fields override the common ones (e.g. ``code`` for a
+        mutant); several instances of one call tell themselves apart with a ``variant``,
+        which becomes the last part of their id."""
         ...
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]: ...

@@ -109,12 +109,12 @@ class CoveragePrediction(_DualSelection):
     needs_sandbox = False
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> dict[str, Any]:
+              ctx: BuildContext) -> list[dict[str, Any]]:
         shape = shape_of(program.code)
-        return {"truth": {"lines": sorted(shape.normalise(trace.lines)),
-                          "executable": sorted(shape.executable),
-                          "blocks": sorted(sorted(b) for b in shape.blocks)},
-                "shape": _shape_fields(shape)}
+        return [{"truth": {"lines": sorted(shape.normalise(trace.lines)),
+                           "executable": sorted(shape.executable),
+                           "blocks": sorted(sorted(b) for b in shape.blocks)},
+                 "shape": _shape_fields(shape)}]
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
         parts = [_INTRO]
@@ -223,7 +223,7 @@ class CounterfactualMutation(_DualSelection):
     needs_sandbox = True
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> dict[str, Any]:
+              ctx: BuildContext) -> list[dict[str, Any]]:
         rule = _option(ctx, "target", TARGET_RULES)
         mode = _option(ctx, "mode", MODES)
         shape = shape_of(program.code)
@@ -241,9 +241,9 @@ class CounterfactualMutation(_DualSelection):
                                frozenset(target["body"]), args, trace, others)
         if witness is None:
             raise SkipInstance(f"no input reaching line {target['line']} was found")
-        return {"truth": {**target, "witness": witness, "original_lines": sorted(covered)},
-                "given": given_arguments(args), "mode": mode, "target_rule": rule,
-                "shape": _shape_fields(shape)}
+        return [{"truth": {**target, "witness": witness, "original_lines": sorted(covered)},
+                 "given": given_arguments(args), "mode": mode, "target_rule": rule,
+                 "shape": _shape_fields(shape)}]
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
         truth = instance["truth"]

@@ -71,9 +71,9 @@ class OutputPrediction(EveryCall):
     needs_sandbox = False
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> dict[str, Any]:
+              ctx: BuildContext) -> list[dict[str, Any]]:
         _require_ok(trace)
-        return {"truth": {"value": trace.value, "repr": trace.value_repr}}
+        return [{"truth": {"value": trace.value, "repr": trace.value_repr}}]
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
         parts = [_OUTPUT_INTRO]
@@ -112,10 +112,10 @@ class InputPrediction(EveryCall):
     needs_sandbox = True
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> dict[str, Any]:
+              ctx: BuildContext) -> list[dict[str, Any]]:
         _require_ok(trace)
-        return {"truth": {"output": trace.value, "output_repr": trace.value_repr},
-                "given": given_arguments(program.calls[call_index].args)}
+        return [{"truth": {"output": trace.value, "output_repr": trace.value_repr},
+                 "given": given_arguments(program.calls[call_index].args)}]
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
         parts = [_INPUT_INTRO]

@@ -212,9 +212,6 @@ def test_patched_builtins_do_not_reach_the_next_call(sandbox: Sandbox) -> None:
     _assert_healthy(sandbox)
 
 
-@pytest.mark.xfail(strict=True, reason="the runner's own protocol code calls the patched "
-                   "builtins.len before restoring anything, so the call is reported as a "
-                   "worker crash; reported")
 def test_patching_builtins_len_still_returns_the_result(sandbox: Sandbox) -> None:
     trace = _run(sandbox, "import builtins\n\ndef f():\n    builtins.len = lambda x: 0\n"
                           "    return 1\n")

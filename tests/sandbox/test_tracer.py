@@ -311,8 +311,6 @@ def f(xs):
 """
 
 
-@pytest.mark.xfail(strict=True, reason="tracer drops the outcome of a header that is the last "
-                   "line its frame runs (no later line event); reported")
 def test_loop_exit_counts_when_the_loop_ends_the_function(sandbox: Sandbox) -> None:
     trace = _run(sandbox, TRAILING_HEADERS, "[1, 2]")
     assert trace.branches["2"] == {"true": 2, "false": 1, "seq": "TTF"}
@@ -328,8 +326,6 @@ def f(x):
 """
 
 
-@pytest.mark.xfail(strict=True, reason="tracer counts a header whose condition raised as a "
-                   "'false' outcome; reported")
 def test_a_condition_that_raises_is_no_branch_outcome(sandbox: Sandbox) -> None:
     trace = _run(sandbox, RAISING_HEADER, "0")
     assert trace.value == ["int", 2]

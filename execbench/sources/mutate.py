@@ -1,0 +1,206 @@
+"""Single-site program mutation (the generalization paper's Table 1 and Algorithm 1).
+
+Operators: arithmetic (``+ - * / // % **``, also in augmented assignments, each swapped for
+every other of its kind), relational (``< <= > >= == !=``), logical (``and``/``or``
+swapped, a ``not`` dropped), keyword (``break``/``continue``, ``True``/``False``), and
+numeric literal (``n -> n+1``, ``n -> n-1``, ``0 <-> 1``).
+
+Edits are made on the source text at the exact token, so a mutant differs from its
+original at one place and every other byte is kept (comments, layout, line numbers).
+Sites come from the syntax tree, so ``*args``, unary minus or ``**kwargs`` are never
+mistaken for operators.
+
+``choose_mutant`` applies Algorithm 1 to one (program, call): run every mutant in the
+sandbox, keep those that return normally with an output different from the original's,
+and pick the one whose executed-line set is most similar (Jaccard) to the original's,
+ties broken with the seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import random
+import tokenize
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from execbench.sandbox.values import equal
+
+if TYPE_CHECKING:
+    from execbench.sandbox.pool import Sandbox, Trace
+
+ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
+RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+           ast.Mod: "%", ast.Pow: "**"}
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    code: str
+    operator: str
+    """``arithmetic``, ``relational``, ``logical``, ``keyword`` or ``numeric``."""
+    line: int
+    column: int
+    before: str
+    after: str
+
+    def describe(self) -> dict[str, object]:
+        return {"operator": self.operator, "line": self.line, "column": self.column,
+                "before": self.before, "after": self.after}
+
+
+def _offsets(code: str) -> list[int]:
+    """Character offset of the start of each line (1-based line numbers)."""
+    starts = [0, 0]
+    for line in code.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+class _Sites:
+    """Every mutable site of a program as (operator kind, line, col, end col, text, choices)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.tree = ast.parse(code)
+        self.tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline)
+                       if t.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER)]
+
+    def _token_between(self, text: str, start: tuple[int, int], end: tuple[int, int]):
+        for token in self.tokens:
+            if start <= token.start and token.end <= end and token.string == text:
+                return token
+        return None
+
+    def sites(self) -> list[tuple[str, int, int, int, str, tuple[str, ...]]]:
+        found = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+                found += self._operator(_BINOPS[type(node.op)], node.left, node.right,
+                                        "arithmetic", ARITHMETIC)
+            elif isinstance(node, ast.AugAssign) and type(node.op) in _BINOPS:
+                text = _BINOPS[type(node.op)] + "="
+                token = self._token_between(text, _end(node.target), _start(node.value))
+                if token:
+                    choices = tuple(op + "=" for op in ARITHMETIC if op + "=" != text)
+                    found.append(("arithmetic", *token.start, token.end[1], text, choices))
+            elif isinstance(node, ast.Compare):
+                left = node.left
+                for op, right in zip(node.ops, node.comparators, strict=True):
+                    if type(op) in _CMPOPS:
+                        found += self._operator(_CMPOPS[type(op)], left, right, "relational",
+                                                RELATIONAL)
+                    left = right
+            elif isinstance(node, ast.BoolOp):
+                text, other = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+                for left, right in zip(node.values, node.values[1:], strict=False):
+                    token = self._token_between(text, _end(left), _start(right))
+                    if token:
+                        found.append(("logical", *token.start, token.end[1], text, (other,)))
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                token = self._token_between("not", _start(node), _start(node.operand))
+                if token:
+                    # Drop "not" and the blank after it: the operand keeps its position.
+                    end = node.operand.col_offset if node.operand.lineno == token.start[0] \
+                        else token.end[1]
+                    found.append(("logical", *token.start, end,
+                                  self._text(token.start[0], token.start[1], end), ("",)))
+            elif isinstance(node, ast.Break | ast.Continue):
+                text = "break" if isinstance(node, ast.Break) else "continue"
+                other = "continue" if text == "break" else "break"
+                found.append(("keyword", node.lineno, node.col_offset, node.end_col_offset,
+                              text, (other,)))
+            elif isinstance(node, ast.Constant) and type(node.value) is bool:
+                text = str(node.value)
+                found.append(("keyword", node.lineno, node.col_offset, node.end_col_offset,
+                              text, ("False" if node.value else "True",)))
+            elif isinstance(node, ast.Constant) and type(node.value) in (int, float) \
+                    and node.lineno == node.end_lineno:
+                value = node.value
+                text = self._text(node.lineno, node.col_offset, node.end_col_offset)
+                if _literal_text(text) != value:  # e.g. a constant inside an f-string
+                    continue
+                options = [value + 1, value - 1]
+                if value == 0:
+                    options.append(1)
+                elif value == 1:
+                    options.append(0)
+                choices = tuple(dict.fromkeys(repr(v) if v >= 0 else f"({v!r})"
+                                              for v in options))
+                found.append(("numeric", node.lineno, node.col_offset, node.end_col_offset,
+                              text, choices))
+        return sorted(set(found), key=lambda s: (s[1], s[2], s[0]))
+
+    def _operator(self, text, left, right, kind, family):
+        token = self._token_between(text, _end(left), _start(right))
+        if token is None:
+            return []
+        return [(kind, *token.start, token.end[1], text, tuple(op for op in family if op != text))]
+
+    def _text(self, line: int, start: int, end: int) -> str:
+        return self.code.splitlines()[line - 1][start:end]
+
+
+def _literal_text(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return node.end_lineno, node.end_col_offset
+
+
+def mutants(code: str) -> list[Mutant]:
+    """Every single-site mutant of ``code`` that still parses, in source order."""
+    offsets = _offsets(code)
+    original = ast.dump(ast.parse(code))
+    result: list[Mutant] = []
+    seen = {code}
+    for kind, line, col, end_col, text, choices in _Sites(code).sites():
+        start, stop = offsets[line] + col, offsets[line] + end_col
+        for choice in choices:
+            mutated = code[:start] + choice + code[stop:]
+            if mutated in seen:
+                continue
+            seen.add(mutated)
+            try:
+                if ast.dump(ast.parse(mutated)) == original:
+                    continue
+            except SyntaxError:
+                continue
+            result.append(Mutant(mutated, kind, line, col, text, choice))
+    return result
+
+
+def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, original: Trace,
+                  rng: random.Random) -> tuple[Mutant, Trace] | None:
+    """Algorithm 1 for one (program, call); None when no mutant is valid."""
+    from execbench.sandbox.pool import Job, TraceOptions
+
+    candidates = mutants(code)
+    if not candidates or original.value is None:
+        return None
+    options = TraceOptions(max_events=0, max_branch_seq=0)
+    traces = sandbox.map(Job(m.code, entry_point, args, options) for m in candidates)
+    lines = set(original.lines)
+    scored = []
+    for mutant, trace in zip(candidates, traces, strict=True):
+        if trace.status != "ok" or trace.value is None or equal(trace.value, original.value):
+            continue
+        union = lines | set(trace.lines)
+        similarity = len(lines & set(trace.lines)) / len(union) if union else 1.0
+        scored.append((similarity, mutant, trace))
+    if not scored:
+        return None
+    best = max(s for s, _, _ in scored)
+    _, mutant, trace = rng.choice([item for item in scored if item[0] == best])
+    return mutant, trace
