@@ -65,6 +65,9 @@ def build(
         help="At most K calls per program, chosen with the seed.")] = None,
     plus_inputs: Annotated[bool, typer.Option(
         help="Also use EvalPlus's generated plus_input calls.")] = False,
+    mutate: Annotated[bool, typer.Option(
+        help="Build every task on a single-site mutant of each program (unseen variants).")
+    ] = False,
     task_option: Annotated[list[str], typer.Option(
         "--task-option", "-T", help="Task option key=value (repeatable).")] = [],  # noqa: B006
     workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPUs).")] = None,
@@ -84,7 +87,8 @@ def build(
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
                     memory_mb=memory_mb)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
-                           plus_inputs=plus_inputs, task_options=_pairs(task_option, "-T"),
+                           plus_inputs=plus_inputs, mutate=mutate,
+                           task_options=_pairs(task_option, "-T"),
                            limits=limits, workers=workers)
     warnings: list[str] = []
 

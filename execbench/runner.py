@@ -257,6 +257,11 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
         "metrics": summarize(samples, config.n),
     }
     tasks = {s["task"] for s in samples}
+    for name in sorted(tasks):
+        summarize_task = getattr(get_task(name), "summarize", None)
+        if summarize_task is not None:
+            results.setdefault("task_metrics", {})[name] = summarize_task(
+                [s for s in samples if s["task"] == name])
     for name, (first, second) in pairings().items():
         if first in tasks and second in tasks:
             results["paired_metrics"] = {

@@ -44,6 +44,8 @@ class BuildOptions:
     """Per program, keep at most this many calls, chosen with the seed."""
     fmt: str | None = None
     plus_inputs: bool = False
+    mutate: bool = False
+    """Build every task on a single-site mutant of each program instead of the original."""
     task_options: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     workers: int | None = None
@@ -114,6 +116,8 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
         traces = _trace_all(sandbox, calls, progress)
+        if options.mutate:
+            programs, calls, traces = _mutate_all(sandbox, calls, traces, options.seed, skipped)
         ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
         try:
             instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
@@ -135,6 +139,7 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         "limit": options.limit,
         "max_calls": options.max_calls,
         "plus_inputs": options.plus_inputs,
+        "mutate": options.mutate,
         "limits": asdict(options.limits),
         "sources": sources,
         "counts": {"programs": len(programs), "calls": len(calls),
@@ -193,6 +198,36 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
             common["mutation"] = program.meta["mutation"]
         instances.append({**common, **fields})
         per_task[task.name] += 1
+
+
+def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
+                seed: int, skipped: list[dict[str, Any]]
+                ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
+    """Replace each program by its mutant for one seeded call (Algorithm 1); programs with
+    no valid mutant are dropped and listed as skipped."""
+    from execbench.tasks.generalization import mutant_for, mutation_call
+
+    by_program: dict[str, tuple[Program, list[tuple[int, Trace]]]] = {}
+    for (program, index), trace in zip(calls, traces, strict=True):
+        by_program.setdefault(program.id, (program, []))[1].append((index, trace))
+    mutated: list[Program] = []
+    for program, traced in by_program.values():
+        index = mutation_call(program, traced, seed)
+        found = None if index is None else mutant_for(program, index, dict(traced)[index],
+                                                      sandbox, seed)
+        if found is None:
+            skipped.append({"where": program.id, "task": "mutate",
+                            "reason": "no mutant runs without error and changes the output"})
+            continue
+        mutant, _ = found
+        call = program.calls[index]
+        mutated.append(Program(
+            id=f"{program.id}@mutant", source=program.source, code=mutant.code,
+            entry_point=program.entry_point, calls=(call,),
+            meta={**program.meta, "mutation": {**mutant.describe(), "original_id": program.id,
+                                               "original_call_index": index}}))
+    new_calls = [(program, 0) for program in mutated]
+    return mutated, new_calls, _trace_all(sandbox, new_calls, None)
 
 
 def _trace_all(sandbox: Sandbox, calls: list[tuple[Program, int]],

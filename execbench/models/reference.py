@@ -3,7 +3,8 @@
 ``reference/oracle`` states each instance's ground truth in the task's answer format, so
 it must score 100% on every task; any less is a bug in extraction or scoring.
 ``reference/constant`` gives the same response to every prompt (``-M answer=TEXT`` to
-choose it), the floor a model must beat.
+choose it), the floor a model must beat. ``reference/original`` answers the mutation and
+choice tasks with the unmutated program's output: pure recall, the reversion ceiling.
 """
 
 from __future__ import annotations
@@ -28,6 +29,21 @@ class OracleModel:
         return None
 
 
+class OriginalModel:
+    name = "reference/original"
+
+    async def generate(self, request: Request, config: GenerateConfig) -> Generation:
+        task = get_task(request.instance["task"])
+        respond = getattr(task, "original_response", None)
+        if respond is None:
+            return Generation(text=None, error=f"reference/original cannot answer the "
+                                               f"{task.name} task (only mutation and choice)")
+        return Generation(text=respond(request.instance))
+
+    async def aclose(self) -> None:
+        return None
+
+
 class ConstantModel:
     name = "reference/constant"
 
@@ -44,9 +60,11 @@ class ConstantModel:
 def get_reference_model(rest: str, model_args: dict[str, str]):
     if rest == "oracle" and not model_args:
         return OracleModel()
+    if rest == "original" and not model_args:
+        return OriginalModel()
     if rest == "constant" and set(model_args) <= {"answer"}:
         return ConstantModel(model_args.get("answer", DEFAULT_CONSTANT))
-    if rest in ("oracle", "constant"):
+    if rest in ("oracle", "original", "constant"):
         raise ModelError(f"reference/{rest} does not take model arguments {sorted(model_args)}")
-    raise ModelError(f"unknown reference model {rest!r}; choose reference/oracle or "
-                     "reference/constant")
+    raise ModelError(f"unknown reference model {rest!r}; choose reference/oracle, "
+                     "reference/original or reference/constant")

@@ -25,11 +25,13 @@ import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import equal
+from execbench.sandbox.values import equal, is_exact
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox, Trace
 
+MIN_CPU_SECONDS = 0.05
+CPU_FACTOR = 50
 ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -190,11 +192,16 @@ def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, orig
     if not candidates or original.value is None:
         return None
     options = TraceOptions(max_events=0, max_branch_seq=0)
-    traces = sandbox.map(Job(m.code, entry_point, args, options) for m in candidates)
+    # Mutants that loop forever are common (``i += 1`` -> ``i -= 1``); a budget well above
+    # the original's own CPU time keeps them from costing the full limit each.
+    budget = max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time)
+    traces = sandbox.map(Job(m.code, entry_point, args, options, cpu_seconds=budget)
+                         for m in candidates)
     lines = set(original.lines)
     scored = []
     for mutant, trace in zip(candidates, traces, strict=True):
-        if trace.status != "ok" or trace.value is None or equal(trace.value, original.value):
+        if trace.status != "ok" or trace.value is None or not is_exact(trace.value) \
+                or equal(trace.value, original.value):
             continue
         union = lines | set(trace.lines)
         similarity = len(lines & set(trace.lines)) / len(union) if union else 1.0

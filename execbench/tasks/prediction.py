@@ -90,20 +90,27 @@ class OutputPrediction(EveryCall):
 
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score:
-        text = answer_text(response)
-        if text is None:
-            return Score("unparsable", detail="empty response")
-        node = parse_statement(text)
-        pair = equality(node)
-        value_node = pair[1] if pair else node
-        if value_node is None:
-            return Score("unparsable", answer=text, detail="not a Python assertion or value")
-        try:
-            value = encode(literal_value(value_node))
-        except LiteralError as exc:
-            return Score("unparsable", answer=text, detail=str(exc))
+        value, failed = read_output(answer_text(response))
+        if value is None:
+            return failed
         verdict = "correct" if equal(value, instance["truth"]["value"]) else "incorrect"
         return Score(verdict, answer=to_literal(value))
+
+
+def read_output(text: str | None) -> tuple[list | None, Score]:
+    """The value an output answer states (``assert f(x) == V`` or just ``V``), typed-JSON
+    encoded; when there is none, the ``unparsable`` score saying why."""
+    if text is None:
+        return None, Score("unparsable", detail="empty response")
+    node = parse_statement(text)
+    pair = equality(node)
+    value_node = pair[1] if pair else node
+    if value_node is None:
+        return None, Score("unparsable", answer=text, detail="not a Python assertion or value")
+    try:
+        return encode(literal_value(value_node)), Score("unparsable")
+    except LiteralError as exc:
+        return None, Score("unparsable", answer=text, detail=str(exc))
 
 
 class InputPrediction(EveryCall):

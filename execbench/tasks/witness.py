@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from execbench.analysis.shape import Shape
     from execbench.sandbox.pool import Sandbox, Trace
 
-SEARCH_CPU_SECONDS = 0.25
+SEARCH_CPU_SECONDS = 0.1
 BATCH = 48
 FIRST_ROUND = 400
 SECOND_ROUND_SEEDS = 40

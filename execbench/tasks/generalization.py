@@ -1,0 +1,287 @@
+"""Generalization tasks: originals against their mutants (the generalization paper, §5).
+
+For each program one call is chosen with the seed and the program is mutated for it
+(``sources.mutate``: a single-site mutant that returns normally with a different output,
+the one whose executed lines are closest to the original's). A program without such a
+mutant yields no instance, so originals and mutants stay paired.
+
+* ``mutation`` (execution prediction): two instances per problem, the original program
+  and the mutant, each asking for the call's output. Besides correctness, each sample
+  records whether it *reverted*, i.e. gave the other program's output. Metrics: OC/MC
+  (correct on original/mutant) and OR/MR (reverted), each the mean over problems of the
+  fraction of samples; reversion only over problems whose output is not a boolean.
+* ``choice`` (execution choice): both programs, as A and B with no word of mutation,
+  asked twice with the order swapped; the model picks one and predicts its output as JSON
+  (``chosen_program``, ``assertion``). Metrics: Pref (share of answers choosing the
+  original), and OC/OR (MC/MR) over the answers that chose the original (mutant).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import TYPE_CHECKING, Any
+
+from execbench.sandbox.values import equal, is_exact, to_literal
+from execbench.sources.mutate import Mutant, choose_mutant
+from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, register
+from execbench.tasks.dexbench import shape_of
+from execbench.tasks.extract import answer_text
+from execbench.tasks.prediction import OutputPrediction, read_output
+
+if TYPE_CHECKING:
+    from execbench.program import Program
+    from execbench.sandbox.pool import Sandbox, Trace
+
+LOC_BINS = ((4, 7), (8, 11), (12, 15), (16, 19), (20, 24))
+
+_mutant_cache: dict[tuple[str, str, str, int], tuple[Mutant, Trace] | None] = {}
+
+
+def loc_bin(loc: int) -> str:
+    for low, high in LOC_BINS:
+        if low <= loc <= high:
+            return f"{low}-{high}"
+    return f"<{LOC_BINS[0][0]}" if loc < LOC_BINS[0][0] else f">{LOC_BINS[-1][1]}"
+
+
+def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) -> int | None:
+    """The call a program is mutated for: one that returns a literal value, chosen by seed."""
+    usable = [i for i, t in traced if t.status == "ok" and t.value is not None
+              and is_exact(t.value)]
+    if not usable:
+        return None
+    return random.Random(f"{seed}/{program.id}/mutant").choice(usable)
+
+
+def mutant_for(program: Program, call_index: int, trace: Trace, sandbox: Sandbox,
+               seed: int) -> tuple[Mutant, Trace] | None:
+    """Algorithm 1 for the call, remembered so that several tasks share one mutant."""
+    args = program.calls[call_index].args
+    key = (program.id, program.code, args, seed)
+    if key not in _mutant_cache:
+        rng = random.Random(f"{seed}/{program.id}/mutant-choice")
+        _mutant_cache[key] = choose_mutant(sandbox, program.code, program.entry_point, args,
+                                           trace, rng)
+    return _mutant_cache[key]
+
+
+class _Paired:
+    """Call choice and mutation shared by both tasks."""
+
+    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
+                     ctx: BuildContext) -> list[int]:
+        index = mutation_call(program, traced, ctx.seed)
+        return [] if index is None else [index]
+
+    def _pair(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> tuple[Mutant, Trace, dict[str, Any]]:
+        if ctx.sandbox is None:
+            raise RuntimeError(f"the {self.name} task needs the build's sandbox")
+        found = mutant_for(program, call_index, trace, ctx.sandbox, ctx.seed)
+        if found is None:
+            raise SkipInstance("no mutant runs without error and changes the output")
+        mutant, mutant_trace = found
+        common = {"boolean": trace.value[0] == "bool", "loc": shape_of(program.code).loc,
+                  "mutation": mutant.describe()}
+        return mutant, mutant_trace, common
+
+    name: str
+
+
+class MutationPrediction(_Paired):
+    name = "mutation"
+    description = "predict the output of a program and of its mutant; measures reversion"
+    needs_sandbox = False
+    _output = OutputPrediction()
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        mutant, mutant_trace, common = self._pair(program, call_index, trace, ctx)
+        original = {"value": trace.value, "repr": trace.value_repr}
+        changed = {"value": mutant_trace.value, "repr": mutant_trace.value_repr}
+        return [
+            {**common, "variant": "original",
+             "truth": {**original, "other": changed["value"], "other_repr": changed["repr"]}},
+            {**common, "variant": "mutant", "code": mutant.code,
+             "truth": {**changed, "other": original["value"], "other_repr": original["repr"]}},
+        ]
+
+    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+        return self._output.prompt(instance, shots)
+
+    def reference_response(self, instance: dict[str, Any]) -> str:
+        return self._output.reference_response(instance)
+
+    def original_response(self, instance: dict[str, Any]) -> str:
+        """What a model that recalls the unmutated program would answer."""
+        truth = instance["truth"]
+        value = truth["repr"] if instance["variant"] == "original" else truth["other_repr"]
+        call = f"{instance['entry_point']}({instance['args']})"
+        return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
+
+    def score(self, instance: dict[str, Any], response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        extra = {"variant": instance["variant"], "boolean": instance["boolean"],
+                 "loc": instance["loc"]}
+        value, failed = read_output(answer_text(response))
+        if value is None:
+            failed.extra = {**extra, "reverted": False}
+            return failed
+        truth = instance["truth"]
+        extra["reverted"] = equal(value, truth["other"])
+        verdict = "correct" if equal(value, truth["value"]) else "incorrect"
+        return Score(verdict, answer=to_literal(value), extra=extra)
+
+    def summarize(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        return _by_source(samples, _prediction_metrics)
+
+
+class ExecutionChoice(_Paired):
+    name = "choice"
+    description = "choose the original or the mutant (unlabelled) and predict its output"
+    needs_sandbox = False
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        mutant, mutant_trace, common = self._pair(program, call_index, trace, ctx)
+        original = {"code": program.code, "value": trace.value, "repr": trace.value_repr}
+        changed = {"code": mutant.code, "value": mutant_trace.value,
+                   "repr": mutant_trace.value_repr}
+        return [{**common, "variant": order, "original_label": "A" if order == "OM" else "B",
+                 "programs": {"A": first, "B": second}}
+                for order, (first, second) in (("OM", (original, changed)),
+                                               ("MO", (changed, original)))]
+
+    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+        call = f"{instance['entry_point']}({instance['args']})"
+        programs = instance["programs"]
+        text = (
+            f"Below are two Python programs, A and B, and a call `{call}`. Pick the program "
+            "whose behaviour you are more confident you can work out, follow the call through "
+            "it step by step, and predict the exact value the call returns with that program. "
+            "Give the answer between [ANSWER] and [/ANSWER] as a JSON object with two keys: "
+            '"chosen_program" ("A" or "B") and "assertion", the line '
+            f'"assert {call} == <value>" with the value as a Python literal.\n\n'
+            f"Program A:\n[PYTHON]\n{programs['A']['code']}\n[/PYTHON]\n\n"
+            f"Program B:\n[PYTHON]\n{programs['B']['code']}\n[/PYTHON]")
+        return [{"role": "user", "content": text}]
+
+    def _response(self, instance: dict[str, Any], label: str) -> str:
+        call = f"{instance['entry_point']}({instance['args']})"
+        value = instance["programs"][label]["repr"]
+        answer = {"chosen_program": label, "assertion": f"assert {call} == {value}"}
+        return f"[ANSWER]\n{json.dumps(answer)}\n[/ANSWER]"
+
+    def reference_response(self, instance: dict[str, Any]) -> str:
+        return self._response(instance, "A")
+
+    def original_response(self, instance: dict[str, Any]) -> str:
+        return self._response(instance, instance["original_label"])
+
+    def score(self, instance: dict[str, Any], response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        extra: dict[str, Any] = {"boolean": instance["boolean"], "loc": instance["loc"]}
+        text = answer_text(response)
+        answer = _json_object(text) if text else None
+        if answer is None or answer.get("chosen_program") not in ("A", "B") \
+                or not isinstance(answer.get("assertion"), str):
+            return Score("unparsable", answer=text, extra=extra,
+                         detail='expected {"chosen_program": "A"|"B", "assertion": "..."}')
+        label = answer["chosen_program"]
+        other = "B" if label == "A" else "A"
+        extra["chose"] = "original" if label == instance["original_label"] else "mutant"
+        value, failed = read_output(answer["assertion"])
+        if value is None:
+            failed.extra = extra
+            return failed
+        programs = instance["programs"]
+        extra["reverted"] = equal(value, programs[other]["value"])
+        verdict = "correct" if equal(value, programs[label]["value"]) else "incorrect"
+        return Score(verdict, answer=f"{label}: {to_literal(value)}", extra=extra)
+
+    def summarize(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        return _by_source(samples, _choice_metrics)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object in an answer (alone, or the first ``{...}`` span in the text)."""
+    candidates = [text]
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start:end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _per_instance(samples: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for sample in samples:
+        grouped.setdefault(sample["instance_id"], []).append(sample)
+    return grouped
+
+
+def _extra(sample: dict[str, Any]) -> dict[str, Any]:
+    return sample.get("extra") or {}
+
+
+def _prediction_metrics(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """OC, OR, MC, MR: per problem the fraction of its samples, averaged over problems."""
+    result: dict[str, Any] = {}
+    for prefix, variant in (("O", "original"), ("M", "mutant")):
+        correct, reverted, problems = [], [], 0
+        for group in _per_instance(samples).values():
+            if _extra(group[0]).get("variant") != variant:
+                continue
+            problems += 1
+            correct.append(sum(s["correct"] for s in group) / len(group))
+            if not _extra(group[0]).get("boolean"):
+                reverted.append(sum(bool(_extra(s).get("reverted")) for s in group) / len(group))
+        result[f"{prefix}C"] = _mean(correct)
+        result[f"{prefix}R"] = _mean(reverted)
+        result[f"{prefix}_problems"] = problems
+    return result
+
+
+def _choice_metrics(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pref over answers that made a choice; OC/OR and MC/MR over answers by choice."""
+    chosen = [s for s in samples if _extra(s).get("chose")]
+    result: dict[str, Any] = {
+        "Pref": _mean([_extra(s)["chose"] == "original" for s in chosen]),
+        "answers": len(samples), "unparsable": len(samples) - len(chosen)}
+    for prefix, side in (("O", "original"), ("M", "mutant")):
+        picked = [s for s in chosen if _extra(s)["chose"] == side]
+        result[f"{prefix}C"] = _mean([bool(s["correct"]) for s in picked])
+        result[f"{prefix}R"] = _mean([bool(_extra(s).get("reverted")) for s in picked
+                                      if not _extra(s).get("boolean")])
+        result[f"{prefix}_answers"] = len(picked)
+    return result
+
+
+def _by_source(samples: list[dict[str, Any]], metric) -> dict[str, Any]:
+    sources: dict[str, list[dict[str, Any]]] = {}
+    bins: dict[str, list[dict[str, Any]]] = {}
+    for sample in samples:
+        sources.setdefault(sample["source"], []).append(sample)
+        if "loc" in _extra(sample):
+            bins.setdefault(loc_bin(_extra(sample)["loc"]), []).append(sample)
+    order = [f"{low}-{high}" for low, high in LOC_BINS]
+    return {"all": metric(samples),
+            "by_source": {name: metric(group) for name, group in sorted(sources.items())},
+            "by_loc": {name: metric(bins[name]) for name in
+                       sorted(bins, key=lambda b: (b not in order, order.index(b)
+                                                   if b in order else 0, b))}}
+
+
+register(MutationPrediction())
+register(ExecutionChoice())
