@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from execbench import __version__
@@ -23,7 +24,7 @@ out = Console()
 
 
 def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -95,7 +96,7 @@ def build(
     def warn(message: str) -> None:
         warnings.append(message)
         if len(warnings) <= 20:
-            err.print(f"[yellow]skipped[/] {message}", highlight=False)
+            err.print(f"[yellow]skipped[/] {escape(message)}", highlight=False)
 
     with _progress() as bar:
         job = bar.add_task("tracing", total=None, note="")
@@ -206,8 +207,12 @@ def report(
     by_source: Annotated[bool, typer.Option(help="One row per source.")] = False,
     verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
     layout: Annotated[str, typer.Option(
-        help="default, or dexbench (R_exec / R_cf / R_dual per source, strict vs relaxed, "
-             "failure taxonomy, suite complexity).")] = "default",
+        help="default; dexbench (R_exec / R_cf / R_dual per source, strict vs relaxed, "
+             "failure taxonomy, suite complexity); generalization (OC/MC/OR/MR and choice, "
+             "by source and by lines of code).")] = "default",
+    plot: Annotated[Path | None, typer.Option(
+        help="With --layout generalization: also write a PNG of OC/MC/OR/MR by lines of code "
+             "(needs the plot extra).")] = None,
 ) -> None:
     """Compare runs in one table."""
     from execbench.report.tables import FORMATS as TABLE_FORMATS
@@ -218,7 +223,7 @@ def report(
     for folder in run_dirs:
         path = folder / "results.json"
         if not path.exists():
-            err.print(f"[yellow]skipped[/] {folder}: no results.json "
+            err.print(f"[yellow]skipped[/] {escape(str(folder))}: no results.json "
                       "(run `execbench score` on it)", highlight=False)
             continue
         results.append(json.loads(path.read_text(encoding="utf-8")))
@@ -226,18 +231,43 @@ def report(
         _fail("no run with results to report")
     if layout == "dexbench":
         _print_dexbench(results, fmt)
+    elif layout == "generalization":
+        _print_generalization(results, fmt, plot)
     elif layout == "default":
         _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
     else:
-        _fail(f"unknown layout {layout!r}; choose default or dexbench")
+        _fail(f"unknown layout {layout!r}; choose default, dexbench or generalization")
+
+
+def _print_sections(sections: list[tuple[str, tuple[list[str], list[list[str]]]]],
+                    fmt: str) -> None:
+    from execbench.report.tables import render_table
+
+    for title, (headers, rows) in sections:
+        if fmt in ("text", "markdown"):
+            sys.stdout.write(f"\n{title}\n\n" if fmt == "text" else f"\n### {title}\n\n")
+        sys.stdout.write(render_table(headers, rows, fmt))
+
+
+def _print_generalization(results: list[dict], fmt: str, plot: Path | None) -> None:
+    from execbench.report import generalization
+
+    _print_sections([
+        ("Execution prediction and execution choice (%)", generalization.table(results)),
+        ("Execution prediction by lines of code (%)", generalization.loc_table(results)),
+    ], fmt)
+    if plot is not None:
+        try:
+            err.print(f"plot written to {generalization.plot(results, plot)}")
+        except RuntimeError as exc:
+            _fail(str(exc))
 
 
 def _print_dexbench(results: list[dict], fmt: str) -> None:
     from execbench.report import dexbench
-    from execbench.report.tables import render_table
 
     suites = sorted({Path(r["run"]["suite"]) for r in results})
-    sections = [
+    _print_sections([
         ("Dual-path reasoning, pass@k (%): R_dual = product of per-instance pass@k",
          dexbench.dual_table(results)),
         ("R_dual, paired reading (sample i of both tasks)",
@@ -245,11 +275,7 @@ def _print_dexbench(results: list[dict], fmt: str) -> None:
         ("Coverage prediction: strict vs relaxed", dexbench.strict_relaxed_table(results)),
         ("Failure taxonomy (samples)", dexbench.failure_table(results)),
         ("Suite complexity", dexbench.complexity_table([s for s in suites if s.is_dir()])),
-    ]
-    for title, (headers, rows) in sections:
-        if fmt in ("text", "markdown"):
-            sys.stdout.write(f"\n{title}\n\n" if fmt == "text" else f"\n### {title}\n\n")
-        sys.stdout.write(render_table(headers, rows, fmt))
+    ], fmt)
 
 
 def _print_results(results: list[dict], *, by_source: bool, fmt: str = "text",

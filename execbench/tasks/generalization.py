@@ -45,6 +45,13 @@ def loc_bin(loc: int) -> str:
     return f"<{LOC_BINS[0][0]}" if loc < LOC_BINS[0][0] else f">{LOC_BINS[-1][1]}"
 
 
+def bin_order(name: str) -> tuple[int, str]:
+    """Sort key for bin names (results.json sorts keys alphabetically: "12-15" < "4-7")."""
+    digits = "".join(c if c.isdigit() else " " for c in name).split()
+    low = int(digits[0]) if digits else 0
+    return (low + (1 if name.startswith(">") else -1 if name.startswith("<") else 0), name)
+
+
 def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) -> int | None:
     """The call a program is mutated for: one that returns a literal value, chosen by seed."""
     usable = [i for i, t in traced if t.status == "ok" and t.value is not None
@@ -275,12 +282,9 @@ def _by_source(samples: list[dict[str, Any]], metric) -> dict[str, Any]:
         sources.setdefault(sample["source"], []).append(sample)
         if "loc" in _extra(sample):
             bins.setdefault(loc_bin(_extra(sample)["loc"]), []).append(sample)
-    order = [f"{low}-{high}" for low, high in LOC_BINS]
     return {"all": metric(samples),
             "by_source": {name: metric(group) for name, group in sorted(sources.items())},
-            "by_loc": {name: metric(bins[name]) for name in
-                       sorted(bins, key=lambda b: (b not in order, order.index(b)
-                                                   if b in order else 0, b))}}
+            "by_loc": {name: metric(bins[name]) for name in sorted(bins, key=bin_order)}}
 
 
 register(MutationPrediction())
