@@ -57,6 +57,16 @@ def given_arguments(args: str) -> list[dict[str, Any]]:
     return given
 
 
+def given_note(instance: dict[str, Any]) -> str:
+    """A prompt sentence naming the dataset arguments an answer must repeat verbatim."""
+    if not instance.get("given"):
+        return ""
+    fixed = "; ".join(f"argument {g['position'] + 1}: {g['text']}" if "position" in g
+                      else f"keyword {g['keyword']}: {g['text']}" for g in instance["given"])
+    return (" Some arguments cannot be written as literals; write those exactly as given "
+            f"here: {fixed}.")
+
+
 def is_literal(node: ast.AST) -> bool:
     try:
         literal_value(node)

@@ -38,6 +38,7 @@ from execbench.tasks.answers import (
     answer_call,
     fits_signature,
     given_arguments,
+    given_note,
     signature_of,
 )
 from execbench.tasks.base import (
@@ -255,11 +256,7 @@ class CounterfactualMutation(_DualSelection):
         else:
             task = f"After the module has run, `{entry}({instance['args']})` is called; with " \
                    f"these arguments, {_not_yet(truth)}. Change the arguments so that {goal}."
-        if instance["given"]:
-            fixed = "; ".join(
-                f"argument {g['position'] + 1}: {g['text']}" if "position" in g
-                else f"keyword {g['keyword']}: {g['text']}" for g in instance["given"])
-            task += f" Keep these arguments, which are not literals, exactly as written: {fixed}."
+        task += given_note(instance)
         parts = [_INTRO]
         if shots:
             parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n[TASK]\nAfter the "

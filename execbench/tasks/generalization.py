@@ -27,7 +27,7 @@ from execbench.sources.mutate import Mutant, choose_mutant
 from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, register
 from execbench.tasks.dexbench import shape_of
 from execbench.tasks.extract import answer_text
-from execbench.tasks.prediction import OutputPrediction, read_output
+from execbench.tasks.prediction import OutputPrediction, assertion_response, read_output
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -123,9 +123,8 @@ class MutationPrediction(_Paired):
     def original_response(self, instance: dict[str, Any]) -> str:
         """What a model that recalls the unmutated program would answer."""
         truth = instance["truth"]
-        value = truth["repr"] if instance["variant"] == "original" else truth["other_repr"]
-        call = f"{instance['entry_point']}({instance['args']})"
-        return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
+        return assertion_response(
+            instance, truth["repr"] if instance["variant"] == "original" else truth["other_repr"])
 
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score:

@@ -24,7 +24,13 @@ from execbench.sandbox.values import (
     literal_value,
     to_literal,
 )
-from execbench.tasks.answers import answer_arguments, equality, given_arguments, parse_statement
+from execbench.tasks.answers import (
+    answer_arguments,
+    equality,
+    given_arguments,
+    given_note,
+    parse_statement,
+)
 from execbench.tasks.base import BuildContext, EveryCall, Message, Score, SkipInstance, register
 from execbench.tasks.extract import answer_text
 
@@ -57,6 +63,12 @@ def _block(code: str, assertion: str) -> str:
     return f"[PYTHON]\n{code}\n{assertion}\n[/PYTHON]"
 
 
+def assertion_response(instance: dict[str, Any], value: str) -> str:
+    """An answer stating that the instance's call returns ``value`` (a literal text)."""
+    call = f"{instance['entry_point']}({instance['args']})"
+    return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
+
+
 def _require_ok(trace: Trace) -> None:
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail or ""
@@ -85,8 +97,7 @@ class OutputPrediction(EveryCall):
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def reference_response(self, instance: dict[str, Any]) -> str:
-        call = f"{instance['entry_point']}({instance['args']})"
-        return f"[ANSWER]\nassert {call} == {instance['truth']['repr']}\n[/ANSWER]"
+        return assertion_response(instance, instance["truth"]["repr"])
 
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -126,12 +137,7 @@ class InputPrediction(EveryCall):
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
         parts = [_INPUT_INTRO]
-        if instance["given"]:
-            fixed = "; ".join(
-                f"argument {g['position'] + 1}: {g['text']}" if "position" in g
-                else f"keyword {g['keyword']}: {g['text']}" for g in instance["given"])
-            parts[0] += (" Some arguments cannot be written as literals; write those exactly"
-                         f" as given here: {fixed}.")
+        parts[0] += given_note(instance)
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f(??) == {_EXAMPLE_OUTPUT}"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
@@ -140,8 +146,7 @@ class InputPrediction(EveryCall):
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def reference_response(self, instance: dict[str, Any]) -> str:
-        call = f"{instance['entry_point']}({instance['args']})"
-        return f"[ANSWER]\nassert {call} == {instance['truth']['output_repr']}\n[/ANSWER]"
+        return assertion_response(instance, instance["truth"]["output_repr"])
 
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score:
