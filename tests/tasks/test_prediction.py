@@ -1,0 +1,215 @@
+"""Answer extraction and scoring for the output and input prediction tasks.
+
+Instances come from a small suite built for this module; the input task runs answers in a
+real sandbox, with tight limits so that a looping answer costs about a second.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from execbench.sandbox.pool import Limits, Sandbox
+from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.tasks import get_task
+from execbench.tasks.extract import answer_text
+
+PROGRAMS = [
+    # entry point, code, the dataset's call
+    ("order", "def order(xs):\n    return sorted(xs)\n", "[2, 1]"),
+    ("keep", "def keep(xs, pred):\n    return [x for x in xs if pred(x)]\n",
+     "[0, 3, 1], lambda x: x < 2"),
+    ("countdown", "def countdown(n):\n    while n != 0:\n        n -= 2\n    return n\n", "4"),
+    ("pair", "def pair(a, b):\n    return (a, b)\n", "1, 'x'"),
+]
+
+OUTPUT = get_task("output")
+INPUT = get_task("input")
+
+
+@pytest.fixture(scope="module")
+def instances(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("suite")
+    source = folder / "progs.jsonl"
+    source.write_text("".join(
+        json.dumps({"id": name, "code": code, "entry_point": name, "calls": [call]}) + "\n"
+        for name, code, call in PROGRAMS))
+    build_suite([str(source)], folder / "suite",
+                BuildOptions(tasks=["output", "input"], workers=1))
+    _, records, _ = load_suite(folder / "suite")
+    return {f"{r['task']}/{r['entry_point']}": r for r in records}
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    with Sandbox(workers=1, limits=Limits(cpu_seconds=1, wall_seconds=3)) as box:
+        yield box
+
+
+# --- extraction -------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("response", "expected"), [
+    ("<think>maybe [ANSWER]9[/ANSWER]</think>[ANSWER]1[/ANSWER]", "1"),
+    ("still thinking [ANSWER]9[/ANSWER]</think>\n[ANSWER]1[/ANSWER]", "1"),
+    ("first [ANSWER]1[/ANSWER] then, on reflection, [ANSWER]2[/ANSWER]", "2"),
+    ("[ANSWER]\nassert f(1) == 3\n", "assert f(1) == 3"),
+    ("[answer] 5 [/answer]", "5"),
+    ("Working:\n```\nx = 1\n```\nSo:\n```python\nassert f(1) == 3\n```\ndone",
+     "assert f(1) == 3"),
+    ("  42\n", "42"),
+])
+def test_answer_text_finds_the_answer(response: str, expected: str) -> None:
+    assert answer_text(response) == expected
+
+
+@pytest.mark.parametrize("response", [None, "", "  \n\t", "[ANSWER]  [/ANSWER]",
+                                      "<think>[ANSWER]1[/ANSWER]</think>"])
+def test_nothing_to_read_is_none(response: str | None) -> None:
+    assert answer_text(response) is None
+
+
+@pytest.mark.parametrize("task", [OUTPUT, INPUT])
+@pytest.mark.parametrize("response", [None, "", "<think>[1, 2]</think>", "[ANSWER][/ANSWER]"])
+def test_empty_answer_is_unparsable(instances: dict, sandbox: Sandbox, task: Any,
+                                    response: str | None) -> None:
+    score = task.score(instances[f"{task.name}/order"], response, sandbox)
+    assert (score.verdict, score.correct, score.answer) == ("unparsable", False, None)
+
+
+# --- output prediction ------------------------------------------------------------------
+
+@pytest.mark.parametrize("response", [
+    "[ANSWER]\nassert order([2, 1]) == [1, 2]\n[/ANSWER]",
+    "[ANSWER][1, 2][/ANSWER]",
+    "[1,2]",
+    "Step by step, the list gets sorted.\nassert order([2, 1]) == [1, 2]",
+    "<think>it could be [2, 1]</think>[ANSWER]assert order([2, 1]) == [1, 2][/ANSWER]",
+])
+def test_output_right_value_is_correct(instances: dict, response: str) -> None:
+    score = OUTPUT.score(instances["output/order"], response, None)
+    assert score.verdict == "correct" and score.correct
+    assert score.answer == "[1, 2]"
+
+
+@pytest.mark.parametrize(("instance", "response", "answer"), [
+    ("order", "[ANSWER]assert order([2, 1]) == [2, 1][/ANSWER]", "[2, 1]"),
+    ("order", "[ANSWER](1, 2)[/ANSWER]", "(1, 2)"),
+    ("order", "[ANSWER][1.0, 2][/ANSWER]", "[1.0, 2]"),
+    ("pair", "[ANSWER][1, 'x'][/ANSWER]", "[1, 'x']"),
+    ("pair", "[ANSWER](True, 'x')[/ANSWER]", "(True, 'x')"),
+])
+def test_output_wrong_value_or_type_is_incorrect(instances: dict, instance: str,
+                                                 response: str, answer: str) -> None:
+    score = OUTPUT.score(instances[f"output/{instance}"], response, None)
+    assert (score.verdict, score.answer) == ("incorrect", answer)
+
+
+def test_output_tuple_is_compared_as_a_tuple(instances: dict) -> None:
+    score = OUTPUT.score(instances["output/pair"], "[ANSWER](1, 'x')[/ANSWER]", None)
+    assert score.verdict == "correct"
+
+
+@pytest.mark.parametrize("response", [
+    "[ANSWER]assert order([2, 1]) == sorted([2, 1])[/ANSWER]",
+    "[ANSWER]xs[/ANSWER]",
+    "The answer is [1, 2].",
+    "[ANSWER]assert order([2, 1]) == [1, 2] and True[/ANSWER]",
+])
+def test_output_non_literal_is_unparsable(instances: dict, response: str) -> None:
+    score = OUTPUT.score(instances["output/order"], response, None)
+    assert score.verdict == "unparsable" and score.detail
+
+
+def test_output_answer_is_never_executed(instances: dict, tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    response = f"[ANSWER]__import__('pathlib').Path({str(marker)!r}).touch()[/ANSWER]"
+    score = OUTPUT.score(instances["output/order"], response, None)
+    assert score.verdict == "unparsable"
+    assert not marker.exists()
+
+
+# --- input prediction -------------------------------------------------------------------
+
+@pytest.mark.parametrize(("response", "answer"), [
+    ("[ANSWER]\nassert order([1, 2]) == [1, 2]\n[/ANSWER]", "[1, 2]"),
+    ("[ANSWER]order([2, 1])[/ANSWER]", "[2, 1]"),
+    ("[ANSWER]order(xs=[2, 1])[/ANSWER]", "xs=[2, 1]"),
+])
+def test_input_arguments_that_give_the_output_are_correct(
+        instances: dict, sandbox: Sandbox, response: str, answer: str) -> None:
+    score = INPUT.score(instances["input/order"], response, sandbox)
+    assert (score.verdict, score.answer) == ("correct", answer)
+
+
+def test_input_wrong_arguments_are_incorrect(instances: dict, sandbox: Sandbox) -> None:
+    score = INPUT.score(instances["input/order"], "[ANSWER]order([3, 1])[/ANSWER]", sandbox)
+    assert score.verdict == "incorrect"
+    assert score.detail == "returned [1, 3]"
+
+
+def test_input_wrong_arity_is_incorrect(instances: dict, sandbox: Sandbox) -> None:
+    score = INPUT.score(instances["input/pair"], "[ANSWER]pair(1)[/ANSWER]", sandbox)
+    assert score.verdict == "incorrect"
+    assert "TypeError" in score.detail
+
+
+def test_input_arguments_that_loop_forever_time_out(instances: dict, sandbox: Sandbox) -> None:
+    score = INPUT.score(instances["input/countdown"], "[ANSWER]countdown(3)[/ANSWER]", sandbox)
+    assert score.verdict == "incorrect"
+    assert "timeout" in score.detail
+    # The sandbox recovers: the next answer is scored normally.
+    after = INPUT.score(instances["input/countdown"], "[ANSWER]countdown(6)[/ANSWER]", sandbox)
+    assert after.verdict == "correct"
+
+
+def test_input_given_lambda_repeated_exactly_is_correct(instances: dict,
+                                                        sandbox: Sandbox) -> None:
+    instance = instances["input/keep"]
+    assert instance["given"] == [{"position": 1, "text": "lambda x: x < 2"}]
+    wrong_order = "[ANSWER]keep([1, 0, 5], lambda x: x < 2)[/ANSWER]"
+    right_order = "[ANSWER]keep([0, 1], lambda x:   x<2)[/ANSWER]"
+    assert INPUT.score(instance, wrong_order, sandbox).verdict == "incorrect"
+    score = INPUT.score(instance, right_order, sandbox)
+    assert (score.verdict, score.answer) == ("correct", "[0, 1], lambda x: x < 2")
+
+
+@pytest.mark.parametrize("response", [
+    "[ANSWER]keep([0, 1], lambda x: x < 3)[/ANSWER]",
+    "[ANSWER]keep([0, 1], lambda x: __import__('os').system('true') or x < 2)[/ANSWER]",
+    "[ANSWER]keep(lambda x: x < 2, [0, 1])[/ANSWER]",
+    "[ANSWER]keep([0, 1], pred=lambda x: x < 2)[/ANSWER]",
+    "[ANSWER]keep(*[[0, 1], None])[/ANSWER]",
+    "[ANSWER]keep(**{'xs': [0, 1], 'pred': None})[/ANSWER]",
+    "[ANSWER]assert keep == [0, 1][/ANSWER]",
+])
+def test_input_anything_but_literals_and_given_text_is_unparsable(
+        instances: dict, sandbox: Sandbox, response: str) -> None:
+    score = INPUT.score(instances["input/keep"], response, sandbox)
+    assert score.verdict == "unparsable" and score.detail
+
+
+def test_input_non_literal_answer_is_never_executed(instances: dict, sandbox: Sandbox,
+                                                    tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    response = f"[ANSWER]order(__import__('pathlib').Path({str(marker)!r}).touch())[/ANSWER]"
+    assert INPUT.score(instances["input/order"], response, sandbox).verdict == "unparsable"
+    assert not marker.exists()
+
+
+def test_input_scoring_needs_a_sandbox(instances: dict) -> None:
+    with pytest.raises(RuntimeError, match="sandbox"):
+        INPUT.score(instances["input/order"], "[ANSWER]order([1, 2])[/ANSWER]", None)
+
+
+# --- the oracle -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [name for name, _, _ in PROGRAMS])
+@pytest.mark.parametrize("task", [OUTPUT, INPUT])
+def test_reference_response_scores_correct(instances: dict, sandbox: Sandbox, task: Any,
+                                           name: str) -> None:
+    instance = instances[f"{task.name}/{name}"]
+    score = task.score(instance, task.reference_response(instance), sandbox)
+    assert score.verdict == "correct", score.detail
