@@ -1,0 +1,581 @@
+"""DexBench: call selection, Algorithm 1 targets, scoring of both tasks, and the dual score.
+
+The CRUXEval and HumanEval suites are built once for the module (about 30 s together) and
+shared, and the reference models run on the whole CRUXEval suite (scoring it takes about
+a second). Hand-written instances are built by the task itself from a real sandbox trace.
+coverage.py, run in one helper process, is the independent reference for ground truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from execbench.analysis.shape import analyse
+from execbench.metrics import paired_summary
+from execbench.program import Call, Program
+from execbench.runner import RunConfig, run
+from execbench.sandbox.pool import Job, Limits, Sandbox
+from execbench.sources import load_source
+from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
+from execbench.tasks import get_task
+from execbench.tasks.base import BuildContext
+from execbench.tasks.dexbench import choose_target
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+CRUXEVAL = DATA / "cruxeval.jsonl"
+
+COVERAGE = get_task("coverage")
+COUNTERFACTUAL = get_task("counterfactual")
+
+SAMPLE_492 = """\
+def f(text, value):
+    ls = list(text)
+    if (ls.count(value)) % 2 == 0:
+        while value in ls:
+            ls.remove(value)
+    else:
+        ls.clear()
+    return ''.join(ls)"""
+
+# The `for` body runs 10 // x, which raises for x == 0.
+DIVIDES = """\
+def f(xs):
+    total = 0
+    for x in xs:
+        total += 10 // x
+    return total
+"""
+
+# f(4, 0) never leaves the loop; f(5, 2) ends with n == -1 and reaches line 5.
+STEPS = """\
+def f(n, step):
+    while n > 0:
+        n -= step
+    if n < 0:
+        return -1
+    return n
+"""
+
+# Under f(0) both `if` bodies are unexecuted: three lines at line 2, one at line 6.
+TWO_IFS = """\
+def f(x):
+    if x > 10:
+        a = 1
+        b = 2
+        return a + b
+    if x < -10:
+        return -1
+    return 0
+"""
+
+# Where shape and coverage.py disagree on a selected program's statements (not its
+# executed lines): program id -> (lines only the shape analysis counts, why).
+STATEMENT_DIFFERENCES = {
+    "humaneval/HumanEval/150": (
+        {16}, "line 16 is a `break` right after `return y`: CPython compiles no code for "
+              "unreachable statements, so coverage.py has no statement there, while the shape "
+              "analysis counts every statement in the source"),
+}
+
+# Reads one JSON job per line ({"code", "entry_point", "args"}); runs each program file as
+# a module and then the call under coverage.py, with the namespace name and random seed a
+# sandbox runner uses; prints one JSON list: per job, coverage's statements, the executed
+# ones, and the name of the exception raised, if any.
+COVERAGE_HELPER = """\
+import json, os, random, sys
+import coverage
+
+jobs = [json.loads(line) for line in sys.stdin]
+cov = coverage.Coverage(data_file=None, config_file=False)
+paths = []
+for number, job in enumerate(jobs):
+    path = os.path.abspath(f"program_{number}.py")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(job["code"])
+    paths.append(path)
+    module = compile(job["code"], path, "exec")
+    call = compile(f"(lambda *a, **k: (a, k))({job['args']}\\n)", "<call>", "eval")
+    namespace = {"__name__": "__program__"}
+    random.seed(0)
+    job["raised"] = None
+    cov.start()
+    try:
+        exec(module, namespace)
+        args, kwargs = eval(call, namespace)
+        namespace[job["entry_point"]](*args, **kwargs)
+    except BaseException as exc:
+        job["raised"] = type(exc).__name__
+    finally:
+        cov.stop()
+results = []
+for job, path in zip(jobs, paths):
+    _, statements, _, missing, _ = cov.analysis2(path)
+    results.append({"statements": sorted(statements),
+                    "executed": sorted(set(statements) - set(missing)),
+                    "raised": job["raised"]})
+print(json.dumps(results))
+"""
+
+
+def _require_data() -> None:
+    if not CRUXEVAL.is_file():
+        pytest.skip(f"{CRUXEVAL} not found: the CRUXEval file lives in the shared benchmark "
+                    "data folder (see its README.md)")
+
+
+@pytest.fixture(scope="module")
+def cruxeval(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list[dict]]:
+    _require_data()
+    out = tmp_path_factory.mktemp("cruxeval")
+    build_suite([str(CRUXEVAL)], out, BuildOptions(tasks=["coverage", "counterfactual"]))
+    manifest, instances, _ = load_suite(out)
+    return out, manifest, instances
+
+
+@pytest.fixture(scope="module")
+def humaneval(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict]]:
+    out = tmp_path_factory.mktemp("humaneval")
+    build_suite(["humaneval"], out, BuildOptions(tasks=["coverage", "counterfactual"]))
+    manifest, instances, _ = load_suite(out)
+    return manifest, instances
+
+
+@pytest.fixture(scope="module")
+def programs() -> dict[str, list[Program]]:
+    _require_data()
+    return {"cruxeval": load_source(str(CRUXEVAL)).programs,
+            "humaneval": load_source("humaneval").programs}
+
+
+@pytest.fixture(scope="module")
+def measured(programs: dict[str, list[Program]],
+             tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], dict]:
+    """coverage.py's reading of every call of both sources, by (program id, call index)."""
+    keys, feed = [], []
+    for source in programs.values():
+        for program in source:
+            for index, call in enumerate(program.calls):
+                keys.append((program.id, index))
+                feed.append(json.dumps({"code": program.code, "args": call.args,
+                                        "entry_point": program.entry_point}) + "\n")
+    helper = subprocess.run(
+        [sys.executable, "-c", COVERAGE_HELPER], input="".join(feed), capture_output=True,
+        text=True, cwd=tmp_path_factory.mktemp("coverage"), timeout=300,
+        env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
+    return dict(zip(keys, json.loads(helper.stdout), strict=True))
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    with Sandbox(workers=1, limits=Limits(cpu_seconds=1, wall_seconds=3)) as box:
+        yield box
+
+
+def make_instance(task: Any, sandbox: Sandbox, code: str, args: str,
+                  **options: str) -> dict[str, Any]:
+    """An instance of ``task`` for ``f(args)``, built by the task from a real trace."""
+    program = Program(id="hand/f", source="hand", code=code, entry_point="f",
+                      calls=(Call(args),))
+    trace = sandbox.run(Job(code, "f", args))
+    assert trace.status == "ok"
+    ctx = BuildContext(seed=0, options=options, sandbox=sandbox, traced=[(0, trace)])
+    assert task.choose_calls(program, [(0, trace)], ctx) == [0]
+    [fields] = task.build(program, 0, trace, ctx)
+    return {"code": code, "entry_point": "f", "args": args, **fields}
+
+
+def by_task(instances: list[dict], task: str) -> dict[str, dict]:
+    return {i["program_id"]: i for i in instances if i["task"] == task}
+
+
+def answer(text: str) -> str:
+    return f"<REASONING>...</REASONING>\n[ANSWER]\n{text}\n[/ANSWER]"
+
+
+# --- selection ------------------------------------------------------------------------------
+
+def test_cruxeval_selects_298_programs(cruxeval: tuple[Path, dict, list[dict]]) -> None:
+    _, manifest, instances = cruxeval
+    coverage = [i for i in instances if i["task"] == "coverage"]
+    assert manifest["counts"]["by_task"]["coverage"] == len(coverage) == 298
+    assert len({i["program_id"] for i in coverage}) == 298
+    for instance in coverage:
+        shape = analyse(instance["code"])
+        assert shape.has_control_flow
+        assert shape.function_lines - set(instance["truth"]["lines"]), instance["id"]
+
+
+@pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
+def test_selection_is_what_coverage_py_implies(
+        source: str, cruxeval: tuple[Path, dict, list[dict]],
+        humaneval: tuple[dict, list[dict]], programs: dict[str, list[Program]],
+        measured: dict[tuple[str, int], dict]) -> None:
+    """A program is selected exactly when it has an if/for/while and some call of it
+    returns normally with a function statement unexecuted (read with coverage.py), and the
+    chosen call is one of those."""
+    instances = cruxeval[2] if source == "cruxeval" else humaneval[1]
+    selected = by_task(instances, "coverage")
+    expected = set()
+    for program in programs[source]:
+        shape = analyse(program.code)
+        qualifying = {index for index in range(len(program.calls))
+                      if measured[(program.id, index)]["raised"] is None
+                      and shape.function_lines - set(measured[(program.id, index)]["executed"])}
+        if shape.has_control_flow and qualifying:
+            expected.add(program.id)
+            if program.id in selected:
+                assert selected[program.id]["call_index"] in qualifying
+    assert set(selected) == expected
+
+
+def test_humaneval_selects_at_most_one_call_per_program(
+        humaneval: tuple[dict, list[dict]]) -> None:
+    _, instances = humaneval
+    for task in ("coverage", "counterfactual"):
+        per_program = Counter(i["program_id"] for i in instances if i["task"] == task)
+        assert per_program and max(per_program.values()) == 1
+    for instance in by_task(instances, "coverage").values():
+        shape = analyse(instance["code"])
+        assert shape.function_lines - set(instance["truth"]["lines"]), instance["id"]
+
+
+@pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
+def test_counterfactual_instances_pair_with_coverage(
+        source: str, cruxeval: tuple[Path, dict, list[dict]],
+        humaneval: tuple[dict, list[dict]]) -> None:
+    manifest, instances = cruxeval[1:] if source == "cruxeval" else humaneval
+    coverage, counterfactual = by_task(instances, "coverage"), by_task(instances, "counterfactual")
+    assert counterfactual
+    for program_id, instance in counterfactual.items():
+        partner = coverage[program_id]
+        assert [partner[k] for k in ("call_index", "args", "code", "entry_point")] == \
+            [instance[k] for k in ("call_index", "args", "code", "entry_point")]
+        assert partner["id"].split("/", 1)[1] == instance["id"].split("/", 1)[1]
+        assert instance["truth"]["original_lines"] == partner["truth"]["lines"]
+    # Every coverage instance without a partner is one the manifest says was skipped.
+    skipped = {s["where"] for s in manifest["skipped"] if s.get("task") == "counterfactual"}
+    unpaired = {f"{i['program_id']}#{i['call_index']}" for p, i in coverage.items()
+                if p not in counterfactual}
+    assert unpaired == skipped
+
+
+# --- CRUXEval sample_492 ----------------------------------------------------------------------
+
+def test_sample_492_truth_and_target(sandbox: Sandbox) -> None:
+    shape = analyse(SAMPLE_492)
+    trace = sandbox.run(Job(SAMPLE_492, "f", "'abbkebanuuwrzvr', 'm'"))
+    covered = shape.normalise(trace.lines)
+    assert sorted(covered) == [1, 2, 3, 4, 8]  # no 'm': even count, the loop never enters
+    target = choose_target(shape, covered, "max", random.Random(0))
+    assert target == {"line": 4, "kind": "while", "body": [5], "decision": 4}
+
+
+def test_sample_492_in_the_built_suite(cruxeval: tuple[Path, dict, list[dict]]) -> None:
+    _, _, instances = cruxeval
+    coverage = by_task(instances, "coverage")["cruxeval/sample_492"]
+    assert coverage["code"] == SAMPLE_492
+    assert coverage["truth"]["lines"] == [1, 2, 3, 4, 8]
+    assert coverage["shape"] == {"loc": 8, "cyclomatic": 3, "category": "LC"}
+    counterfactual = by_task(instances, "counterfactual").get("cruxeval/sample_492")
+    if counterfactual is not None:
+        truth = counterfactual["truth"]
+        assert (truth["line"], truth["kind"], truth["body"]) == (4, "while", [5])
+
+
+# --- counterfactual targets -------------------------------------------------------------------
+
+def test_target_rules(sandbox: Sandbox) -> None:
+    largest = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0")
+    smallest = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0", target="min")
+    drawn = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0", target="random")
+    assert (largest["truth"]["line"], largest["truth"]["body"]) == (2, [3, 4, 5])
+    assert (smallest["truth"]["line"], smallest["truth"]["body"]) == (6, [7])
+    assert drawn["truth"]["line"] in (2, 6)
+    assert [i["target_rule"] for i in (largest, smallest, drawn)] == ["max", "min", "random"]
+    # The witness each one carries reaches its own target.
+    for instance in (largest, smallest, drawn):
+        assert COUNTERFACTUAL.score(instance, answer(instance["truth"]["witness"]),
+                                    sandbox).correct
+
+
+def test_random_target_is_a_seeded_choice_among_candidates() -> None:
+    shape = analyse(TWO_IFS)
+    covered = {1, 2, 6, 8}
+    picks = {seed: choose_target(shape, covered, "random", random.Random(seed))["line"]
+             for seed in range(30)}
+    assert set(picks.values()) == {2, 6}
+    assert all(choose_target(shape, covered, "random", random.Random(seed))["line"] == line
+               for seed, line in picks.items())
+
+
+def test_target_ties_go_to_the_first_branch() -> None:
+    shape = analyse("def f(x):\n    if x:\n        return 1\n    if x < 0:\n        return 2\n"
+                    "    return 3\n")
+    assert choose_target(shape, {1, 2, 4, 6}, "max", random.Random(0))["line"] == 2
+    assert choose_target(shape, {1, 2, 4, 6}, "min", random.Random(0))["line"] == 2
+
+
+def test_standalone_target_when_no_branch_body_is_wholly_unexecuted() -> None:
+    shape = analyse("def f(x):\n    if x:\n        a = 1\n        b = 2\n    return a\n")
+    # The `if` body ran in part (say line 4 raised), so the first unexecuted line outside
+    # every branch body is the target; with no such line there is none.
+    assert choose_target(shape, {1, 2, 3}, "max", random.Random(0)) == \
+        {"line": 5, "kind": "line", "body": [5], "decision": None}
+    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0)) is None
+
+
+@pytest.mark.parametrize("option", ["target=xyz", "mode=xyz"])
+def test_bad_task_option_stops_the_build(tmp_path: Path, option: str) -> None:
+    source = tmp_path / "programs.jsonl"
+    source.write_text(json.dumps({"id": "two", "code": TWO_IFS, "entry_point": "f",
+                                  "calls": ["0"]}) + "\n")
+    key, value = option.split("=")
+    with pytest.raises(SuiteError, match=f"-T {key} must be one of .*'{value}'"):
+        build_suite([str(source)], tmp_path / "suite",
+                    BuildOptions(tasks=["counterfactual"], task_options={key: value}, workers=1))
+    assert not (tmp_path / "suite").exists()
+
+
+@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
+    "shape analysis raises AttributeError on a `match` statement, which stops the whole "
+    "coverage/counterfactual build (see tests/analysis/test_shape.py::test_match_statement)"))
+def test_a_match_statement_does_not_stop_the_build(tmp_path: Path) -> None:
+    source = tmp_path / "programs.jsonl"
+    matching = "def f(x):\n    match x:\n        case 1:\n            return 'one'\n" \
+               "        case _:\n            return 'other'\n"
+    source.write_text("".join(json.dumps(record) + "\n" for record in (
+        {"id": "match", "code": matching, "entry_point": "f", "calls": ["1"]},
+        {"id": "two", "code": TWO_IFS, "entry_point": "f", "calls": ["0"]})))
+    build_suite([str(source)], tmp_path / "suite",
+                BuildOptions(tasks=["coverage"], workers=1))
+    _, instances, _ = load_suite(tmp_path / "suite")
+    assert [i["program_id"] for i in instances] == ["programs/two"]
+
+
+def test_generate_mode_hides_the_original_call(sandbox: Sandbox) -> None:
+    args = "'abbkebanuuwrzvr', 'm'"
+    mutate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args)
+    generate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args, mode="generate")
+    assert generate["mode"] == "generate"
+    mutate_text = COUNTERFACTUAL.prompt(mutate, 1)[0]["content"]
+    generate_text = COUNTERFACTUAL.prompt(generate, 1)[0]["content"]
+    assert f"`f({args})`" in mutate_text
+    assert "abbkebanuuwrzvr" not in generate_text
+    assert "the body of the `while` at line 4 runs" in generate_text
+
+
+# --- counterfactual scoring -------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sample_492(sandbox: Sandbox) -> dict[str, Any]:
+    return make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, "'abbkebanuuwrzvr', 'm'")
+
+
+def test_answer_reaching_the_target_is_correct(sample_492: dict, sandbox: Sandbox) -> None:
+    for text in ("'aa', 'a'", "f('xmmx', 'm')", "assert f('mm', value='m') == ''"):
+        score = COUNTERFACTUAL.score(sample_492, answer(text), sandbox)
+        assert score.verdict == "correct", text
+        assert "raised" not in score.extra
+
+
+def test_reaching_only_the_header_is_a_prompt_misread(sample_492: dict,
+                                                      sandbox: Sandbox) -> None:
+    score = COUNTERFACTUAL.score(sample_492, answer("'xyz', 'q'"), sandbox)
+    assert score.verdict == "incorrect"
+    assert score.extra["failure"] == "prompt_misread"
+    # An odd count takes the `else`: the `while` header never runs, so no label.
+    score = COUNTERFACTUAL.score(sample_492, answer("'ab', 'a'"), sandbox)
+    assert (score.verdict, score.extra) == ("incorrect", {})
+
+
+@pytest.mark.parametrize("text", ["'abc'", "'a', 'b', 'c'", "f('a', wrong='b')"])
+def test_arguments_that_do_not_fit_are_a_format_error(sample_492: dict, text: str) -> None:
+    # No sandbox: scoring would raise if it tried to run anything.
+    score = COUNTERFACTUAL.score(sample_492, answer(text), None)
+    assert (score.verdict, score.extra["failure"]) == ("format_error", "format_error")
+
+
+@pytest.mark.parametrize("text", ["__import__('os'), 'm'",
+                                  "open('/etc/passwd').read(), 'm'",
+                                  "f(*['a', 'b'])",
+                                  "'a' + 'b', 'm'"])
+def test_non_literal_answer_is_never_run(sample_492: dict, text: str) -> None:
+    score = COUNTERFACTUAL.score(sample_492, answer(text), None)
+    assert (score.verdict, score.extra["failure"]) == ("format_error", "format_error")
+
+
+def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> None:
+    instance = make_instance(COUNTERFACTUAL, sandbox, DIVIDES, "[]")
+    assert (instance["truth"]["kind"], instance["truth"]["body"]) == ("for", [4])
+    score = COUNTERFACTUAL.score(instance, answer("[5, 0]"), sandbox)
+    assert score.verdict == "correct"
+    assert score.extra["raised"] == "ZeroDivisionError"
+
+
+def test_looping_answer_is_contained(sandbox: Sandbox) -> None:
+    instance = make_instance(COUNTERFACTUAL, sandbox, STEPS, "4, 2")
+    assert (instance["truth"]["kind"], instance["truth"]["line"]) == ("if", 4)
+    score = COUNTERFACTUAL.score(instance, answer("4, 0"), sandbox)
+    assert (score.verdict, score.detail) == ("incorrect", "program timeout")
+    assert COUNTERFACTUAL.score(instance, answer("5, 2"), sandbox).verdict == "correct"
+
+
+@pytest.mark.parametrize("response", [None, "", "[ANSWER] [/ANSWER]", "<think>'aa', 'a'</think>"])
+def test_empty_counterfactual_answer(sample_492: dict, response: str | None) -> None:
+    score = COUNTERFACTUAL.score(sample_492, response, None)
+    assert (score.verdict, score.extra["failure"]) == ("unparsable", "null_response")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "DexBench prompts ask for reasoning inside <REASONING> tags, but answer extraction "
+    "only drops <think> blocks: a response that reasons and never answers is read as a "
+    "malformed answer (format_error) rather than as no answer (null_response)"))
+@pytest.mark.parametrize("task", [COVERAGE, COUNTERFACTUAL])
+def test_reasoning_without_an_answer_is_a_null_response(sample_492: dict,
+                                                        coverage_492: dict, task: Any) -> None:
+    instance = coverage_492 if task is COVERAGE else sample_492
+    score = task.score(instance, "<REASONING>line 4 runs, so f('mm', 'm')</REASONING>", None)
+    assert score.extra["failure"] == "null_response"
+
+
+# --- coverage scoring -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def coverage_492(sandbox: Sandbox) -> dict[str, Any]:
+    instance = make_instance(COVERAGE, sandbox, SAMPLE_492, "'abbkebanuuwrzvr', 'm'")
+    assert instance["truth"]["lines"] == [1, 2, 3, 4, 8]
+    return instance
+
+
+@pytest.mark.parametrize(("text", "verdict", "score", "failure"), [
+    ('{"executed_lines": [1, 2, 3, 4, 8]}', "correct", 1.0, None),
+    ("[8, 4, 3, 2, 1]", "correct", 1.0, None),
+    # Lines 2 and 3 form one basic block: reporting 2 alone skips a statement.
+    ('{"executed_lines": [1, 2, 4, 8]}', "incorrect", 4 / 5, "skipping_statements"),
+    ('{"executed_lines": [1, 4, 8]}', "incorrect", 3 / 5, None),
+    # Line 6 is the `else:` keyword: no statement starts there.
+    ('{"executed_lines": [1, 2, 3, 4, 6, 8]}', "incorrect", 5 / 6, "hallucination"),
+    ('{"executed_lines": [1, 2, 3, 4, 5, 8]}', "incorrect", 5 / 6, None),
+    ('{"executed_lines": "x"}', "unparsable", 0.0, "format_error"),
+    ('{"executed_lines": [1, 2.0]}', "unparsable", 0.0, "format_error"),
+    ("", "unparsable", 0.0, "null_response"),
+])
+def test_coverage_scoring(coverage_492: dict, text: str, verdict: str, score: float,
+                          failure: str | None) -> None:
+    result = COVERAGE.score(coverage_492, answer(text) if text else text, None)
+    assert result.verdict == verdict
+    assert result.score == pytest.approx(score)
+    assert result.extra.get("failure") == failure
+
+
+def test_coverage_prompt_numbers_the_lines(coverage_492: dict) -> None:
+    text = COVERAGE.prompt(coverage_492, 0)[0]["content"]
+    assert "6      else:" in text
+    assert "`f('abbkebanuuwrzvr', 'm')`" in text
+
+
+# --- reference models through the runner ------------------------------------------------------
+
+def test_oracle_scores_full_marks(cruxeval: tuple[Path, dict, list[dict]],
+                                  tmp_path: Path) -> None:
+    suite, _, instances = cruxeval
+    results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "oracle")
+    pairs = len(by_task(instances, "counterfactual"))
+    for task in ("coverage", "counterfactual"):
+        assert results["metrics"][task]["all"]["pass@1"] == 1.0
+    assert results["metrics"]["coverage"]["all"]["score"] == 1.0
+    dual = results["paired_metrics"]["dual"]["all"]
+    assert dual == {"pairs": pairs, "pass@1": 1.0, "paired_pass@1": 1.0}
+
+
+def test_constant_answer_gets_partial_relaxed_credit(cruxeval: tuple[Path, dict, list[dict]],
+                                                     tmp_path: Path) -> None:
+    suite, _, _ = cruxeval
+    config = RunConfig(suite=str(suite), model="reference/constant", tasks=["coverage"],
+                       model_args={"answer": answer('{"executed_lines": [1, 2, 3]}')})
+    group = run(config, tmp_path / "constant")["metrics"]["coverage"]["all"]
+    assert 0 < group["score"] < 1
+    assert group["pass@1"] < group["score"]
+
+
+# --- the dual score ---------------------------------------------------------------------------
+
+def record(task: str, key: str, sample: int, correct: bool, *, source: str = "s",
+           verdict: str | None = None) -> dict[str, Any]:
+    return {"task": task, "instance_id": f"{task}/{key}", "sample": sample, "source": source,
+            "correct": correct, "verdict": verdict or ("correct" if correct else "incorrect")}
+
+
+def test_paired_summary_independent_versus_paired() -> None:
+    samples = [record("coverage", "p/0", 0, True), record("coverage", "p/0", 1, False),
+               record("counterfactual", "p/0", 0, False),
+               record("counterfactual", "p/0", 1, True)]
+    block = paired_summary(samples, 2, "coverage", "counterfactual")["all"]
+    assert block["pairs"] == 1
+    assert block["pass@1"] == pytest.approx(0.5 * 0.5)
+    assert block["paired_pass@1"] == 0.0  # no sample index solves both
+    assert block["pass@2"] == 1.0
+    assert block["paired_pass@2"] == 0.0
+
+
+def test_paired_summary_same_sample_solves_both() -> None:
+    samples = [record("coverage", "p/0", 0, True), record("coverage", "p/0", 1, False),
+               record("counterfactual", "p/0", 0, True),
+               record("counterfactual", "p/0", 1, False)]
+    block = paired_summary(samples, 2, "coverage", "counterfactual")["all"]
+    assert block["pass@1"] == pytest.approx(0.25)
+    assert block["paired_pass@1"] == pytest.approx(0.5)
+
+
+def test_paired_summary_pairs_sources_and_errors() -> None:
+    samples = [
+        record("coverage", "a/0", 0, True, source="one"),
+        record("counterfactual", "a/0", 0, True, source="one"),
+        record("coverage", "b/0", 0, True, source="two"),
+        # A failed request never counts, whatever it claims.
+        record("counterfactual", "b/0", 0, True, source="two", verdict="error"),
+        record("coverage", "lonely/0", 0, True, source="two"),  # no partner: not a pair
+        record("output", "a/0", 0, False, source="one"),  # another task: ignored
+    ]
+    summary = paired_summary(samples, 1, "coverage", "counterfactual")
+    assert summary["tasks"] == ["coverage", "counterfactual"]
+    assert summary["all"] == {"pairs": 2, "pass@1": 0.5, "paired_pass@1": 0.5}
+    assert summary["by_source"] == {
+        "one": {"pairs": 1, "pass@1": 1.0, "paired_pass@1": 1.0},
+        "two": {"pairs": 1, "pass@1": 0.0, "paired_pass@1": 0.0},
+    }
+
+
+# --- ground truth against coverage.py ---------------------------------------------------------
+
+@pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
+def test_truth_is_coverage_py_statement_lines(
+        source: str, cruxeval: tuple[Path, dict, list[dict]],
+        humaneval: tuple[dict, list[dict]], measured: dict[tuple[str, int], dict]) -> None:
+    """For every selected call, the coverage truth is the set of statement lines coverage.py
+    reports executed, and the executable lines are coverage.py's statements."""
+    instances = cruxeval[2] if source == "cruxeval" else humaneval[1]
+    selected = by_task(instances, "coverage").values()
+    assert len(selected) >= (298 if source == "cruxeval" else 90)
+    executed_differ, statements_differ = [], {}
+    for instance in selected:
+        reading = measured[(instance["program_id"], instance["call_index"])]
+        if instance["truth"]["lines"] != reading["executed"]:
+            executed_differ.append(instance["id"])
+        ours, theirs = set(instance["truth"]["executable"]), set(reading["statements"])
+        if ours != theirs:
+            statements_differ[instance["program_id"]] = (ours - theirs, theirs - ours)
+    assert executed_differ == []
+    documented = {program: (lines, set()) for program, (lines, _) in STATEMENT_DIFFERENCES.items()
+                  if program.startswith(source)}
+    assert statements_differ == documented
