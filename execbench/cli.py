@@ -19,8 +19,9 @@ from execbench.sources import FORMATS
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build execution-reasoning benchmarks and evaluate models on them.")
-err = Console(stderr=True)
-out = Console()
+# soft_wrap: a message piped to a log stays on one line instead of wrapping at 80 columns.
+err = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
 
 
 def _fail(message: str, code: int = 2) -> None:

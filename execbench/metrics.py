@@ -128,7 +128,10 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> dict[str, Any]:
     per_instance: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for sample in samples:
         per_instance[sample["instance_id"]].append(sample)
-    tallies = [(len(group), sum(_is_correct(s) for s in group)) for group in per_instance.values()]
+    # Instances in id order: the log's order depends on which request finished first, and
+    # the bootstrap must not.
+    groups = [per_instance[key] for key in sorted(per_instance)]
+    tallies = [(len(group), sum(_is_correct(s) for s in group)) for group in groups]
     instances = len(tallies)
 
     block: dict[str, Any] = {"instances": instances, "samples": len(samples)}
@@ -143,7 +146,7 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> dict[str, Any]:
     block["accuracy_ci95"] = list(bootstrap_ci(fractions))
 
     instance_scores = []
-    for group in per_instance.values():
+    for group in groups:
         scores = [float(s["score"]) for s in group if s.get("score") is not None]
         if scores:
             instance_scores.append(sum(scores) / len(scores))

@@ -198,6 +198,7 @@ class _Server(ThreadingHTTPServer):
     # Non-daemon handler threads are joined by server_close, so no thread outlives the
     # context; drop_connections and track make sure each of them is about to return.
     daemon_threads = False
+    request_queue_size = 128  # the runner opens up to 16 connections at once
 
     def __init__(self, responder: Responder) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)

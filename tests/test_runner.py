@@ -359,9 +359,6 @@ def test_killed_run_resumes_without_repeating_logged_samples(wide: tuple[Path, l
     assert clean_results["metrics"]["output"]["all"]["pass@1"] == pytest.approx(0.5)
 
 
-@pytest.mark.xfail(strict=True, reason="metrics._group_metrics takes instances in the order "
-                   "they first appear in samples.jsonl (which request finished first): the "
-                   "bootstrap interval and the float sums of accuracy/pass@k change with it")
 def test_results_do_not_depend_on_log_order(small: tuple[Path, list[dict]],
                                             tmp_path: Path) -> None:
     suite, instances = small
@@ -409,8 +406,6 @@ def test_resume_refuses_changed_settings_and_grows_n(small: tuple[Path, list[dic
         assert results["metrics"][task]["all"]["pass@1"] == pytest.approx(value)
 
 
-@pytest.mark.xfail(strict=True, reason="cli.py prints through a Rich console that wraps at "
-                   "80 columns when stderr is not a terminal, so long errors span lines")
 def test_refusal_is_one_line(small: tuple[Path, list[dict]], tmp_path: Path) -> None:
     suite, instances = small
     out = tmp_path / "a-run-folder-with-a-fairly-long-name-as-real-ones-have"

@@ -77,6 +77,8 @@ def _header_end(stmt: ast.stmt) -> int:
     body = getattr(stmt, "body", None)
     if isinstance(body, list) and body:
         return max(stmt.lineno, body[0].lineno - 1)
+    if isinstance(stmt, ast.Match):
+        return max(stmt.lineno, stmt.cases[0].pattern.lineno - 1)
     return stmt.end_lineno or stmt.lineno
 
 
@@ -106,12 +108,11 @@ class _Walker:
             if _is_docstring(stmt, parent) or isinstance(stmt, ast.Global | ast.Nonlocal):
                 continue
             first = stmt.lineno
+            # A decorator runs as its own line, as coverage tools count it.
             for decorator in getattr(stmt, "decorator_list", []):
-                self.statement_line.setdefault(decorator.lineno, first)
-            self.executable.add(first)
-            lines.add(first)
-            if in_function:
-                self.function_lines.add(first)
+                self._statement(decorator.lineno, decorator.end_lineno or decorator.lineno,
+                                lines, in_function)
+            self._statement(first, first, lines, in_function)
             for number in range(first, _header_end(stmt) + 1):
                 self.statement_line.setdefault(number, first)
             compound = any(isinstance(getattr(stmt, n, None), list) and getattr(stmt, n)
@@ -134,9 +135,17 @@ class _Walker:
             self.blocks.append(frozenset(block))
         return lines
 
+    def _statement(self, first: int, last: int, lines: set[int], in_function: bool) -> None:
+        self.executable.add(first)
+        lines.add(first)
+        if in_function:
+            self.function_lines.add(first)
+        for number in range(first, last + 1):
+            self.statement_line.setdefault(number, first)
+
     def compound(self, stmt: ast.stmt, in_function: bool) -> set[int]:
         inner = in_function or isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
-        lines = self.body(stmt.body, stmt, inner)
+        lines = self.body(getattr(stmt, "body", []), stmt, inner)
         if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
             kind = "while" if isinstance(stmt, ast.While) else \
                 "for" if isinstance(stmt, _LOOPS) else \
@@ -157,11 +166,11 @@ class _Walker:
                     self.branches.append(Branch(kind, line, frozenset(else_lines), stmt.lineno))
             lines |= else_lines
         for handler in getattr(stmt, "handlers", []) or []:
-            self.executable.add(handler.lineno)
-            self.statement_line.setdefault(handler.lineno, handler.lineno)
-            lines.add(handler.lineno)
+            self._statement(handler.lineno, handler.lineno, lines, inner)
             lines |= self.body(handler.body, handler, inner)
         for case in getattr(stmt, "cases", []) or []:
+            self._statement(case.pattern.lineno, max(case.pattern.lineno,
+                                                     case.body[0].lineno - 1), lines, inner)
             lines |= self.body(case.body, case, inner)
         if getattr(stmt, "finalbody", None):
             lines |= self.body(stmt.finalbody, stmt, inner)

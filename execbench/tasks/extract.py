@@ -1,7 +1,8 @@
 """Getting the answer out of a model's response text.
 
-Reasoning models wrap their thinking in ``<think>...</think>``; that part is dropped
-(including an unclosed block at the start, which some servers strip the opening tag of).
+Reasoning models wrap their thinking in ``<think>...</think>``, and some prompts ask for
+``<REASONING>...</REASONING>``; both are dropped (and a lone ``</think>``, whose opening
+tag some servers strip, drops everything before it).
 The answer is the last ``[ANSWER]...[/ANSWER]`` block; a missing closing tag is tolerated.
 Without tags, the last fenced code block is used, then the whole remaining text.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK = re.compile(r"<(think|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _ANSWER = re.compile(r"\[ANSWER\](.*?)(?:\[/ANSWER\]|$)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
 

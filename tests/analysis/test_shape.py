@@ -100,9 +100,6 @@ def test_mixed_program_executable_lines() -> None:
     assert not shape.function_lines & {2, 4, 7, 21}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an `except` line inside a function is executable but missing from function_lines "
-    "(handler lines are added in _Walker.compound, which does not record them)"))
 def test_except_line_is_a_function_line() -> None:
     shape = analyse(MIXED)
     assert 37 in shape.function_lines
@@ -201,9 +198,6 @@ def test_nested_function_and_class_bodies() -> None:
     assert shape.function_lines == {6, 8, 9}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a decorator line is mapped onto its `def` line and is not executable, but it runs "
-    "(the tracer reports it) and coverage.py counts it as a statement of its own"))
 def test_decorator_line_is_a_statement() -> None:
     code = textwrap.dedent("""\
         @staticmethod
@@ -216,9 +210,6 @@ def test_decorator_line_is_a_statement() -> None:
     assert shape.normalise([1, 2]) == {1, 2}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "analyse() raises AttributeError on a `match` statement (ast.Match has no `body`), "
-    "which stops every coverage/counterfactual build of a source holding one"))
 def test_match_statement() -> None:
     code = textwrap.dedent("""\
         def f(x):
