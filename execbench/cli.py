@@ -56,7 +56,8 @@ def _main(version: Annotated[bool, typer.Option("--version", help="Print the ver
 @app.command()
 def build(
     sources: Annotated[list[str], typer.Argument(
-        help="JSONL files (.jsonl/.jsonl.gz), folders of .py files, or 'humaneval'.")],
+        help="JSONL files (.jsonl/.jsonl.gz), folders of .py files, 'humaneval' (the "
+             "packaged HumanEval) or 'dsl' (sampled DSL-List programs).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
     tasks: Annotated[str, typer.Option(help="Comma-separated task names.")] = "output,input",
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
@@ -67,6 +68,8 @@ def build(
         help="At most K calls per program, chosen with the seed.")] = None,
     plus_inputs: Annotated[bool, typer.Option(
         help="Also use EvalPlus's generated plus_input calls.")] = False,
+    count: Annotated[int, typer.Option(
+        help="With the source 'dsl': how many DSL-List programs to sample.")] = 100,
     mutate: Annotated[bool, typer.Option(
         help="Build every task on a single-site mutant of each program (unseen variants).")
     ] = False,
@@ -89,7 +92,7 @@ def build(
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
                     memory_mb=memory_mb)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
-                           plus_inputs=plus_inputs, mutate=mutate,
+                           plus_inputs=plus_inputs, mutate=mutate, count=count,
                            task_options=_pairs(task_option, "-T"),
                            limits=limits, workers=workers)
     warnings: list[str] = []

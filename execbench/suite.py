@@ -44,6 +44,8 @@ class BuildOptions:
     """Per program, keep at most this many calls, chosen with the seed."""
     fmt: str | None = None
     plus_inputs: bool = False
+    count: int = 100
+    """How many programs the ``dsl`` generator samples."""
     mutate: bool = False
     """Build every task on a single-site mutant of each program instead of the original."""
     task_options: dict[str, str] = field(default_factory=dict)
@@ -88,7 +90,8 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     seen: set[str] = set()
     for spec in specs:
         try:
-            loaded: Loaded = load_source(spec, options.fmt, plus_inputs=options.plus_inputs)
+            loaded: Loaded = load_source(spec, options.fmt, plus_inputs=options.plus_inputs,
+                                         count=options.count, seed=options.seed)
         except SourceError as exc:
             warn(f"{spec}: {exc}")
             skipped.append({"where": spec, "reason": str(exc)})
@@ -140,6 +143,7 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         "max_calls": options.max_calls,
         "plus_inputs": options.plus_inputs,
         "mutate": options.mutate,
+        "count": options.count,
         "limits": asdict(options.limits),
         "sources": sources,
         "counts": {"programs": len(programs), "calls": len(calls),

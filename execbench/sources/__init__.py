@@ -24,6 +24,8 @@ FORMATS: tuple[str, ...] = ("cruxeval", "humaneval", "evalplus", "generic", "pyf
 
 BUILTIN = "humaneval"
 """The spec that names the packaged HumanEval (when no file or folder has that name)."""
+GENERATED = "dsl"
+"""The spec that names the DSL-List generator (when no file or folder has that name)."""
 
 _SUFFIXES = (".gz", ".jsonl", ".json")
 
@@ -31,11 +33,13 @@ _CRUXEVAL_KEYS = {"code", "input", "output"}
 _HUMANEVAL_KEYS = {"prompt", "canonical_solution", "test", "entry_point"}
 
 
-def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False) -> Loaded:
+def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
+                count: int = 100, seed: int = 0) -> Loaded:
     """Load every usable program from ``spec``; ``fmt=None`` detects the format.
 
     ``plus_inputs`` adds EvalPlus's generated ``plus_input`` calls (many thousands) to the
-    original ``base_input`` ones; other formats ignore it.
+    original ``base_input`` ones; other formats ignore it. The spec ``dsl`` samples
+    ``count`` DSL-List programs from ``seed`` instead of reading a file.
     """
     if fmt is not None and fmt not in FORMATS:
         raise SourceError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
@@ -43,6 +47,10 @@ def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False)
     if not path.exists():
         if spec == BUILTIN:
             return _load_builtin(fmt)
+        if spec == GENERATED:
+            from execbench.sources import dsl
+
+            return dsl.generate(count, seed)
         raise SourceError(f"no such file or folder: {spec}")
     if path.is_dir():
         if fmt not in (None, "pyfolder"):
