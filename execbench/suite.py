@@ -218,7 +218,7 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
     for program, traced in by_program.values():
         index = mutation_call(program, traced, seed)
         found = None if index is None else mutant_for(program, index, dict(traced)[index],
-                                                      sandbox, seed)
+                                                      sandbox, seed, {})
         if found is None:
             skipped.append({"where": program.id, "task": "mutate",
                             "reason": "no mutant runs without error and changes the output"})

@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 
 LOC_BINS = ((4, 7), (8, 11), (12, 15), (16, 19), (20, 24))
 
-_mutant_cache: dict[tuple[str, str, str, int], tuple[Mutant, Trace] | None] = {}
-
-
 def loc_bin(loc: int) -> str:
     for low, high in LOC_BINS:
         if low <= loc <= high:
@@ -61,16 +58,15 @@ def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) 
     return random.Random(f"{seed}/{program.id}/mutant").choice(usable)
 
 
-def mutant_for(program: Program, call_index: int, trace: Trace, sandbox: Sandbox,
-               seed: int) -> tuple[Mutant, Trace] | None:
-    """Algorithm 1 for the call, remembered so that several tasks share one mutant."""
+def mutant_for(program: Program, call_index: int, trace: Trace, sandbox: Sandbox, seed: int,
+               memo: dict[Any, Any]) -> tuple[Mutant, Trace] | None:
+    """Algorithm 1 for the call, remembered in the build's memo so tasks share one mutant."""
     args = program.calls[call_index].args
-    key = (program.id, program.code, args, seed)
-    if key not in _mutant_cache:
+    key = ("mutant", program.id, program.code, args)
+    if key not in memo:
         rng = random.Random(f"{seed}/{program.id}/mutant-choice")
-        _mutant_cache[key] = choose_mutant(sandbox, program.code, program.entry_point, args,
-                                           trace, rng)
-    return _mutant_cache[key]
+        memo[key] = choose_mutant(sandbox, program.code, program.entry_point, args, trace, rng)
+    return memo[key]
 
 
 class _Paired:
@@ -85,7 +81,7 @@ class _Paired:
               ctx: BuildContext) -> tuple[Mutant, Trace, dict[str, Any]]:
         if ctx.sandbox is None:
             raise RuntimeError(f"the {self.name} task needs the build's sandbox")
-        found = mutant_for(program, call_index, trace, ctx.sandbox, ctx.seed)
+        found = mutant_for(program, call_index, trace, ctx.sandbox, ctx.seed, ctx.memo)
         if found is None:
             raise SkipInstance("no mutant runs without error and changes the output")
         mutant, mutant_trace = found
