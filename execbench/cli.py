@@ -226,6 +226,9 @@ def report(
     results = []
     for folder in run_dirs:
         path = folder / "results.json"
+        if not folder.is_dir():
+            err.print(f"[yellow]skipped[/] {escape(str(folder))}: no such folder", highlight=False)
+            continue
         if not path.exists():
             err.print(f"[yellow]skipped[/] {escape(str(folder))}: no results.json "
                       "(run `execbench score` on it)", highlight=False)

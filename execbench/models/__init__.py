@@ -14,7 +14,9 @@ from execbench.models.openai import OpenAIModel
 
 __all__ = ["Model", "ModelError", "get_model"]
 
-PROVIDERS = ("openai", "openai-api", "anthropic", "reference", "vllm", "hf")
+PROVIDERS = ("openai", "openai-api", "anthropic", "reference")
+IN_PROCESS = ("vllm", "hf")
+"""Named in the project's plans but not implemented: a clear message points to openai-api."""
 
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -35,6 +37,11 @@ def get_model(
     providers = ", ".join(PROVIDERS)
     if not slash:
         raise ModelError(f"model name {name!r} must be provider/model; providers: {providers}")
+    if provider in IN_PROCESS:
+        raise ModelError(
+            f"{provider}/... (in-process models) is not available yet; serve the model with an "
+            "OpenAI-compatible server and use openai-api/<name>/<model>"
+        )
     if provider not in PROVIDERS:
         raise ModelError(f"unknown model provider {provider!r} in {name!r}; providers: {providers}")
     if not rest:
@@ -43,11 +50,6 @@ def get_model(
         from execbench.models.reference import get_reference_model
 
         return get_reference_model(rest, model_args or {})
-    if provider in ("vllm", "hf"):
-        raise ModelError(
-            f"{provider}/... (in-process models) is not available yet; serve the model with an "
-            "OpenAI-compatible server and use openai-api/<name>/<model>"
-        )
     if model_args:
         raise ModelError(f"{provider} models take no model args (got {', '.join(model_args)})")
 
