@@ -1,0 +1,255 @@
+"""The mutation and choice tasks: the reference models' documented scores, reversion only
+over non-boolean problems, parsing of choice answers, lines-of-code bins, and the
+generalization report with its plot.
+
+One suite (mutation and choice on the first 60 CRUXEval programs) is built for the module
+and answered once by ``reference/oracle`` and once by ``reference/original``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from execbench.analysis.shape import analyse
+from execbench.runner import RunConfig, read_samples, run
+from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.tasks import get_task
+from execbench.tasks.generalization import LOC_BINS, bin_order, loc_bin
+
+CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "cruxeval.jsonl"
+EXECBENCH = str(Path(sys.executable).parent / "execbench")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+MUTATION = get_task("mutation")
+CHOICE = get_task("choice")
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not CRUXEVAL.exists():
+        pytest.skip(f"{CRUXEVAL} not found (see shared/data/README.md)")
+    folder = tmp_path_factory.mktemp("generalization") / "suite"
+    build_suite([str(CRUXEVAL)], folder,
+                BuildOptions(tasks=["mutation", "choice"], limit=60, workers=2))
+    _, instances, _ = load_suite(folder)
+    return {"folder": folder, "instances": instances}
+
+
+@pytest.fixture(scope="module")
+def runs(suite: dict[str, Any]) -> dict[str, Path]:
+    folders = {}
+    for model in ("reference/oracle", "reference/original"):
+        out = suite["folder"].parent / model.split("/")[1]
+        run(RunConfig(suite=str(suite["folder"]), model=model), out)
+        folders[model] = out
+    return folders
+
+
+def task_metrics(folder: Path, task: str) -> dict[str, Any]:
+    return json.loads((folder / "results.json").read_text())["task_metrics"][task]
+
+
+def by_variant(instances: list[dict[str, Any]], task: str) -> dict[str, dict[str, Any]]:
+    """Per program, its instances of ``task`` keyed by variant."""
+    grouped: dict[str, dict[str, Any]] = {}
+    for instance in instances:
+        if instance["task"] == task:
+            grouped.setdefault(instance["program_id"], {})[instance["variant"]] = instance
+    return grouped
+
+
+def test_the_suite_pairs_every_problem(suite: dict[str, Any]) -> None:
+    mutation = by_variant(suite["instances"], "mutation")
+    choice = by_variant(suite["instances"], "choice")
+    assert 20 <= len(mutation) <= 45
+    assert set(mutation) == set(choice)
+    assert all(set(pair) == {"original", "mutant"} for pair in mutation.values())
+    assert any(pair["original"]["boolean"] for pair in mutation.values())
+    assert not all(pair["original"]["boolean"] for pair in mutation.values())
+
+
+def test_choice_asks_each_problem_twice_with_a_and_b_swapped(suite: dict[str, Any]) -> None:
+    mutation = by_variant(suite["instances"], "mutation")
+    for program_id, pair in by_variant(suite["instances"], "choice").items():
+        assert set(pair) == {"OM", "MO"}
+        first, second = pair["OM"], pair["MO"]
+        assert (first["original_label"], second["original_label"]) == ("A", "B")
+        assert first["programs"]["A"] == second["programs"]["B"]
+        assert first["programs"]["B"] == second["programs"]["A"]
+        original, mutant = mutation[program_id]["original"], mutation[program_id]["mutant"]
+        assert first["programs"]["A"]["code"] == original["code"]
+        assert first["programs"]["B"]["code"] == mutant["code"]
+        assert first["programs"]["A"]["value"] == original["truth"]["value"]
+        assert first["programs"]["B"]["value"] == mutant["truth"]["value"]
+        assert first["args"] == second["args"] == original["args"]
+        prompt = CHOICE.prompt(first, 0)[0]["content"]
+        assert "mutant" not in prompt.lower() and "original" not in prompt.lower()
+
+
+def test_oracle_scores(runs: dict[str, Path]) -> None:
+    mutation = task_metrics(runs["reference/oracle"], "mutation")["all"]
+    assert {k: mutation[k] for k in ("OC", "MC", "OR", "MR")} == {
+        "OC": 1.0, "MC": 1.0, "OR": 0.0, "MR": 0.0}
+    choice = task_metrics(runs["reference/oracle"], "choice")["all"]
+    # The oracle always answers A, and A is the original in one order of two.
+    assert {k: choice[k] for k in ("Pref", "OC", "MC", "OR", "MR")} == {
+        "Pref": 0.5, "OC": 1.0, "MC": 1.0, "OR": 0.0, "MR": 0.0}
+    assert choice["O_answers"] == choice["M_answers"] == choice["answers"] / 2
+    assert choice["unparsable"] == 0
+
+
+def test_original_model_scores(runs: dict[str, Path], suite: dict[str, Any]) -> None:
+    mutation = task_metrics(runs["reference/original"], "mutation")["all"]
+    problems = len(by_variant(suite["instances"], "mutation"))
+    assert mutation == {"OC": 1.0, "MC": 0.0, "OR": 0.0, "MR": 1.0,
+                        "O_problems": problems, "M_problems": problems}
+    choice = task_metrics(runs["reference/original"], "choice")["all"]
+    assert choice == {"Pref": 1.0, "OC": 1.0, "OR": 0.0, "MC": None, "MR": None,
+                      "O_answers": 2 * problems, "M_answers": 0, "answers": 2 * problems,
+                      "unparsable": 0}
+
+
+def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
+                                               suite: dict[str, Any]) -> None:
+    mutation = by_variant(suite["instances"], "mutation")
+    boolean = next(pid for pid, pair in mutation.items() if pair["mutant"]["boolean"])
+    other = next(pid for pid, pair in mutation.items() if not pair["mutant"]["boolean"])
+    recalled = read_samples(runs["reference/original"] / "samples.jsonl")
+    oracle = read_samples(runs["reference/oracle"] / "samples.jsonl")
+
+    def sample(samples: dict, program_id: str, variant: str) -> dict[str, Any]:
+        return samples[(mutation[program_id][variant]["id"], 0)]
+
+    # Recalling the original on a boolean problem's mutant is wrong, and is a reversion...
+    wrong = sample(recalled, boolean, "mutant")
+    assert (wrong["correct"], wrong["extra"]["reverted"]) == (False, True)
+    alone = MUTATION.summarize([wrong, sample(recalled, boolean, "original")])["all"]
+    assert alone == {"OC": 1.0, "MC": 0.0, "OR": None, "MR": None,
+                     "O_problems": 1, "M_problems": 1}
+    # ...that counts for MC but not for MR next to a non-boolean problem solved right.
+    mixed = MUTATION.summarize([wrong, sample(oracle, other, "mutant")])["all"]
+    assert (mixed["MC"], mixed["MR"], mixed["M_problems"]) == (0.5, 0.0, 2)
+
+
+def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> None:
+    choice = by_variant(suite["instances"], "choice")
+    instance = next(pair["OM"] for pair in choice.values() if pair["OM"]["boolean"])
+    call = f"{instance['entry_point']}({instance['args']})"
+    # Chooses the mutant (B) but states the original's output.
+    text = json.dumps({"chosen_program": "B",
+                       "assertion": f"assert {call} == {instance['programs']['A']['repr']}"})
+    score = CHOICE.score(instance, f"[ANSWER]{text}[/ANSWER]", None)
+    assert (score.verdict, score.extra["chose"], score.extra["reverted"]) == (
+        "incorrect", "mutant", True)
+    sample = {"instance_id": instance["id"], "source": "cruxeval", "correct": False,
+              "extra": score.extra}
+    metrics = CHOICE.summarize([sample])["all"]
+    assert (metrics["Pref"], metrics["MC"], metrics["MR"]) == (0.0, 0.0, None)
+
+
+@pytest.fixture(scope="module")
+def choice_instance(suite: dict[str, Any]) -> dict[str, Any]:
+    """The original-first choice instance of a problem with a non-boolean output."""
+    return next(pair["OM"] for pair in by_variant(suite["instances"], "choice").values()
+                if not pair["OM"]["boolean"])
+
+
+def answer(instance: dict[str, Any], label: str, value_of: str) -> dict[str, str]:
+    call = f"{instance['entry_point']}({instance['args']})"
+    return {"chosen_program": label,
+            "assertion": f"assert {call} == {instance['programs'][value_of]['repr']}"}
+
+
+def test_choice_answer_as_json_in_tags(choice_instance: dict[str, Any]) -> None:
+    text = json.dumps(answer(choice_instance, "B", "B"))
+    score = CHOICE.score(choice_instance, f"Thinking...\n[ANSWER]\n{text}\n[/ANSWER]", None)
+    assert score.verdict == "correct"
+    assert (score.extra["chose"], score.extra["reverted"]) == ("mutant", False)
+    assert score.answer.startswith("B: ")
+
+
+def test_choice_answer_as_json_inside_prose(choice_instance: dict[str, Any]) -> None:
+    text = json.dumps(answer(choice_instance, "A", "B"))
+    response = f"[ANSWER]I am surer of A, so my answer is {text} as asked.[/ANSWER]"
+    score = CHOICE.score(choice_instance, response, None)
+    assert score.verdict == "incorrect"
+    assert (score.extra["chose"], score.extra["reverted"]) == ("original", True)
+
+
+@pytest.mark.parametrize("body", [
+    {"chosen_program": "C", "assertion": "assert f(1) == 1"},
+    {"chosen_program": "A"},
+    {"chosen_program": "A", "assertion": 3},
+    ["A", "assert f(1) == 1"],
+])
+def test_choice_answer_without_a_valid_label_or_assertion_is_unparsable(
+        choice_instance: dict[str, Any], body: object) -> None:
+    score = CHOICE.score(choice_instance, f"[ANSWER]{json.dumps(body)}[/ANSWER]", None)
+    assert score.verdict == "unparsable"
+    assert "chose" not in score.extra
+
+
+def test_choice_answer_with_a_non_literal_assertion_is_unparsable(
+        choice_instance: dict[str, Any]) -> None:
+    body = {"chosen_program": "A", "assertion": "assert f(1) == g(2)"}
+    score = CHOICE.score(choice_instance, f"[ANSWER]{json.dumps(body)}[/ANSWER]", None)
+    assert score.verdict == "unparsable"
+    assert score.extra["chose"] == "original"
+    assert CHOICE.score(choice_instance, None, None).verdict == "unparsable"
+    assert CHOICE.score(choice_instance, "[ANSWER]A[/ANSWER]", None).verdict == "unparsable"
+
+
+def test_lines_of_code_bins() -> None:
+    assert LOC_BINS == ((4, 7), (8, 11), (12, 15), (16, 19), (20, 24))
+    assert [loc_bin(n) for n in (1, 3, 4, 7, 8, 11, 12, 15, 16, 19, 20, 24, 25, 90)] == [
+        "<4", "<4", "4-7", "4-7", "8-11", "8-11", "12-15", "12-15", "16-19", "16-19",
+        "20-24", "20-24", ">24", ">24"]
+    names = ["<4", "4-7", "8-11", "12-15", "16-19", "20-24", ">24"]
+    assert sorted(reversed(names), key=bin_order) == names
+    assert sorted(names) != names  # why the order needs a key
+
+
+def test_metrics_by_bin_follow_each_problems_lines_of_code(runs: dict[str, Path],
+                                                          suite: dict[str, Any]) -> None:
+    mutation = by_variant(suite["instances"], "mutation")
+    expected: dict[str, int] = {}
+    for pair in mutation.values():
+        loc = pair["original"]["loc"]
+        assert loc == analyse(pair["original"]["code"]).loc == pair["mutant"]["loc"]
+        expected[loc_bin(loc)] = expected.get(loc_bin(loc), 0) + 1
+    by_loc = task_metrics(runs["reference/original"], "mutation")["by_loc"]
+    assert {name: group["O_problems"] for name, group in by_loc.items()} == expected
+    assert all(group["MR"] == 1.0 for group in by_loc.values())
+
+
+def test_report_prints_the_table_and_writes_the_plot(runs: dict[str, Path],
+                                                     tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")}
+    plot = tmp_path / "plots" / "generalization.png"
+    done = subprocess.run(
+        [EXECBENCH, "report", str(runs["reference/oracle"]), str(runs["reference/original"]),
+         "--layout", "generalization", "--plot", str(plot)],
+        capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert plot.read_bytes().startswith(PNG_SIGNATURE)
+    assert "plot written to" in done.stderr
+    rows = [[cell.strip() for cell in line.strip("│┃ ").split("│" if "│" in line else "┃")]
+            for line in done.stdout.splitlines() if "│" in line or "┃" in line]
+    assert rows[0] == ["run", "source", "prediction OC", "prediction MC", "prediction OR",
+                       "prediction MR", "choice Pref", "choice OC", "choice MC", "choice OR",
+                       "choice MR"]
+    assert ["reference/oracle", "cruxeval", "100.0", "100.0", "0.0", "0.0", "50.0", "100.0",
+            "100.0", "0.0", "0.0"] in rows
+    assert ["reference/original", "cruxeval", "100.0", "0.0", "0.0", "100.0", "100.0",
+            "100.0", "-", "0.0", "-"] in rows
+    header = rows.index(["run", "LOC", "OC", "MC", "OR", "MR", "problems"])
+    bins = [row[1] for row in rows[header + 1:] if row[0] == "reference/oracle"]
+    assert bins == sorted(bins, key=bin_order)
+    assert len(bins) >= 2
