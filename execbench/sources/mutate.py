@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox, Trace
 
 MIN_CPU_SECONDS = 0.05
+MAX_CPU_SECONDS = 0.5
 CPU_FACTOR = 50
 ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
@@ -54,10 +55,16 @@ class Mutant:
                 "before": self.before, "after": self.after}
 
 
+def _lines(code: str) -> list[str]:
+    """Lines as Python numbers them: split at \\n, \\r\\n and \\r only (``splitlines``
+    would also split at form feeds and U+2028 inside strings)."""
+    return io.StringIO(code, newline="").readlines()
+
+
 def _offsets(code: str) -> list[int]:
     """Character offset of the start of each line (1-based line numbers)."""
     starts = [0, 0]
-    for line in code.splitlines(keepends=True):
+    for line in _lines(code):
         starts.append(starts[-1] + len(line))
     return starts
 
@@ -67,9 +74,16 @@ class _Sites:
 
     def __init__(self, code: str) -> None:
         self.code = code
+        self.lines = _lines(code)
         self.tree = ast.parse(code)
         self.tokens = [t for t in tokenize.generate_tokens(io.StringIO(code).readline)
                        if t.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER)]
+
+    def _token_after(self, token: tokenize.TokenInfo) -> tokenize.TokenInfo | None:
+        for candidate in self.tokens:
+            if candidate.start >= token.end:
+                return candidate
+        return None
 
     def _token_between(self, text: str, start: tuple[int, int], end: tuple[int, int]):
         for token in self.tokens:
@@ -85,7 +99,7 @@ class _Sites:
                                         "arithmetic", ARITHMETIC)
             elif isinstance(node, ast.AugAssign) and type(node.op) in _BINOPS:
                 text = _BINOPS[type(node.op)] + "="
-                token = self._token_between(text, _end(node.target), _start(node.value))
+                token = self._token_between(text, self._end(node.target), self._start(node.value))
                 if token:
                     choices = tuple(op + "=" for op in ARITHMETIC if op + "=" != text)
                     found.append(("arithmetic", *token.start, token.end[1], text, choices))
@@ -99,30 +113,31 @@ class _Sites:
             elif isinstance(node, ast.BoolOp):
                 text, other = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
                 for left, right in zip(node.values, node.values[1:], strict=False):
-                    token = self._token_between(text, _end(left), _start(right))
+                    token = self._token_between(text, self._end(left), self._start(right))
                     if token:
                         found.append(("logical", *token.start, token.end[1], text, (other,)))
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-                token = self._token_between("not", _start(node), _start(node.operand))
+                token = self._token_between("not", self._start(node), self._start(node.operand))
                 if token:
-                    # Drop "not" and the blank after it: the operand keeps its position.
-                    end = node.operand.col_offset if node.operand.lineno == token.start[0] \
-                        else token.end[1]
+                    # Drop "not" and the blanks up to the next token (a bracket, say).
+                    following = self._token_after(token)
+                    end = following.start[1] if following and \
+                        following.start[0] == token.start[0] else token.end[1]
                     found.append(("logical", *token.start, end,
                                   self._text(token.start[0], token.start[1], end), ("",)))
             elif isinstance(node, ast.Break | ast.Continue):
                 text = "break" if isinstance(node, ast.Break) else "continue"
                 other = "continue" if text == "break" else "break"
-                found.append(("keyword", node.lineno, node.col_offset, node.end_col_offset,
-                              text, (other,)))
+                found.append(("keyword", *self._span(node), text, (other,)))
             elif isinstance(node, ast.Constant) and type(node.value) is bool:
                 text = str(node.value)
-                found.append(("keyword", node.lineno, node.col_offset, node.end_col_offset,
-                              text, ("False" if node.value else "True",)))
+                found.append(("keyword", *self._span(node), text,
+                              ("False" if node.value else "True",)))
             elif isinstance(node, ast.Constant) and type(node.value) in (int, float) \
                     and node.lineno == node.end_lineno:
                 value = node.value
-                text = self._text(node.lineno, node.col_offset, node.end_col_offset)
+                line, start, end = self._span(node)
+                text = self._text(line, start, end)
                 if _literal_text(text) != value:  # e.g. a constant inside an f-string
                     continue
                 options = [value + 1, value - 1]
@@ -132,18 +147,31 @@ class _Sites:
                     options.append(0)
                 choices = tuple(dict.fromkeys(repr(v) if v >= 0 else f"({v!r})"
                                               for v in options))
-                found.append(("numeric", node.lineno, node.col_offset, node.end_col_offset,
-                              text, choices))
+                found.append(("numeric", line, start, end, text, choices))
         return sorted(set(found), key=lambda s: (s[1], s[2], s[0]))
 
     def _operator(self, text, left, right, kind, family):
-        token = self._token_between(text, _end(left), _start(right))
+        token = self._token_between(text, self._end(left), self._start(right))
         if token is None:
             return []
         return [(kind, *token.start, token.end[1], text, tuple(op for op in family if op != text))]
 
     def _text(self, line: int, start: int, end: int) -> str:
-        return self.code.splitlines()[line - 1][start:end]
+        return self.lines[line - 1][start:end]
+
+    def _column(self, line: int, byte_column: int) -> int:
+        """The character column of an AST position (which counts UTF-8 bytes)."""
+        return len(self.lines[line - 1].encode()[:byte_column].decode("utf-8", "replace"))
+
+    def _start(self, node: ast.AST) -> tuple[int, int]:
+        return node.lineno, self._column(node.lineno, node.col_offset)
+
+    def _end(self, node: ast.AST) -> tuple[int, int]:
+        return node.end_lineno, self._column(node.end_lineno, node.end_col_offset)
+
+    def _span(self, node: ast.AST) -> tuple[int, int, int]:
+        """(line, start column, end column) in characters, for a one-line node."""
+        return node.lineno, self._start(node)[1], self._end(node)[1]
 
 
 def _literal_text(text: str) -> object:
@@ -151,14 +179,6 @@ def _literal_text(text: str) -> object:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
         return None
-
-
-def _start(node: ast.AST) -> tuple[int, int]:
-    return node.lineno, node.col_offset
-
-
-def _end(node: ast.AST) -> tuple[int, int]:
-    return node.end_lineno, node.end_col_offset
 
 
 def mutants(code: str) -> list[Mutant]:
@@ -194,7 +214,7 @@ def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, orig
     options = TraceOptions(max_events=0, max_branch_seq=0)
     # Mutants that loop forever are common (``i += 1`` -> ``i -= 1``); a budget well above
     # the original's own CPU time keeps them from costing the full limit each.
-    budget = max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time)
+    budget = min(MAX_CPU_SECONDS, max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time))
     traces = sandbox.map(Job(m.code, entry_point, args, options, cpu_seconds=budget)
                          for m in candidates)
     lines = set(original.lines)

@@ -32,13 +32,6 @@ class BuildContext:
     """Every traced call of the program being built, as (call index, trace) pairs."""
     memo: dict[Any, Any] = field(default_factory=dict)
     """Results tasks share within one build (e.g. the mutant both generalization tasks use)."""
-    sandbox: Sandbox | None = None
-    """The build's sandbox, for tasks that must run the program again (e.g. to find an
-    input that reaches a branch)."""
-    traced: list[tuple[int, Trace]] = field(default_factory=list)
-    """Every traced call of the program being built, as (call index, trace) pairs."""
-    memo: dict[Any, Any] = field(default_factory=dict)
-    """Results tasks share within one build (e.g. the mutant both generalization tasks use)."""
 
 
 @dataclass

@@ -211,26 +211,17 @@ def test_every_mutant_of_every_cruxeval_program_is_one_edit() -> None:
     assert total > 8000
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: dropping `not` before a parenthesised operand "
-                   "deletes the `(` too (the span ends at the operand's own column), so the "
-                   "mutant does not parse and is silently lost")
 def test_not_before_parenthesised_operand_is_dropped() -> None:
     assert "def f(a, b):\n    return (a and b)\n" in {
         m.code for m in mutants("def f(a, b):\n    return not (a and b)\n")}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: keyword, numeric and `not` sites use the AST's "
-                   "col_offset, a UTF-8 byte offset, as a character offset; after non-ASCII "
-                   "text on the same line the edit lands off by the extra bytes and is lost")
 def test_sites_after_non_ascii_text_on_the_line() -> None:
     assert edits("def f(s):\n    return ['é', True, 3, not s]\n") == {
         ("keyword", 2, "True", "False"), ("numeric", 2, "3", "4"), ("numeric", 2, "3", "2"),
         ("logical", 2, "not ", "")}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: line offsets come from str.splitlines, which also "
-                   "breaks at U+2028, form feeds etc. inside the source; later edits land on "
-                   "the wrong line ('return x + 1' becomes 'return-x + 1', recorded as + -> -)")
 def test_line_separator_inside_a_string_does_not_shift_edits() -> None:
     code = "def f(x):\n    s = 'a\u2028b'\n    return x + 1\n"
     found = mutants(code)
