@@ -30,12 +30,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import coverage
+from common import add_data_option, cruxeval_file
 
 from execbench.program import Program
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite, load_suite
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cruxeval.jsonl"
 WALL_SECONDS = 10.0
 """Per-process wall-clock limit for the baseline, the sandbox's default one."""
 
@@ -81,14 +81,11 @@ def program_statements(script: Path, code: str) -> set[int]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="cruxeval.jsonl, or the folder holding it")
+    add_data_option(parser)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="sandbox workers, and coverage processes in flight")
     options = parser.parse_args(argv)
-    path = options.data / "cruxeval.jsonl" if options.data.is_dir() else options.data
-    if not path.exists():
-        parser.error(f"{path} not found; pass --data (see shared/data/README.md)")
+    path = cruxeval_file(parser, options.data)
     programs = load_source(str(path)).programs
     workers = options.workers
 

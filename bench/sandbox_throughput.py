@@ -18,83 +18,20 @@ Three ways of running the same 800 traced calls, each with ``workers`` calls in 
 from __future__ import annotations
 
 import argparse
-import io
-import multiprocessing
 import os
 import platform
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection, wait
-from pathlib import Path
 from typing import Any
 
-from execbench.sandbox import tracer
+from common import add_data_option, cruxeval_file, run_fresh_processes
+
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sources import load_source
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cruxeval.jsonl"
 WARM_UP_CALLS = 100
-WALL_SECONDS = 10.0
-"""The baseline's per-call wall-clock limit, the sandbox's default one."""
-
-
-def _child(conn: Connection, job: Job) -> None:
-    """Body of a baseline process: trace one call and send the result to the parent."""
-    sys.stdout = sys.stderr = io.StringIO()
-    try:
-        program = tracer.compile_program(job.code)
-        args = tracer.compile_args(job.args)
-    except (SyntaxError, ValueError) as exc:
-        result: dict[str, Any] = {"status": "exception", "lines": [],
-                                  "exception": tracer.describe_exception(exc)}
-    else:
-        result = tracer.run(program, job.entry_point, args, {})
-    conn.send(result)
-    conn.close()
-
-
-def run_fresh_processes(jobs: Sequence[Job], concurrency: int) -> list[dict[str, Any]]:
-    """Run each job in its own forked process, ``concurrency`` of them at a time."""
-    context = multiprocessing.get_context("fork")
-    results: list[dict[str, Any]] = [{} for _ in jobs]
-    queued = iter(enumerate(jobs))
-    running: dict[Connection, tuple[int, multiprocessing.Process, float]] = {}
-
-    def launch() -> None:
-        while len(running) < concurrency:
-            item = next(queued, None)
-            if item is None:
-                return
-            index, job = item
-            reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(writer, job), daemon=True)
-            process.start()
-            writer.close()
-            running[reader] = (index, process, time.monotonic() + WALL_SECONDS)
-
-    launch()
-    while running:
-        for reader in wait(list(running), timeout=0.5):
-            index, process, _ = running.pop(reader)
-            try:
-                results[index] = reader.recv()
-            except EOFError:
-                results[index] = {"status": "crashed", "lines": []}
-            reader.close()
-            process.join()
-        now = time.monotonic()
-        for reader, (index, process, deadline) in list(running.items()):
-            if now > deadline:
-                process.kill()
-                process.join()
-                reader.close()
-                del running[reader]
-                results[index] = {"status": "timeout", "lines": []}
-        launch()
-    return results
 
 
 def _timed(repeats: int, make_jobs: Callable[[int], list[Job]],
@@ -122,15 +59,12 @@ def _row(label: str, calls: int, seconds: list[float]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
-                        help="cruxeval.jsonl, or the folder holding it")
+    add_data_option(parser)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="sandbox workers, and baseline processes in flight")
     options = parser.parse_args(argv)
-    path = options.data / "cruxeval.jsonl" if options.data.is_dir() else options.data
-    if not path.exists():
-        parser.error(f"{path} not found; pass --data (see shared/data/README.md)")
+    path = cruxeval_file(parser, options.data)
     jobs = [Job(p.code, p.entry_point, call.args)
             for p in load_source(str(path)).programs for call in p.calls]
     workers, repeats, calls = options.workers, options.repeats, len(jobs)
@@ -145,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     run_fresh_processes(jobs[:2 * workers], workers)
     fresh_seconds, fresh_results = _timed(
-        repeats, lambda r: jobs, lambda batch: run_fresh_processes(batch, workers))
+        repeats, lambda r: jobs, lambda batch: run_fresh_processes(batch, workers)[0])
 
     agree = sum(t.lines == r["lines"] and t.status == r["status"]
                 for t, r in zip(new_traces, fresh_results, strict=True))

@@ -19,10 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from common import DEFAULT_DATA
+
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cruxeval.jsonl"
 GOAL_SECONDS = 1.0
 REASONING = "<think>\n" + "The loop appends one more item to the result.\n" * 40 + "</think>\n"
 

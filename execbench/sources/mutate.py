@@ -203,6 +203,11 @@ def mutants(code: str) -> list[Mutant]:
     return result
 
 
+def mutant_budget(original: Trace) -> float:
+    """CPU seconds a mutant may take: a multiple of the original call's, within bounds."""
+    return min(MAX_CPU_SECONDS, max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time))
+
+
 def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, original: Trace,
                   rng: random.Random) -> tuple[Mutant, Trace] | None:
     """Algorithm 1 for one (program, call); None when no mutant is valid."""
@@ -214,7 +219,7 @@ def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, orig
     options = TraceOptions(max_events=0, max_branch_seq=0)
     # Mutants that loop forever are common (``i += 1`` -> ``i -= 1``); a budget well above
     # the original's own CPU time keeps them from costing the full limit each.
-    budget = min(MAX_CPU_SECONDS, max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time))
+    budget = mutant_budget(original)
     traces = sandbox.map(Job(m.code, entry_point, args, options, cpu_seconds=budget)
                          for m in candidates)
     lines = set(original.lines)

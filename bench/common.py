@@ -1,0 +1,105 @@
+"""What the benchmark scripts share: where CRUXEval is, and the baseline they are measured
+against, the process-per-call model of most execution harnesses (HumanEval's,
+CRUXEval's): fork a fresh ``multiprocessing.Process`` per call, run it there, send the
+result back through a pipe, join. The child runs our own tracer under the same limits as
+the sandbox, so a comparison measures the process model, not the tracing."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import multiprocessing
+import random
+import resource
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from execbench.sandbox import tracer
+from execbench.sandbox.pool import Job, Limits
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cruxeval.jsonl"
+LIMITS = Limits()
+
+
+def add_data_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help="cruxeval.jsonl, or the folder holding it")
+
+
+def cruxeval_file(parser: argparse.ArgumentParser, data: Path) -> Path:
+    """The CRUXEval file named by ``--data``; a clear usage error when it is missing."""
+    path = data / "cruxeval.jsonl" if data.is_dir() else data
+    if not path.exists():
+        parser.error(f"{path} not found; pass --data (see shared/data/README.md)")
+    return path
+
+
+def _child(conn: Connection, job: Job) -> None:
+    """Body of a baseline process: trace one call under the limits, send the result."""
+    memory = LIMITS.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    sys.stdout = sys.stderr = io.StringIO()
+    random.seed(0)
+    if job.cpu_seconds:
+        signal.setitimer(signal.ITIMER_PROF, job.cpu_seconds)  # SIGPROF ends the process
+    try:
+        program = tracer.compile_program(job.code)
+        args = tracer.compile_args(job.args)
+    except (SyntaxError, ValueError) as exc:
+        result: dict[str, Any] = {"status": "exception", "lines": [], "value": None,
+                                  "exception": tracer.describe_exception(exc)}
+    else:
+        result = tracer.run(program, job.entry_point, args, asdict(job.options))
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    conn.send(result)
+    conn.close()
+
+
+def run_fresh_processes(jobs: Sequence[Job], concurrency: int, time_box: float | None = None
+                        ) -> tuple[list[dict[str, Any]], float]:
+    """Run jobs in order, each in its own forked process, ``concurrency`` at a time; with a
+    ``time_box``, no new one starts after that many seconds. Returns the results of the
+    jobs that ran (a prefix of ``jobs``) and the seconds taken."""
+    context = multiprocessing.get_context("fork")
+    results: list[dict[str, Any]] = []
+    running: dict[Connection, tuple[int, multiprocessing.Process, float]] = {}
+    start = time.perf_counter()
+
+    def launch() -> None:
+        while len(running) < concurrency and len(results) < len(jobs) and (
+                time_box is None or time.perf_counter() - start < time_box):
+            job = jobs[len(results)]
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=_child, args=(writer, job), daemon=True)
+            process.start()
+            writer.close()
+            running[reader] = (len(results), process, time.monotonic() + LIMITS.wall_seconds)
+            results.append({})
+
+    launch()
+    while running:
+        for reader in wait(list(running), timeout=0.5):
+            index, process, _ = running.pop(reader)
+            try:
+                results[index] = reader.recv()
+            except EOFError:  # ended by its CPU timer, or by a crash
+                status = "timeout" if jobs[index].cpu_seconds else "crashed"
+                results[index] = {"status": status, "lines": [], "value": None}
+            reader.close()
+            process.join()
+        now = time.monotonic()
+        for reader, (index, process, deadline) in list(running.items()):
+            if now > deadline:
+                process.kill()
+                process.join()
+                reader.close()
+                del running[reader]
+                results[index] = {"status": "timeout", "lines": [], "value": None}
+        launch()
+    return results, time.perf_counter() - start
