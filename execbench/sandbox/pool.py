@@ -112,6 +112,7 @@ class _WorkerProcess:
         self.out = self.proc.stdout.fileno()
         self.runner: int | None = None
         self.awaiting_runner = True
+        self.seq = 0
         self._send(asdict(limits))
         hello = self._frame(time.monotonic() + 60)
         if hello is None or hello.get("kind") != "hello":
@@ -158,20 +159,30 @@ class _WorkerProcess:
             if frame["kind"] == "ready":
                 self.runner = frame["pid"]
                 self.awaiting_runner = False
+            elif frame["kind"] == "result" and self._frame_bytes(None) is None:
+                return False  # a stale result: its payload frame is dropped too
         return True
 
     def call(self, job: dict[str, Any]) -> Trace | None:
-        """Run one job; ``None`` means the whole worker died and must be replaced."""
+        """Run one job; ``None`` means the whole worker died and must be replaced.
+
+        Frames are matched to the job: a result echoes the job's sequence number and a
+        death names the runner's pid, so a frame left over from an earlier job (a runner
+        that answered just as the parent killed it) can never be taken for this one's.
+        """
+        self.seq += 1
+        job = {**job, "seq": self.seq}
         try:
             if not self._wait_runner() or not self._send(job):
                 return None
+            runner = self.runner
             deadline = time.monotonic() + self.limits.wall_seconds
             killed = False
             while True:
                 try:
                     frame = self._frame(None if killed else deadline)
                 except TimeoutError:
-                    os.kill(self.runner, signal.SIGKILL)
+                    os.kill(runner, signal.SIGKILL)
                     killed = True
                     continue
                 if frame is None:
@@ -181,9 +192,15 @@ class _WorkerProcess:
                     payload = self._frame_bytes(None)
                     if payload is None:
                         return None
-                    self.awaiting_runner = frame.get("recycle") is not None
+                    if frame.get("seq") != self.seq:
+                        continue
+                    # After a kill the runner's death is still to be reported: wait for
+                    # the next runner before sending another job.
+                    self.awaiting_runner = killed or frame.get("recycle") is not None
                     return Trace.from_payload(payload)
                 if kind == "died":
+                    if frame.get("pid") != runner:
+                        continue
                     self.awaiting_runner = True
                     if killed:
                         return Trace(status="timeout",

@@ -285,7 +285,8 @@ class Runner:
             if job is None:
                 return True
             payload, dirt = self.call(job)
-            _send(self.proto_out, {"kind": "result", "recycle": dirt}, payload)
+            _send(self.proto_out, {"kind": "result", "seq": job.get("seq"), "recycle": dirt},
+                  payload)
             if dirt is not None:
                 return False
 
@@ -428,7 +429,7 @@ def main() -> None:
             _, status = os.waitpid(pid, 0)
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_PARENT_GONE:
                 return
-            _send(proto_out, {"kind": "died", **_describe_death(status)})
+            _send(proto_out, {"kind": "died", "pid": pid, **_describe_death(status)})
     finally:
         import shutil
 

@@ -8,6 +8,7 @@ machine does not turn a normal call into a timeout.
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace
+from execbench.sandbox.values import decode
 
 LIMITS = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=512, stdout_bytes=100_000)
 HEALTHY = "def f(n):\n    return sum(range(n)), len('abcd')\n"
@@ -323,3 +325,18 @@ def test_close_leaves_no_processes_and_no_temp_dirs() -> None:
     assert not any(root.exists() for root in roots)
     with pytest.raises(RuntimeError):
         pool.submit(Job(HEALTHY, "f", "1"))
+
+
+def test_results_stay_with_their_calls_when_runners_are_killed_at_the_wall_limit():
+    """A runner that answers just as the parent kills it must not shift later results."""
+    busy = ("import time\ndef f(d):\n    end = time.monotonic() + d\n"
+            "    while time.monotonic() < end:\n        pass\n    return 'busy'\n")
+    probe = "def g(x):\n    return x\n"
+    wall = 0.03
+    rng = random.Random(0)
+    with Sandbox(workers=2, limits=Limits(wall_seconds=wall, cpu_seconds=5)) as sandbox:
+        for trial in range(60):
+            jobs = [Job(busy, "f", repr(wall + rng.uniform(-0.0015, 0.0005))) for _ in range(2)]
+            sandbox.map(jobs)
+            probes = sandbox.map(Job(probe, "g", repr(trial * 10 + i)) for i in range(4))
+            assert [decode(t.value) for t in probes] == [trial * 10 + i for i in range(4)]
