@@ -189,6 +189,8 @@ def run(
     if errors:
         err.print(f"[yellow]{errors} requests failed[/] (verdict 'error'; "
                   "--retry-errors asks again on the next run)")
+    if errors and errors == results["counts"]["samples"]:
+        raise typer.Exit(1)  # nothing was answered: let scripts and CI notice
 
 
 @app.command()

@@ -72,10 +72,14 @@ def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], dict
         with path.open("r+b") as handle:
             handle.truncate(end)
     samples: dict[tuple[str, int], dict[str, Any]] = {}
-    for line in data[:end].decode("utf-8").splitlines():
+    for number, line in enumerate(data[:end].decode("utf-8", "replace").splitlines(), 1):
         if line.strip():
-            record = json.loads(line)
-            samples[(record["instance_id"], record["sample"])] = record
+            try:
+                record = json.loads(line)
+                samples[(record["instance_id"], record["sample"])] = record
+            except (ValueError, KeyError, TypeError):
+                raise RunError(f"{path}:{number}: not a sample record; remove or fix that "
+                               "line and run again") from None
     return samples
 
 
@@ -102,16 +106,28 @@ def _pinned(config: RunConfig, suite_sha256: str) -> dict[str, Any]:
 
 
 def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
+    """Refuse to mix runs; record the run's scope, the widest asked for so far (a resume
+    with fewer samples, a lower limit or fewer tasks does not hide what is logged)."""
     path = out / RUN_CONFIG
+    scope: dict[str, Any] = {"n": config.n, "limit": config.limit, "tasks": config.tasks}
     if path.exists():
-        earlier = json.loads(path.read_text(encoding="utf-8")).get("pinned", {})
-        changed = [k for k in _PINNED if earlier.get(k) != pinned[k]]
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        changed = [k for k in _PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
         if changed:
             raise RunError(f"{out} holds a run with different {', '.join(changed)}; "
                            "use a new --out folder (or the same settings to resume)")
+        scope["n"] = max(config.n, earlier["n"])
+        if config.limit is not None and earlier["limit"] is not None:
+            scope["limit"] = max(config.limit, earlier["limit"])
+        else:
+            scope["limit"] = None
+        if config.tasks is not None and earlier["tasks"] is not None:
+            scope["tasks"] = sorted(set(config.tasks) | set(earlier["tasks"]))
+        else:
+            scope["tasks"] = None
     record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
-              "pinned": pinned, "suite": config.suite, "n": config.n, "limit": config.limit,
-              "tasks": config.tasks, "generate": asdict(config.generate)}
+              "pinned": pinned, "suite": str(Path(config.suite).resolve()), **scope,
+              "generate": asdict(config.generate)}
     path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -150,7 +166,10 @@ class _Scorer:
 
     def __call__(self, instance: dict[str, Any], text: str | None) -> Score:
         task = get_task(instance["task"])
-        return task.score(instance, text, self.sandbox if task.needs_sandbox else None)
+        try:
+            return task.score(instance, text, self.sandbox if task.needs_sandbox else None)
+        except Exception as exc:  # noqa: BLE001 - one odd answer must not stop the run
+            return Score("scoring_error", detail=f"{type(exc).__name__}: {exc}"[:300])
 
     def close(self) -> None:
         if self.sandbox is not None:
@@ -203,9 +222,15 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[dict, 
 def plan(config: RunConfig, out: Path) -> tuple[list[tuple[dict, int]], int]:
     """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
     manifest, instances, sha = load_suite(Path(config.suite))
+    unknown = sorted(set(config.tasks or []) - set(manifest["tasks"]))
+    if unknown:
+        raise RunError(f"the suite has no task {', '.join(unknown)}; its tasks: "
+                       f"{', '.join(manifest['tasks'])}")
     chosen = select_instances(instances, config.tasks, config.limit)
     if not chosen:
         raise RunError("no instance selected (check --tasks and --limit)")
+    # A bad model name or URL must fail before the run folder is pinned to it.
+    get_model(config.model, base_url=config.base_url, model_args=config.model_args)
     out.mkdir(parents=True, exist_ok=True)
     _check_resume(out, _pinned(config, sha), config)
     done = read_samples(out / SAMPLES, repair=True)
@@ -236,7 +261,7 @@ def run(config: RunConfig, out: Path,
             asyncio.run(main())
         finally:
             scorer.close()
-    return write_results(config, out)
+    return write_results(load_run_config(out), out)
 
 
 def write_results(config: RunConfig, out: Path) -> dict[str, Any]:

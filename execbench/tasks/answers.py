@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 from typing import Any
 
 from execbench.sandbox.values import (
@@ -16,16 +17,23 @@ from execbench.sandbox.values import (
     encode,
     literal_value,
     parse_call_nodes,
+    parse_literal,
     to_literal,
 )
 from execbench.tasks.base import SkipInstance
 
 
+def _candidates(text: str) -> list[str]:
+    """Readings of an answer to try in turn: all of it, then its last ``assert`` line,
+    then its first line (a value followed by an explanation)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    asserts = [line for line in reversed(lines) if line.strip().startswith("assert")]
+    return [text, *asserts[:1], *lines[:1]]
+
+
 def parse_statement(text: str) -> ast.AST | None:
-    """The answer as one statement/expression, trying the last ``assert`` line as well."""
-    candidates = [text] + [line for line in reversed(text.splitlines())
-                           if line.strip().startswith("assert")]
-    for candidate in candidates:
+    """The answer as one statement or expression (see ``_candidates``)."""
+    for candidate in _candidates(text):
         try:
             tree = ast.parse(candidate.strip())
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -122,11 +130,33 @@ def answer_call(text: str, entry_point: str) -> ast.Call | None:
     if isinstance(candidate, ast.Call) and isinstance(candidate.func, ast.Name) and \
             candidate.func.id == entry_point:
         return candidate
-    try:
-        args, keywords = parse_call_nodes(text.strip())
-    except LiteralError:
-        return None
-    return ast.Call(func=ast.Name(entry_point), args=args, keywords=keywords)
+    for reading in _candidates(text):
+        try:
+            args, keywords = parse_call_nodes(reading.strip())
+        except LiteralError:
+            continue
+        return ast.Call(func=ast.Name(entry_point), args=args, keywords=keywords)
+    return None
+
+
+def json_value(text: str) -> Any:
+    """A JSON (or Python-literal) value from an answer: all of it, or the outermost
+    ``{...}`` or ``[...]`` span in it (prose around it is ignored). None if there is none."""
+    spans = [text]
+    for open_, close in (("{", "}"), ("[", "]")):
+        start, end = text.find(open_), text.rfind(close)
+        if 0 <= start < end:
+            spans.append(text[start:end + 1])
+    for span in spans:
+        try:
+            return json.loads(span)
+        except (ValueError, RecursionError):
+            pass
+        try:
+            return parse_literal(span)
+        except LiteralError:
+            pass
+    return None
 
 
 def signature_of(code: str, entry_point: str) -> inspect.Signature | None:

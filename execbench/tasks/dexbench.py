@@ -32,13 +32,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import Shape, analyse
-from execbench.sandbox.values import LiteralError, parse_literal
+from execbench.sandbox.values import LiteralError
 from execbench.tasks.answers import (
     answer_arguments,
     answer_call,
     fits_signature,
     given_arguments,
     given_note,
+    json_value,
     signature_of,
 )
 from execbench.tasks.base import (
@@ -166,14 +167,7 @@ def _coverage_task(call: str) -> str:
 
 def parse_lines(text: str) -> set[int] | None:
     """Line numbers from ``{"executed_lines": [...]}`` or a bare list; None if malformed."""
-    value: Any
-    try:
-        value = json.loads(text)
-    except ValueError:
-        try:
-            value = parse_literal(text)
-        except LiteralError:
-            return None
+    value = json_value(text)
     if isinstance(value, dict):
         value = value.get("executed_lines")
     if not isinstance(value, list | tuple) or not all(type(v) is int for v in value):

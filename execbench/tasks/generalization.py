@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.values import equal, is_exact, to_literal
 from execbench.sources.mutate import Mutant, choose_mutant
+from execbench.tasks.answers import json_value
 from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, register
 from execbench.tasks.dexbench import shape_of
 from execbench.tasks.extract import answer_text
@@ -185,8 +186,8 @@ class ExecutionChoice(_Paired):
               sandbox: Sandbox | None) -> Score:
         extra: dict[str, Any] = {"boolean": instance["boolean"], "loc": instance["loc"]}
         text = answer_text(response)
-        answer = _json_object(text) if text else None
-        if answer is None or answer.get("chosen_program") not in ("A", "B") \
+        answer = json_value(text) if text else None
+        if not isinstance(answer, dict) or answer.get("chosen_program") not in ("A", "B") \
                 or not isinstance(answer.get("assertion"), str):
             return Score("unparsable", answer=text, extra=extra,
                          detail='expected {"chosen_program": "A"|"B", "assertion": "..."}')
@@ -204,22 +205,6 @@ class ExecutionChoice(_Paired):
 
     def summarize(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
         return _by_source(samples, _choice_metrics)
-
-
-def _json_object(text: str) -> dict[str, Any] | None:
-    """The JSON object in an answer (alone, or the first ``{...}`` span in the text)."""
-    candidates = [text]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start:end + 1])
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    return None
 
 
 def _mean(values: list[float]) -> float | None:

@@ -13,7 +13,6 @@ prompt names such arguments, and an answer is accepted only if it repeats them e
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.values import (
@@ -26,6 +25,7 @@ from execbench.sandbox.values import (
 )
 from execbench.tasks.answers import (
     answer_arguments,
+    answer_call,
     equality,
     given_arguments,
     given_note,
@@ -153,11 +153,10 @@ class InputPrediction(EveryCall):
         text = answer_text(response)
         if text is None:
             return Score("unparsable", detail="empty response")
-        node = parse_statement(text)
-        pair = equality(node)
-        call = pair[0] if pair else node
-        if not isinstance(call, ast.Call):
-            return Score("unparsable", answer=text, detail="no call of the function found")
+        call = answer_call(text, instance["entry_point"])
+        if call is None:
+            return Score("unparsable", answer=text,
+                         detail=f"no call of {instance['entry_point']} or argument list found")
         try:
             args = answer_arguments(call, instance)
         except LiteralError as exc:

@@ -213,3 +213,29 @@ def test_reference_response_scores_correct(instances: dict, sandbox: Sandbox, ta
     instance = instances[f"{task.name}/{name}"]
     score = task.score(instance, task.reference_response(instance), sandbox)
     assert score.verdict == "correct", score.detail
+
+
+@pytest.mark.parametrize("response", [
+    "[ANSWER]\nassert f(1) == 2\n[/ANSWER]\nI put my answer between [ANSWER] and [/ANSWER].",
+    "[ANSWER]\n2\n[/ANSWER]\n[ANSWER][/ANSWER]",
+    "[ANSWER]\n```python\n2\n```\n[/ANSWER]",
+    "`assert f(1) == 2`",
+    "[ANSWER]\n2\nBecause the loop body runs twice.\n[/ANSWER]",
+])
+def test_plausible_answer_shapes_are_read(response: str) -> None:
+    instance = {"entry_point": "f", "args": "1", "truth": {"value": ["int", 2], "repr": "2"}}
+    assert get_task("output").score(instance, response, None).verdict == "correct"
+
+
+def test_a_degenerate_json_answer_is_unparsable_not_a_crash() -> None:
+    instance = {"truth": {"lines": [1], "executable": [1], "blocks": [[1]]}}
+    score = get_task("coverage").score(instance, "[ANSWER]" + "[" * 5000 + "[/ANSWER]", None)
+    assert score.verdict == "unparsable"
+
+
+def test_the_input_answer_must_call_the_function_itself() -> None:
+    instance = {"entry_point": "f", "args": "1", "given": [],
+                "code": "def f(x):\n    return x\n",
+                "truth": {"output": ["int", 1], "output_repr": "1"}}
+    score = get_task("input").score(instance, "[ANSWER]\nassert g(1) == 1\n[/ANSWER]", None)
+    assert score.verdict == "unparsable"
