@@ -282,11 +282,12 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
         "metrics": summarize(samples, config.n),
     }
     tasks = {s["task"] for s in samples}
+    by_id = {inst["id"]: inst for inst in instances if inst["id"] in chosen}
     for name in sorted(tasks):
         summarize_task = getattr(get_task(name), "summarize", None)
         if summarize_task is not None:
             results.setdefault("task_metrics", {})[name] = summarize_task(
-                [s for s in samples if s["task"] == name])
+                [s for s in samples if s["task"] == name], by_id)
     for name, (first, second) in pairings().items():
         if first in tasks and second in tasks:
             results["paired_metrics"] = {

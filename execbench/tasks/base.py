@@ -99,9 +99,9 @@ class Task(Protocol):
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score: ...
 
-    # Optional: ``summarize(samples) -> dict`` for metrics beyond pass@k (written to
-    # results.json under ``task_metrics``), and ``original_response(instance) -> str`` for
-    # tasks that ``reference/original`` can answer.
+    # Optional: ``summarize(samples, instances_by_id) -> dict`` for metrics beyond pass@k
+    # (written to results.json under ``task_metrics``), and
+    # ``original_response(instance) -> str`` for tasks ``reference/original`` can answer.
 
 
 _REGISTRY: dict[str, Task] = {}

@@ -136,8 +136,9 @@ class MutationPrediction(_Paired):
         verdict = "correct" if equal(value, truth["value"]) else "incorrect"
         return Score(verdict, answer=to_literal(value), extra=extra)
 
-    def summarize(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
-        return _by_source(samples, _prediction_metrics)
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        return _by_source(samples, instances, _prediction_metrics)
 
 
 class ExecutionChoice(_Paired):
@@ -203,8 +204,9 @@ class ExecutionChoice(_Paired):
         verdict = "correct" if equal(value, programs[label]["value"]) else "incorrect"
         return Score(verdict, answer=f"{label}: {to_literal(value)}", extra=extra)
 
-    def summarize(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
-        return _by_source(samples, _choice_metrics)
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        return _by_source(samples, instances, _choice_metrics)
 
 
 def _mean(values: list[float]) -> float | None:
@@ -222,17 +224,22 @@ def _extra(sample: dict[str, Any]) -> dict[str, Any]:
     return sample.get("extra") or {}
 
 
-def _prediction_metrics(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """OC, OR, MC, MR: per problem the fraction of its samples, averaged over problems."""
+def _prediction_metrics(samples: list[dict[str, Any]],
+                        instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """OC, OR, MC, MR: per problem the fraction of its samples, averaged over problems.
+
+    A sample whose request failed counts as neither correct nor reverted."""
     result: dict[str, Any] = {}
+    groups = _per_instance(samples)
     for prefix, variant in (("O", "original"), ("M", "mutant")):
         correct, reverted, problems = [], [], 0
-        for group in _per_instance(samples).values():
-            if _extra(group[0]).get("variant") != variant:
+        for key in sorted(groups):
+            group, instance = groups[key], instances[key]
+            if instance["variant"] != variant:
                 continue
             problems += 1
-            correct.append(sum(s["correct"] for s in group) / len(group))
-            if not _extra(group[0]).get("boolean"):
+            correct.append(sum(bool(s["correct"]) for s in group) / len(group))
+            if not instance["boolean"]:
                 reverted.append(sum(bool(_extra(s).get("reverted")) for s in group) / len(group))
         result[f"{prefix}C"] = _mean(correct)
         result[f"{prefix}R"] = _mean(reverted)
@@ -240,31 +247,36 @@ def _prediction_metrics(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _choice_metrics(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """Pref over answers that made a choice; OC/OR and MC/MR over answers by choice."""
+def _choice_metrics(samples: list[dict[str, Any]],
+                    instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Pref over answers that made a choice; OC/OR and MC/MR over answers by choice.
+    Failed requests and unreadable answers made no choice and are counted apart."""
     chosen = [s for s in samples if _extra(s).get("chose")]
+    errors = sum(s["verdict"] == "error" for s in samples)
     result: dict[str, Any] = {
         "Pref": _mean([_extra(s)["chose"] == "original" for s in chosen]),
-        "answers": len(samples), "unparsable": len(samples) - len(chosen)}
+        "answers": len(samples), "errors": errors,
+        "unparsable": len(samples) - len(chosen) - errors}
     for prefix, side in (("O", "original"), ("M", "mutant")):
         picked = [s for s in chosen if _extra(s)["chose"] == side]
         result[f"{prefix}C"] = _mean([bool(s["correct"]) for s in picked])
         result[f"{prefix}R"] = _mean([bool(_extra(s).get("reverted")) for s in picked
-                                      if not _extra(s).get("boolean")])
+                                      if not instances[s["instance_id"]]["boolean"]])
         result[f"{prefix}_answers"] = len(picked)
     return result
 
 
-def _by_source(samples: list[dict[str, Any]], metric) -> dict[str, Any]:
+def _by_source(samples: list[dict[str, Any]], instances: dict[str, dict[str, Any]],
+               metric) -> dict[str, Any]:
     sources: dict[str, list[dict[str, Any]]] = {}
     bins: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
         sources.setdefault(sample["source"], []).append(sample)
-        if "loc" in _extra(sample):
-            bins.setdefault(loc_bin(_extra(sample)["loc"]), []).append(sample)
-    return {"all": metric(samples),
-            "by_source": {name: metric(group) for name, group in sorted(sources.items())},
-            "by_loc": {name: metric(bins[name]) for name in sorted(bins, key=bin_order)}}
+        bins.setdefault(loc_bin(instances[sample["instance_id"]]["loc"]), []).append(sample)
+    return {"all": metric(samples, instances),
+            "by_source": {name: metric(group, instances)
+                          for name, group in sorted(sources.items())},
+            "by_loc": {name: metric(bins[name], instances) for name in sorted(bins, key=bin_order)}}
 
 
 register(MutationPrediction())

@@ -113,7 +113,7 @@ def test_original_model_scores(runs: dict[str, Path], suite: dict[str, Any]) -> 
     choice = task_metrics(runs["reference/original"], "choice")["all"]
     assert choice == {"Pref": 1.0, "OC": 1.0, "OR": 0.0, "MC": None, "MR": None,
                       "O_answers": 2 * problems, "M_answers": 0, "answers": 2 * problems,
-                      "unparsable": 0}
+                      "unparsable": 0, "errors": 0}
 
 
 def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
@@ -130,11 +130,12 @@ def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
     # Recalling the original on a boolean problem's mutant is wrong, and is a reversion...
     wrong = sample(recalled, boolean, "mutant")
     assert (wrong["correct"], wrong["extra"]["reverted"]) == (False, True)
-    alone = MUTATION.summarize([wrong, sample(recalled, boolean, "original")])["all"]
+    by_id = {inst["id"]: inst for inst in suite["instances"]}
+    alone = MUTATION.summarize([wrong, sample(recalled, boolean, "original")], by_id)["all"]
     assert alone == {"OC": 1.0, "MC": 0.0, "OR": None, "MR": None,
                      "O_problems": 1, "M_problems": 1}
     # ...that counts for MC but not for MR next to a non-boolean problem solved right.
-    mixed = MUTATION.summarize([wrong, sample(oracle, other, "mutant")])["all"]
+    mixed = MUTATION.summarize([wrong, sample(oracle, other, "mutant")], by_id)["all"]
     assert (mixed["MC"], mixed["MR"], mixed["M_problems"]) == (0.5, 0.0, 2)
 
 
@@ -149,8 +150,9 @@ def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> 
     assert (score.verdict, score.extra["chose"], score.extra["reverted"]) == (
         "incorrect", "mutant", True)
     sample = {"instance_id": instance["id"], "source": "cruxeval", "correct": False,
+              "verdict": score.verdict,
               "extra": score.extra}
-    metrics = CHOICE.summarize([sample])["all"]
+    metrics = CHOICE.summarize([sample], {instance["id"]: instance})["all"]
     assert (metrics["Pref"], metrics["MC"], metrics["MR"]) == (0.0, 0.0, None)
 
 
@@ -253,3 +255,16 @@ def test_report_prints_the_table_and_writes_the_plot(runs: dict[str, Path],
     bins = [row[1] for row in rows[header + 1:] if row[0] == "reference/oracle"]
     assert bins == sorted(bins, key=bin_order)
     assert len(bins) >= 2
+
+
+def test_a_failed_request_counts_as_a_failure_not_a_missing_problem(
+        suite: dict[str, Any]) -> None:
+    pair = next(iter(by_variant(suite["instances"], "mutation").values()))
+    by_id = {inst["id"]: inst for inst in suite["instances"]}
+    failed = {"instance_id": pair["mutant"]["id"], "source": "cruxeval", "sample": 0,
+              "correct": False, "verdict": "error", "extra": None}
+    right = {"instance_id": pair["mutant"]["id"], "source": "cruxeval", "sample": 1,
+             "correct": True, "verdict": "correct",
+             "extra": {"variant": "mutant", "reverted": False}}
+    metrics = MUTATION.summarize([failed, right], by_id)["all"]
+    assert (metrics["M_problems"], metrics["MC"]) == (1, 0.5)
