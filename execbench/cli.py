@@ -110,6 +110,9 @@ def build(
                                                                            total=total))
         except SuiteError as exc:
             _fail(str(exc))
+        except KeyboardInterrupt:
+            err.print(f"interrupted; nothing was written to {out_dir}")
+            raise typer.Exit(130) from None
     if len(warnings) > 20:
         err.print(f"... and {len(warnings) - 20} more skipped records (see manifest.json)")
     counts = manifest["counts"]

@@ -224,7 +224,8 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
                             "reason": "no mutant runs without error and changes the output"})
             continue
         mutant, _ = found
-        call = program.calls[index]
+        # The source's stated output belongs to the original, not to the mutant.
+        call = replace(program.calls[index], expected=None)
         mutated.append(Program(
             id=f"{program.id}@mutant", source=program.source, code=mutant.code,
             entry_point=program.entry_point, calls=(call,),

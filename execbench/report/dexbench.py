@@ -11,13 +11,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from execbench.report.tables import MISSING, run_labels
+from execbench.report.tables import MISSING, percent, run_labels
 
 FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
-
-
-def _percent(value: float | None) -> str:
-    return MISSING if value is None else f"{100 * value:.1f}"
 
 
 def _ks(results: list[dict[str, Any]]) -> list[int]:
@@ -48,9 +44,9 @@ def dual_table(results: list[dict[str, Any]], *, paired: bool = False
         for source in sources:
             for task in (FORWARD, BACKWARD):
                 group = result["metrics"].get(task, {}).get("by_source", {}).get(source, {})
-                row += [_percent(group.get(f"pass@{k}")) for k in ks]
+                row += [percent(group.get(f"pass@{k}")) for k in ks]
             group = dual.get(source, {})
-            row += [_percent(group.get(dual_key.format(k=k))) for k in ks]
+            row += [percent(group.get(dual_key.format(k=k))) for k in ks]
         rows.append(row)
     return headers, rows
 
@@ -66,7 +62,7 @@ def strict_relaxed_table(results: list[dict[str, Any]]) -> tuple[list[str], list
             strict, relaxed = group.get("pass@1"), group.get("score")
             gap = MISSING if strict is None or relaxed is None else \
                 f"{100 * (relaxed - strict):.1f}"
-            rows.append([label, source, _percent(strict), _percent(relaxed), gap])
+            rows.append([label, source, percent(strict), percent(relaxed), gap])
     return headers, rows
 
 

@@ -10,16 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from execbench.report.tables import MISSING, run_labels
+from execbench.report.tables import percent, run_labels
 from execbench.tasks.generalization import bin_order
 
 PREDICTION, CHOICE = "mutation", "choice"
 PREDICTION_KEYS = ("OC", "MC", "OR", "MR")
 CHOICE_KEYS = ("Pref", "OC", "MC", "OR", "MR")
-
-
-def _percent(value: float | None) -> str:
-    return MISSING if value is None else f"{100 * value:.1f}"
 
 
 def _block(result: dict[str, Any], task: str) -> dict[str, Any]:
@@ -37,8 +33,8 @@ def table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
         for source in sources:
             p = prediction.get("by_source", {}).get(source, {})
             c = choice.get("by_source", {}).get(source, {})
-            rows.append([label, source, *(_percent(p.get(k)) for k in PREDICTION_KEYS),
-                         *(_percent(c.get(k)) for k in CHOICE_KEYS)])
+            rows.append([label, source, *(percent(p.get(k)) for k in PREDICTION_KEYS),
+                         *(percent(c.get(k)) for k in CHOICE_KEYS)])
     return headers, rows
 
 
@@ -50,7 +46,7 @@ def loc_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]
         by_loc = _block(result, PREDICTION).get("by_loc", {})
         for name in sorted(by_loc, key=bin_order):
             group = by_loc[name]
-            rows.append([label, name, *(_percent(group.get(k)) for k in PREDICTION_KEYS),
+            rows.append([label, name, *(percent(group.get(k)) for k in PREDICTION_KEYS),
                          str(group.get("O_problems", 0))])
     return headers, rows
 

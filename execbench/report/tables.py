@@ -83,13 +83,13 @@ def _metric_cells(groups: list[dict[str, Any] | None], metric_keys: list[str]) -
         if group is None:
             cells += [MISSING] * (len(metric_keys) + 1)
             continue
-        cells += [_percent(group.get(key)) for key in metric_keys]
+        cells += [percent(group.get(key)) for key in metric_keys]
         low, high = group["accuracy_ci95"]
-        cells.append(f"[{_percent(low)}, {_percent(high)}]")
+        cells.append(f"[{percent(low)}, {percent(high)}]")
     return cells
 
 
-def _percent(value: float | None) -> str:
+def percent(value: float | None) -> str:
     """A fraction as a percentage with one decimal; absent (or undefined) values as ``-``."""
     if value is None or math.isnan(value):
         return MISSING

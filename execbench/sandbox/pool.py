@@ -284,9 +284,17 @@ class Sandbox:
         return [f.result() for f in futures]
 
     def close(self) -> None:
+        """Stop the workers; jobs still queued are cancelled rather than run (Ctrl-C)."""
         if self._closed:
             return
         self._closed = True
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[1].cancel()
         for _ in self._threads:
             self._jobs.put(None)
         for thread in self._threads:

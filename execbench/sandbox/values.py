@@ -326,8 +326,3 @@ def parse_call_nodes(text: str) -> tuple[list[ast.expr], list[ast.keyword]]:
             and call.func.id == "_" and call.func.col_offset == 0):
         raise LiteralError("not an argument list: unbalanced brackets")
     return list(call.args), list(call.keywords)
-
-
-def args_text(args: list[str], kwargs: dict[str, str]) -> str:
-    """Join argument source texts into one argument list."""
-    return ", ".join([*args, *(f"{k}={v}" for k, v in kwargs.items())])

@@ -16,7 +16,6 @@ import pytest
 from execbench.sandbox.values import (
     MAX_LITERAL_CHARS,
     LiteralError,
-    args_text,
     canonical,
     decode,
     encode,
@@ -145,10 +144,6 @@ def test_parse_call_nodes_splits_an_argument_list_without_evaluating_it() -> Non
     assert parse_call_nodes("") == ([], [])
     with pytest.raises(LiteralError):
         parse_call_nodes("1, " * (MAX_LITERAL_CHARS // 3 + 1))
-
-
-def test_args_text_joins_positional_then_keyword_arguments() -> None:
-    assert args_text(["'a'", "2"], {"k": "[3]"}) == "'a', 2, k=[3]"
 
 
 # --------------------------------------------------------------------------- round trips
