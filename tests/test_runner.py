@@ -124,9 +124,7 @@ def execbench(*args: object, env: dict[str, str] | None = None) -> subprocess.Co
 
 
 CONNECTIONS = 4
-"""Requests in flight at once. The fake server listens with socketserver's default backlog
-of 5; a larger burst of new connections can overflow it, and a request then fails with a
-ReadError after about a second and is retried, which would upset the attempt counts."""
+"""Requests in flight at once: a few, so that retries and resumes overlap."""
 
 
 def run_args(suite: Path, server: FakeServer, out: Path, *extra: object) -> list[object]:
@@ -446,3 +444,47 @@ def test_score_and_report(small: tuple[Path, list[dict]], tmp_path: Path) -> Non
         pass1 = original["metrics"][task]["all"]["pass@1"]
         assert rows[0][f"{task} pass@1 (%)"] == f"{100 * pass1:.1f}"
         assert rows[1][f"{task} pass@1 (%)"] == "100.0"
+
+
+def test_a_bad_model_name_does_not_pin_the_run_folder(small: tuple[Path, list[dict]],
+                                                      tmp_path: Path) -> None:
+    suite, _ = small
+    out = tmp_path / "run"
+    typo = execbench("run", "--suite", suite, "--model", "reference/oracel", "--out", out)
+    assert typo.returncode == 2 and "unknown reference model" in typo.stderr
+    fixed = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", out)
+    assert fixed.returncode == 0, fixed.stderr
+
+
+def test_a_narrower_resume_keeps_the_wider_scope(small: tuple[Path, list[dict]],
+                                                 tmp_path: Path) -> None:
+    suite, instances = small
+    out = tmp_path / "run"
+    wide = runner.RunConfig(suite=str(suite), model="reference/oracle", n=3)
+    runner.run(wide, out)
+    narrow = runner.RunConfig(suite=str(suite), model="reference/oracle", n=1, tasks=["input"])
+    results = runner.run(narrow, out)
+    assert results["run"]["n"] == 3 and results["run"]["tasks"] is None
+    assert results["counts"]["samples"] == 3 * len(instances)
+    assert runner.rescore(out)["counts"]["samples"] == 3 * len(instances)
+
+
+def test_a_corrupt_log_line_is_named_not_a_traceback(small: tuple[Path, list[dict]],
+                                                     tmp_path: Path) -> None:
+    suite, _ = small
+    out = tmp_path / "run"
+    config = runner.RunConfig(suite=str(suite), model="reference/oracle")
+    runner.run(config, out)
+    lines = (out / "samples.jsonl").read_text().splitlines(keepends=True)
+    lines[1] = lines[1][:30] + "\n"
+    (out / "samples.jsonl").write_text("".join(lines))
+    resumed = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", out)
+    assert resumed.returncode == 2
+    assert "samples.jsonl:2: not a sample record" in resumed.stderr
+
+
+def test_an_unknown_task_name_is_refused(small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    suite, _ = small
+    result = execbench("run", "--suite", suite, "--model", "reference/oracle",
+                       "--out", tmp_path / "run", "--tasks", "output,outptu")
+    assert result.returncode == 2 and "no task outptu" in result.stderr
