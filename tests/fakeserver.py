@@ -289,3 +289,12 @@ class FakeServer:
     def count(self, prompt: str) -> int:
         """How many requests had ``prompt`` as their last user message, retries included."""
         return sum(1 for received in self.requests if received.prompt == prompt)
+
+
+def scripted(*replies: Reply) -> Responder:
+    """A responder playing ``replies`` in order per prompt, repeating the last one."""
+
+    def responder(body: dict, attempt: int) -> Reply:
+        return replies[min(attempt, len(replies)) - 1]
+
+    return responder

@@ -7,7 +7,7 @@ import json
 
 from execbench.models.anthropic import AnthropicModel
 from execbench.models.base import GenerateConfig, Generation, Request
-from tests.fakeserver import FakeServer, Reply
+from tests.fakeserver import FakeServer, Reply, scripted
 
 FAST = GenerateConfig(max_retries=2, retry_base_delay=0.01, timeout=2.0)
 QUESTION = [{"role": "user", "content": "What is 6*7?"}]
@@ -29,15 +29,6 @@ def generate(
             await model.aclose()
 
     return asyncio.run(go())
-
-
-def scripted(*replies: Reply):
-    """A responder playing ``replies`` in order per prompt, repeating the last one."""
-
-    def responder(body: dict, attempt: int) -> Reply:
-        return replies[min(attempt, len(replies)) - 1]
-
-    return responder
 
 
 def test_answer_usage_and_thinking_are_parsed() -> None:

@@ -15,7 +15,7 @@ import pytest
 from execbench.models import http
 from execbench.models.base import GenerateConfig, Generation, Request
 from execbench.models.openai import OpenAIModel
-from tests.fakeserver import FakeServer, Reply, prompt_of
+from tests.fakeserver import FakeServer, Reply, prompt_of, scripted
 
 FAST = GenerateConfig(max_retries=3, retry_base_delay=0.01, timeout=2.0)
 
@@ -36,15 +36,6 @@ def generate(
             await model.aclose()
 
     return asyncio.run(go())
-
-
-def scripted(*replies: Reply):
-    """A responder playing ``replies`` in order per prompt, repeating the last one."""
-
-    def responder(body: dict, attempt: int) -> Reply:
-        return replies[min(attempt, len(replies)) - 1]
-
-    return responder
 
 
 def test_answer_and_usage_are_parsed() -> None:

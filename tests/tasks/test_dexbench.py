@@ -9,10 +9,7 @@ coverage.py, run in one helper process, is the independent reference for ground 
 from __future__ import annotations
 
 import json
-import os
 import random
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +27,7 @@ from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import BuildContext
 from execbench.tasks.dexbench import choose_target
+from tests.coverage_runner import measure
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 CRUXEVAL = DATA / "cruxeval.jsonl"
@@ -87,46 +85,6 @@ STATEMENT_DIFFERENCES = {
               "analysis counts every statement in the source"),
 }
 
-# Reads one JSON job per line ({"code", "entry_point", "args"}); runs each program file as
-# a module and then the call under coverage.py, with the namespace name and random seed a
-# sandbox runner uses; prints one JSON list: per job, coverage's statements, the executed
-# ones, and the name of the exception raised, if any.
-COVERAGE_HELPER = """\
-import json, os, random, sys
-import coverage
-
-jobs = [json.loads(line) for line in sys.stdin]
-cov = coverage.Coverage(data_file=None, config_file=False)
-paths = []
-for number, job in enumerate(jobs):
-    path = os.path.abspath(f"program_{number}.py")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(job["code"])
-    paths.append(path)
-    module = compile(job["code"], path, "exec")
-    call = compile(f"(lambda *a, **k: (a, k))({job['args']}\\n)", "<call>", "eval")
-    namespace = {"__name__": "__program__"}
-    random.seed(0)
-    job["raised"] = None
-    cov.start()
-    try:
-        exec(module, namespace)
-        args, kwargs = eval(call, namespace)
-        namespace[job["entry_point"]](*args, **kwargs)
-    except BaseException as exc:
-        job["raised"] = type(exc).__name__
-    finally:
-        cov.stop()
-results = []
-for job, path in zip(jobs, paths):
-    _, statements, _, missing, _ = cov.analysis2(path)
-    results.append({"statements": sorted(statements),
-                    "executed": sorted(set(statements) - set(missing)),
-                    "raised": job["raised"]})
-print(json.dumps(results))
-"""
-
-
 def _require_data() -> None:
     if not CRUXEVAL.is_file():
         pytest.skip(f"{CRUXEVAL} not found: the CRUXEval file lives in the shared benchmark "
@@ -161,18 +119,13 @@ def programs() -> dict[str, list[Program]]:
 def measured(programs: dict[str, list[Program]],
              tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], dict]:
     """coverage.py's reading of every call of both sources, by (program id, call index)."""
-    keys, feed = [], []
+    keys, calls = [], []
     for source in programs.values():
         for program in source:
             for index, call in enumerate(program.calls):
                 keys.append((program.id, index))
-                feed.append(json.dumps({"code": program.code, "args": call.args,
-                                        "entry_point": program.entry_point}) + "\n")
-    helper = subprocess.run(
-        [sys.executable, "-c", COVERAGE_HELPER], input="".join(feed), capture_output=True,
-        text=True, cwd=tmp_path_factory.mktemp("coverage"), timeout=300,
-        env={**os.environ, "PYTHONHASHSEED": "0"}, check=True)
-    return dict(zip(keys, json.loads(helper.stdout), strict=True))
+                calls.append((program.code, program.entry_point, call.args))
+    return dict(zip(keys, measure(calls, tmp_path_factory.mktemp("coverage")), strict=True))
 
 
 @pytest.fixture(scope="module")
