@@ -28,8 +28,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from execbench.sandbox.tracer import DEFAULT_OPTIONS
+from execbench.sandbox.worker import result_path
 
 STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
+_PROTOCOL_SECONDS = 60.0
+"""How long the parent waits for a frame the worker owes it (a start-up, the rest of a
+frame, the report of a runner it killed) before it gives the worker up as broken. The
+parent never blocks on a worker without a deadline."""
 
 
 @dataclass(frozen=True)
@@ -114,11 +119,12 @@ class _WorkerProcess:
         self.awaiting_runner = True
         self.seq = 0
         self._send(asdict(limits))
-        hello = self._frame(time.monotonic() + 60)
+        hello = self._frame(time.monotonic() + _PROTOCOL_SECONDS)
         if hello is None or hello.get("kind") != "hello":
             self.close()
             raise RuntimeError("sandbox worker failed to start")
         self.info = hello
+        self.root = hello["root"]
 
     def _send(self, message: dict[str, Any]) -> bool:
         data = json.dumps(message).encode()
@@ -128,13 +134,12 @@ class _WorkerProcess:
             return False
         return True
 
-    def _read(self, size: int, deadline: float | None) -> bytes | None:
+    def _read(self, size: int, deadline: float) -> bytes | None:
         parts = []
         while size:
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not select.select([self.out], [], [], remaining)[0]:
-                    raise TimeoutError
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([self.out], [], [], remaining)[0]:
+                raise TimeoutError
             chunk = os.read(self.out, size)
             if not chunk:
                 return None
@@ -142,29 +147,47 @@ class _WorkerProcess:
             size -= len(chunk)
         return b"".join(parts)
 
-    def _frame_bytes(self, deadline: float | None) -> bytes | None:
+    def _frame_bytes(self, deadline: float) -> bytes | None:
         header = self._read(4, deadline)
-        return None if header is None else self._read(struct.unpack(">I", header)[0], None)
+        if header is None:
+            return None
+        return self._read(struct.unpack(">I", header)[0], time.monotonic() + _PROTOCOL_SECONDS)
 
-    def _frame(self, deadline: float | None) -> dict[str, Any] | None:
+    def _frame(self, deadline: float) -> dict[str, Any] | None:
         body = self._frame_bytes(deadline)
         return None if body is None else json.loads(body)
+
+    def _payload(self, frame: dict[str, Any]) -> bytes | None:
+        """The payload frame after a ``result``, read from its file if it was too big."""
+        payload = self._frame_bytes(time.monotonic() + _PROTOCOL_SECONDS)
+        if payload is None or not frame.get("file"):
+            return payload
+        path = result_path(self.root, frame.get("seq", 0))
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with open(fd, "rb") as file:
+                return file.read()
+        except OSError:
+            return b""  # read as an unreadable result
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def _wait_runner(self) -> bool:
         """Consume frames up to the next runner's ``ready``; False if the worker is gone."""
         while self.awaiting_runner:
-            frame = self._frame(time.monotonic() + 60)
+            frame = self._frame(time.monotonic() + _PROTOCOL_SECONDS)
             if frame is None:
                 return False
             if frame["kind"] == "ready":
                 self.runner = frame["pid"]
                 self.awaiting_runner = False
-            elif frame["kind"] == "result" and self._frame_bytes(None) is None:
-                return False  # a stale result: its payload frame is dropped too
+            elif frame["kind"] == "result" and self._payload(frame) is None:
+                return False  # a stale result: its payload is dropped too
         return True
 
     def call(self, job: dict[str, Any]) -> Trace | None:
-        """Run one job; ``None`` means the whole worker died and must be replaced.
+        """Run one job; ``None`` means the whole worker died or broke and must be replaced.
 
         Frames are matched to the job: a result echoes the job's sequence number and a
         death names the runner's pid, so a frame left over from an earlier job (a runner
@@ -180,16 +203,20 @@ class _WorkerProcess:
             killed = False
             while True:
                 try:
-                    frame = self._frame(None if killed else deadline)
+                    frame = self._frame(deadline)
                 except TimeoutError:
-                    os.kill(runner, signal.SIGKILL)
+                    if killed:
+                        return None  # the zygote never reported the kill: give it up
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(runner, signal.SIGKILL)
                     killed = True
+                    deadline = time.monotonic() + _PROTOCOL_SECONDS
                     continue
                 if frame is None:
                     return None
                 kind = frame["kind"]
                 if kind == "result":
-                    payload = self._frame_bytes(None)
+                    payload = self._payload(frame)
                     if payload is None:
                         return None
                     if frame.get("seq") != self.seq:
@@ -203,6 +230,8 @@ class _WorkerProcess:
                         continue
                     self.awaiting_runner = True
                     if killed:
+                        with contextlib.suppress(OSError):
+                            os.unlink(result_path(self.root, self.seq))
                         return Trace(status="timeout",
                                      detail=f"wall-clock limit {self.limits.wall_seconds}s")
                     return Trace(status=frame["status"], detail=frame.get("detail"))

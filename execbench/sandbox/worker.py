@@ -25,9 +25,14 @@ fork and kill.
 Protocol on the inherited stdin/stdout pipes (moved to private descriptors at start-up so
 no print can corrupt it): every message is a 4-byte big-endian length and a body. The
 parent sends the limits once, then one JSON job per call. It receives JSON frames with a
-``kind``: ``hello`` (zygote ready), ``ready`` (a runner started; its pid), ``result``
-(followed by one more frame: the runner's raw JSON payload), ``died`` (the runner ended:
-how, and whether that was a clean recycle).
+``kind``: ``hello`` (zygote ready; its temp root), ``ready`` (a runner started; its pid),
+``result`` (followed by one more frame: the runner's raw JSON payload), ``died`` (the
+runner ended: how, and whether that was a clean recycle).
+
+Every write to the shared pipe is a single write of at most ``PIPE_BUF`` bytes, which the
+kernel makes atomic: a runner killed at the wall-clock limit can never leave half a frame
+for the zygote's ``died`` frame to run into. A payload too big for that is written to
+``result_path(root, seq)`` and its frame is empty, with ``"file": true``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import io
 import json
 import os
 import resource
+import select
 import signal
 import struct
 import sys
@@ -157,11 +163,34 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _send(fd: int, message: dict[str, Any], payload: bytes | None = None) -> None:
+def result_path(root: str, seq: int) -> str:
+    """Where a runner leaves the payload of job ``seq`` when it is too big for the pipe."""
+    return os.path.join(root, f"result-{int(seq)}.json")
+
+
+def _frame(message: dict[str, Any], payload: bytes | None = None) -> bytes:
     data = json.dumps(message).encode()
     frame = struct.pack(">I", len(data)) + data
     if payload is not None:
         frame += struct.pack(">I", len(payload)) + payload
+    return frame
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    _write_all(fd, _frame(message))
+
+
+def _send_result(fd: int, root: str, message: dict[str, Any], payload: bytes) -> None:
+    """Send a result so that the pipe only ever sees whole frames (see the module doc)."""
+    frame = _frame(message, payload)
+    if len(frame) > select.PIPE_BUF:
+        try:
+            with open(result_path(root, message["seq"]), "wb") as file:
+                file.write(payload)
+            frame = _frame({**message, "file": True}, b"")
+        except OSError as exc:  # e.g. over the file-size limit
+            detail = f"result too large to return: {exc.strerror or exc}"
+            frame = _frame(message, json.dumps({"status": "crashed", "detail": detail}).encode())
     _write_all(fd, frame)
 
 
@@ -285,8 +314,8 @@ class Runner:
             if job is None:
                 return True
             payload, dirt = self.call(job)
-            _send(self.proto_out, {"kind": "result", "seq": job.get("seq"), "recycle": dirt},
-                  payload)
+            message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
+            _send_result(self.proto_out, self.root, message, payload)
             if dirt is not None:
                 return False
 
@@ -418,7 +447,8 @@ def main() -> None:
     _confine(limits, root)
     programs: OrderedDict = OrderedDict()
     arguments: OrderedDict = OrderedDict()
-    _send(proto_out, {"kind": "hello", "network_isolated": isolated, "pid": os.getpid()})
+    _send(proto_out, {"kind": "hello", "network_isolated": isolated, "pid": os.getpid(),
+                      "root": root})
     try:
         while True:
             gc.collect()

@@ -328,15 +328,33 @@ def test_close_leaves_no_processes_and_no_temp_dirs() -> None:
 
 
 def test_results_stay_with_their_calls_when_runners_are_killed_at_the_wall_limit():
-    """A runner that answers just as the parent kills it must not shift later results."""
+    """A runner killed at the wall limit while it answers must not shift or stall later calls.
+
+    The result is bigger than a pipe buffer, so the kill often lands mid-answer; a torn
+    frame on the shared pipe used to leave the parent waiting forever.
+    """
     busy = ("import time\ndef f(d):\n    end = time.monotonic() + d\n"
-            "    while time.monotonic() < end:\n        pass\n    return 'busy'\n")
+            "    while time.monotonic() < end:\n        pass\n    print('x' * 300_000)\n"
+            "    return 'busy'\n")
     probe = "def g(x):\n    return x\n"
     wall = 0.03
     rng = random.Random(0)
     with Sandbox(workers=2, limits=Limits(wall_seconds=wall, cpu_seconds=5)) as sandbox:
-        for trial in range(60):
-            jobs = [Job(busy, "f", repr(wall + rng.uniform(-0.0015, 0.0005))) for _ in range(2)]
-            sandbox.map(jobs)
+        for trial in range(80):
+            jobs = [Job(busy, "f", repr(wall + rng.uniform(-0.004, 0.0005))) for _ in range(2)]
+            assert {t.status for t in sandbox.map(jobs)} <= {"ok", "timeout"}
             probes = sandbox.map(Job(probe, "g", repr(trial * 10 + i)) for i in range(4))
             assert [decode(t.value) for t in probes] == [trial * 10 + i for i in range(4)]
+        assert sandbox.restarts == 0
+        where = "import os\n\ndef h():\n    return os.path.dirname(os.getcwd())\n"
+        roots = {decode(t.value) for t in sandbox.map([Job(where, "h", "")] * 8)}
+        assert not [n for root in roots for n in os.listdir(root) if n.startswith("result-")]
+
+
+def test_a_result_bigger_than_a_pipe_buffer_comes_back_whole(sandbox: Sandbox) -> None:
+    code = "def f(n):\n    print('y' * 100)\n    return list(range(n))\n"
+    for n in (10, 30_000):
+        trace = sandbox.run(Job(code, "f", repr(n)))
+        assert trace.status == "ok"
+        assert trace.stdout == "y" * 100 + "\n"
+        assert decode(trace.value) == list(range(n))
