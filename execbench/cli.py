@@ -145,6 +145,8 @@ def run(
         "--model-arg", "-M", help="Model argument key=value (repeatable).")] = [],  # noqa: B006
     max_retries: Annotated[int, typer.Option(help="Retries per failed request.")] = 5,
     timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
+    retry_delay: Annotated[float, typer.Option(
+        help="First back-off in seconds before a retry; doubles each time, up to 60.")] = 1.0,
     retry_errors: Annotated[bool, typer.Option(
         help="On resume, ask again for samples whose request failed.")] = False,
 ) -> None:
@@ -155,13 +157,16 @@ def run(
         _fail("-n must be at least 1")
     if shots not in (0, 1):
         _fail("--shots must be 0 or 1")
+    if max_retries < 0 or retry_delay < 0 or timeout <= 0:
+        _fail("--max-retries and --retry-delay must be >= 0 and --timeout > 0")
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
         tasks=[t.strip() for t in tasks.split(",")] if tasks else None,
         base_url=model_base_url, model_args=_pairs(model_arg, "-M"), retry_errors=retry_errors,
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,
-                                max_retries=max_retries, timeout=timeout))
+                                max_retries=max_retries, timeout=timeout,
+                                retry_base_delay=retry_delay))
     from execbench.suite import SuiteError
 
     try:

@@ -302,6 +302,26 @@ def test_retry_errors_asks_again_only_for_failed_samples(small: tuple[Path, list
     assert results_of(out)["counts"]["verdicts"] == {"correct": 10}
 
 
+def test_retry_flags_set_the_back_off(small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """--retry-delay is the first back-off (halved at most by jitter), doubling per retry."""
+    suite, instances = small
+
+    def responder(body: dict, attempt: int) -> Reply:
+        inst = find(instances, prompt_of(body))
+        return Reply.error(503, "busy") if attempt <= 2 else Reply(text=answer(inst, "correct"))
+
+    with FakeServer(responder) as server:
+        refused = execbench(*run_args(suite, server, tmp_path / "bad", "--retry-delay", -1))
+        assert refused.returncode == 2 and "--retry-delay" in refused.stderr
+        start = time.monotonic()
+        done = execbench(*run_args(suite, server, tmp_path / "run", "--max-retries", 2,
+                                   "--retry-delay", 0.4))
+        elapsed = time.monotonic() - start
+    assert done.returncode == 0, done.stderr
+    assert {(r["verdict"], r["attempts"]) for r in raw_lines(tmp_path / "run")} == {("correct", 3)}
+    assert elapsed >= 0.2 + 0.4  # two waits: at least half of 0.4 s, then of 0.8 s
+
+
 @pytest.fixture(scope="module")
 def wide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     """Thirty programs (sixty instances), enough to stop a run half-way."""
