@@ -1,12 +1,11 @@
 """Single-site mutation: every operator on hand-written programs, Algorithm 1 in the real
 sandbox, and mutation suites built from CRUXEval, HumanEval and MBPP+.
 
-The real-data suites are built once per dataset for the module, on a slice (the first 300
-CRUXEval programs, all of HumanEval, the first 150 MBPP+ programs) with a 0.25 s CPU limit:
-a mutant that loops forever then costs at most that instead of 2 s (one MBPP+ program alone
-would take 40 s). The 7 calls of these slices that need more (6 of HumanEval's 1,124, 1 of
-MBPP+'s 460) time out and are not mutated for. Every kept pair is then run again, with the
-default limits, in a sandbox of the test's own.
+The real-data suites are built once per dataset for the module, on every program, with a
+0.25 s CPU limit: a mutant that loops forever then costs at most that instead of 2 s (one
+MBPP+ program alone would take 40 s). The few calls that need more time out and are not
+mutated for. Every kept pair is then run again, with the default limits, in a sandbox of
+the test's own.
 """
 
 from __future__ import annotations
@@ -321,14 +320,13 @@ def test_build_drops_a_program_without_mutant_from_both_tasks(tmp_path: Path) ->
 
 # --- real benchmarks --------------------------------------------------------------------
 
-def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, name: str,
-                    limit: int | None) -> dict[str, Any]:
+def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, name: str) -> dict[str, Any]:
     path = DATA / name
     if not path.exists():
         pytest.skip(f"{path} not found (see shared/data/README.md)")
     out = tmp_path_factory.mktemp(name.split(".")[0])
     manifest = build_suite([str(path)], out, BuildOptions(
-        tasks=["mutation"], limit=limit, limits=Limits(cpu_seconds=0.25)))
+        tasks=["mutation"], limits=Limits(cpu_seconds=0.25)))
     _, instances, _ = load_suite(out)
     pairs: dict[str, dict[str, dict[str, Any]]] = {}
     for instance in instances:
@@ -338,17 +336,17 @@ def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, name: str,
 
 @pytest.fixture(scope="module")
 def cruxeval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _mutation_suite(tmp_path_factory, "cruxeval.jsonl", 300)
+    return _mutation_suite(tmp_path_factory, "cruxeval.jsonl")
 
 
 @pytest.fixture(scope="module")
 def humaneval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _mutation_suite(tmp_path_factory, "HumanEval.jsonl.gz", None)
+    return _mutation_suite(tmp_path_factory, "HumanEval.jsonl.gz")
 
 
 @pytest.fixture(scope="module")
 def mbppplus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _mutation_suite(tmp_path_factory, "MbppPlus.jsonl.gz", 150)
+    return _mutation_suite(tmp_path_factory, "MbppPlus.jsonl.gz")
 
 
 DATASETS = ["cruxeval", "humaneval", "mbppplus"]
