@@ -126,7 +126,7 @@ def build(
 def run(
     suite: Annotated[Path, typer.Option(help="Suite folder made by `execbench build`.")],
     model: Annotated[str, typer.Option(
-        help="provider/model, e.g. openai/gpt-4o, openai-api/vllm/Qwen/Qwen2.5-7B, "
+        help="provider/model, e.g. openai/gpt-4o, openai-api/vllm/Qwen/Qwen2.5-7B, hf/gpt2, "
              "anthropic/claude-sonnet-4-5, reference/oracle.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable).")],
     samples: Annotated[int, typer.Option("-n", help="Samples per instance.")] = 1,

@@ -275,6 +275,7 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
         "run": {"model": config.model, "run_dir": str(out), "suite": config.suite,
                 "suite_sha256": sha, "n": config.n, "shots": config.shots,
                 "limit": config.limit, "tasks": config.tasks, "base_url": config.base_url,
+                "model_args": config.model_args,
                 "generate": asdict(config.generate)},
         "counts": {"instances": len(chosen), "samples": len(samples),
                    "expected_samples": len(chosen) * config.n,

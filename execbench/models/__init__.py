@@ -14,8 +14,8 @@ from execbench.models.openai import OpenAIModel
 
 __all__ = ["Model", "ModelError", "get_model"]
 
-PROVIDERS = ("openai", "openai-api", "anthropic", "reference")
-IN_PROCESS = ("vllm", "hf")
+PROVIDERS = ("openai", "openai-api", "anthropic", "hf", "reference")
+NOT_AVAILABLE = ("vllm",)
 """Named in the project's plans but not implemented: a clear message points to openai-api."""
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -30,17 +30,17 @@ def get_model(
     Configuration errors (unknown provider, missing key or URL) raise :class:`ModelError`
     here, before any request is sent, so a run fails in its first second rather than after
     queueing work. ``base_url`` overrides the provider's URL from the environment.
-    ``model_args`` are only meaningful to ``reference`` models; the HTTP providers reject
+    ``model_args`` are only meaningful to ``reference`` and ``hf`` models; the HTTP providers reject
     them rather than silently ignore a setting the user expected to matter.
     """
     provider, slash, rest = name.partition("/")
     providers = ", ".join(PROVIDERS)
     if not slash:
         raise ModelError(f"model name {name!r} must be provider/model; providers: {providers}")
-    if provider in IN_PROCESS:
+    if provider in NOT_AVAILABLE:
         raise ModelError(
-            f"{provider}/... (in-process models) is not available yet; serve the model with an "
-            "OpenAI-compatible server and use openai-api/<name>/<model>"
+            f"{provider}/... (in-process vLLM) is not available yet; serve the model with "
+            "vLLM's OpenAI-compatible server and use openai-api/<name>/<model>, or use hf/<model>"
         )
     if provider not in PROVIDERS:
         raise ModelError(f"unknown model provider {provider!r} in {name!r}; providers: {providers}")
@@ -50,6 +50,12 @@ def get_model(
         from execbench.models.reference import get_reference_model
 
         return get_reference_model(rest, model_args or {})
+    if provider == "hf":
+        if base_url:
+            raise ModelError("hf models run in this process and take no --model-base-url")
+        from execbench.models.hf import HFModel
+
+        return HFModel(name, rest, model_args or {})
     if model_args:
         raise ModelError(f"{provider} models take no model args (got {', '.join(model_args)})")
 

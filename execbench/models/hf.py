@@ -1,0 +1,206 @@
+"""``hf/<model>``: a Hugging Face causal language model run in this process with transformers.
+
+Requests that arrive together are generated as one left-padded batch, so a run with
+``--max-connections 16`` keeps the accelerator busy without a server. Greedy decoding
+(``--temperature 0``) gives the same text batched or alone. Sampling with a seed
+(``--seed``) generates each seeded sample on its own after seeding torch, because one batch
+shares one random stream: reproducibility costs batching there. Settings the user did not
+give are left to the model's own ``generation_config``, as a server would do.
+
+torch and transformers are the ``hf`` extra and are imported only when such a model is
+asked for. Weights load on the first request, in the generation thread, so naming the model
+(which the runner does once to check the name) costs only reading its config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+from execbench.models.base import GenerateConfig, Generation, ModelError, Request
+
+DEFAULT_MAX_NEW_TOKENS = 1024
+"""Used when ``--max-tokens`` is not given: a model has no server default to fall back on."""
+_ARGS = {"device", "dtype", "batch_size"}
+_DTYPES = ("auto", "float32", "float16", "bfloat16")
+
+
+def _import() -> tuple[Any, Any]:
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise ModelError(f"hf/... models need the hf extra ({exc.name} is missing): "
+                         "pip install 'execbench[hf]'") from None
+    return torch, transformers
+
+
+class HFModel:
+    """One model and tokenizer; generation runs in one thread, one batch at a time."""
+
+    def __init__(self, name: str, path: str, args: dict[str, str]) -> None:
+        unknown = sorted(set(args) - _ARGS)
+        if unknown:
+            raise ModelError(f"hf models take model args {', '.join(sorted(_ARGS))}; "
+                             f"unknown: {', '.join(unknown)}")
+        self.torch, self.transformers = _import()
+        self.name = name
+        self.path = path
+        self.dtype = args.get("dtype", "auto")
+        if self.dtype not in _DTYPES:
+            raise ModelError(f"-M dtype must be one of {', '.join(_DTYPES)}, not {self.dtype!r}")
+        try:
+            self.batch_size = int(args.get("batch_size", "8"))
+        except ValueError:
+            self.batch_size = 0
+        if self.batch_size < 1:
+            raise ModelError(f"-M batch_size must be a positive integer, "
+                             f"not {args['batch_size']!r}")
+        self.device = args.get("device") or ("cuda" if self.torch.cuda.is_available() else "cpu")
+        self.transformers.utils.logging.disable_progress_bar()
+        try:
+            self.transformers.AutoConfig.from_pretrained(path)
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ModelError(f"cannot load {name}: {first}") from None
+        self._loaded: tuple[Any, Any] | None = None
+        self._load_error: str | None = None
+        self._load_lock = threading.Lock()
+        self._pending: list[tuple[Request, GenerateConfig, asyncio.Future]] = []
+        self._drainer: asyncio.Task | None = None
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def _load(self) -> tuple[Any, Any]:
+        """Tokenizer and model, loaded once; a failure is kept and reported for every request."""
+        with self._load_lock:
+            if self._loaded is None and self._load_error is None:
+                try:
+                    tokenizer = self.transformers.AutoTokenizer.from_pretrained(self.path)
+                    tokenizer.padding_side = "left"
+                    if tokenizer.pad_token is None:
+                        tokenizer.pad_token = tokenizer.eos_token
+                    model = self.transformers.AutoModelForCausalLM.from_pretrained(
+                        self.path, dtype=self.dtype).to(self.device)
+                    model.eval()
+                    self._loaded = tokenizer, model
+                except Exception as exc:  # noqa: BLE001 - errors are data (see Generation)
+                    self._load_error = f"cannot load {self.name}: {type(exc).__name__}: {exc}"
+            if self._load_error is not None:
+                raise RuntimeError(self._load_error)
+            return self._loaded
+
+    # -- batching ----------------------------------------------------------------------------
+
+    async def generate(self, request: Request, config: GenerateConfig) -> Generation:
+        future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
+        self._pending.append((request, config, future))
+        if self._drainer is None or self._drainer.done():
+            self._drainer = asyncio.get_running_loop().create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        """Generate what is pending, one batch at a time, until nothing is left."""
+        while self._pending:
+            await asyncio.sleep(0)  # let requests issued in the same tick join the batch
+            batch = self._take_batch()
+            try:
+                results = await asyncio.to_thread(self._generate_batch, batch)
+            except Exception as exc:  # noqa: BLE001 - every request of the batch fails
+                error = str(exc) if isinstance(exc, RuntimeError) else \
+                    f"{type(exc).__name__}: {exc}"
+                results = [Generation(text=None, error=error) for _ in batch]
+            for (_, _, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    def _take_batch(self) -> list[tuple[Request, GenerateConfig, asyncio.Future]]:
+        """The first pending request and those that may share its batch."""
+        first = self._pending[0]
+        if self._sampling_seed(*first[:2]) is not None:
+            batch = [first]
+        else:
+            batch = [item for item in self._pending
+                     if item[1] == first[1] and self._sampling_seed(*item[:2]) is None]
+            batch = batch[:self.batch_size]
+        chosen = {id(item) for item in batch}
+        self._pending = [item for item in self._pending if id(item) not in chosen]
+        return batch
+
+    def _sampling_seed(self, request: Request, config: GenerateConfig) -> int | None:
+        """The seed of a request that samples, or None (greedy, or sampling with no seed)."""
+        seed = request.seed if request.seed is not None else config.seed
+        return None if seed is None or not self._samples(config) else seed
+
+    def _samples(self, config: GenerateConfig) -> bool:
+        if config.temperature is not None:
+            return config.temperature > 0
+        if self._loaded is not None:
+            return bool(self._loaded[1].generation_config.do_sample)
+        return True  # not loaded yet: assume the model may sample, so seeds stay exact
+
+    # -- generation (in the worker thread) ----------------------------------------------------
+
+    def _prompt(self, tokenizer: Any, messages: list[dict[str, str]]) -> str:
+        """The chat template when the tokenizer has one; otherwise the turns, one after another."""
+        if tokenizer.chat_template:
+            return tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                 tokenize=False)
+        return "\n\n".join(message["content"] for message in messages) + "\n\n"
+
+    def _generate_batch(self, batch: list[tuple[Request, GenerateConfig, asyncio.Future]]
+                        ) -> list[Generation]:
+        torch = self.torch
+        tokenizer, model = self._load()
+        config = batch[0][1]
+        start = time.perf_counter()
+        prompts = [self._prompt(tokenizer, request.messages) for request, _, _ in batch]
+        encoded = tokenizer(prompts, return_tensors="pt", padding=True,
+                            add_special_tokens=False).to(self.device)
+        options: dict[str, Any] = {
+            "max_new_tokens": config.max_tokens or DEFAULT_MAX_NEW_TOKENS,
+            "pad_token_id": tokenizer.pad_token_id,
+        }
+        if config.temperature is not None:
+            options["do_sample"] = config.temperature > 0
+            if config.temperature > 0:
+                options["temperature"] = config.temperature
+        if config.top_p is not None:
+            options["top_p"] = config.top_p
+        seed = self._sampling_seed(*batch[0][:2])
+        with torch.inference_mode():
+            if seed is not None:
+                torch.manual_seed(seed)
+            output = model.generate(**encoded, **options)
+        latency = time.perf_counter() - start
+        width = encoded["input_ids"].shape[1]
+        stops = _stop_ids(model, tokenizer)
+        results = []
+        for row, mask in zip(output, encoded["attention_mask"], strict=True):
+            new = row[width:].tolist()
+            end = next((i for i, token in enumerate(new) if token in stops), None)
+            kept = new if end is None else new[:end]
+            results.append(Generation(
+                text=tokenizer.decode(kept, skip_special_tokens=True),
+                input_tokens=int(mask.sum()),
+                output_tokens=len(kept) + (end is not None),
+                latency=latency,
+                extra={"finish_reason": "length" if end is None else "stop"},
+            ))
+        return results
+
+    async def aclose(self) -> None:
+        self._loaded = None
+        if self.device.startswith("cuda"):
+            self.torch.cuda.empty_cache()
+
+
+def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Token ids that end an answer: the generation config's EOS ids and the tokenizer's."""
+    configured = model.generation_config.eos_token_id
+    ids = set(configured if isinstance(configured, list) else [configured])
+    ids.add(tokenizer.eos_token_id)
+    ids.discard(None)
+    return ids
