@@ -137,7 +137,7 @@ class _WorkerProcess:
         try:
             self._send(asdict(limits))
             hello = self._message(time.monotonic() + _PROTOCOL_SECONDS)
-        except (OSError, _Broken):
+        except (OSError, ValueError, _Broken):
             hello = None
         if hello is None or hello.get("kind") != "hello":
             self.close()
