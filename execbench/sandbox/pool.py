@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import secrets
@@ -28,6 +29,8 @@ from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import execbench
+from execbench.sandbox.confine import scrubbed_environment
 from execbench.sandbox.tracer import DEFAULT_OPTIONS
 from execbench.sandbox.worker import CHUNK, FRAME_BYTES, JSON
 
@@ -37,6 +40,27 @@ _PROTOCOL_SECONDS = 60.0
 frame, the report of a runner it killed) before it gives the worker up as broken. The
 parent never blocks on a worker without a deadline."""
 _CHUNK_GRACE_SECONDS = 5.0
+_log = logging.getLogger("execbench.sandbox")
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_once(message: str) -> None:
+    """A missing confinement layer is said once per process, not once per worker."""
+    with _warned_lock:
+        if message in _warned:
+            return
+        _warned.add(message)
+    _log.warning("execbench sandbox: %s", message)
+
+
+def worker_environment() -> dict[str, str]:
+    """What a worker starts with: the allow-list (no keys or tokens), reproducible hashing,
+    and execbench importable without the current folder on ``sys.path`` (``-P``)."""
+    package_parent = os.path.dirname(os.path.dirname(os.path.realpath(execbench.__file__)))
+    env = scrubbed_environment(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
+    return {**env, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSAFEPATH": "1"}
 
 
 @dataclass(frozen=True)
@@ -120,11 +144,10 @@ class _WorkerProcess:
     """
 
     def __init__(self, limits: Limits) -> None:
-        env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
         self.limits = limits
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "execbench.sandbox.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, close_fds=True, bufsize=0)
+            [sys.executable, "-m", "execbench.sandbox.worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, env=worker_environment(), close_fds=True, bufsize=0)
         self.out = self.proc.stdout.fileno()
         self.into = self.proc.stdin.fileno()
         os.set_blocking(self.into, False)
@@ -143,6 +166,8 @@ class _WorkerProcess:
             self.close()
             raise RuntimeError("sandbox worker failed to start")
         self.info = hello
+        for warning in hello.get("warnings") or ():
+            _warn_once(str(warning))
 
     def _send(self, message: dict[str, Any]) -> None:
         """Write one job; the runner may not be reading (a program can stall), so: a deadline."""
@@ -333,6 +358,8 @@ class Sandbox:
         self._closed = False
         self.restarts = 0
         self.network_isolated: bool | None = None
+        self.layers: dict[str, str] = {}
+        """Each confinement layer and whether it is on, as the last started worker said."""
         for _ in range(self.size):
             thread = threading.Thread(target=self._serve, daemon=True)
             thread.start()
@@ -352,6 +379,7 @@ class Sandbox:
                     if worker is None:
                         worker = _WorkerProcess(self.limits)
                         self.network_isolated = worker.info.get("network_isolated")
+                        self.layers = dict(worker.info.get("layers") or {})
                     trace = worker.call(job)
                     if trace is None:
                         worker.close()

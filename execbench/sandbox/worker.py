@@ -3,9 +3,13 @@
 Two processes per worker:
 
 * the **zygote** starts once, imports the tracer and the standard modules benchmark
-  programs use, confines itself (address-space and file-size limits, an empty network
-  namespace where permitted, an audit hook) and then only forks runners and reaps them;
-* a **runner**, forked from the warm zygote, serves calls one at a time. Each call gets a
+  programs use, sets the resource limits (address space, file size), moves into an empty
+  network namespace where permitted, probes which kernel layers the machine offers
+  (``confine.probe``) and then only forks runners and reaps them; it never runs program
+  code, so it holds no audit hook;
+* a **runner**, forked from the warm zygote, first confines itself for good (Landlock, an
+  unprivileged user, seccomp: ``confine.apply``; then the audit hook), and then serves
+  calls one at a time. Each call gets a
   fresh module namespace, a fresh temp working directory, a reseeded ``random``, a fresh
   ``decimal`` context, a capped stdout, and a CPU-time budget (``ITIMER_PROF``: the runner
   is killed by ``SIGPROF`` when it overruns). After the call the runner checks that the
@@ -18,9 +22,9 @@ Two processes per worker:
 Forking once per runner rather than once per call is what makes tracing fast: a fork of
 a Python process costs about a millisecond of copy-on-write page faults on each side.
 
-The audit hook refuses process creation, signals to other processes, sockets, ctypes,
-changing limits, and writes outside the sandbox's temp root; only the zygote's own pid may
-fork and kill.
+The audit hook refuses process creation, signals, sockets, ctypes, changing limits, and
+writes outside the sandbox's temp root, with a clear ``SandboxViolation``; the kernel
+layers under it hold when Python code gets around it.
 
 Protocol on the inherited stdin/stdout pipes (moved to private descriptors at start-up so
 no print can corrupt it). The parent sends a 4-byte big-endian length and a JSON body: the
@@ -52,7 +56,7 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING
 
-from execbench.sandbox import tracer
+from execbench.sandbox import confine, tracer
 
 if TYPE_CHECKING:
     from typing import Any
@@ -74,7 +78,6 @@ _BLOCKED_EVENTS = frozenset({
     "os.setuid", "os.setgid", "os.chroot", "os.startfile", "webbrowser.open", "sys.addaudithook",
     "winreg.OpenKey", "mmap.__new__",
 })
-_ZYGOTE_ONLY = frozenset({"os.fork", "os.kill"})
 _PATH_EVENTS = frozenset({
     "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown",
     "os.symlink", "os.link", "os.utime", "os.chflags", "os.lchflags", "shutil.rmtree",
@@ -85,6 +88,9 @@ EXIT_PARENT_GONE = 75
 """A runner's exit code when the parent closed the job pipe: the zygote then stops too. A
 program calling ``os._exit(75)`` makes the whole worker stop; the parent then reports the
 call as crashed and starts a new worker, so nothing is misclassified."""
+EXIT_UNCONFINED = 76
+"""A runner's exit code when a kernel layer the probe found working failed: the zygote stops
+rather than fork runners that would serve with fewer layers than reported."""
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT,
                     signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
@@ -127,7 +133,7 @@ class _CappedText(io.TextIOBase):
         return "".join(self.parts)
 
 
-def _audit_hook(root: str, zygote_pid: int):
+def _audit_hook(root: str):
     prefix = root.rstrip(os.sep) + os.sep
 
     def inside(path: Any) -> bool:
@@ -140,8 +146,6 @@ def _audit_hook(root: str, zygote_pid: int):
         return real == root or real.startswith(prefix)
 
     def hook(event: str, args: tuple) -> None:
-        if event in _ZYGOTE_ONLY and os.getpid() == zygote_pid:
-            return
         if event in _BLOCKED_EVENTS or event.startswith("ctypes."):
             raise SandboxViolation(f"blocked by the execbench sandbox: {event}")
         if event == "open":
@@ -382,8 +386,8 @@ def _describe_death(status: int) -> dict[str, Any]:
     return {"status": "crashed", "detail": f"exited with code {code} before answering"}
 
 
-def _confine(limits: dict[str, Any], root: str) -> None:
-    """Limits and the audit hook, set once in the zygote; runners inherit them."""
+def _set_limits(limits: dict[str, Any]) -> None:
+    """Resource limits, set once in the zygote; runners inherit them."""
     memory = int(limits["memory_mb"]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     files = int(limits["file_bytes"])
@@ -391,29 +395,19 @@ def _confine(limits: dict[str, Any], root: str) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG
     sys.setrecursionlimit(int(limits["recursion_limit"]))
-    sys.addaudithook(_audit_hook(os.path.realpath(root), os.getpid()))
 
 
-def isolate_network() -> bool:
-    """Move this process (and so every runner) into an empty network namespace, if allowed.
-
-    Needs CAP_SYS_ADMIN (root, or a container that grants it); otherwise the audit hook's
-    socket checks are the only network guard.
-    """
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.unshare(0x40000000) == 0  # CLONE_NEWNET
-    except (OSError, AttributeError):
-        return False
-
-
-def _run_runner(*args: Any) -> None:
+def _run_runner(plan: confine.Plan, *args: Any) -> None:
     """The runner's whole life; it must never return into the zygote's code."""
     code = 1
     try:
         signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        try:
+            confine.apply(plan)
+        except (OSError, confine.ConfinementError):
+            code = EXIT_UNCONFINED
+            return
+        sys.addaudithook(_audit_hook(plan.root))
         code = EXIT_PARENT_GONE if Runner(*args).serve() else 0
     except BaseException:  # noqa: BLE001 - the zygote reports the exit code
         pass
@@ -435,26 +429,31 @@ def main() -> None:
     if limits is None:
         return
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
-    root = os.path.join(base, f"execbench-sandbox-{os.getpid()}")
-    os.makedirs(root, exist_ok=True)
+    root = os.path.realpath(os.path.join(base, f"execbench-sandbox-{os.getpid()}"))
+    os.makedirs(root, mode=0o700, exist_ok=True)
     os.chdir(root)
-    os.environ["TMPDIR"] = root
+    os.environ["TMPDIR"] = os.environ["HOME"] = root
     for name in PRELOAD:
         __import__(name)
-    isolated = isolate_network()
-    _confine(limits, root)
+    isolated = confine.isolate_network()
+    _set_limits(limits)
+    plan = confine.probe(root)
+    if plan.user is not None:
+        os.chown(root, *plan.user)
     programs: OrderedDict = OrderedDict()
     arguments: OrderedDict = OrderedDict()
-    _send(proto_out, {"kind": "hello", "network_isolated": isolated, "pid": os.getpid()})
+    _send(proto_out, {"kind": "hello", "pid": os.getpid(), "network_isolated": isolated,
+                      "layers": plan.layers(isolated), "warnings": plan.warnings})
     try:
         while True:
             gc.collect()
             gc.freeze()  # keep the runner's collector off the zygote's objects
             pid = os.fork()
             if pid == 0:
-                _run_runner(proto_in, proto_out, limits, root, programs, arguments)
+                _run_runner(plan, proto_in, proto_out, limits, root, programs, arguments)
             _, status = os.waitpid(pid, 0)
-            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_PARENT_GONE:
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) in (EXIT_PARENT_GONE,
+                                                                   EXIT_UNCONFINED):
                 return
             _send(proto_out, {"kind": "died", "pid": pid, **_describe_death(status)})
     finally:

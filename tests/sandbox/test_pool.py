@@ -340,13 +340,20 @@ def test_results_stay_with_their_calls_when_runners_are_killed_at_the_wall_limit
     probe = "def g(x):\n    return x\n"
     wall = 0.03
     rng = random.Random(0)
+    answered = 0
     with Sandbox(workers=2, limits=Limits(wall_seconds=wall, cpu_seconds=5)) as sandbox:
         for trial in range(80):
             jobs = [Job(busy, "f", repr(wall + rng.uniform(-0.004, 0.0005))) for _ in range(2)]
             assert {t.status for t in sandbox.map(jobs)} <= {"ok", "timeout"}
             probes = sandbox.map(Job(probe, "g", repr(trial * 10 + i)) for i in range(4))
-            assert [decode(t.value) for t in probes] == [trial * 10 + i for i in range(4)]
+            # On a loaded machine a probe may itself overrun 30 ms of wall time: that is a
+            # timeout, not a shifted result; every probe that answers must answer its own.
+            assert {t.status for t in probes} <= {"ok", "timeout"}
+            assert [decode(t.value) for t in probes if t.status == "ok"] == \
+                [trial * 10 + i for i, t in enumerate(probes) if t.status == "ok"]
+            answered += sum(t.status == "ok" for t in probes)
         assert sandbox.restarts == 0
+    assert answered > 200
 
 
 def test_a_result_bigger_than_a_pipe_buffer_comes_back_whole(sandbox: Sandbox) -> None:
@@ -402,13 +409,17 @@ def test_forged_frames_then_a_stall_cost_one_worker_and_nothing_else(junk: str) 
 
 
 def _sandbox_processes() -> set[int]:
-    """Live zygotes and runners of any sandbox, from /proc."""
+    """Live zygotes and runners of sandboxes of this test process, from /proc: those in its
+    process group (an orphaned runner keeps it), not those of other test runs beside it."""
     found = set()
+    group = os.getpgid(0)
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             if b"execbench.sandbox.worker" in cmdline.read_bytes():
-                found.add(int(cmdline.parent.name))
-        except (FileNotFoundError, ProcessLookupError):
+                stat = (cmdline.parent / "stat").read_bytes()
+                if int(stat.rpartition(b")")[2].split()[2]) == group:
+                    found.add(int(cmdline.parent.name))
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
             continue
     return {pid for pid in found if _alive(pid)}
 

@@ -1,0 +1,337 @@
+"""Kernel-enforced confinement of sandbox runners: the layers under the audit hook.
+
+The audit hook (``worker``) is a Python mechanism, and Python code can get around it (call
+``_posixsubprocess.fork_exec`` directly, rewrite the hook's closure cells found through
+``gc``). So every runner, after its set-up and before it reads its first job, also asks the
+kernel to hold it, in this order:
+
+1. **Landlock** (Linux >= 5.13): writes, deletes, renames and links only under the
+   sandbox's temporary root; reads only of the interpreter's installation, execbench
+   itself, system libraries, the runner's own ``/proc`` entry and a few device files (so a
+   program cannot read the user's ``.env``, keys in the home folder, or another process's
+   environment); TCP bind/connect refused (ABI 4); signals and abstract Unix sockets
+   scoped to the runner (ABI 6).
+2. **An unprivileged user**, when execbench runs as root: the runner becomes ``nobody``, so
+   file permissions hold (root-owned files cannot be written, root processes cannot be
+   signalled or read through ``/proc``). It keeps one capability, ``CAP_DAC_READ_SEARCH``,
+   so it can still import from an interpreter installed in a private home folder (pyenv
+   under ``/root``); with Landlock active, reads are limited to the paths above anyway.
+3. **seccomp-bpf** (through libseccomp, ``pyseccomp``), with ``no_new_privs``: process
+   creation (``execve``, ``execveat``, ``fork``, ``vfork``, ``clone`` without
+   ``CLONE_THREAD``; ``clone3`` answers ``ENOSYS`` so the C library falls back to
+   ``clone``, whose flags the filter can see), sockets, ``ptrace`` and cross-process memory
+   access, signals to any process but the runner itself, mount and namespace calls, keyrings,
+   ``bpf``, ``perf_event_open``, ``io_uring`` (its operations bypass seccomp),
+   ``userfaultfd``, kernel modules, ``kexec``, reboot, clock setting, changing user or
+   capabilities, and file handles (``open_by_handle_at``). Refused calls fail with
+   ``EPERM``; system calls of a foreign ABI (i386, x32) kill the runner.
+
+Plus the **environment allow-list** the worker starts with (``scrubbed_environment``) and the
+**empty network namespace** of the worker (``isolate_network``). A layer the machine lacks is
+left out with one warning (``execbench doctor`` lists them); a layer that worked in the
+zygote's probe but fails in a runner stops that worker, so no runner ever runs with fewer
+layers than reported.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")
+"""Variables a worker inherits (plus ``LC_*``); everything else (keys, tokens, credentials,
+proxies) is dropped before the worker starts."""
+
+_UNPRIVILEGED_USER = "nobody"
+_CAP_DAC_READ_SEARCH = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_PR_SET_KEEPCAPS = 8
+_PR_SET_NO_NEW_PRIVS = 38
+
+# Landlock (include/uapi/linux/landlock.h); the system call numbers are the same on every
+# architecture.
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_FS_WRITE_TREE = sum(1 << bit for bit in range(4, 13))  # remove, make dir/reg/sock/fifo/...
+_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+_READ = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+_READABLE_SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
+                          "/etc/localtime", "/sys/devices/system/cpu")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+
+_DENIED_SYSCALLS = (
+    "execve", "execveat", "fork", "vfork",
+    "socket", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "tkill",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount",
+    "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "iopl", "ioperm",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname",
+    "setdomainname", "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "vhangup",
+    "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
+    "setfsuid", "setfsgid", "capset",
+)
+_SELF_ONLY_SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+_CLONE_THREAD = 0x00010000
+
+
+class ConfinementError(RuntimeError):
+    """A layer the probe found working could not be applied in a runner."""
+
+
+def scrubbed_environment(environ: dict[str, str] | os._Environ) -> dict[str, str]:
+    """The worker's environment: the allow-list only, so no secret reaches a program."""
+    return {k: v for k, v in environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
+
+
+def isolate_network() -> bool:
+    """Move this process (and so every runner) into an empty network namespace, if allowed
+    (needs CAP_SYS_ADMIN: root, or a container that grants it)."""
+    try:
+        return _libc().unshare(0x40000000) == 0  # CLONE_NEWNET
+    except (OSError, AttributeError):
+        return False
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _fail(what: str) -> None:
+    code = ctypes.get_errno()
+    raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+@dataclass
+class Plan:
+    """What every runner of one worker applies; made once in the zygote by ``probe``."""
+
+    root: str
+    landlock_abi: int = 0
+    read_paths: tuple[str, ...] = ()
+    user: tuple[int, int] | None = None
+    seccomp: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def layers(self, network_isolated: bool) -> dict[str, str]:
+        """A line per layer for ``execbench doctor`` and the worker's hello."""
+        return {
+            "seccomp": "on: process creation, sockets, ptrace, mounts and more refused"
+            if self.seccomp else "off",
+            "landlock": f"on (ABI {self.landlock_abi}): writes only under the sandbox root, "
+                        "reads only of the interpreter, execbench and system libraries"
+            if self.landlock_abi else "off",
+            "user": f"on: runners run as uid {self.user[0]}" if self.user
+            else "off: runners run as the invoking user",
+            "network": "on: empty network namespace" if network_isolated
+            else "off: no network namespace (sockets are still refused by seccomp)"
+            if self.seccomp else "off",
+            "environment": "on: only " + ", ".join(ENV_ALLOWED) + " and LC_* are passed",
+            "audit hook": "on",
+        }
+
+
+def _landlock_abi() -> int:
+    try:
+        abi = _libc().syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                              ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(abi), 0)
+
+
+def _read_paths() -> tuple[str, ...]:
+    """Trees a runner may read: the interpreter's prefixes, execbench, system libraries."""
+    import execbench
+
+    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+                  os.path.dirname(os.path.realpath(sys.executable)),
+                  os.path.dirname(os.path.realpath(execbench.__file__)),
+                  *_READABLE_SYSTEM_PATHS]
+    seen: list[str] = []
+    for path in candidates:
+        real = os.path.realpath(path)
+        if os.path.exists(real) and real not in seen:
+            seen.append(real)
+    return tuple(seen)
+
+
+def _unprivileged_user() -> tuple[int, int] | None:
+    if os.geteuid() != 0:
+        return None
+    try:
+        import pwd
+
+        entry = pwd.getpwnam(_UNPRIVILEGED_USER)
+        return entry.pw_uid, entry.pw_gid
+    except (KeyError, ImportError):
+        return 65534, 65534
+
+
+def _seccomp_module() -> Any:
+    """pyseccomp, or None where it or libseccomp is missing."""
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError, OSError):
+        return None
+    return pyseccomp
+
+
+def _apply_landlock(plan: Plan) -> None:
+    abi = plan.landlock_abi
+    fs = _READ | _FS_WRITE_FILE | _FS_WRITE_TREE
+    fs |= (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0) | \
+        (_FS_IOCTL_DEV if abi >= 5 else 0)
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("=QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
+    libc = _libc()
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = libc.syscall(_SYS_LANDLOCK_CREATE_RULESET, buffer, ctypes.c_size_t(len(attr)),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        _fail("landlock_create_ruleset")
+    file_rights = _FS_EXECUTE | _FS_READ_FILE | _FS_WRITE_FILE | \
+        (_FS_TRUNCATE if abi >= 3 else 0)
+    rules = [(plan.root, fs & ~_FS_IOCTL_DEV)]
+    rules += [(path, _READ) for path in plan.read_paths]
+    rules += [(f"/proc/{os.getpid()}", _FS_READ_FILE | _FS_READ_DIR)]
+    rules += [(device, file_rights) for device in _DEVICES if os.path.exists(device)]
+    try:
+        for path, rights in rules:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                if not os.path.isdir(path):
+                    rights &= file_rights
+                rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+                if libc.syscall(_SYS_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH,
+                                rule, ctypes.c_uint32(0)) != 0:
+                    _fail(f"landlock_add_rule {path}")
+            finally:
+                os.close(fd)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            _fail("prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+            _fail("landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _drop_user(uid: int, gid: int) -> None:
+    """Become ``uid``, keeping only ``CAP_DAC_READ_SEARCH`` (see the module docstring)."""
+    libc = _libc()
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    if libc.prctl(_PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0:
+        _fail("prctl(PR_SET_KEEPCAPS)")
+    os.setresuid(uid, uid, uid)
+    header = struct.pack("=Ii", _LINUX_CAPABILITY_VERSION_3, 0)
+    keep = 1 << _CAP_DAC_READ_SEARCH
+    data = struct.pack("=6I", keep, keep, 0, 0, 0, 0)  # effective, permitted, inheritable x2
+    if libc.capset(ctypes.create_string_buffer(header, 8),
+                   ctypes.create_string_buffer(data, 24)) != 0:
+        _fail("capset")
+    if os.getuid() != uid or os.geteuid() != uid:
+        raise ConfinementError("the runner is still privileged after setresuid")
+
+
+def _apply_seccomp() -> None:
+    seccomp = _seccomp_module()
+    if seccomp is None:
+        raise ConfinementError("pyseccomp or libseccomp is no longer importable")
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in _DENIED_SYSCALLS:
+        try:
+            rules.add_rule(deny, name)
+        except OSError as exc:  # a call this architecture lacks (fork on arm64, iopl)
+            if exc.errno not in (errno.EFAULT, errno.EINVAL, errno.EDOM):
+                raise
+    rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    pid = os.getpid()
+    for name in _SELF_ONLY_SIGNALS:
+        rules.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
+    rules.load()
+
+
+def apply(plan: Plan) -> None:
+    """Confine the calling runner as ``plan`` says; raises ``OSError``/``ConfinementError``
+    if a planned layer fails (the caller must then exit, never serve unconfined)."""
+    if plan.landlock_abi:
+        _apply_landlock(plan)
+    if plan.user is not None:
+        _drop_user(*plan.user)
+    if plan.seccomp:
+        _apply_seccomp()
+
+
+def probe(root: str) -> Plan:
+    """Find which layers this machine offers, by applying each in a throw-away child.
+
+    Run in the zygote before it forks runners. A layer that fails in the child is left out
+    of the plan with a warning naming why.
+    """
+    plan = Plan(root=root, landlock_abi=_landlock_abi(), read_paths=_read_paths(),
+                user=_unprivileged_user(), seccomp=_seccomp_module() is not None)
+    if not plan.landlock_abi:
+        plan.warnings.append("Landlock is not available (Linux >= 5.13 with Landlock "
+                             "enabled): programs may read any file the runner can read")
+    if plan.user is None:
+        plan.warnings.append("not running as root, so runners keep the invoking user's "
+                             "permissions")
+    if not plan.seccomp:
+        plan.warnings.append("seccomp is off: install libseccomp (Debian: libseccomp2) "
+                             "and the pyseccomp package")
+    for layer in ("landlock", "user", "seccomp"):
+        error = _try_in_child(plan, layer)
+        if error is None:
+            continue
+        plan.warnings.append(f"{layer} could not be applied ({error}); left out")
+        if layer == "landlock":
+            plan.landlock_abi = 0
+        elif layer == "user":
+            plan.user = None
+        else:
+            plan.seccomp = False
+    return plan
+
+
+def _try_in_child(plan: Plan, layer: str) -> str | None:
+    """Apply one planned layer in a forked child; the error text, or None if it worked."""
+    if (layer == "landlock" and not plan.landlock_abi) or (layer == "user" and not plan.user) \
+            or (layer == "seccomp" and not plan.seccomp):
+        return None
+    single = Plan(root=plan.root, read_paths=plan.read_paths,
+                  landlock_abi=plan.landlock_abi if layer == "landlock" else 0,
+                  user=plan.user if layer == "user" else None, seccomp=layer == "seccomp")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        message = b""
+        try:
+            apply(single)
+        except BaseException as exc:  # noqa: BLE001 - reported to the zygote
+            message = f"{type(exc).__name__}: {exc}".encode()[:500]
+        finally:
+            os.write(write, message)
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        message = pipe.read()
+    os.waitpid(pid, 0)
+    return message.decode(errors="replace") or None

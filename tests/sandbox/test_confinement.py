@@ -1,0 +1,318 @@
+"""The kernel layers under the audit hook: each route out is closed even when a program
+has first switched the audit hook off (which Python code can do, as ``UNHOOK`` shows).
+
+Every test checks what happened outside (no file created, the parent alive, no secret in
+the result), not only that the program saw an error.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from execbench.sandbox import confine
+from execbench.sandbox.pool import Job, Sandbox, Trace, worker_environment
+from execbench.sandbox.values import decode
+
+# Finds the runner's audit hook through the garbage collector and defuses it: its globals
+# (the blocked event names) emptied, its path check answering "inside" for every path.
+UNHOOK = '''
+import gc
+
+def unhook():
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "function" and obj.__name__ == "hook" and obj.__closure__:
+            obj.__globals__["_BLOCKED_EVENTS"] = frozenset()
+            obj.__globals__["_PATH_EVENTS"] = frozenset()
+            for cell in obj.__closure__:
+                if callable(cell.cell_contents):
+                    cell.cell_contents = lambda path: True
+            return True
+    return False
+
+'''
+
+
+def _plan() -> confine.Plan:
+    root = os.path.realpath("/dev/shm" if os.access("/dev/shm", os.W_OK) else "/tmp")
+    return confine.probe(root)
+
+
+PLAN = _plan()
+needs_seccomp = pytest.mark.skipif(not PLAN.seccomp, reason="seccomp is not available here: "
+                                   + "; ".join(PLAN.warnings))
+needs_landlock = pytest.mark.skipif(not PLAN.landlock_abi, reason="Landlock is not available "
+                                    "here: " + "; ".join(PLAN.warnings))
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Sandbox:
+    with Sandbox(workers=1) as box:
+        yield box
+
+
+def _run(sandbox: Sandbox, body: str, args: str = "") -> Trace:
+    """Run ``f(args)`` after the audit hook has been defused; the hook must be found."""
+    code = UNHOOK + "def f(*args):\n    assert unhook()\n" + \
+        "".join(f"    {line}\n" for line in body.splitlines())
+    trace = sandbox.run(Job(code, "f", args))
+    assert trace.status in ("ok", "exception"), trace
+    return trace
+
+
+def _outcome(trace: Trace) -> object:
+    if trace.status == "exception":
+        return trace.exception["type"]
+    return decode(trace.value)
+
+
+def test_the_audit_hook_can_be_defused_so_the_kernel_layers_matter(sandbox: Sandbox) -> None:
+    trace = _run(sandbox, "import os\nos.kill(os.getpid(), 0)\nreturn 'hook off'")
+    assert _outcome(trace) == "hook off"
+
+
+@needs_seccomp
+def test_posixsubprocess_fork_exec_creates_nothing(sandbox: Sandbox, tmp_path: Path) -> None:
+    target = tmp_path / "created-by-program"
+    body = f"""import _posixsubprocess, subprocess
+try:
+    subprocess.Popen(['/usr/bin/touch', {str(target)!r}]).wait()
+except OSError as exc:
+    return type(exc).__name__
+return 'started'"""
+    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    assert not target.exists()
+
+
+@needs_seccomp
+@pytest.mark.parametrize("call", [
+    "os.fork()", "os.system('touch created')", "os.execv(TOUCH, ['touch', 'created'])",
+    "os.posix_spawn(TOUCH, ['touch', 'created'], {})",
+    "os.spawnv(os.P_WAIT, TOUCH, ['touch', 'created'])", "__import__('pty').fork()",
+])
+def test_no_process_creation_through_os(sandbox: Sandbox, call: str) -> None:
+    """Each call tries to start ``touch created`` in the runner's own folder (where the
+    runner may write), so a process that ran would leave the file behind."""
+    body = f"""import os
+TOUCH = '/usr/bin/touch'
+error = None
+try:
+    pid = {call}
+    if pid == 0:
+        os.execv(TOUCH, ['touch', 'created'])
+except OSError as exc:
+    error = type(exc).__name__
+return [error, os.path.exists('created')]"""
+    error, created = _outcome(_run(sandbox, body))
+    assert not created
+    assert error in ("PermissionError", "OSError", None), error
+
+
+@needs_seccomp
+def test_threads_still_work(sandbox: Sandbox) -> None:
+    body = """import threading
+box = []
+t = threading.Thread(target=lambda: box.append(1))
+t.start(); t.join()
+return box"""
+    assert _outcome(_run(sandbox, body)) == [1]
+
+
+@needs_seccomp
+@pytest.mark.parametrize("call", [
+    "socket.socket(socket.AF_INET, socket.SOCK_STREAM)",
+    "socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
+    "socket.create_connection(('127.0.0.1', 9), timeout=1)",
+])
+def test_no_sockets(sandbox: Sandbox, call: str) -> None:
+    body = f"""import socket
+try:
+    {call}
+except OSError as exc:
+    return type(exc).__name__
+return 'connected'"""
+    assert _outcome(_run(sandbox, body)) == "PermissionError"
+
+
+def test_secrets_in_the_environment_do_not_reach_programs() -> None:
+    secrets = {"OPENAI_API_KEY": "sk-test-secret", "ANTHROPIC_API_KEY": "sk-ant-secret",
+               "AWS_SECRET_ACCESS_KEY": "aws-secret", "HF_TOKEN": "hf-secret",
+               "MY_SERVICE_PASSWORD": "hunter2"}
+    assert not set(secrets) & set(worker_environment())
+    code = "import os\n\ndef f():\n    return dict(os.environ)\n"
+    saved = {k: os.environ.get(k) for k in secrets}
+    os.environ.update(secrets)
+    try:
+        with Sandbox(workers=1) as box:
+            environ = decode(box.run(Job(code, "f", "")).value)
+            stolen = _run(box, """try:
+    return open('/proc/self/environ', 'rb').read().decode()
+except OSError as exc:
+    return type(exc).__name__""")
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    assert not set(secrets) & set(environ)
+    assert set(environ) <= {*confine.ENV_ALLOWED, "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
+                            "PYTHONSAFEPATH", "HOME", "TMPDIR"} | {k for k in environ
+                                                                    if k.startswith("LC_")}
+    assert not any(value in str(_outcome(stolen)) for value in secrets.values())
+
+
+@needs_landlock
+def test_another_process_environment_cannot_be_read(sandbox: Sandbox) -> None:
+    os.environ["EXECBENCH_TEST_SECRET"] = "parent-secret"
+    body = f"""try:
+    return open('/proc/{os.getpid()}/environ', 'rb').read().decode(errors='replace')
+except OSError as exc:
+    return type(exc).__name__"""
+    try:
+        outcome = _outcome(_run(sandbox, body))
+    finally:
+        del os.environ["EXECBENCH_TEST_SECRET"]
+    assert outcome == "PermissionError"
+
+
+@needs_landlock
+def test_files_outside_the_readable_trees_cannot_be_read(sandbox: Sandbox,
+                                                          tmp_path: Path) -> None:
+    secret = tmp_path / ".env"
+    secret.write_text("OPENAI_API_KEY=sk-from-a-dotenv\n")
+    secret.chmod(0o644)
+    body = f"""try:
+    return open({str(secret)!r}).read()
+except OSError as exc:
+    return type(exc).__name__"""
+    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    readable = "import json\nreturn open(json.__file__).read()[:10]"  # the stdlib stays readable
+    assert isinstance(_outcome(_run(sandbox, readable)), str)
+
+
+@needs_landlock
+@pytest.mark.parametrize("how", ["plain", "symlink", "hardlink", "rename"])
+def test_writes_out_of_the_temp_root_are_refused(sandbox: Sandbox, tmp_path: Path,
+                                                  how: str) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("original")
+    victim.chmod(0o666)  # even a file anyone may write stays untouched
+    fresh = tmp_path / "fresh.txt"
+    body = {
+        "plain": f"open({str(fresh)!r}, 'w').write('pwned')",
+        "symlink": f"os.symlink({str(victim)!r}, 'link')\nopen('link', 'w').write('pwned')",
+        "hardlink": f"os.link({str(victim)!r}, 'hard')\nopen('hard', 'w').write('pwned')",
+        "rename": f"open('x', 'w').write('pwned')\nos.rename('x', {str(fresh)!r})",
+    }[how]
+    program = "import os\ntry:\n" + "".join(f"    {line}\n" for line in body.splitlines()) + \
+        "except OSError as exc:\n    return type(exc).__name__\nreturn 'written'"
+    outcome = _outcome(_run(sandbox, program))
+    assert outcome in ("PermissionError", "OSError"), outcome
+    assert victim.read_text() == "original"
+    assert not fresh.exists()
+
+
+@needs_seccomp
+@pytest.mark.parametrize("how", ["kill", "killpg", "pidfd", "zygote"])
+def test_signals_cannot_reach_the_parent(sandbox: Sandbox, how: str) -> None:
+    parent = os.getpid()
+    call = {
+        "kill": f"os.kill({parent}, signal.SIGKILL)",
+        "killpg": "os.killpg(0, signal.SIGKILL)",
+        "pidfd": f"signal.pidfd_send_signal(os.pidfd_open({parent}), signal.SIGKILL)",
+        "zygote": "os.kill(os.getppid(), signal.SIGKILL)",
+    }[how]
+    body = f"""import os, signal
+try:
+    {call}
+except OSError as exc:
+    return type(exc).__name__
+return 'sent'"""
+    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    assert _outcome(_run(sandbox, "return 'the worker is alive'")) == "the worker is alive"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the user drop applies when started as root")
+def test_runners_of_a_root_parent_are_not_root(sandbox: Sandbox) -> None:
+    body = "import os\nreturn [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]"
+    uid, euid, gid, groups = _outcome(_run(sandbox, body))
+    assert uid == euid != 0 and gid != 0 and groups == []
+    assert "uid" in sandbox.layers["user"]
+
+
+@needs_seccomp
+def test_a_defused_runner_is_still_held_after_many_calls(sandbox: Sandbox,
+                                                        tmp_path: Path) -> None:
+    target = tmp_path / "late"
+    for _ in range(3):
+        _run(sandbox, "return 1")
+    body = f"""import os
+try:
+    os.fork()
+except OSError:
+    pass
+try:
+    open({str(target)!r}, 'w')
+except OSError:
+    pass
+return 'done'"""
+    assert _outcome(_run(sandbox, body)) == "done"
+    assert not target.exists()
+
+
+def test_the_probe_reports_every_layer() -> None:
+    layers = PLAN.layers(network_isolated=False)
+    assert set(layers) == {"seccomp", "landlock", "user", "network", "environment",
+                           "audit hook"}
+    with Sandbox(workers=1) as box:
+        box.run(Job("def f():\n    return 1\n", "f", ""))
+        assert set(box.layers) == set(layers)
+        assert box.layers["seccomp"].startswith("on") == PLAN.seccomp
+
+
+def test_apply_in_a_child_holds_without_any_audit_hook(tmp_path: Path) -> None:
+    """The layers alone, in a plain forked child: no Python-level guard at all."""
+    if not (PLAN.seccomp or PLAN.landlock_abi):
+        pytest.skip("no kernel layer is available here: " + "; ".join(PLAN.warnings))
+    root = tmp_path / "root"
+    root.mkdir()
+    if PLAN.user:
+        os.chown(root, *PLAN.user)
+    plan = confine.Plan(root=str(root), landlock_abi=PLAN.landlock_abi,
+                        read_paths=PLAN.read_paths, user=PLAN.user, seccomp=PLAN.seccomp)
+    outside = tmp_path / "outside"
+    script = f"""
+import os, socket, sys
+from execbench.sandbox import confine
+confine.apply(confine.Plan(root={str(root)!r}, landlock_abi={plan.landlock_abi},
+              read_paths={plan.read_paths!r}, user={plan.user!r}, seccomp={plan.seccomp}))
+results = {{}}
+for name, action in [
+    ("fork", os.fork), ("socket", socket.socket),
+    ("write outside", lambda: open({str(outside)!r}, "w")),
+    ("kill parent", lambda: os.kill(os.getppid(), 0)),
+    ("write inside", lambda: open(os.path.join({str(root)!r}, "ok"), "w").close()),
+]:
+    try:
+        action()
+        results[name] = "allowed"
+    except OSError as exc:
+        results[name] = type(exc).__name__
+print(results)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, env=worker_environment())
+    assert done.returncode == 0, done.stderr
+    results = eval(done.stdout)  # noqa: S307 - our own child's repr of a dict of strings
+    if PLAN.seccomp:
+        assert results["fork"] == results["socket"] == results["kill parent"] == \
+            "PermissionError"
+    if PLAN.landlock_abi or PLAN.user:
+        assert results["write outside"] == "PermissionError"
+    assert results["write inside"] == "allowed"
+    assert not outside.exists()
