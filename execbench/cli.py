@@ -1,4 +1,4 @@
-"""The ``execbench`` command: build, run, score, report, ls."""
+"""The ``execbench`` command: build, run, score, report, ls, doctor."""
 
 from __future__ import annotations
 
@@ -27,6 +27,15 @@ out = Console(soft_wrap=True)
 def _fail(message: str, code: int = 2) -> None:
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
+
+
+def _at_least_one(counts: dict[str, int | None]) -> None:
+    """Refuse a count option below 1 (None: not given). Left through, 0 or a negative value
+    does something no one asks for: an empty suite or run, a slice that drops the last
+    programs (``[:-1]``), a traceback, or a pool of no connections or workers that hangs."""
+    for flag, value in counts.items():
+        if value is not None and value < 1:
+            _fail(f"{flag} must be at least 1, not {value}")
 
 
 def _pairs(items: list[str], flag: str) -> dict[str, str]:
@@ -83,6 +92,8 @@ def build(
     from execbench.suite import BuildOptions, SuiteError, build_suite
     from execbench.tasks import task_names
 
+    _at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
+                   "--workers": workers})
     names = [t.strip() for t in tasks.split(",") if t.strip()]
     unknown = [t for t in names if t not in task_names()]
     if unknown:
@@ -153,8 +164,7 @@ def run(
     """Evaluate MODEL on SUITE; re-run the same command to resume."""
     from execbench import runner
 
-    if samples < 1:
-        _fail("-n must be at least 1")
+    _at_least_one({"-n": samples, "--limit": limit, "--max-connections": max_connections})
     if shots not in (0, 1):
         _fail("--shots must be 0 or 1")
     if max_retries < 0 or retry_delay < 0 or timeout <= 0:
@@ -325,3 +335,22 @@ def list_things(what: Annotated[str, typer.Argument(help="tasks, formats or mode
             out.print(name)
     else:
         _fail("ls takes tasks, formats or models")
+
+
+@app.command()
+def doctor() -> None:
+    """Start a sandbox worker and say which confinement layers are on here, and why not."""
+    from execbench.sandbox.pool import Job, Sandbox
+
+    with Sandbox(workers=1) as sandbox:
+        trace = sandbox.run(Job("def f():\n    return 1\n", "f", ""))
+        layers = sandbox.layers
+    if trace.status != "ok":
+        _fail(f"the sandbox could not run a trivial program: {trace.status} {trace.detail}", 1)
+    on = sum(state.startswith("on") for state in layers.values())
+    out.print(f"sandbox: {on} of {len(layers)} confinement layers on", highlight=False)
+    for name, state in layers.items():
+        out.print(f"  {name:12} {state}", highlight=False)
+    if on < len(layers):
+        out.print("Layers that are off are warned about once per run; see the README's "
+                  "'The sandbox' for what each one guards.", highlight=False)

@@ -105,17 +105,28 @@ def _pinned(config: RunConfig, suite_sha256: str) -> dict[str, Any]:
     return {k: values[k] for k in _PINNED}
 
 
+def _check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, Any] | None:
+    """The ``run.json`` of the run in ``out`` (None if there is none yet), after refusing
+    if any setting it pinned differs from ``pinned``: resuming would mix two runs in one
+    log, and re-scoring would judge the logged answers against instances they were not
+    given for. ``remedy`` ends the message with what the user can do instead."""
+    path = out / RUN_CONFIG
+    if not path.exists():
+        return None
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    changed = [k for k in _PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
+    if changed:
+        raise RunError(f"{out} holds a run with different {', '.join(changed)}; {remedy}")
+    return earlier
+
+
 def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
     """Refuse to mix runs; record the run's scope, the widest asked for so far (a resume
     with fewer samples, a lower limit or fewer tasks does not hide what is logged)."""
-    path = out / RUN_CONFIG
     scope: dict[str, Any] = {"n": config.n, "limit": config.limit, "tasks": config.tasks}
-    if path.exists():
-        earlier = json.loads(path.read_text(encoding="utf-8"))
-        changed = [k for k in _PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
-        if changed:
-            raise RunError(f"{out} holds a run with different {', '.join(changed)}; "
-                           "use a new --out folder (or the same settings to resume)")
+    earlier = _check_pinned(out, pinned,
+                            "use a new --out folder (or the same settings to resume)")
+    if earlier is not None:
         scope["n"] = max(config.n, earlier["n"])
         if config.limit is not None and earlier["limit"] is not None:
             scope["limit"] = max(config.limit, earlier["limit"])
@@ -128,7 +139,8 @@ def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
     record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
               "pinned": pinned, "suite": str(Path(config.suite).resolve()), **scope,
               "generate": asdict(config.generate)}
-    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / RUN_CONFIG).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n",
+                                  encoding="utf-8")
 
 
 def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash: str,
@@ -314,9 +326,17 @@ def load_run_config(out: Path) -> RunConfig:
 
 
 def rescore(out: Path) -> dict[str, Any]:
-    """Re-extract and re-score every logged response with the current code."""
+    """Re-extract and re-score every logged response with the current code, against the
+    suite the run pinned: nothing is rewritten if that suite is gone or has changed."""
     config = load_run_config(out)
-    manifest, instances, _ = load_suite(Path(config.suite))
+    suite = Path(config.suite)
+    if not suite.exists():
+        raise RunError(f"{out} was run on the suite {suite}, which is gone; put it back "
+                       "there to re-score")
+    manifest, instances, sha = load_suite(suite)
+    _check_pinned(out, _pinned(config, sha),
+                  f"the suite {suite} has changed since the run; restore it to re-score, "
+                  "or run again into a new --out folder")
     by_id = {inst["id"]: inst for inst in instances}
     scorer = _Scorer(Limits(**manifest["limits"]), instances)
     lines = []

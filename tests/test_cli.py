@@ -203,3 +203,41 @@ def test_builtin_humaneval_with_limit(tmp_path: Path) -> None:
     assert by_task["output"] > 5 and by_task["input"] > 5
     programs = {json.loads(line)["program_id"] for line in (suite / "instances.jsonl").open()}
     assert programs == {f"humaneval/HumanEval/{i}" for i in range(5)}
+
+
+@pytest.mark.parametrize("option", [
+    ("--limit", 0), ("--limit", -1), ("--max-calls", 0), ("--max-calls", -1),
+    ("--count", 0), ("--count", -1), ("--workers", 0), ("--workers", -1)])
+def test_build_refuses_a_count_below_one(tmp_path: Path, option: tuple[str, int]) -> None:
+    # Left through, these built an empty suite, dropped the last program ([:-1]), raised a
+    # traceback, or hung: a count option must be at least 1.
+    flag, value = option
+    source = write_jsonl(tmp_path / "good.jsonl", [json.dumps(record) for record in GOOD])
+    for where in (source, "dsl"):
+        done = execbench("build", where, "--out", tmp_path / "suite", flag, value)
+        assert done.returncode == 2
+        assert done.stderr == f"error: {flag} must be at least 1, not {value}\n"
+        assert not (tmp_path / "suite").exists()
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("tiny")
+    source = write_jsonl(folder / "good.jsonl", [json.dumps(record) for record in GOOD])
+    done = execbench("build", source, "--out", folder / "suite", "--workers", 1)
+    assert done.returncode == 0, done.stderr
+    return folder / "suite"
+
+
+@pytest.mark.parametrize("option", [
+    ("-n", 0), ("--limit", 0), ("--limit", -1), ("--max-connections", 0),
+    ("--max-connections", -1)])
+def test_run_refuses_a_count_below_one(tiny: Path, tmp_path: Path,
+                                       option: tuple[str, int]) -> None:
+    # --max-connections 0 gave the HTTP client a pool of no connections, which hangs.
+    flag, value = option
+    done = execbench("run", "--suite", tiny, "--model", "reference/oracle",
+                     "--out", tmp_path / "run", flag, value)
+    assert done.returncode == 2
+    assert done.stderr == f"error: {flag} must be at least 1, not {value}\n"
+    assert not (tmp_path / "run").exists()

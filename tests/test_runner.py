@@ -508,3 +508,57 @@ def test_an_unknown_task_name_is_refused(small: tuple[Path, list[dict]], tmp_pat
     result = execbench("run", "--suite", suite, "--model", "reference/oracle",
                        "--out", tmp_path / "run", "--tasks", "output,outptu")
     assert result.returncode == 2 and "no task outptu" in result.stderr
+
+
+def append_a_record(path: Path) -> None:
+    """A valid new instance at the end: the suite still loads, but is not the one run."""
+    first = json.loads(path.read_text().splitlines()[0])
+    path.write_text(path.read_text() + json.dumps({**first, "id": first["id"] + "-new"}) + "\n")
+
+
+def edit_a_byte(path: Path) -> None:
+    """The output 5 of add(2, 3) made 6: one byte, still valid JSON."""
+    data = path.read_bytes()
+    digit = data.index(b'"truth"') + data[data.index(b'"truth"'):].index(b"5")
+    path.write_bytes(data[:digit] + b"6" + data[digit + 1:])
+
+
+@pytest.mark.parametrize("change", [append_a_record, edit_a_byte])
+def test_score_refuses_a_suite_changed_since_the_run(
+        tmp_path: Path, change: Callable[[Path], None]) -> None:
+    suite, _ = make_suite(tmp_path, {"add": PROGRAMS["add"][:2]})
+    out = tmp_path / "run"
+    done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", out)
+    assert done.returncode == 0, done.stderr
+    kept = {name: (out / name).read_bytes()
+            for name in (runner.SAMPLES, runner.RESULTS, runner.RUN_CONFIG)}
+    original = (suite / "instances.jsonl").read_bytes()
+    change(suite / "instances.jsonl")
+    assert (suite / "instances.jsonl").read_bytes() != original
+
+    refused = execbench("score", out)
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    said = flat(refused.stderr)
+    assert f"error: {out} holds a run with different suite_sha256;" in said
+    assert f"the suite {suite} has changed since the run" in said
+    assert {name: (out / name).read_bytes() for name in kept} == kept
+
+    (suite / "instances.jsonl").write_bytes(original)
+    again = execbench("score", out)
+    assert again.returncode == 0, again.stderr
+
+
+def test_score_refuses_a_run_whose_suite_is_gone(tmp_path: Path) -> None:
+    suite, _ = make_suite(tmp_path, {"add": PROGRAMS["add"][:2]})
+    out = tmp_path / "run"
+    runner.run(runner.RunConfig(suite=str(suite), model="reference/oracle"), out)
+    kept = {name: (out / name).read_bytes() for name in (runner.SAMPLES, runner.RESULTS)}
+    suite.rename(tmp_path / "elsewhere")
+
+    refused = execbench("score", out)
+    assert refused.returncode == 2
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert (f"error: {out} was run on the suite {suite}, which is gone; put it back there "
+            "to re-score") in flat(refused.stderr)
+    assert {name: (out / name).read_bytes() for name in kept} == kept
