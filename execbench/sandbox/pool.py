@@ -12,6 +12,7 @@ What the sandbox protects against, and what it does not, is written down in the 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -40,6 +41,10 @@ _PROTOCOL_SECONDS = 60.0
 frame, the report of a runner it killed) before it gives the worker up as broken. The
 parent never blocks on a worker without a deadline."""
 _CHUNK_GRACE_SECONDS = 5.0
+BATCH = 8
+"""Jobs a worker takes from the queue at once (its runners get calls of one program per
+message): enough to share the thread hand-off and pipe costs, few enough that the pool's
+other workers still share the tail of a run."""
 _log = logging.getLogger("execbench.sandbox")
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
@@ -129,6 +134,12 @@ class Trace:
         if trace.status not in STATUSES:
             return cls(status="crashed", detail=f"unknown status {trace.status!r}")
         return trace
+
+
+@functools.lru_cache(maxsize=64)
+def _options(options: TraceOptions) -> dict[str, Any]:
+    """``asdict`` once per distinct options, not once per job."""
+    return asdict(options)
 
 
 class _Broken(Exception):
@@ -274,62 +285,98 @@ class _WorkerProcess:
             raise _Broken(f"process {pid} is not a runner of this worker")
         return pid
 
-    def call(self, job: dict[str, Any]) -> Trace | None:
-        """Run one job; ``None`` means the whole worker died or broke and must be replaced.
+    def run(self, jobs: list[dict[str, Any]]) -> tuple[list[Trace], bool]:
+        """Run ``jobs`` in order. Returns the traces of the jobs that finished, in order,
+        and whether the worker broke (died, or said something the protocol does not allow):
+        then the next job went down with it and the worker must be replaced.
 
-        Frames are matched to the job: a result echoes the job's ``seq``, a random token,
-        and a death names the runner's pid, so a frame left over from an earlier job (a
-        runner that answered just as the parent killed it) can never be taken for this
-        one's, and a program cannot write results ahead for the jobs that follow it.
+        Consecutive calls of the same program go to the runner as one batch (one message,
+        one token). A batch never mixes programs: a runner holds its whole batch in memory
+        where the running program can read it, so a batch of other programs' calls would
+        let a program write results ahead for them; for calls of its own it can forge its
+        trace in any case (the README says so). Frames are matched to jobs: a result echoes
+        its job's ``seq`` (the batch's random token and the job's place in it), and a death
+        names the runner's pid, so a frame left over from an earlier job (a runner that
+        answered just as the parent killed it) can never be taken for another's.
         """
-        self.seq = secrets.token_hex(8)
-        job = {**job, "seq": self.seq}
+        done: list[Trace] = []
         try:
-            if not self._wait_runner():
-                return None
-            self.busy = True
-            self._send(job)
-            runner = self.runner
-            deadline = time.monotonic() + self.limits.wall_seconds
-            killed = False
-            while True:
-                try:
-                    message = self._message(deadline)
-                except TimeoutError:
-                    if killed:
-                        return None  # the zygote never reported the kill: give it up
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(runner, signal.SIGKILL)
-                    killed = True
-                    deadline = time.monotonic() + _PROTOCOL_SECONDS
-                    continue
-                if message is None:
-                    return None
-                kind = message["kind"]
-                if kind == "result":
-                    payload = self._payload(message, deadline)
-                    if payload is None or message.get("seq") != self.seq:
-                        continue
-                    self.busy = False
-                    # After a kill the runner's death is still to be reported: wait for
-                    # the next runner before sending another job.
-                    self.awaiting_runner = killed or message.get("recycle") is not None
-                    return Trace.from_payload(payload)
-                if kind == "died":
-                    if message.get("pid") != runner:
-                        continue
-                    self.busy = False
-                    self.awaiting_runner = True
-                    if killed:
-                        return Trace(status="timeout",
-                                     detail=f"wall-clock limit {self.limits.wall_seconds}s")
-                    status = message.get("status")
-                    return Trace(status=status if status in STATUSES else "crashed",
-                                 detail=message.get("detail"))
-                if kind == "ready":
-                    self.runner = self._child(message.get("pid"))
+            while len(done) < len(jobs):
+                if not self._wait_runner():
+                    return done, True
+                start = end = len(done)
+                while end < len(jobs) and jobs[end]["code"] == jobs[start]["code"]:
+                    end += 1
+                token = secrets.token_hex(8)
+                batch = [{**job, "seq": f"{token}.{i}"} for i, job in enumerate(jobs[start:end])]
+                if not self._run_batch(batch, done):
+                    return done, True
         except (OSError, ValueError, _Broken):
-            return None
+            return done, True
+        return done, False
+
+    def _run_batch(self, batch: list[dict[str, Any]], done: list[Trace]) -> bool:
+        """Send one batch to the current runner and collect its answers into ``done`` until
+        the batch is answered or the runner ends (recycled, crashed, killed); the jobs left
+        are then for the next runner. False when the worker is gone.
+
+        Each job has ``wall_seconds`` from the moment the previous answer arrived. When the
+        parent kills a runner for overrunning, the death belongs to that job, unless its
+        answer came in just as the kill landed: then the kill hit the job after it, which
+        is not charged with a timeout but sent again to a fresh runner.
+        """
+        self.busy = True
+        self._send({"jobs": batch})
+        runner = self.runner
+        wall = self.limits.wall_seconds
+        deadline = time.monotonic() + wall
+        index = 0
+        killed_at: int | None = None
+        recycled = False
+        while index < len(batch):
+            try:
+                message = self._message(deadline)
+            except TimeoutError:
+                if killed_at is not None:
+                    return False  # the zygote never reported the kill: give it up
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(runner, signal.SIGKILL)
+                killed_at = index
+                deadline = time.monotonic() + _PROTOCOL_SECONDS
+                continue
+            if message is None:
+                return False
+            kind = message["kind"]
+            if kind == "result":
+                payload = self._payload(message, deadline)
+                if payload is None or message.get("seq") != batch[index]["seq"]:
+                    continue
+                done.append(Trace.from_payload(payload))
+                index += 1
+                if killed_at is None:
+                    deadline = time.monotonic() + wall
+                if message.get("recycle") is not None:
+                    recycled = True
+                    break  # this runner ends; the rest of the batch goes to the next one
+            elif kind == "died":
+                if message.get("pid") != runner:
+                    continue
+                if killed_at is None:
+                    status = message.get("status")
+                    done.append(Trace(status=status if status in STATUSES else "crashed",
+                                      detail=message.get("detail")))
+                elif killed_at == index:
+                    done.append(Trace(status="timeout", detail=f"wall-clock limit {wall}s"))
+                self.busy = False
+                self.awaiting_runner = True
+                return True
+            elif kind == "ready":
+                self.runner = self._child(message.get("pid"))
+        self.busy = False
+        # A killed or recycling runner's death is still to be reported: wait for the next
+        # runner before sending another batch.
+        self.awaiting_runner = killed_at is not None or recycled
+        return True
 
     def close(self) -> None:
         """Stop the worker. A runner still busy with a call (a worker given up mid-call)
@@ -365,31 +412,53 @@ class Sandbox:
             thread.start()
             self._threads.append(thread)
 
+    def _take(self) -> list[tuple[dict[str, Any], Future]] | None:
+        """The next batch for a worker: the next job (waiting for one), then whatever else
+        is queued, up to ``BATCH``; None when the pool closes."""
+        item = self._jobs.get()
+        if item is None:
+            return None
+        items = [item]
+        while len(items) < BATCH:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                self._jobs.put(None)  # for this thread's next turn
+                break
+            items.append(item)
+        return [(job, future) for job, future in items if future.set_running_or_notify_cancel()]
+
     def _serve(self) -> None:
         worker: _WorkerProcess | None = None
         try:
             while True:
-                item = self._jobs.get()
-                if item is None:
+                pending = self._take()
+                if pending is None:
                     return
-                job, future = item
-                if not future.set_running_or_notify_cancel():
-                    continue
-                try:
-                    if worker is None:
-                        worker = _WorkerProcess(self.limits)
-                        self.network_isolated = worker.info.get("network_isolated")
-                        self.layers = dict(worker.info.get("layers") or {})
-                    trace = worker.call(job)
-                    if trace is None:
+                while pending:
+                    try:
+                        if worker is None:
+                            worker = _WorkerProcess(self.limits)
+                            self.network_isolated = worker.info.get("network_isolated")
+                            self.layers = dict(worker.info.get("layers") or {})
+                        traces, broken = worker.run([job for job, _ in pending])
+                    except BaseException as exc:  # noqa: BLE001 - surface to the callers
+                        for _, future in pending:
+                            future.set_exception(exc)
+                        break
+                    for (_, future), trace in zip(pending, traces, strict=False):
+                        future.set_result(trace)
+                    pending = pending[len(traces):]
+                    if broken:
                         worker.close()
                         code = worker.proc.returncode
                         worker = None
                         self.restarts += 1
-                        trace = Trace(status="crashed", detail=f"sandbox worker died (exit {code})")
-                    future.set_result(trace)
-                except BaseException as exc:  # noqa: BLE001 - surface to the caller
-                    future.set_exception(exc)
+                        if pending:
+                            detail = f"sandbox worker died (exit {code})"
+                            pending.pop(0)[1].set_result(Trace(status="crashed", detail=detail))
         finally:
             if worker is not None:
                 worker.close()
@@ -399,7 +468,7 @@ class Sandbox:
             raise RuntimeError("sandbox is closed")
         future: Future[Trace] = Future()
         payload = {"code": job.code, "entry_point": job.entry_point, "args": job.args,
-                   "options": asdict(job.options), "cpu_seconds": job.cpu_seconds}
+                   "options": _options(job.options), "cpu_seconds": job.cpu_seconds}
         self._jobs.put((payload, future))
         return future
 

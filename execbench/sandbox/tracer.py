@@ -23,8 +23,8 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from types import ModuleType
-from typing import TYPE_CHECKING
+from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from typing import Any
@@ -47,29 +47,45 @@ dict (not a dataclass) so the warm worker imports as little as possible: every m
 holds makes each ``fork()`` slower."""
 
 
-def branch_heads(tree: ast.AST) -> dict[int, tuple[frozenset[int], int]]:
-    """Map each if/while/for header line to (lines of its header, first line of its body).
+class CompiledProgram(NamedTuple):
+    """A program ready to run many times (a runner caches these by source text)."""
 
-    The header may span several lines (a long condition); the outcome is decided by the
-    first line event after the header that falls outside those lines. Headers whose body
-    starts on the header's own line cannot be observed by line events and are left out.
-    """
+    code: CodeType
+    heads: dict[int, tuple[frozenset[int], int]]
+    """Each if/while/for header line -> (lines of its header, first line of its body). The
+    header may span several lines (a long condition); the outcome is decided by the first
+    line event after the header that falls outside those lines. Headers whose body starts
+    on the header's own line cannot be observed by line events and are left out."""
+    loops: frozenset[int]
+    """Header lines of while/for loops."""
+    imports: frozenset[str]
+    """Top-level names of the modules the program imports (absolute imports only)."""
+
+
+def compile_program(source: str) -> CompiledProgram:
+    """Parse once, walk the tree once, compile: the one way a program is made runnable."""
+    tree = ast.parse(source)
     heads: dict[int, tuple[frozenset[int], int]] = {}
+    loops: set[int] = set()
+    imports: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If | ast.While):
             test_end = node.test.end_lineno or node.lineno
         elif isinstance(node, ast.For | ast.AsyncFor):
             test_end = node.iter.end_lineno or node.lineno
         else:
+            if isinstance(node, ast.Import):
+                imports.update(a.name.partition(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                imports.add(node.module.partition(".")[0])
             continue
+        if not isinstance(node, ast.If):
+            loops.add(node.lineno)
         body_line = node.body[0].lineno
         if body_line > test_end:
             heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)), body_line)
-    return heads
-
-
-def loop_heads(tree: ast.AST) -> frozenset[int]:
-    return frozenset(n.lineno for n in ast.walk(tree) if isinstance(n, ast.While | ast.For))
+    return CompiledProgram(compile(tree, PROGRAM_FILE, "exec"), heads, frozenset(loops),
+                           frozenset(imports))
 
 
 class _Recorder:
@@ -179,33 +195,26 @@ def _result_value(value: Any) -> dict[str, Any]:
     return {"value": enc, "value_repr": text}
 
 
-def compile_program(code: str) -> tuple[Any, tuple[dict, frozenset[int]]]:
-    """Compile a program and find its branch headers (a worker caches the result)."""
-    tree = ast.parse(code)
-    return compile(tree, PROGRAM_FILE, "exec"), (branch_heads(tree), loop_heads(tree))
-
-
 def compile_args(args: str) -> Any:
     """Compile an argument-list text into an expression giving ``(args, kwargs)``."""
     return compile(f"(lambda *a, **k: (a, k))({args}\n)", CALL_FILE, "eval")
 
 
-def run(program: tuple[Any, tuple[dict, frozenset[int]]], entry_point: str, args: Any,
+def run(program: CompiledProgram, entry_point: str, args: Any,
         options: dict[str, Any]) -> dict[str, Any]:
     """Run the module, then ``entry_point(<args>)``, tracing both. Returns a JSON-able dict.
 
     ``program`` comes from ``compile_program`` and ``args`` from ``compile_args``. Statuses
     set here: ``ok``, ``exception`` and ``memory`` (the worker adds the process-level ones).
     """
-    compiled, (heads, loops) = program
-    recorder = _Recorder(heads, {**DEFAULT_OPTIONS, **options})
+    recorder = _Recorder(program.heads, {**DEFAULT_OPTIONS, **options})
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
                            "args": None}
     phase = "module"
     sys.settrace(recorder.global_trace)
     try:
-        exec(compiled, namespace)  # noqa: S102 - benchmark program, inside the sandbox
+        exec(program.code, namespace)  # noqa: S102 - benchmark program, inside the sandbox
         phase = "arguments"
         fn = namespace[entry_point]
         call_args, call_kwargs = eval(args, namespace)  # noqa: S307 - dataset or our literal
@@ -221,5 +230,5 @@ def run(program: tuple[Any, tuple[dict, frozenset[int]]], entry_point: str, args
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
         sys.settrace(None)
-    out.update(recorder.result(loops))
+    out.update(recorder.result(program.loops))
     return out

@@ -28,11 +28,13 @@ layers under it hold when Python code gets around it.
 
 Protocol on the inherited stdin/stdout pipes (moved to private descriptors at start-up so
 no print can corrupt it). The parent sends a 4-byte big-endian length and a JSON body: the
-limits once, then one job per call. The worker answers in frames of a 4-byte length, a
-one-byte tag and a body: tag ``J`` is a JSON message with a ``kind``: ``hello`` (zygote
-ready), ``ready`` (a runner started; its pid), ``result`` (the job's ``seq``, whether the
-runner recycles, and the ``size`` of its payload), ``died`` (the runner ended: how); tag
-``C`` is the next chunk of the payload announced by the last ``result``.
+limits once, then batches of jobs (``{"jobs": [...]}``: one message for several calls, so
+the pipe costs are shared); a runner answers each job of a batch in turn. The worker
+answers in frames of a 4-byte length, a one-byte tag and a body: tag ``J`` is a JSON
+message with a ``kind``: ``hello`` (zygote ready; the confinement layers), ``ready`` (a
+runner started; its pid), ``result`` (the job's ``seq``, whether the runner recycles, and
+the ``size`` of its payload), ``died`` (the runner ended: how); tag ``C`` is the next chunk
+of the payload announced by the last ``result``.
 
 Every frame fits in ``PIPE_BUF`` bytes and is written by one ``write``, which the kernel
 makes atomic, so frames never interleave or tear. A runner killed while it sends a big
@@ -42,7 +44,6 @@ payload is short and discards it.
 
 from __future__ import annotations
 
-import ast
 import gc
 import io
 import json
@@ -50,10 +51,12 @@ import os
 import resource
 import select
 import signal
+import stat
 import struct
 import sys
 import time
 from collections import OrderedDict
+from operator import is_
 from typing import TYPE_CHECKING
 
 from execbench.sandbox import confine, tracer
@@ -168,6 +171,9 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+_WORKDIR_MODE = stat.S_IFDIR | 0o700
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""One encoder for results: ``json.dumps`` with options builds a new one per call."""
 JSON, CHUNK = b"J", b"C"
 FRAME_BYTES = select.PIPE_BUF
 """The most a frame may hold: one ``write`` of up to ``PIPE_BUF`` bytes to a pipe is atomic."""
@@ -213,25 +219,15 @@ def _receive(fd: int) -> dict[str, Any] | None:
     return None if body is None else json.loads(body)
 
 
-def _imported_modules(tree: ast.AST) -> frozenset[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name.partition(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.partition(".")[0])
-    return frozenset(names)
-
-
 class _Snapshot:
     """Process state a call must leave as it found it, or the runner is recycled."""
 
     def __init__(self) -> None:
         import builtins
 
-        self.builtins = dict(builtins.__dict__)
+        self.builtins = _Frozen(builtins.__dict__)
         self.modules = set(sys.modules)
-        self.module_dicts = {name: dict(vars(sys.modules[name])) for name in PRELOAD
+        self.module_dicts = {name: _Frozen(vars(sys.modules[name])) for name in PRELOAD
                              if name in sys.modules}
         self.environ = dict(os.environ)
         self.signals = [signal.getsignal(s) for s in _WATCHED_SIGNALS]
@@ -243,11 +239,12 @@ class _Snapshot:
         import builtins
 
         current = builtins.__dict__
-        if _same(current, self.builtins):
+        if self.builtins.same(current):
             return False
-        for name in [name for name in current if name not in self.builtins]:
-            del current[name]
-        current.update(self.builtins)
+        saved = dict(zip(self.builtins.keys, self.builtins.values, strict=True))
+        update = current.update  # looked up before the builtins are emptied
+        current.clear()
+        update(saved)
         return True
 
     def dirt(self, modules: frozenset[str]) -> str | None:
@@ -256,7 +253,7 @@ class _Snapshot:
             return "new modules imported"
         for name in modules:
             saved = self.module_dicts.get(name)
-            if saved is not None and not _same(vars(sys.modules[name]), saved):
+            if saved is not None and not saved.same(vars(sys.modules[name])):
                 return f"module {name} changed"
         if os.environ != self.environ:
             return "environment changed"
@@ -271,10 +268,20 @@ class _Snapshot:
         return None
 
 
-def _same(current: dict, saved: dict) -> bool:
-    """Identity comparison, so no user-defined ``__eq__`` ever runs here."""
-    return len(current) == len(saved) and all(
-        saved.get(k, _same) is v for k, v in current.items())
+class _Frozen:
+    """A namespace's keys and values as they were, compared by identity only, so no
+    user-defined ``__eq__`` ever runs here, and in C (``map`` over ``operator.is_``): this
+    check runs after every call, on about 160 builtins."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.keys = tuple(namespace)
+        self.values = tuple(namespace.values())
+
+    def same(self, namespace: dict) -> bool:
+        """True if ``namespace`` holds the same key objects, in the same order, bound to the
+        same value objects (a key deleted and added back counts as a change)."""
+        return len(namespace) == len(self.keys) and all(map(is_, namespace, self.keys)) \
+            and all(map(is_, namespace.values(), self.values))
 
 
 class Runner:
@@ -289,7 +296,30 @@ class Runner:
         self.programs = programs
         self.arguments = arguments
         self.counter = 0
+        self.workdir = ""
+        self._new_workdir()
         self.snapshot = _Snapshot()
+
+    def _new_workdir(self) -> None:
+        self.counter += 1
+        self.workdir = os.path.join(self.root, f"{os.getpid()}-{self.counter}")
+        os.mkdir(self.workdir)
+        os.chmod(self.workdir, _WORKDIR_MODE & 0o777)  # whatever umask a program left
+
+    def _empty_workdir(self) -> None:
+        """Every call starts in an empty working folder. The folder is kept while calls
+        leave it empty (the common case: no mkdir, rmdir or path checks per call); one
+        left with files in it, or changed (its mode, or replaced by a link), is removed and
+        a new one made."""
+        try:
+            if os.lstat(self.workdir).st_mode == _WORKDIR_MODE and not os.listdir(self.workdir):
+                return
+        except OSError:
+            pass
+        import shutil  # rare, so loaded lazily
+
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        self._new_workdir()
 
     def _cached(self, cache: OrderedDict, key: str, make) -> Any:
         hit = cache.get(key)
@@ -301,39 +331,32 @@ class Runner:
             cache.popitem(last=False)
         return value
 
-    @staticmethod
-    def _program(code: str) -> tuple:
-        tree = ast.parse(code)
-        compiled = compile(tree, tracer.PROGRAM_FILE, "exec")
-        return compiled, (tracer.branch_heads(tree), tracer.loop_heads(tree)), \
-            _imported_modules(tree)
-
     def serve(self) -> bool:
-        """Answer jobs; True when the parent closed the pipe, False when recycling."""
+        """Answer batches of jobs, each job's result as soon as it is ready; True when the
+        parent closed the pipe, False when recycling (the rest of the batch is then left
+        for the parent to send to the next runner)."""
         _send(self.proto_out, {"kind": "ready", "pid": os.getpid()})
         while True:
-            job = _receive(self.proto_in)
-            if job is None:
+            batch = _receive(self.proto_in)
+            if batch is None:
                 return True
-            payload, dirt = self.call(job)
-            message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
-            _send_result(self.proto_out, message, payload)
-            if dirt is not None:
-                return False
+            for job in batch["jobs"]:
+                payload, dirt = self.call(job)
+                message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
+                _send_result(self.proto_out, message, payload)
+                if dirt is not None:
+                    return False
 
     def call(self, job: dict[str, Any]) -> tuple[bytes, str | None]:
         """Run one job; returns the JSON payload and why the runner must recycle, if so."""
         try:
-            program = self._cached(self.programs, job["code"], self._program)
+            program = self._cached(self.programs, job["code"], tracer.compile_program)
             args = self._cached(self.arguments, job["args"], tracer.compile_args)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
             phase = "compile" if job["code"] not in self.programs else "arguments"
             exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
             return json.dumps({"status": "exception", "exception": exception}).encode(), None
-        self.counter += 1
-        workdir = os.path.join(self.root, f"{os.getpid()}-{self.counter}")
-        os.mkdir(workdir)
-        os.chdir(workdir)
+        os.chdir(self.workdir)
         limits = self.limits
         if "random" in sys.modules:
             sys.modules["random"].seed(0)
@@ -346,7 +369,7 @@ class Runner:
                      float(limits["cpu_seconds"]))
         signal.setitimer(signal.ITIMER_PROF, budget)
         try:
-            result = tracer.run(program[:2], job["entry_point"], args, job.get("options", {}))
+            result = tracer.run(program, job["entry_point"], args, job.get("options", {}))
         except _OutputLimit:
             result = {"status": "output_limit"}
         finally:
@@ -360,16 +383,11 @@ class Runner:
             result["status"] = "output_limit"
         result["stdout"] = stdout.getvalue()
         os.chdir(self.root)
-        try:
-            os.rmdir(workdir)
-        except OSError:  # the program left files behind; rare, so shutil is loaded lazily
-            import shutil
-
-            shutil.rmtree(workdir, ignore_errors=True)
+        self._empty_workdir()
         dirt = "out of memory" if result["status"] == "memory" else \
-            "builtins changed" if builtins_changed else self.snapshot.dirt(program[2])
+            "builtins changed" if builtins_changed else self.snapshot.dirt(program.imports)
         try:
-            payload = json.dumps(result, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            payload = _ENCODER.encode(result).encode("utf-8", "surrogatepass")
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:
             detail = f"result not serialisable: {type(exc).__name__}"
             payload = json.dumps({"status": "crashed", "detail": detail}).encode()

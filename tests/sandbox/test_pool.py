@@ -180,6 +180,18 @@ def test_writing_inside_the_working_directory_is_allowed(sandbox: Sandbox) -> No
     assert _run(sandbox, "import os\n\ndef f():\n    return os.listdir('.')\n").value_repr == "[]"
 
 
+@pytest.mark.parametrize("spoil", [
+    "os.chmod('.', 0o500)", "os.mkdir('sub')", "os.rmdir(os.getcwd())",
+    "d = os.getcwd(); os.chdir('..'); os.rmdir(d); os.mkdir(d + 'e'); os.symlink(d + 'e', d)",
+])
+def test_every_call_starts_in_an_empty_writable_folder(sandbox: Sandbox, spoil: str) -> None:
+    _run(sandbox, f"import os\n\ndef f():\n    {spoil}\n")
+    after = _run(sandbox, "import os\n\ndef f():\n    open('x', 'w').write('1')\n"
+                          "    return os.listdir('.'), os.path.islink(os.getcwd())\n")
+    assert decode(after.value) == (["x"], False)
+    assert _run(sandbox, "import os\n\ndef f():\n    return os.listdir('.')\n").value_repr == "[]"
+
+
 def test_sys_exit_is_an_exception(sandbox: Sandbox) -> None:
     trace = _run(sandbox, "import sys\n\ndef f():\n    sys.exit(3)\n")
     assert trace.status == "exception"
@@ -428,3 +440,48 @@ def test_a_result_of_many_megabytes_comes_back_whole() -> None:
     with Sandbox(workers=1) as sandbox:
         trace = sandbox.run(Job("def f():\n    return 'x' * 9_000_000\n", "f", ""))
     assert trace.status == "ok" and decode(trace.value) == "x" * 9_000_000
+
+
+def test_one_batch_of_mixed_calls_gives_each_call_its_own_outcome() -> None:
+    """One worker takes up to ``BATCH`` queued jobs in one message; a runner that crashes,
+    overruns, is killed or recycles mid-batch must cost only its own call."""
+    echo = "def f(x):\n    return x\n"
+    kinds = {
+        "crash": ("import os\ndef f(x):\n    os._exit(3)\n", "crashed"),
+        "cpu": ("def f(x):\n    while True:\n        pass\n", "timeout"),
+        "wall": ("import time\ndef f(x):\n    time.sleep(30)\n", "timeout"),
+        "dirty": ("import os\ndef f(x):\n    os.environ['X'] = '1'\n    return x\n", "ok"),
+        "import": ("import wave\ndef f(x):\n    return x\n", "ok"),
+    }
+    jobs, expected = [], []
+    for i, (code, status) in enumerate(kinds.values()):
+        for j in range(3):
+            jobs.append(Job(echo, "f", repr(10 * i + j)))
+            expected.append(("ok", 10 * i + j))
+        jobs.append(Job(code, "f", repr(-i)))
+        expected.append((status, -i if status == "ok" else None))
+    with Sandbox(workers=1, limits=Limits(cpu_seconds=0.3, wall_seconds=1.0)) as sandbox:
+        for _ in range(2):
+            traces = sandbox.map(jobs)
+            got = [(t.status, decode(t.value) if t.status == "ok" else None) for t in traces]
+            assert got == expected
+        assert sandbox.restarts == 0
+
+
+def test_a_program_sees_no_call_of_another_program_queued_behind_it() -> None:
+    """A runner's batch holds calls of one program only, and the parent sends the next batch
+    only after the last answer: a program finds no other program's job (nor its token) in
+    its runner's memory or waiting on the pipe, so it cannot answer for one."""
+    spy = (
+        "import gc, select\n\n"
+        "def f(x):\n"
+        "    jobs = {obj['code'] for obj in gc.get_objects()\n"
+        "            if isinstance(obj, dict) and 'seq' in obj and 'code' in obj}\n"
+        "    return sorted(jobs), bool(select.select([3], [], [], 0)[0])\n")
+    honest = [Job(f"def g(x):\n    return x + {i}\n", "g", "100") for i in range(12)]
+    with Sandbox(workers=1) as sandbox:
+        traces = sandbox.map([Job(spy, "f", "1"), Job(spy, "f", "2"), *honest, Job(spy, "f", "3")])
+    assert [t.status for t in traces] == ["ok"] * 15
+    assert [decode(t.value) for t in traces[2:-1]] == [100 + i for i in range(12)]
+    for trace in (traces[0], traces[1], traces[-1]):
+        assert decode(trace.value) == ([spy], False)
