@@ -1,8 +1,12 @@
-"""Traced sandboxed calls per second on CRUXEval, against a fresh process per call.
+"""Traced sandboxed calls per second on CRUXEval, against its floor and a process per call.
 
 Usage: ``python bench/sandbox_throughput.py [--data PATH] [--repeats N] [--workers N]``
 
-Three ways of running the same 800 traced calls, each with ``workers`` calls in flight:
+The floor: the same tracer run in this process, no sandbox at all, on one core (programs
+compiled once, and compiled per call), times ``workers`` for the rate that many cores could
+reach if the sandbox cost nothing. Then three ways of running the same 800 traced calls,
+each with ``workers`` calls in flight, with every confinement layer this machine offers on
+(the layers are printed):
 
 * ``Sandbox``, programs new to the pool: each repeat's program texts carry a distinct
   trailing comment, so every runner compiles every program it is given, as a harness
@@ -18,17 +22,21 @@ Three ways of running the same 800 traced calls, each with ``workers`` calls in 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import platform
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from common import add_data_option, cruxeval_file, run_fresh_processes
 
-from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox import tracer
+from execbench.sandbox.pool import Job, Sandbox, TraceOptions
 from execbench.sources import load_source
 
 WARM_UP_CALLS = 100
@@ -51,6 +59,22 @@ def _tagged(jobs: Sequence[Job], tag: str) -> list[Job]:
     return [Job(f"{job.code}\n# {tag}\n", job.entry_point, job.args) for job in jobs]
 
 
+def _in_process(jobs: Sequence[Job], repeats: int, compile_each: bool) -> list[float]:
+    """Seconds per repeat of tracing every job in this process, one at a time."""
+    options = asdict(TraceOptions())
+    programs = {job.code: tracer.compile_program(job.code) for job in jobs}
+    arguments = {job.args: tracer.compile_args(job.args) for job in jobs}
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for job in jobs:
+            program = tracer.compile_program(job.code) if compile_each else programs[job.code]
+            with contextlib.redirect_stdout(io.StringIO()):
+                tracer.run(program, job.entry_point, arguments[job.args], options)
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
 def _row(label: str, calls: int, seconds: list[float]) -> str:
     rates = [calls / s for s in seconds]
     runs = " ".join(f"{s:.2f}" for s in seconds)
@@ -69,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             for p in load_source(str(path)).programs for call in p.calls]
     workers, repeats, calls = options.workers, options.repeats, len(jobs)
 
+    floor_seen = _in_process(jobs, repeats, compile_each=False)
+    floor_new = _in_process(jobs, repeats, compile_each=True)
     with Sandbox(workers=workers) as sandbox:
         sandbox.map(_tagged(jobs[:WARM_UP_CALLS], "warm-up"))
         new_seconds, new_traces = _timed(
@@ -76,6 +102,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         sandbox.map(jobs)  # fills the runners' compile caches
         seen_seconds, _ = _timed(repeats, lambda r: jobs, sandbox.map)
         restarts = sandbox.restarts
+        layers = sandbox.layers
 
     run_fresh_processes(jobs[:2 * workers], workers)
     fresh_seconds, fresh_results = _timed(
@@ -89,12 +116,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"CRUXEval: {calls} traced calls; {workers} in flight; {os.cpu_count()} CPUs; "
           f"Python {platform.python_version()}; {repeats} repeats after {WARM_UP_CALLS} warm-up "
           "calls")
+    print("confinement: " + "; ".join(f"{k} {v.split(':')[0]}" for k, v in layers.items()))
     print(f"{'method':<42} {'best/s':>8} {'median/s':>9}   seconds per repeat")
+    print(_row("in this process, compiled once, 1 core", calls, floor_seen))
+    print(_row("in this process, compiled per call, 1 core", calls, floor_new))
     print(_row("Sandbox, programs new to the pool", calls, new_seconds))
     print(_row("Sandbox, programs seen before", calls, seen_seconds))
     print(_row("fresh multiprocessing.Process per call", calls, fresh_seconds))
     print(f"speed-up of Sandbox (new programs) over a process per call: {best_ratio:.1f}x best, "
           f"{median_ratio:.1f}x median")
+    for label, sandboxed, floor in (("new", new_seconds, floor_new),
+                                    ("seen", seen_seconds, floor_seen)):
+        ideal = workers * calls / min(floor)
+        rate = calls / min(sandboxed)
+        print(f"Sandbox, {label} programs: {rate:.0f}/s, {rate / ideal:.0%} of the floor on "
+              f"{workers} cores ({ideal:.0f}/s)")
     print(f"Sandbox statuses: {statuses}; worker restarts {restarts}; lines and status equal to "
           f"the baseline's on {agree}/{calls} calls")
 

@@ -27,6 +27,7 @@ from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 from execbench.sandbox.values import encode, is_exact, to_literal
@@ -62,13 +63,32 @@ class CompiledProgram(NamedTuple):
     """Top-level names of the modules the program imports (absolute imports only)."""
 
 
+def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without visiting expressions: the facts
+    below are all about statements, and a runner compiles every program it meets."""
+    stack: list[list[Any]] = [tree.body]
+    while stack:
+        for node in stack.pop():
+            if isinstance(node, ast.stmt):
+                yield node
+            for name in _BLOCK_FIELDS:
+                block = getattr(node, name, None)
+                if block:
+                    stack.append(block)
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+"""Fields that hold statements (``handlers`` and ``cases`` hold nodes that have a body)."""
+
+
 def compile_program(source: str) -> CompiledProgram:
-    """Parse once, walk the tree once, compile: the one way a program is made runnable."""
+    """Parse once, walk the statements once, compile: the one way a program is made
+    runnable."""
     tree = ast.parse(source)
     heads: dict[int, tuple[frozenset[int], int]] = {}
     loops: set[int] = set()
     imports: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.If | ast.While):
             test_end = node.test.end_lineno or node.lineno
         elif isinstance(node, ast.For | ast.AsyncFor):

@@ -229,7 +229,7 @@ class _Snapshot:
         self.modules = set(sys.modules)
         self.module_dicts = {name: _Frozen(vars(sys.modules[name])) for name in PRELOAD
                              if name in sys.modules}
-        self.environ = dict(os.environ)
+        self.environ = dict(os.environ._data)  # bytes to bytes: compared in C
         self.signals = [signal.getsignal(s) for s in _WATCHED_SIGNALS]
         self.recursion = sys.getrecursionlimit()
         self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
@@ -250,12 +250,18 @@ class _Snapshot:
     def dirt(self, modules: frozenset[str]) -> str | None:
         """What the last call changed, or None. Cheap enough to run after every call."""
         if len(sys.modules) != len(self.modules) or not self.modules.issuperset(sys.modules):
-            return "new modules imported"
+            new = sys.modules.keys() - self.modules
+            if len(self.modules) + len(new) != len(sys.modules) \
+                    or not all(map(_is_codec_module, new)):
+                return "new modules imported"
+            self.modules |= new  # codecs loaded on first use: tables, no state
         for name in modules:
             saved = self.module_dicts.get(name)
             if saved is not None and not saved.same(vars(sys.modules[name])):
                 return f"module {name} changed"
-        if os.environ != self.environ:
+        environ = os.environ
+        if type(environ) is not os._Environ or type(environ._data) is not dict \
+                or environ._data != self.environ:
             return "environment changed"
         if [signal.getsignal(s) for s in _WATCHED_SIGNALS] != self.signals:
             return "signal handlers changed"
@@ -266,6 +272,13 @@ class _Snapshot:
         if self.fds is not None and len(os.listdir("/proc/self/fd")) != self.fds:
             return "file descriptors left open"
         return None
+
+
+def _is_codec_module(name: str) -> bool:
+    """Modules the codec registry imports the first time a program names an encoding
+    (``text.encode('shift_jis')``): code tables with no state a program could leave
+    changed, kept rather than costing a new runner (and its compile cache) each time."""
+    return name.startswith(("encodings.", "_codecs_")) or name == "_multibytecodec"
 
 
 class _Frozen:

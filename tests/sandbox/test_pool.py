@@ -485,3 +485,14 @@ def test_a_program_sees_no_call_of_another_program_queued_behind_it() -> None:
     assert [decode(t.value) for t in traces[2:-1]] == [100 + i for i in range(12)]
     for trace in (traces[0], traces[1], traces[-1]):
         assert decode(trace.value) == ([spy], False)
+
+
+def test_a_codec_loaded_on_first_use_keeps_the_runner_but_an_import_does_not() -> None:
+    pid = "import os\n\ndef f(*a):\n    return os.getpid()\n"
+    codec = "import os\n\ndef f():\n    'x'.encode('shift_jis')\n    return os.getpid()\n"
+    other = "import os, wave\n\ndef f():\n    return os.getpid()\n"
+    with Sandbox(workers=1) as sandbox:
+        first = decode(sandbox.run(Job(codec, "f", "")).value)
+        assert decode(sandbox.run(Job(pid, "f", "")).value) == first
+        assert decode(sandbox.run(Job(other, "f", "")).value) == first
+        assert decode(sandbox.run(Job(pid, "f", "1")).value) != first  # recycled after wave
