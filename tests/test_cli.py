@@ -241,3 +241,21 @@ def test_run_refuses_a_count_below_one(tiny: Path, tmp_path: Path,
     assert done.returncode == 2
     assert done.stderr == f"error: {flag} must be at least 1, not {value}\n"
     assert not (tmp_path / "run").exists()
+
+
+def test_doctor_lists_every_confinement_layer_and_its_state() -> None:
+    from execbench.sandbox import confine
+
+    done = execbench("doctor")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    on = int(lines[0].split()[1])
+    assert lines[0] == f"sandbox: {on} of 6 confinement layers on"
+    names = [line.split()[0] for line in lines[1:7]]
+    assert names == ["seccomp", "landlock", "user", "network", "environment", "audit"]
+    assert on == sum(line.split()[1].startswith("on") for line in lines[1:7])
+    plan = confine.probe("/tmp")
+    state = {line.split()[0]: line.split()[1] for line in lines[1:7]}
+    assert (state["seccomp"] == "on:") == plan.seccomp
+    assert (state["landlock"] == "on") == bool(plan.landlock_abi)
+    assert (state["user"] == "on:") == (plan.user is not None)
