@@ -23,7 +23,8 @@ kernel to hold it, in this order:
    access, signals to any process but the runner itself, mount and namespace calls, keyrings,
    ``bpf``, ``perf_event_open``, ``io_uring`` (its operations bypass seccomp),
    ``userfaultfd``, kernel modules, ``kexec``, reboot, clock setting, changing user or
-   capabilities, and file handles (``open_by_handle_at``). Refused calls fail with
+   capabilities, file handles (``open_by_handle_at``), and typing into a terminal
+   (``TIOCSTI``; the runner's standard streams are ``/dev/null`` anyway). Refused calls fail with
    ``EPERM``; system calls of a foreign ABI (i386, x32) kill the runner.
 
 Plus the **environment allow-list** the worker starts with (``scrubbed_environment``) and the
@@ -85,6 +86,7 @@ _DENIED_SYSCALLS = (
     "setfsuid", "setfsgid", "capset",
 )
 _SELF_ONLY_SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+_TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI (type into a terminal), TIOCLINUX
 _CLONE_THREAD = 0x00010000
 
 
@@ -262,6 +264,8 @@ def _apply_seccomp() -> None:
                 raise
     rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for request in _TERMINAL_INJECTION:
+        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     pid = os.getpid()
     for name in _SELF_ONLY_SIGNALS:
         rules.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))

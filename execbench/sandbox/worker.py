@@ -433,6 +433,9 @@ def _run_runner(plan: confine.Plan, *args: Any) -> None:
     code = 1
     try:
         signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)  # the zygote keeps the parent's stderr (a terminal?), a program not
+        os.close(null)
         try:
             confine.apply(plan)
         except (OSError, confine.ConfinementError):

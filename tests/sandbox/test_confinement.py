@@ -316,3 +316,40 @@ print(results)
         assert results["write outside"] == "PermissionError"
     assert results["write inside"] == "allowed"
     assert not outside.exists()
+
+
+@needs_seccomp
+def test_no_terminal_to_type_into(sandbox: Sandbox) -> None:
+    """The parent's stderr may be the user's terminal: a runner's standard streams are
+    /dev/null, and TIOCSTI (typing a command into a terminal) is refused on any descriptor."""
+    body = """import fcntl, os, termios
+streams = [os.readlink(f'/proc/self/fd/{fd}') for fd in (0, 1, 2)]
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b'x')
+    typed = 'typed'
+except OSError as exc:
+    typed = type(exc).__name__
+return streams, typed"""
+    streams, typed = _outcome(_run(sandbox, body))
+    assert streams == ["/dev/null"] * 3
+    assert typed == "PermissionError"  # not ENOTTY: refused before the descriptor is looked at
+
+
+def test_a_missing_layer_is_warned_about_once_and_reported_off(tmp_path: Path) -> None:
+    """Without libseccomp (a stand-in ``pyseccomp`` that fails to load, as the real one does
+    when the library is missing) the sandbox still runs, says so once, and reports it."""
+    (tmp_path / "pyseccomp.py").write_text("raise RuntimeError('Unable to find libseccomp')\n")
+    script = """
+from execbench.sandbox.pool import Job, Sandbox
+for _ in range(2):
+    with Sandbox(workers=2) as box:
+        print(box.run(Job("def f():\\n    return 6 * 7\\n", "f", "")).value_repr)
+        print(box.layers["seccomp"])
+"""
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["42", "off"]
+    warnings = [line for line in done.stderr.splitlines() if "seccomp" in line]
+    assert len(warnings) == 1 and "libseccomp" in warnings[0], done.stderr
