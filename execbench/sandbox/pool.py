@@ -32,7 +32,7 @@ from typing import Any
 
 import execbench
 from execbench.sandbox.confine import scrubbed_environment
-from execbench.sandbox.tracer import DEFAULT_OPTIONS
+from execbench.sandbox.tracer import DEFAULT_OPTIONS, RECORDERS
 from execbench.sandbox.worker import CHUNK, FRAME_BYTES, JSON
 
 STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
@@ -82,13 +82,20 @@ class Limits:
 
 @dataclass(frozen=True)
 class TraceOptions:
-    """What the tracer records beyond lines and the result (see ``tracer.DEFAULT_OPTIONS``)."""
+    """What the tracer records beyond lines and the result (see ``tracer.DEFAULT_OPTIONS``)
+    and with which recorder (``tracer.RECORDERS``)."""
 
+    recorder: str = DEFAULT_OPTIONS["recorder"]
     max_events: int = DEFAULT_OPTIONS["max_events"]
     states: bool = DEFAULT_OPTIONS["states"]
     max_states: int = DEFAULT_OPTIONS["max_states"]
     max_value_nodes: int = DEFAULT_OPTIONS["max_value_nodes"]
     max_branch_seq: int = DEFAULT_OPTIONS["max_branch_seq"]
+
+    def __post_init__(self) -> None:
+        if self.recorder not in RECORDERS:
+            raise ValueError(f"unknown recorder {self.recorder!r}; known: "
+                             + ", ".join(sorted(RECORDERS)))
 
 
 @dataclass(frozen=True)

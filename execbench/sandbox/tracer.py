@@ -37,6 +37,7 @@ CALL_FILE = "<call>"
 
 
 DEFAULT_OPTIONS = {
+    "recorder": "lines",
     "max_events": 10_000,
     "states": False,
     "max_states": 2_000,
@@ -61,6 +62,8 @@ class CompiledProgram(NamedTuple):
     """Header lines of while/for loops."""
     imports: frozenset[str]
     """Top-level names of the modules the program imports (absolute imports only)."""
+    recorder: str
+    """The name of the recorder (``RECORDERS``) the code was prepared for."""
 
 
 def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
@@ -81,9 +84,10 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 """Fields that hold statements (``handlers`` and ``cases`` hold nodes that have a body)."""
 
 
-def compile_program(source: str) -> CompiledProgram:
-    """Parse once, walk the statements once, compile: the one way a program is made
-    runnable."""
+def compile_program(source: str, recorder: str = "lines") -> CompiledProgram:
+    """Parse once, walk the statements once, let the recorder prepare the tree, compile:
+    the one way a program is made runnable. The facts come from the tree as written, so
+    instrumentation that keeps line numbers leaves them unchanged."""
     tree = ast.parse(source)
     heads: dict[int, tuple[frozenset[int], int]] = {}
     loops: set[int] = set()
@@ -104,15 +108,32 @@ def compile_program(source: str) -> CompiledProgram:
         body_line = node.body[0].lineno
         if body_line > test_end:
             heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)), body_line)
-    return CompiledProgram(compile(tree, PROGRAM_FILE, "exec"), heads, frozenset(loops),
-                           frozenset(imports))
+    prepared = RECORDERS[recorder].prepare(tree)
+    return CompiledProgram(compile(prepared, PROGRAM_FILE, "exec"), heads, frozenset(loops),
+                           frozenset(imports), recorder)
 
 
-class _Recorder:
-    """Collects events from ``sys.settrace``; one per run."""
+class Recorder:
+    """What a run records: the base recorder, ``lines``, and the seam for others.
 
-    def __init__(self, heads: dict[int, tuple[frozenset[int], int]], options: dict[str, Any]):
-        self.heads = heads
+    One recorder object per run. It sees line events of program frames through
+    ``sys.settrace`` and gives the JSON fields of the trace (``result``). A recorder that
+    needs more than line events (the values of chosen expressions, say) subclasses this
+    one, so lines, branches and loops are always recorded the same way, and may
+    instrument the program: ``prepare`` rewrites the tree before it is compiled, and
+    ``namespace`` gives the names the instrumented code calls back into. Recorders are
+    looked up by name in ``RECORDERS``; ``TraceOptions.recorder`` names one.
+    """
+
+    name = "lines"
+
+    @classmethod
+    def prepare(cls, tree: ast.Module) -> ast.Module:
+        return tree
+
+    def __init__(self, program: CompiledProgram, options: dict[str, Any]) -> None:
+        self.program = program
+        self.heads = program.heads
         self.options = options
         self.lines: set[int] = set()
         self.events: list[list[int]] = []
@@ -187,7 +208,12 @@ class _Recorder:
                  if not (k.startswith("__") and k.endswith("__")) and type(v) is not ModuleType}
         self.states.append({"line": line, "frame": index, "locals": names})
 
-    def result(self, loops: frozenset[int]) -> dict[str, Any]:
+    def namespace(self) -> dict[str, Any]:
+        """Names added to the program's module namespace before it runs."""
+        return {}
+
+    def result(self) -> dict[str, Any]:
+        loops = self.program.loops
         branches = {str(h): {"true": c[0], "false": c[1], "seq": "".join(
             "T" if t else "F" for t in self.seq[h])} for h, c in sorted(self.outcomes.items())}
         return {
@@ -199,6 +225,15 @@ class _Recorder:
             "branches": branches,
             "loops": {str(h): c[0] for h, c in sorted(self.outcomes.items()) if h in loops},
         }
+
+
+RECORDERS: dict[str, type[Recorder]] = {Recorder.name: Recorder}
+
+
+def register_recorder(recorder: type[Recorder]) -> type[Recorder]:
+    """Make a recorder available by its ``name`` (use as a class decorator)."""
+    RECORDERS[recorder.name] = recorder
+    return recorder
 
 
 def describe_exception(exc: BaseException) -> dict[str, Any]:
@@ -227,8 +262,9 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     ``program`` comes from ``compile_program`` and ``args`` from ``compile_args``. Statuses
     set here: ``ok``, ``exception`` and ``memory`` (the worker adds the process-level ones).
     """
-    recorder = _Recorder(program.heads, {**DEFAULT_OPTIONS, **options})
-    namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins}
+    recorder = RECORDERS[program.recorder](program, {**DEFAULT_OPTIONS, **options})
+    namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
+                                 **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
                            "args": None}
     phase = "module"
@@ -250,5 +286,5 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
         sys.settrace(None)
-    out.update(recorder.result(program.loops))
+    out.update(recorder.result())
     return out

@@ -297,6 +297,10 @@ class _Frozen:
             and all(map(is_, namespace.values(), self.values))
 
 
+def _compile(key: tuple[str, str]) -> tracer.CompiledProgram:
+    return tracer.compile_program(*key)
+
+
 class Runner:
     """Serves calls until one leaves the process dirty; forked from the zygote."""
 
@@ -334,7 +338,7 @@ class Runner:
         shutil.rmtree(self.workdir, ignore_errors=True)
         self._new_workdir()
 
-    def _cached(self, cache: OrderedDict, key: str, make) -> Any:
+    def _cached(self, cache: OrderedDict, key: Any, make) -> Any:
         hit = cache.get(key)
         if hit is not None:
             cache.move_to_end(key)
@@ -363,10 +367,11 @@ class Runner:
     def call(self, job: dict[str, Any]) -> tuple[bytes, str | None]:
         """Run one job; returns the JSON payload and why the runner must recycle, if so."""
         try:
-            program = self._cached(self.programs, job["code"], tracer.compile_program)
+            key = (job["code"], job["options"]["recorder"])
+            program = self._cached(self.programs, key, _compile)
             args = self._cached(self.arguments, job["args"], tracer.compile_args)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            phase = "compile" if job["code"] not in self.programs else "arguments"
+            phase = "compile" if key not in self.programs else "arguments"
             exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
             return json.dumps({"status": "exception", "exception": exception}).encode(), None
         os.chdir(self.workdir)
@@ -382,7 +387,7 @@ class Runner:
                      float(limits["cpu_seconds"]))
         signal.setitimer(signal.ITIMER_PROF, budget)
         try:
-            result = tracer.run(program, job["entry_point"], args, job.get("options", {}))
+            result = tracer.run(program, job["entry_point"], args, job["options"])
         except _OutputLimit:
             result = {"status": "output_limit"}
         finally:

@@ -330,3 +330,54 @@ def test_a_condition_that_raises_is_no_branch_outcome(sandbox: Sandbox) -> None:
     trace = _run(sandbox, RAISING_HEADER, "0")
     assert trace.value == ["int", 2]
     assert "3" not in trace.branches
+
+
+def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
+    """The recorder seam, in this process: a recorder that wraps every comparison so its
+    value is recorded where it is evaluated, once, while lines and branches are recorded
+    as by the base recorder."""
+    import ast
+
+    from execbench.sandbox import tracer
+
+    class Comparisons(tracer.Recorder):
+        name = "test-comparisons"
+
+        @classmethod
+        def prepare(cls, tree: ast.Module) -> ast.Module:
+            class Wrap(ast.NodeTransformer):
+                def visit_Compare(self, node: ast.Compare) -> ast.AST:
+                    call = ast.Call(ast.Name("__seen__", ast.Load()),
+                                    [ast.Constant(node.lineno), self.generic_visit(node)], [])
+                    return ast.copy_location(call, node)
+
+            return ast.fix_missing_locations(Wrap().visit(tree))
+
+        def __init__(self, program: tracer.CompiledProgram, options: dict) -> None:
+            super().__init__(program, options)
+            self.seen: list[list] = []
+
+        def namespace(self) -> dict:
+            def seen(line: int, value: object) -> object:
+                self.seen.append([line, value])
+                return value
+
+            return {"__seen__": seen}
+
+        def result(self) -> dict:
+            return {**super().result(), "comparisons": self.seen}
+
+    tracer.register_recorder(Comparisons)
+    try:
+        plain = tracer.run(tracer.compile_program(CLASSIFY), "classify",
+                           tracer.compile_args("[1, 5, 7], 4"), {})
+        program = tracer.compile_program(CLASSIFY, Comparisons.name)
+        traced = tracer.run(program, "classify", tracer.compile_args("[1, 5, 7], 4"), {})
+    finally:
+        del tracer.RECORDERS[Comparisons.name]
+    assert traced["comparisons"] == [[9, False], [9, True], [9, True]]  # `if v > threshold`
+    assert {k: traced[k] for k in ("lines", "branches", "loops", "value")} == \
+        {k: plain[k] for k in ("lines", "branches", "loops", "value")}
+    assert "comparisons" not in plain
+    with pytest.raises(ValueError, match="unknown recorder"):
+        TraceOptions(recorder="test-comparisons")
