@@ -32,10 +32,9 @@ from typing import Any
 
 import execbench
 from execbench.sandbox.confine import scrubbed_environment
-from execbench.sandbox.tracer import DEFAULT_OPTIONS, RECORDERS
+from execbench.sandbox.trace import STATUSES, Trace, TraceOptions
 from execbench.sandbox.worker import CHUNK, FRAME_BYTES, JSON
 
-STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
 _PROTOCOL_SECONDS = 60.0
 """How long the parent waits for a frame the worker owes it (a start-up, the rest of a
 frame, the report of a runner it killed) before it gives the worker up as broken. The
@@ -81,24 +80,6 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class TraceOptions:
-    """What the tracer records beyond lines and the result (see ``tracer.DEFAULT_OPTIONS``)
-    and with which recorder (``tracer.RECORDERS``)."""
-
-    recorder: str = DEFAULT_OPTIONS["recorder"]
-    max_events: int = DEFAULT_OPTIONS["max_events"]
-    states: bool = DEFAULT_OPTIONS["states"]
-    max_states: int = DEFAULT_OPTIONS["max_states"]
-    max_value_nodes: int = DEFAULT_OPTIONS["max_value_nodes"]
-    max_branch_seq: int = DEFAULT_OPTIONS["max_branch_seq"]
-
-    def __post_init__(self) -> None:
-        if self.recorder not in RECORDERS:
-            raise ValueError(f"unknown recorder {self.recorder!r}; known: "
-                             + ", ".join(sorted(RECORDERS)))
-
-
-@dataclass(frozen=True)
 class Job:
     code: str
     entry_point: str
@@ -106,41 +87,6 @@ class Job:
     options: TraceOptions = field(default_factory=TraceOptions)
     cpu_seconds: float | None = None
     """A tighter CPU budget for this call than the sandbox's (e.g. for input search)."""
-
-
-@dataclass
-class Trace:
-    """Everything one sandboxed call produced; see ``tracer`` for the meaning of each field."""
-
-    status: str
-    detail: str | None = None
-    value: list | None = None
-    value_repr: str | None = None
-    args: list | None = None
-    kwargs: dict[str, Any] | None = None
-    exception: dict[str, Any] | None = None
-    stdout: str = ""
-    lines: list[int] = field(default_factory=list)
-    events: list[list[int]] = field(default_factory=list)
-    events_truncated: bool = False
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    states: list[dict[str, Any]] = field(default_factory=list)
-    branches: dict[str, dict[str, Any]] = field(default_factory=dict)
-    loops: dict[str, int] = field(default_factory=dict)
-    cpu_time: float = 0.0
-
-    @classmethod
-    def from_payload(cls, payload: bytes) -> Trace:
-        """Read a runner's JSON result; anything malformed is a ``crashed`` trace."""
-        try:
-            data = json.loads(payload.decode("utf-8", "surrogatepass"))
-            known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-            trace = cls(**known)
-        except (ValueError, UnicodeDecodeError, TypeError, AttributeError):
-            return cls(status="crashed", detail="unreadable result")
-        if trace.status not in STATUSES:
-            return cls(status="crashed", detail=f"unknown status {trace.status!r}")
-        return trace
 
 
 @functools.lru_cache(maxsize=64)

@@ -379,5 +379,6 @@ def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
     assert {k: traced[k] for k in ("lines", "branches", "loops", "value")} == \
         {k: plain[k] for k in ("lines", "branches", "loops", "value")}
     assert "comparisons" not in plain
+    assert Trace.from_dict(traced).extra == {"comparisons": traced["comparisons"]}
     with pytest.raises(ValueError, match="unknown recorder"):
         TraceOptions(recorder="test-comparisons")

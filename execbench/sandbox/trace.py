@@ -1,0 +1,111 @@
+"""The trace schema: what one call produced, whoever ran it.
+
+A ``Trace`` comes from the sandbox (a runner's JSON result) or from a file (a trace
+recorded where the call ran, e.g. while a project's own tests ran); tasks see the same type
+either way. ``TraceOptions`` says what to record and with which recorder (see
+``tracer.RECORDERS``). Fields a recorder adds beyond the common ones are kept in ``extra``,
+never dropped; a record that breaks the schema is refused with ``TraceError`` naming the
+field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from execbench.sandbox.tracer import DEFAULT_OPTIONS, RECORDERS
+
+STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
+
+
+class TraceError(ValueError):
+    """A trace record that does not fit the schema."""
+
+
+@dataclass(frozen=True)
+class TraceOptions:
+    """What the tracer records beyond lines and the result (see ``tracer.DEFAULT_OPTIONS``)
+    and with which recorder (``tracer.RECORDERS``)."""
+
+    recorder: str = DEFAULT_OPTIONS["recorder"]
+    max_events: int = DEFAULT_OPTIONS["max_events"]
+    states: bool = DEFAULT_OPTIONS["states"]
+    max_states: int = DEFAULT_OPTIONS["max_states"]
+    max_value_nodes: int = DEFAULT_OPTIONS["max_value_nodes"]
+    max_branch_seq: int = DEFAULT_OPTIONS["max_branch_seq"]
+
+    def __post_init__(self) -> None:
+        if self.recorder not in RECORDERS:
+            raise ValueError(f"unknown recorder {self.recorder!r}; known: "
+                             + ", ".join(sorted(RECORDERS)))
+
+
+RESULT_ONLY = TraceOptions(max_events=0, max_branch_seq=0)
+"""For runs whose lines and outcome matter but not their order: answer checks, searches."""
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "status": str, "detail": (str, type(None)), "value": (list, type(None)),
+    "value_repr": (str, type(None)), "args": (list, type(None)),
+    "kwargs": (dict, type(None)), "exception": (dict, type(None)), "stdout": str,
+    "lines": list, "events": list, "events_truncated": bool, "frames": list, "states": list,
+    "branches": dict, "loops": dict, "cpu_time": (int, float),
+}
+
+
+@dataclass
+class Trace:
+    """Everything one call produced; see ``tracer`` for the meaning of each field."""
+
+    status: str
+    detail: str | None = None
+    value: list | None = None
+    value_repr: str | None = None
+    args: list | None = None
+    kwargs: dict[str, Any] | None = None
+    exception: dict[str, Any] | None = None
+    stdout: str = ""
+    lines: list[int] = field(default_factory=list)
+    events: list[list[int]] = field(default_factory=list)
+    events_truncated: bool = False
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    states: list[dict[str, Any]] = field(default_factory=list)
+    branches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    loops: dict[str, int] = field(default_factory=dict)
+    cpu_time: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Fields of a recorder other than the base one (``tracer.Recorder.result``)."""
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Trace:
+        """A trace from its JSON record; ``TraceError`` when a common field has the wrong
+        type or the status is unknown. Other fields go to ``extra``."""
+        if not isinstance(data, dict):
+            raise TraceError(f"a trace is a JSON object, not {type(data).__name__}")
+        known, extra = {}, {}
+        for key, value in data.items():
+            if key in _TYPES:
+                if not isinstance(value, _TYPES[key]) or (key == "cpu_time"
+                                                           and isinstance(value, bool)):
+                    raise TraceError(f"trace field {key!r} has type {type(value).__name__}")
+                known[key] = value
+            elif key == "extra":
+                raise TraceError("trace field 'extra' is reserved")
+            else:
+                extra[key] = value
+        if known.get("status") not in STATUSES:
+            raise TraceError(f"unknown trace status {known.get('status')!r}")
+        return cls(**known, extra=extra)
+
+    @classmethod
+    def from_payload(cls, payload: bytes) -> Trace:
+        """Read a runner's JSON result; anything malformed is a ``crashed`` trace."""
+        try:
+            return cls.from_dict(json.loads(payload.decode("utf-8", "surrogatepass")))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return cls(status="crashed", detail=f"unreadable result: {str(exc)[:200]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON record ``from_dict`` reads back: common fields, then ``extra``'s."""
+        record = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        return {**record, **self.extra}
