@@ -54,6 +54,26 @@ class RunConfig:
     retry_errors: bool = False
     generate: GenerateConfig = field(default_factory=GenerateConfig)
 
+    def record(self) -> dict[str, Any]:
+        """The one serialisation of a run's settings: ``run.json`` holds it, with the
+        pinned values apart, and ``results.json`` repeats it under ``run``."""
+        return {"model": self.model, "suite": str(Path(self.suite).resolve()), "n": self.n,
+                "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
+                "base_url": self.base_url, "model_args": self.model_args,
+                "generate": asdict(self.generate)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> RunConfig:
+        return cls(suite=record["suite"], model=record["model"], n=record["n"],
+                   shots=record["shots"], limit=record["limit"], tasks=record["tasks"],
+                   base_url=record["base_url"], model_args=record["model_args"],
+                   generate=GenerateConfig(**record["generate"]))
+
+    def pinned(self, suite_sha256: str) -> dict[str, Any]:
+        """What a resume or a re-score must find unchanged (``_PINNED``)."""
+        values = {**self.record(), **self.record()["generate"], "suite_sha256": suite_sha256}
+        return {k: values[k] for k in _PINNED}
+
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(dumps({"messages": messages}).encode()).hexdigest()[:16]
@@ -97,14 +117,6 @@ def select_instances(instances: list[dict[str, Any]], tasks: list[str] | None,
     return chosen
 
 
-def _pinned(config: RunConfig, suite_sha256: str) -> dict[str, Any]:
-    values = {"suite_sha256": suite_sha256, "model": config.model, "base_url": config.base_url,
-              "model_args": config.model_args, "shots": config.shots,
-              **{k: getattr(config.generate, k) for k in ("temperature", "top_p", "max_tokens",
-                                                          "seed")}}
-    return {k: values[k] for k in _PINNED}
-
-
 def _check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, Any] | None:
     """The ``run.json`` of the run in ``out`` (None if there is none yet), after refusing
     if any setting it pinned differs from ``pinned``: resuming would mix two runs in one
@@ -137,10 +149,15 @@ def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
         else:
             scope["tasks"] = None
     record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
-              "pinned": pinned, "suite": str(Path(config.suite).resolve()), **scope,
-              "generate": asdict(config.generate)}
+              "pinned": pinned, **config.record(), **scope}
     (out / RUN_CONFIG).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n",
                                   encoding="utf-8")
+
+
+def score_fields(score: Score) -> dict[str, Any]:
+    """The part of a sample record that scoring writes (and re-scoring rewrites)."""
+    return {"answer": score.answer, "verdict": score.verdict, "correct": score.correct,
+            "score": score.score, "detail": score.detail, "extra": score.extra or None}
 
 
 def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash: str,
@@ -155,12 +172,7 @@ def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash
         "prompt_hash": phash,
         "response": generation.text,
         "reasoning": generation.extra.get("reasoning"),
-        "answer": score.answer,
-        "verdict": score.verdict,
-        "correct": score.correct,
-        "score": score.score,
-        "detail": score.detail,
-        "extra": score.extra or None,
+        **score_fields(score),
         "input_tokens": generation.input_tokens,
         "output_tokens": generation.output_tokens,
         "latency": round(generation.latency, 4),
@@ -244,7 +256,7 @@ def plan(config: RunConfig, out: Path) -> tuple[list[tuple[dict, int]], int]:
     # A bad model name or URL must fail before the run folder is pinned to it.
     get_model(config.model, base_url=config.base_url, model_args=config.model_args)
     out.mkdir(parents=True, exist_ok=True)
-    _check_resume(out, _pinned(config, sha), config)
+    _check_resume(out, config.pinned(sha), config)
     done = read_samples(out / SAMPLES, repair=True)
     work = [(inst, s) for inst in chosen for s in range(config.n)
             if (inst["id"], s) not in done
@@ -284,11 +296,7 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
     results = {
         "schema_version": SCHEMA_VERSION,
         "execbench_version": __version__,
-        "run": {"model": config.model, "run_dir": str(out), "suite": config.suite,
-                "suite_sha256": sha, "n": config.n, "shots": config.shots,
-                "limit": config.limit, "tasks": config.tasks, "base_url": config.base_url,
-                "model_args": config.model_args,
-                "generate": asdict(config.generate)},
+        "run": {**config.record(), "run_dir": str(out), "suite_sha256": sha},
         "counts": {"instances": len(chosen), "samples": len(samples),
                    "expected_samples": len(chosen) * config.n,
                    "verdicts": verdict_counts(samples)},
@@ -317,12 +325,11 @@ def load_run_config(out: Path) -> RunConfig:
     path = out / RUN_CONFIG
     if not path.exists():
         raise RunError(f"{out} is not a run folder (no {RUN_CONFIG})")
-    record = json.loads(path.read_text(encoding="utf-8"))
-    pinned = record["pinned"]
-    return RunConfig(suite=record["suite"], model=pinned["model"], n=record["n"],
-                     shots=pinned["shots"], limit=record["limit"], tasks=record["tasks"],
-                     base_url=pinned["base_url"], model_args=pinned["model_args"],
-                     generate=GenerateConfig(**record["generate"]))
+    try:
+        return RunConfig.from_record(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RunError(f"{path} is not a run configuration this execbench reads ({exc!r}); "
+                       "run again into a new --out folder") from None
 
 
 def rescore(out: Path) -> dict[str, Any]:
@@ -334,7 +341,7 @@ def rescore(out: Path) -> dict[str, Any]:
         raise RunError(f"{out} was run on the suite {suite}, which is gone; put it back "
                        "there to re-score")
     manifest, instances, sha = load_suite(suite)
-    _check_pinned(out, _pinned(config, sha),
+    _check_pinned(out, config.pinned(sha),
                   f"the suite {suite} has changed since the run; restore it to re-score, "
                   "or run again into a new --out folder")
     by_id = {inst["id"]: inst for inst in instances}
@@ -344,9 +351,7 @@ def rescore(out: Path) -> dict[str, Any]:
         for record in read_samples(out / SAMPLES, repair=True).values():
             instance = by_id.get(record["instance_id"])
             if instance is not None and record["error"] is None:
-                score = scorer(instance, record["response"])
-                record.update(answer=score.answer, verdict=score.verdict, correct=score.correct,
-                              score=score.score, detail=score.detail, extra=score.extra or None)
+                record.update(score_fields(scorer(instance, record["response"])))
             lines.append(dumps(record) + "\n")
     finally:
         scorer.close()
