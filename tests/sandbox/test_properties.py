@@ -1,0 +1,180 @@
+"""The ``properties`` recorder: hand-checked values, and proof that recording changes
+nothing the program does (its value, stdout, lines, events and branch outcomes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import Trace, TraceOptions
+from execbench.sandbox.values import decode
+from execbench.sources import load_source
+
+PROPERTIES = TraceOptions(recorder="properties")
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+MIXED = """\
+def f(xs, n):
+    total = 0
+    for i, x in enumerate(sorted(xs)):
+        if x > 1 and i < n or x == 0:
+            total += x
+        elif not x:
+            continue
+    j = 0
+    while j < len(xs) and xs[j] != 3:
+        j += 1
+    for c in (y * 2 for y in xs):
+        total += c
+    return total
+"""
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    with Sandbox(workers=2) as pool:
+        yield pool
+
+
+def _properties(trace: Trace) -> dict:
+    assert trace.status == "ok", trace
+    return {int(line): records for line, records in trace.extra["properties"].items()}
+
+
+def _values(encoded: list) -> list:
+    return [None if value is None else decode(value) for value in encoded]
+
+
+def test_every_kind_of_property_by_hand(sandbox: Sandbox) -> None:
+    found = _properties(sandbox.run(Job(MIXED, "f", "[3, 0, 2], 1", PROPERTIES)))
+    assert set(found) == {3, 4, 6, 9, 11}
+    (loop,) = found[3]
+    assert loop["iterable"] is None  # enumerate(...) is an iterator: its items are its value
+    assert _values(loop["parts"]) == [[0, 2, 3]]  # sorted(xs)
+    assert _values(loop["items"]) == [(0, 0), (1, 2), (2, 3)]
+    # Clauses, outermost first: `x > 1 and i < n`, `x == 0`, `x > 1`, `i < n`.
+    assert [(decode(e["value"]), e["taken"], _values(e["clauses"])) for e in found[4]] == [
+        (True, True, [False, True, False, None]),     # x=0: `i < n` short-circuited
+        (False, False, [False, False, True, False]),  # x=2, i=1
+        (False, False, [False, False, True, False]),  # x=3, i=2
+    ]
+    assert [e["taken"] for e in found[6]] == [False, False]  # `elif not x` for x=2, 3
+    (loop_test,) = found[9]  # xs[0] == 3: the loop is never entered
+    assert (decode(loop_test["value"]), loop_test["taken"]) == (False, False)
+    assert _values(loop_test["clauses"]) == [True, False]
+    assert _values(loop_test["names"]) == [0, [3, 0, 2]]  # j, xs (len is called, not read)
+    (generated,) = found[11]
+    assert generated["iterable"] is None and _values(generated["items"]) == [6, 0, 4]
+
+
+def test_a_list_iterable_is_recorded_as_it_was_when_the_loop_started(sandbox: Sandbox) -> None:
+    code = ("def f(xs):\n    out = []\n    for x in xs + [9]:\n        out.append(x)\n"
+            "    return out\n")
+    (loop,) = _properties(sandbox.run(Job(code, "f", "[1, 2]", PROPERTIES)))[3]
+    assert decode(loop["iterable"]) == [1, 2, 9]
+    assert _values(loop["parts"]) == [[1, 2]]  # xs; the constant [9] is not a part
+    assert _values(loop["items"]) == [1, 2, 9]
+
+
+SAME_AS_PLAIN = {
+    "bool once": """\
+class Flag:
+    calls = 0
+    def __bool__(self):
+        Flag.calls += 1
+        return True
+
+def f():
+    flag = Flag()
+    if flag:
+        pass
+    while flag and Flag.calls < 3:
+        pass
+    return Flag.calls
+""",
+    "generator interleaving": """\
+def f():
+    log = []
+    def gen():
+        for i in range(3):
+            log.append(('gen', i))
+            yield i
+    for x in gen():
+        log.append(('body', x))
+    return log
+""",
+    "break keeps the iterator's state": """\
+def f():
+    it = iter([1, 2, 3, 4])
+    for x in it:
+        if x == 2:
+            break
+    return list(it)
+""",
+    "recursion inside a condition": """\
+def f(n=4):
+    if n > 0 and f(n - 1) >= 0:
+        return n
+    return 0
+""",
+    "an exception caught inside a condition": """\
+def check(v):
+    try:
+        if v / 0:
+            pass
+    except ZeroDivisionError:
+        return True
+
+def f():
+    hits = 0
+    for v in [1, 2]:
+        if check(v) and v > 1:
+            hits += 1
+    return hits
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAME_AS_PLAIN))
+def test_recording_changes_nothing_the_program_does(sandbox: Sandbox, name: str) -> None:
+    code = SAME_AS_PLAIN[name]
+    plain = sandbox.run(Job(code, "f", ""))
+    recorded = sandbox.run(Job(code, "f", "", PROPERTIES))
+    assert plain.status == recorded.status == "ok"
+    for field in ("value", "stdout", "lines", "events", "branches", "loops"):
+        assert getattr(recorded, field) == getattr(plain, field), field
+
+
+def test_nested_evaluations_of_one_line_get_their_own_records(sandbox: Sandbox) -> None:
+    code = SAME_AS_PLAIN["recursion inside a condition"]
+    records = _properties(sandbox.run(Job(code, "f", "", PROPERTIES)))[2]
+    # Innermost first: f(0) fails `n > 0`; then f(1) .. f(4) succeed.
+    assert [_values(r["clauses"]) for r in records] == \
+        [[False, None]] + [[True, True]] * 4
+    assert [r["taken"] for r in records] == [False, True, True, True, True]
+
+
+@pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
+def test_real_programs_run_the_same_with_properties_recorded(sandbox: Sandbox,
+                                                             source: str) -> None:
+    """Every call of CRUXEval and of the built-in HumanEval: same value, stdout, lines,
+    events and branch outcomes with the recorder as without. Calls that use more than a
+    quarter of the CPU limit untraced are left out, as a build leaves them out: recording
+    costs CPU time (HumanEval/75's million loop tests), so they could time out."""
+    path = DATA / "cruxeval.jsonl"
+    if source == "cruxeval" and not path.exists():
+        pytest.skip(f"{path} not found (see shared/data/README.md)")
+    programs = load_source(str(path) if source == "cruxeval" else "humaneval").programs
+    jobs = [Job(p.code, p.entry_point, c.args) for p in programs for c in p.calls]
+    plain = sandbox.map(jobs)
+    recorded = sandbox.map(Job(j.code, j.entry_point, j.args, PROPERTIES) for j in jobs)
+    quarter = sandbox.limits.cpu_seconds / 4
+    differ = [job.code[:60] for job, a, b in zip(jobs, plain, recorded, strict=True)
+              if a.cpu_time <= quarter
+              and (a.status, a.value, a.stdout, a.lines, a.events, a.branches)
+              != (b.status, b.value, b.stdout, b.lines, b.events, b.branches)]
+    assert differ == []
+    assert sum(bool(t.extra.get("properties")) for t in recorded) > len(jobs) // 2
