@@ -178,3 +178,84 @@ def test_real_programs_run_the_same_with_properties_recorded(sandbox: Sandbox,
               != (b.status, b.value, b.stdout, b.lines, b.events, b.branches)]
     assert differ == []
     assert sum(bool(t.extra.get("properties")) for t in recorded) > len(jobs) // 2
+
+
+_PURE_CALLS = frozenset({"len", "abs", "min", "max", "sum", "sorted", "isinstance", "int",
+                         "str", "float", "bool", "all", "any", "ord", "chr", "round", "set",
+                         "list", "tuple", "range"})
+EVALUATE = ("def evaluate(pairs):\n"
+            "    out = []\n"
+            "    for text, env in pairs:\n"
+            "        try:\n"
+            "            out.append(eval(text, {}, env))\n"
+            "        except Exception:\n"
+            "            out.append('<error>')\n"
+            "    return out\n")
+
+
+def _pure_conditions(code: str) -> dict[int, str]:
+    """Single-line if/elif/while conditions that read variables and call only pure builtins:
+    evaluating their text again on the variables has no effect and gives the same value."""
+    import ast
+
+    found = {}
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.If | ast.While) or node.test.end_lineno != node.lineno:
+            continue
+        pure = all(
+            isinstance(n, ast.expr_context | ast.boolop | ast.cmpop | ast.operator
+                       | ast.unaryop | ast.Name | ast.Constant | ast.Compare | ast.BoolOp
+                       | ast.BinOp | ast.UnaryOp | ast.Subscript | ast.Slice | ast.Tuple
+                       | ast.List)
+            or (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                and n.func.id in _PURE_CALLS and not n.keywords)
+            for n in ast.walk(node.test))
+        if pure:
+            found[node.lineno] = ast.unparse(node.test)
+    return found
+
+
+def test_recorded_predicates_agree_with_an_independent_recomputation(sandbox: Sandbox) -> None:
+    """On every call of the built-in HumanEval: the tracer's own variable snapshots at each
+    line event of a pure condition, with the condition's text evaluated on them (in the
+    sandbox, by a separate program), give the predicate values the recorder saw, in order."""
+    from execbench.sandbox.values import is_exact, to_literal
+
+    programs = load_source("humaneval").programs
+    calls = [(p, c) for p in programs for c in p.calls if _pure_conditions(p.code)]
+    states = sandbox.map(Job(p.code, p.entry_point, c.args,
+                             TraceOptions(states=True, max_states=5_000)) for p, c in calls)
+    recorded = sandbox.map(Job(p.code, p.entry_point, c.args, PROPERTIES) for p, c in calls)
+    jobs, expected = [], []
+    for (program, _), snapshot, trace in zip(calls, states, recorded, strict=True):
+        if trace.status != "ok" or snapshot.status != "ok":
+            continue
+        conditions = _pure_conditions(program.code)
+        pairs, values = [], []
+        seen = {line: 0 for line in conditions}
+        records = trace.extra["properties"]
+        for state in snapshot.states:
+            line = state["line"]
+            if line not in conditions or str(line) not in records:
+                continue
+            index = seen[line]
+            seen[line] += 1
+            env = state["locals"]
+            if index >= len(records[str(line)]) or not all(map(is_exact, env.values())):
+                continue
+            literal = "{" + ", ".join(f"{k!r}: {to_literal(v)}" for k, v in env.items()) + "}"
+            pairs.append(f"({conditions[line]!r}, {literal})")
+            values.append(decode(records[str(line)][index]["value"]))
+        if pairs:
+            jobs.append(Job(EVALUATE, "evaluate", "[" + ", ".join(pairs) + "]"))
+            expected.append(values)
+    results = sandbox.map(jobs)
+    compared = mismatched = 0
+    for result, values in zip(results, expected, strict=True):
+        assert result.status == "ok", result
+        for again, seen_value in zip(decode(result.value), values, strict=True):
+            if again == "<error>":  # a module-level name the snapshot does not hold
+                continue
+            compared += 1
+            mismatched += again != seen_value or type(again) is not type(seen_value)
+    assert compared > 1_000 and mismatched == 0
