@@ -182,8 +182,29 @@ class _Walker:
         return text.startswith("elif")
 
 
-def _loc(code: str) -> int:
-    """Lines holding code: not blank, not only a comment (docstrings count, as in most tools)."""
+LOC_BINS: tuple[tuple[int, int], ...] = ((4, 7), (8, 11), (12, 15), (16, 19), (20, 24))
+"""The lines-of-code bins of the generalization study: the DSL generator fills them and
+the generalization metrics and report group by them."""
+
+
+def loc_bin(lines: int) -> str:
+    """The bin's name (``"8-11"``), or ``"<4"`` / ``">24"`` outside them."""
+    for low, high in LOC_BINS:
+        if low <= lines <= high:
+            return f"{low}-{high}"
+    return f"<{LOC_BINS[0][0]}" if lines < LOC_BINS[0][0] else f">{LOC_BINS[-1][1]}"
+
+
+def bin_order(name: str) -> tuple[int, str]:
+    """Sort key for bin names (results.json sorts keys alphabetically: "12-15" < "4-7")."""
+    digits = "".join(c if c.isdigit() else " " for c in name).split()
+    low = int(digits[0]) if digits else 0
+    return (low + (1 if name.startswith(">") else -1 if name.startswith("<") else 0), name)
+
+
+def loc(code: str) -> int:
+    """Lines holding code: not blank, not only a comment (docstrings count, as in most
+    tools). The one lines-of-code rule: suites, the DSL's bins and reports all use it."""
     comment_only: set[int] = set()
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
@@ -225,5 +246,5 @@ def analyse(code: str) -> Shape:
     branches = sorted(walker.branches, key=lambda b: b.line)
     return Shape(executable=frozenset(walker.executable), statement_line=walker.statement_line,
                  branches=branches, blocks=walker.blocks,
-                 function_lines=frozenset(walker.function_lines), loc=_loc(code),
+                 function_lines=frozenset(walker.function_lines), loc=loc(code),
                  cyclomatic=cyclomatic(tree), category=category(tree))

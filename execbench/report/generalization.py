@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from execbench.analysis.shape import bin_order
 from execbench.report.tables import percent, run_labels
-from execbench.tasks.generalization import bin_order
 
 PREDICTION, CHOICE = "mutation", "choice"
 PREDICTION_KEYS = ("OC", "MC", "OR", "MR")

@@ -81,20 +81,19 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
 
+from execbench.analysis.shape import LOC_BINS, loc
 from execbench.program import Call, Program
 from execbench.sandbox.pool import Job, Sandbox, Trace, TraceOptions
 from execbench.sandbox.values import canonical, is_exact, to_literal
 from execbench.sources.base import Loaded, SourceError
 
-__all__ = ["BINS", "DEPTHS", "ENTRY_POINT", "SIGNATURES", "Node", "generate", "height",
-           "loc", "parse", "sample", "translate"]
+__all__ = ["DEPTHS", "ENTRY_POINT", "SIGNATURES", "Node", "generate", "height", "parse",
+           "sample", "translate"]
 
 ENTRY_POINT = "f"
 DEPTHS: tuple[int, ...] = (4, 5)
 SIGNATURES: dict[str, int] = {"1arg": 1, "2arg": 2}
 """Signature label (used in program ids) -> number of ``List(int)`` parameters."""
-BINS: tuple[tuple[int, int], ...] = ((4, 7), (8, 11), (12, 15), (16, 19), (20, 24))
-"""Inclusive lines-of-code ranges; each signature's programs are split equally over them."""
 
 INPUTS_PER_PROGRAM = 3
 INPUT_LENGTHS = (3, 5)
@@ -390,11 +389,6 @@ def translate(tree: Node, arity: int) -> str:
     return _Writer(arity).write(tree).code
 
 
-def loc(code: str) -> int:
-    """Lines of code as the bins count them: non-blank lines, the ``def`` line included."""
-    return sum(1 for line in code.splitlines() if line.strip())
-
-
 # --------------------------------------------------------------------------- dataset
 
 
@@ -418,13 +412,13 @@ def _inputs(rng: random.Random, arity: int) -> list[str]:
 
 
 def _bin_of(lines: int) -> int | None:
-    return next((k for k, (lo, hi) in enumerate(BINS) if lo <= lines <= hi), None)
+    return next((k for k, (lo, hi) in enumerate(LOC_BINS) if lo <= lines <= hi), None)
 
 
 def _quotas(total: int) -> list[int]:
     """``total`` split over the bins as equally as possible, earlier bins taking the rest."""
-    share, rest = divmod(total, len(BINS))
-    return [share + (k < rest) for k in range(len(BINS))]
+    share, rest = divmod(total, len(LOC_BINS))
+    return [share + (k < rest) for k in range(len(LOC_BINS))]
 
 
 def _outputs(traces: list[Trace]) -> list[str] | None:
@@ -440,7 +434,7 @@ def _fill(rng: random.Random, label: str, total: int, sandbox: Sandbox) -> list[
     """Draw and validate ``label`` programs until every lines-of-code bin has its quota."""
     arity = SIGNATURES[label]
     quotas = _quotas(total)
-    kept: list[list[tuple[_Draft, list[str]]]] = [[] for _ in BINS]
+    kept: list[list[tuple[_Draft, list[str]]]] = [[] for _ in LOC_BINS]
     taken: set[str] = set()
     attempts, cap = 0, ATTEMPTS_PER_PROGRAM * max(total, 1)
     while any(len(b) < q for b, q in zip(kept, quotas, strict=True)):
@@ -456,7 +450,7 @@ def _fill(rng: random.Random, label: str, total: int, sandbox: Sandbox) -> list[
             batch.append(_Draft(tree, depth, code, where, _inputs(rng, arity)))
         if not batch:
             missing = ", ".join(f"{lo}-{hi}: {len(b)}/{q}" for (lo, hi), b, q
-                                in zip(BINS, kept, quotas, strict=True) if len(b) < q)
+                                in zip(LOC_BINS, kept, quotas, strict=True) if len(b) < q)
             raise SourceError(f"dsl: {label} lines-of-code bins still short after "
                               f"{attempts} draws ({missing})")
         traces = sandbox.map(Job(d.code, ENTRY_POINT, args, _VALIDATION)
@@ -470,7 +464,7 @@ def _fill(rng: random.Random, label: str, total: int, sandbox: Sandbox) -> list[
 
 
 def _program(label: str, where: int, k: int, draft: _Draft, outputs: list[str]) -> Program:
-    lo, hi = BINS[where]
+    lo, hi = LOC_BINS[where]
     return Program(
         id=f"dsl/{label}/{lo}-{hi}/{k}", source="dsl", code=draft.code, entry_point=ENTRY_POINT,
         calls=tuple(Call(args, expected) for args, expected in zip(draft.calls, outputs,
@@ -489,7 +483,7 @@ def _digest(programs: list[Program]) -> str:
 def generate(count: int, seed: int, sandbox: Sandbox | None = None) -> Loaded:
     """``count`` valid DSL-List programs, the same ones for the same ``count`` and ``seed``.
 
-    Half go to each signature (``1arg`` takes the odd one), split equally over ``BINS``
+    Half go to each signature (``1arg`` takes the odd one), split equally over ``LOC_BINS``
     (earlier bins take any remainder). Every program runs without error on its three calls
     and does not return the same value for all three; each call's ``expected`` is that
     returned value. Ids are ``dsl/<signature>/<lo>-<hi>/<k>``, listed by signature, bin,

@@ -22,6 +22,7 @@ import json
 import random
 from typing import TYPE_CHECKING, Any
 
+from execbench.analysis.shape import bin_order, loc_bin
 from execbench.sandbox.values import equal, is_exact, to_literal
 from execbench.sources.mutate import Mutant, choose_mutant
 from execbench.tasks.answers import json_value
@@ -33,21 +34,6 @@ from execbench.tasks.prediction import OutputPrediction, assertion_response, rea
 if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox, Trace
-
-LOC_BINS = ((4, 7), (8, 11), (12, 15), (16, 19), (20, 24))
-
-def loc_bin(loc: int) -> str:
-    for low, high in LOC_BINS:
-        if low <= loc <= high:
-            return f"{low}-{high}"
-    return f"<{LOC_BINS[0][0]}" if loc < LOC_BINS[0][0] else f">{LOC_BINS[-1][1]}"
-
-
-def bin_order(name: str) -> tuple[int, str]:
-    """Sort key for bin names (results.json sorts keys alphabetically: "12-15" < "4-7")."""
-    digits = "".join(c if c.isdigit() else " " for c in name).split()
-    low = int(digits[0]) if digits else 0
-    return (low + (1 if name.startswith(">") else -1 if name.startswith("<") else 0), name)
 
 
 def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) -> int | None:

@@ -10,6 +10,7 @@ from dataclasses import asdict
 
 import pytest
 
+from execbench.analysis.shape import LOC_BINS, loc
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.values import canonical, encode, parse_call_nodes, parse_literal
 from execbench.sources import dsl
@@ -38,7 +39,7 @@ def test_counts_bins_and_records(loaded):
     assert len(loaded.programs) == 100 and not loaded.skipped
     assert Counter(p.meta["signature"] for p in loaded.programs) == {"1arg": 50, "2arg": 50}
     cells = Counter((p.meta["signature"], p.id.split("/")[2]) for p in loaded.programs)
-    assert cells == {(sig, f"{lo}-{hi}"): 10 for sig in dsl.SIGNATURES for lo, hi in dsl.BINS}
+    assert cells == {(sig, f"{lo}-{hi}"): 10 for sig in dsl.SIGNATURES for lo, hi in LOC_BINS}
     assert len({p.id for p in loaded.programs}) == 100
     assert len({p.code for p in loaded.programs}) == 100
     for p in loaded.programs:
@@ -46,7 +47,7 @@ def test_counts_bins_and_records(loaded):
         lo, hi = map(int, label.split("-"))
         arity = dsl.SIGNATURES[sig]
         assert (p.source, p.entry_point) == ("dsl", "f")
-        assert p.meta["loc"] == dsl.loc(p.code) and lo <= p.meta["loc"] <= hi
+        assert p.meta["loc"] == loc(p.code) and lo <= p.meta["loc"] <= hi
         tree = dsl.parse(p.meta["dsl"])
         assert p.meta["depth"] in dsl.DEPTHS and dsl.height(tree) == p.meta["depth"]
         assert dsl.translate(tree, arity) == p.code
@@ -205,7 +206,7 @@ def test_translation(text, arity, python):
     tree = dsl.parse(text)
     assert str(tree) == text
     assert dsl.translate(tree, arity) == python
-    assert dsl.loc(python) == len(python.splitlines())
+    assert loc(python) == len(python.splitlines())
 
 
 def test_translation_mutates_in_place(sandbox):

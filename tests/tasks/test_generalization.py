@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 
-from execbench.analysis.shape import analyse
+from execbench.analysis.shape import LOC_BINS, analyse, bin_order, loc_bin
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
-from execbench.tasks.generalization import LOC_BINS, bin_order, loc_bin
 
 CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "cruxeval.jsonl"
 EXECBENCH = str(Path(sys.executable).parent / "execbench")
