@@ -32,10 +32,10 @@ from typing import Any
 
 from common import add_data_option, cruxeval_file, run_fresh_processes
 
+from execbench.mutation import mutant_budget, mutants
 from execbench.sandbox.pool import Job, Sandbox, Trace, TraceOptions
 from execbench.sandbox.values import equal
 from execbench.sources import load_source
-from execbench.sources.mutate import mutant_budget, mutants
 from execbench.tasks.generalization import mutant_for
 
 OPTIONS = TraceOptions(max_events=0, max_branch_seq=0)

@@ -209,7 +209,7 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
                 ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its mutant for one seeded call (Algorithm 1); programs with
     no valid mutant are dropped and listed as skipped."""
-    from execbench.tasks.generalization import mutant_for, mutation_call
+    from execbench.mutation import mutant_for, mutation_call
 
     by_program: dict[str, tuple[Program, list[tuple[int, Trace]]]] = {}
     for (program, index), trace in zip(calls, traces, strict=True):

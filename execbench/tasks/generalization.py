@@ -1,7 +1,7 @@
 """Generalization tasks: originals against their mutants (the generalization paper, §5).
 
 For each program one call is chosen with the seed and the program is mutated for it
-(``sources.mutate``: a single-site mutant that returns normally with a different output,
+(``mutation``: a single-site mutant that returns normally with a different output,
 the one whose executed lines are closest to the original's). A program without such a
 mutant yields no instance, so originals and mutants stay paired.
 
@@ -19,12 +19,11 @@ mutant yields no instance, so originals and mutants stay paired.
 from __future__ import annotations
 
 import json
-import random
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import bin_order, loc_bin
-from execbench.sandbox.values import equal, is_exact, to_literal
-from execbench.sources.mutate import Mutant, choose_mutant
+from execbench.mutation import Mutant, mutant_for, mutation_call
+from execbench.sandbox.values import equal, to_literal
 from execbench.tasks.answers import json_value
 from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, register
 from execbench.tasks.dexbench import shape_of
@@ -34,26 +33,6 @@ from execbench.tasks.prediction import OutputPrediction, assertion_response, rea
 if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox, Trace
-
-
-def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) -> int | None:
-    """The call a program is mutated for: one that returns a literal value, chosen by seed."""
-    usable = [i for i, t in traced if t.status == "ok" and t.value is not None
-              and is_exact(t.value)]
-    if not usable:
-        return None
-    return random.Random(f"{seed}/{program.id}/mutant").choice(usable)
-
-
-def mutant_for(program: Program, call_index: int, trace: Trace, sandbox: Sandbox, seed: int,
-               memo: dict[Any, Any]) -> tuple[Mutant, Trace] | None:
-    """Algorithm 1 for the call, remembered in the build's memo so tasks share one mutant."""
-    args = program.calls[call_index].args
-    key = ("mutant", program.id, program.code, args)
-    if key not in memo:
-        rng = random.Random(f"{seed}/{program.id}/mutant-choice")
-        memo[key] = choose_mutant(sandbox, program.code, program.entry_point, args, trace, rng)
-    return memo[key]
 
 
 class _Paired:

@@ -1,4 +1,4 @@
-"""Single-site program mutation (the generalization paper's Table 1 and Algorithm 1).
+"""Single-site program mutation operators (the generalization paper's Table 1).
 
 Operators: arithmetic (``+ - * / // % **``, also in augmented assignments, each swapped for
 every other of its kind), relational (``< <= > >= == !=``), logical (``and``/``or``
@@ -10,29 +10,16 @@ original at one place and every other byte is kept (comments, layout, line numbe
 Sites come from the syntax tree, so ``*args``, unary minus or ``**kwargs`` are never
 mistaken for operators.
 
-``choose_mutant`` applies Algorithm 1 to one (program, call): run every mutant in the
-sandbox, keep those that return normally with an output different from the original's,
-and pick the one whose executed-line set is most similar (Jaccard) to the original's,
-ties broken with the seed.
+This module only transforms source text; ``mutation.search`` runs the mutants.
 """
 
 from __future__ import annotations
 
 import ast
 import io
-import random
 import tokenize
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import equal, is_exact
-
-if TYPE_CHECKING:
-    from execbench.sandbox.pool import Sandbox, Trace
-
-MIN_CPU_SECONDS = 0.05
-MAX_CPU_SECONDS = 0.5
-CPU_FACTOR = 50
 ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -201,38 +188,3 @@ def mutants(code: str) -> list[Mutant]:
                 continue
             result.append(Mutant(mutated, kind, line, col, text, choice))
     return result
-
-
-def mutant_budget(original: Trace) -> float:
-    """CPU seconds a mutant may take: a multiple of the original call's, within bounds."""
-    return min(MAX_CPU_SECONDS, max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time))
-
-
-def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, original: Trace,
-                  rng: random.Random) -> tuple[Mutant, Trace] | None:
-    """Algorithm 1 for one (program, call); None when no mutant is valid."""
-    from execbench.sandbox.pool import Job, TraceOptions
-
-    candidates = mutants(code)
-    if not candidates or original.value is None:
-        return None
-    options = TraceOptions(max_events=0, max_branch_seq=0)
-    # Mutants that loop forever are common (``i += 1`` -> ``i -= 1``); a budget well above
-    # the original's own CPU time keeps them from costing the full limit each.
-    budget = mutant_budget(original)
-    traces = sandbox.map(Job(m.code, entry_point, args, options, cpu_seconds=budget)
-                         for m in candidates)
-    lines = set(original.lines)
-    scored = []
-    for mutant, trace in zip(candidates, traces, strict=True):
-        if trace.status != "ok" or trace.value is None or not is_exact(trace.value) \
-                or equal(trace.value, original.value):
-            continue
-        union = lines | set(trace.lines)
-        similarity = len(lines & set(trace.lines)) / len(union) if union else 1.0
-        scored.append((similarity, mutant, trace))
-    if not scored:
-        return None
-    best = max(s for s, _, _ in scored)
-    _, mutant, trace = rng.choice([item for item in scored if item[0] == best])
-    return mutant, trace

@@ -20,11 +20,12 @@ from typing import Any
 
 import pytest
 
+from execbench.mutation.operators import ARITHMETIC, RELATIONAL, Mutant, mutants
+from execbench.mutation.search import choose_mutant
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace
 from execbench.sandbox.values import equal
 from execbench.sources import load_source
-from execbench.sources.mutate import ARITHMETIC, RELATIONAL, Mutant, choose_mutant, mutants
 from execbench.suite import BuildOptions, build_suite, load_suite
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
