@@ -23,9 +23,13 @@ kernel to hold it, in this order:
    access, signals to any process but the runner itself, mount and namespace calls, keyrings,
    ``bpf``, ``perf_event_open``, ``io_uring`` (its operations bypass seccomp),
    ``userfaultfd``, kernel modules, ``kexec``, reboot, clock setting, changing user or
-   capabilities, file handles (``open_by_handle_at``), and typing into a terminal
-   (``TIOCSTI``; the runner's standard streams are ``/dev/null`` anyway). Refused calls fail with
-   ``EPERM``; system calls of a foreign ABI (i386, x32) kill the runner.
+   capabilities, file handles (``open_by_handle_at``), typing into a terminal
+   (``TIOCSTI``; the runner's standard streams are ``/dev/null`` anyway), changing file
+   modes (``chmod``: a runner could lock another worker out of its folder), watching files
+   (``inotify``/``fanotify``: names of files the runner may not read), and limits,
+   priorities, CPU affinity or memory placement of any process but the runner itself.
+   Refused calls fail with ``EPERM``; system calls of a foreign ABI (i386, x32) kill the
+   runner.
 
 Plus the **environment allow-list** the worker starts with (``scrubbed_environment``) and the
 **empty network namespace** of the worker (``isolate_network``). A layer the machine lacks is
@@ -72,7 +76,7 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 
 _DENIED_SYSCALLS = (
     "execve", "execveat", "fork", "vfork",
-    "socket", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+    "socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
     "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "tkill",
     "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount",
     "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
@@ -84,8 +88,15 @@ _DENIED_SYSCALLS = (
     "setdomainname", "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "vhangup",
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
     "setfsuid", "setfsgid", "capset",
+    "chmod", "fchmod", "fchmodat", "fchmodat2",
+    "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
 )
 _SELF_ONLY_SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+_PID_ZERO_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
+                  "sched_setattr", "migrate_pages", "move_pages")
+"""Calls that name a process by its first argument: allowed on the caller (pid 0) only, so a
+runner cannot lower another runner's limits or priority (all runners share one uid)."""
+_PR_SET_PDEATHSIG = 1
 _TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI (type into a terminal), TIOCLINUX
 _CLONE_THREAD = 0x00010000
 
@@ -257,19 +268,42 @@ def _apply_seccomp() -> None:
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_SYSCALLS:
-        try:
-            rules.add_rule(deny, name)
-        except OSError as exc:  # a call this architecture lacks (fork on arm64, iopl)
-            if exc.errno not in (errno.EFAULT, errno.EINVAL, errno.EDOM):
-                raise
+        _add(rules, deny, name)
     rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for name in _PID_ZERO_ONLY:
+        _add(rules, deny, name, seccomp.Arg(0, seccomp.NE, 0))
+    _add(rules, deny, "setpriority", seccomp.Arg(0, seccomp.NE, 0))  # PRIO_PROCESS only
+    _add(rules, deny, "setpriority", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
+    _add(rules, deny, "ioprio_set", seccomp.Arg(0, seccomp.NE, 1))  # IOPRIO_WHO_PROCESS only
+    _add(rules, deny, "ioprio_set", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
     for request in _TERMINAL_INJECTION:
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     pid = os.getpid()
     for name in _SELF_ONLY_SIGNALS:
         rules.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
     rules.load()
+
+
+def _add(rules: Any, action: int, name: str, *args: Any) -> None:
+    """One filter rule; a call this architecture or libseccomp does not know (``fork`` on
+    arm64, ``fchmodat2`` before libseccomp 2.6) is skipped: it cannot be made anyway."""
+    try:
+        rules.add_rule(action, name, *args)
+    except OSError as exc:
+        if exc.errno not in (errno.EFAULT, errno.EINVAL, errno.EDOM):
+            raise
+
+
+def die_with_parent() -> None:
+    """Be killed when the parent ends, however it ends (a zygote whose execbench process was
+    killed, a runner whose zygote was), so no sandbox process outlives its owner. Set again
+    after a change of user, which clears it; then check the parent did not end first."""
+    parent = os.getppid()
+    if _libc().prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0:  # SIGKILL
+        _fail("prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def apply(plan: Plan) -> None:
@@ -279,6 +313,7 @@ def apply(plan: Plan) -> None:
         _apply_landlock(plan)
     if plan.user is not None:
         _drop_user(*plan.user)
+    die_with_parent()
     if plan.seccomp:
         _apply_seccomp()
 

@@ -40,6 +40,12 @@ _PROTOCOL_SECONDS = 60.0
 frame, the report of a runner it killed) before it gives the worker up as broken. The
 parent never blocks on a worker without a deadline."""
 _CHUNK_GRACE_SECONDS = 5.0
+MAX_RESULT_BYTES = 256 * 1024 * 1024
+"""The largest result the parent accepts (results of tens of MB come back whole); a runner
+announcing more is broken, so a program cannot make the parent buffer without end."""
+_STILLBORN = 3
+"""Runner deaths (each reported by the zygote) in a row before one says it is ready, after
+which the worker is given up: a dead runner's one death is normal, a string of them is not."""
 BATCH = 8
 """Jobs a worker takes from the queue at once (its runners get calls of one program per
 message): enough to share the thread hand-off and pipe costs, few enough that the pool's
@@ -179,7 +185,10 @@ class _WorkerProcess:
             return CHUNK, body
         if tag != JSON:
             raise _Broken(f"unknown frame tag {tag!r}")
-        message = json.loads(body)
+        try:
+            message = json.loads(body)
+        except RecursionError:  # deeply nested JSON a program wrote: not a message
+            raise _Broken("frame nested too deep") from None
         if not isinstance(message, dict) or not isinstance(message.get("kind"), str):
             raise _Broken("frame is not a message")
         return JSON, message
@@ -198,6 +207,8 @@ class _WorkerProcess:
         size = result.get("size")
         if not isinstance(size, int) or size < 0:
             raise _Broken("result without a size")
+        if size > MAX_RESULT_BYTES:
+            raise _Broken(f"result of {size} bytes announced")
         parts: list[bytes] = []
         deadline = max(deadline, time.monotonic() + _CHUNK_GRACE_SECONDS)
         while size > 0:
@@ -212,9 +223,13 @@ class _WorkerProcess:
         return b"".join(parts)
 
     def _wait_runner(self) -> bool:
-        """Consume messages up to the next runner's ``ready``; False if the worker is gone."""
+        """Consume messages up to the next runner's ``ready``; False if the worker is gone.
+        Bounded: within ``_PROTOCOL_SECONDS`` and ``_STILLBORN`` runner deaths, so a worker
+        whose runners cannot start is given up, never waited on forever."""
+        deadline = time.monotonic() + _PROTOCOL_SECONDS
+        deaths = 0
         while self.awaiting_runner:
-            message = self._message(time.monotonic() + _PROTOCOL_SECONDS)
+            message = self._message(deadline)
             if message is None:
                 return False
             if message["kind"] == "ready":
@@ -222,6 +237,10 @@ class _WorkerProcess:
                 self.awaiting_runner = False
             elif message["kind"] == "result":
                 self._payload(message, time.monotonic())  # a stale result, dropped
+            elif message["kind"] == "died":
+                deaths += 1
+                if deaths > _STILLBORN:
+                    raise _Broken("runners die before they start")
         return True
 
     def _child(self, pid: Any) -> int:
@@ -264,7 +283,7 @@ class _WorkerProcess:
                 batch = [{**job, "seq": f"{token}.{i}"} for i, job in enumerate(jobs[start:end])]
                 if not self._run_batch(batch, done):
                     return done, True
-        except (OSError, ValueError, _Broken):
+        except (OSError, ValueError, RecursionError, _Broken):
             return done, True
         return done, False
 

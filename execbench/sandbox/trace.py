@@ -102,7 +102,7 @@ class Trace:
         """Read a runner's JSON result; anything malformed is a ``crashed`` trace."""
         try:
             return cls.from_dict(json.loads(payload.decode("utf-8", "surrogatepass")))
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return cls(status="crashed", detail=f"unreadable result: {str(exc)[:200]}")
 
     def to_dict(self) -> dict[str, Any]:

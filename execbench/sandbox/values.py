@@ -175,7 +175,18 @@ def equal(a: Encoded, b: Encoded) -> bool:
 
 
 def decode(enc: Encoded) -> Any:
-    """Rebuild a Python value from typed JSON (builtins only; opaque values raise)."""
+    """Rebuild a Python value from typed JSON (builtins only; opaque values raise). A
+    malformed encoding (a runner's result is a program's to forge) is a ``LiteralError``
+    too, never an ``IndexError`` that would stop a build."""
+    try:
+        return _decode(enc)
+    except LiteralError:
+        raise
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError, RecursionError) as exc:
+        raise LiteralError(f"malformed value encoding: {type(exc).__name__}") from None
+
+
+def _decode(enc: Encoded) -> Any:
     tag = enc[0]
     if tag == "none":
         return None
@@ -188,15 +199,15 @@ def decode(enc: Encoded) -> Any:
     if tag == "complex":
         return complex(float(enc[1]), float(enc[2]))
     if tag == "list":
-        return [decode(x) for x in enc[1]]
+        return [_decode(x) for x in enc[1]]
     if tag == "tuple":
-        return tuple(decode(x) for x in enc[1])
+        return tuple(_decode(x) for x in enc[1])
     if tag == "set":
-        return {decode(x) for x in enc[1]}
+        return {_decode(x) for x in enc[1]}
     if tag == "frozenset":
-        return frozenset(decode(x) for x in enc[1])
+        return frozenset(_decode(x) for x in enc[1])
     if tag == "dict":
-        return {decode(k): decode(v) for k, v in enc[1]}
+        return {_decode(k): _decode(v) for k, v in enc[1]}
     raise LiteralError(f"cannot rebuild a {tag} value")
 
 

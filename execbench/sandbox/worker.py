@@ -44,6 +44,7 @@ payload is short and discards it.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import json
@@ -62,6 +63,7 @@ from typing import TYPE_CHECKING
 from execbench.sandbox import confine, tracer
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 # Standard modules the zygote imports once, so that runners find them in sys.modules;
@@ -205,7 +207,11 @@ def _send_result(fd: int, message: dict[str, Any], payload: bytes) -> None:
 def _read_exact(fd: int, size: int) -> bytes | None:
     parts = []
     while size:
-        chunk = os.read(fd, size)
+        try:
+            chunk = os.read(fd, size)
+        except BlockingIOError:  # a program made the shared job pipe non-blocking
+            os.set_blocking(fd, True)
+            continue
         if not chunk:
             return None
         parts.append(chunk)
@@ -229,6 +235,10 @@ class _Snapshot:
         self.modules = set(sys.modules)
         self.module_dicts = {name: _Frozen(vars(sys.modules[name])) for name in PRELOAD
                              if name in sys.modules}
+        self.own = [(name, _Frozen(vars(sys.modules[name]))) for name in _RUNNER_MODULES
+                    if name in sys.modules]
+        self.streams = (sys.stdout, sys.stderr)
+        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
         self.environ = dict(os.environ._data)  # bytes to bytes: compared in C
         self.signals = [signal.getsignal(s) for s in _WATCHED_SIGNALS]
         self.recursion = sys.getrecursionlimit()
@@ -259,19 +269,42 @@ class _Snapshot:
             saved = self.module_dicts.get(name)
             if saved is not None and not saved.same(vars(sys.modules[name])):
                 return f"module {name} changed"
+        for name, saved in self.own:  # reached by __import__ or sys.modules, not by imports
+            if not saved.same(vars(sys.modules[name])):
+                return f"module {name} changed"
         environ = os.environ
         if type(environ) is not os._Environ or type(environ._data) is not dict \
                 or environ._data != self.environ:
             return "environment changed"
         if [signal.getsignal(s) for s in _WATCHED_SIGNALS] != self.signals:
             return "signal handlers changed"
-        if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
+        if signal.pthread_sigmask(signal.SIG_BLOCK, ()) != self.mask:
+            return "signal mask changed"
+        if _threads() > 1:
             return "threads left running"
         if sys.getrecursionlimit() != self.recursion:
             return "recursion limit changed"
         if self.fds is not None and len(os.listdir("/proc/self/fd")) != self.fds:
             return "file descriptors left open"
         return None
+
+
+_RUNNER_MODULES = ("__main__", "execbench.sandbox.tracer", "execbench.sandbox.properties",
+                   "execbench.sandbox.values", "execbench.sandbox.confine", "sys", "os",
+                   "posix", "signal", "json", "json.encoder", "json.decoder", "time", "gc",
+                   "io", "struct", "select")
+"""Modules the runner itself relies on to run, record and answer a call, checked after every
+call whatever the program imports: a program reaches them through ``__import__`` or
+``sys.modules`` as easily as through ``import``."""
+
+
+def _threads() -> int:
+    """Threads of this process, as the kernel counts them (``threading`` does not see
+    threads started with ``_thread``)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return sys.modules["threading"].active_count() if "threading" in sys.modules else 1
 
 
 def _is_codec_module(name: str) -> bool:
@@ -320,23 +353,31 @@ class Runner:
     def _new_workdir(self) -> None:
         self.counter += 1
         self.workdir = os.path.join(self.root, f"{os.getpid()}-{self.counter}")
-        os.mkdir(self.workdir)
-        os.chmod(self.workdir, _WORKDIR_MODE & 0o777)  # whatever umask a program left
-
-    def _empty_workdir(self) -> None:
-        """Every call starts in an empty working folder. The folder is kept while calls
-        leave it empty (the common case: no mkdir, rmdir or path checks per call); one
-        left with files in it, or changed (its mode, or replaced by a link), is removed and
-        a new one made."""
+        umask = os.umask(0o077)  # whatever umask a program left (chmod is refused)
         try:
-            if os.lstat(self.workdir).st_mode == _WORKDIR_MODE and not os.listdir(self.workdir):
-                return
+            os.mkdir(self.workdir, _WORKDIR_MODE & 0o777)
+        finally:
+            os.umask(umask)
+
+    def _empty_workdir(self) -> bool:
+        """Every call starts in an empty working folder, and nothing a call wrote anywhere
+        in the temporary root (``HOME`` and ``TMPDIR`` point there) is left for the next.
+        The folder is kept while calls leave the root holding just it, empty (the common
+        case: two listings and no mkdir, rmdir or path checks per call); otherwise the
+        root is emptied and a new folder made. False when the call left files the runner
+        cannot remove (a tree deeper than its recursion limit): it then recycles, and the
+        zygote, which may recurse deeper, removes them."""
+        try:
+            if os.listdir(self.root) == [os.path.basename(self.workdir)] \
+                    and os.lstat(self.workdir).st_mode == _WORKDIR_MODE \
+                    and not os.listdir(self.workdir):
+                return True
         except OSError:
             pass
-        import shutil  # rare, so loaded lazily
-
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if not _wipe(self.root):
+            return False
         self._new_workdir()
+        return True
 
     def _cached(self, cache: OrderedDict, key: Any, make) -> Any:
         hit = cache.get(key)
@@ -392,18 +433,25 @@ class Runner:
             result = {"status": "output_limit"}
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
+            elapsed = time.process_time() - start
             sys.settrace(None)
             builtins_changed = self.snapshot.restore_builtins()
-            sys.stdout = sys.stderr = sys.__stdout__
+            sys.stdout, sys.stderr = self.snapshot.streams
             sys.setrecursionlimit(self.snapshot.recursion)
-        result["cpu_time"] = time.process_time() - start
+        result["cpu_time"] = elapsed
+        if elapsed > budget:
+            # The program stopped its own timer (setitimer, a blocked SIGPROF) and ran past
+            # its budget: the verdict is the one the timer would have given.
+            result = {"status": "timeout", "detail": "CPU time limit", "cpu_time": elapsed}
         if stdout.exceeded:
             result["status"] = "output_limit"
         result["stdout"] = stdout.getvalue()
         os.chdir(self.root)
-        self._empty_workdir()
+        cleaned = self._empty_workdir()
         dirt = "out of memory" if result["status"] == "memory" else \
-            "builtins changed" if builtins_changed else self.snapshot.dirt(program.imports)
+            "builtins changed" if builtins_changed else \
+            "files left that could not be removed" if not cleaned else \
+            self.snapshot.dirt(program.imports)
         try:
             payload = _ENCODER.encode(result).encode("utf-8", "surrogatepass")
         except (ValueError, TypeError, RecursionError, MemoryError) as exc:
@@ -454,8 +502,56 @@ def _run_runner(plan: confine.Plan, *args: Any) -> None:
         os._exit(code)
 
 
+def _wipe(root: str) -> bool:
+    """Remove everything inside ``root``; False if some of it could not be removed. The
+    tree is a program's: ``shutil.rmtree`` does not follow its links; it recurses per
+    level, so the zygote lifts its own recursion limit for it."""
+    import shutil  # rare in runners, so loaded lazily
+
+    try:
+        entries = os.listdir(root)
+    except OSError:
+        return False
+    for entry in entries:
+        path = os.path.join(root, entry)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except (OSError, RecursionError):
+            pass
+    try:
+        return not os.listdir(root)
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """The zygote's own recursion limit lifted while it removes a program's deep tree (the
+    runners' limit is the program's, set in the zygote and inherited)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1_000_000)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _reset(root: str, plan: confine.Plan, proto_in: int) -> None:
+    """Before each fork, undo what a dead runner may have left that would stop the next one
+    from starting: the temporary root's owner and mode, and the job pipe's blocking mode
+    (a runner shares that pipe's open file description with the zygote)."""
+    os.chmod(root, 0o700)
+    if plan.user is not None:
+        os.chown(root, *plan.user)
+    os.set_blocking(proto_in, True)
+
+
 def main() -> None:
     """The zygote: move the protocol pipes aside, read the limits, confine, fork runners."""
+    confine.die_with_parent()
     proto_in, proto_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
@@ -477,8 +573,6 @@ def main() -> None:
     isolated = confine.isolate_network()
     _set_limits(limits)
     plan = confine.probe(root)
-    if plan.user is not None:
-        os.chown(root, *plan.user)
     programs: OrderedDict = OrderedDict()
     arguments: OrderedDict = OrderedDict()
     _send(proto_out, {"kind": "hello", "pid": os.getpid(), "network_isolated": isolated,
@@ -487,6 +581,7 @@ def main() -> None:
         while True:
             gc.collect()
             gc.freeze()  # keep the runner's collector off the zygote's objects
+            _reset(root, plan, proto_in)
             pid = os.fork()
             if pid == 0:
                 _run_runner(plan, proto_in, proto_out, limits, root, programs, arguments)
@@ -495,10 +590,13 @@ def main() -> None:
                                                                    EXIT_UNCONFINED):
                 return
             _send(proto_out, {"kind": "died", "pid": pid, **_describe_death(status)})
+            with _deep_recursion():
+                _wipe(root)  # what the runner left is no business of the next one
     finally:
-        import shutil
-
-        shutil.rmtree(root, ignore_errors=True)
+        with _deep_recursion():
+            _wipe(root)
+        with contextlib.suppress(OSError):
+            os.rmdir(root)
 
 
 if __name__ == "__main__":

@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from execbench.sandbox import confine
-from execbench.sandbox.pool import Job, Sandbox, Trace, worker_environment
+from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, worker_environment
 from execbench.sandbox.values import decode
 
 # Finds the runner's audit hook through the garbage collector and defuses it: its globals
@@ -353,3 +354,160 @@ for _ in range(2):
     assert done.stdout.split("\n")[:2] == ["42", "off"]
     warnings = [line for line in done.stderr.splitlines() if "seccomp" in line]
     assert len(warnings) == 1 and "libseccomp" in warnings[0], done.stderr
+
+
+# Found by an adversarial pass: each route below worked before it was closed.
+
+def test_patching_the_runner_modules_cannot_forge_later_calls(sandbox: Sandbox) -> None:
+    """A program that reaches the tracer through ``__import__`` (not an import statement)
+    and patches it: the runner is replaced, the next program's result is its own."""
+    forge = """def f():
+    tracer = __import__("sys").modules["execbench.sandbox.tracer"]
+    real = tracer.run
+    def run(*args):
+        result = real(*args)
+        result.update(status="ok", exception=None, value=["str", "FORGED"])
+        return result
+    tracer.run = run
+    return 1
+"""
+    assert _outcome(sandbox.run(Job(forge, "f", ""))) == 1
+    honest = sandbox.run(Job("def g():\n    return 1 / 0\n", "g", ""))
+    assert honest.status == "exception" and honest.exception["type"] == "ZeroDivisionError"
+
+
+def test_a_thread_started_without_threading_does_not_outlive_its_call(sandbox: Sandbox) -> None:
+    start = "import _thread, os, time\n\ndef f():\n" \
+            "    _thread.start_new_thread(time.sleep, (30,))\n    return os.getpid()\n"
+    pid = "import os\n\ndef g():\n    return os.getpid()\n"
+    first = _outcome(sandbox.run(Job(start, "f", "")))
+    assert _outcome(sandbox.run(Job(pid, "g", ""))) != first  # a fresh runner
+
+
+@pytest.mark.parametrize("evade", [
+    "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPROF})",
+    "signal.setitimer(signal.ITIMER_PROF, 0)",
+])
+def test_a_program_that_stops_its_cpu_timer_still_times_out(evade: str) -> None:
+    spin = f"import signal, time\n\ndef f():\n    {evade}\n" \
+           "    end = time.process_time() + 0.6\n    while time.process_time() < end:\n" \
+           "        pass\n    return 'finished'\n"
+    loop = "def g():\n    while True:\n        pass\n"
+    with Sandbox(workers=1, limits=Limits(cpu_seconds=0.3, wall_seconds=5)) as box:
+        assert box.run(Job(spin, "f", "")).status == "timeout"
+        assert box.run(Job(loop, "g", "")).status == "timeout"  # no mask carried over
+
+
+@needs_seccomp
+@pytest.mark.parametrize("call", [
+    "resource.prlimit(os.getpid(), resource.RLIMIT_AS, (1 << 20, 1 << 20))",
+    "os.setpriority(os.PRIO_PROCESS, os.getpid(), 19)",
+    "os.setpriority(os.PRIO_PGRP, 0, 19)",
+    "os.sched_setaffinity(os.getpid(), {0})",
+    "os.chmod(os.environ['HOME'], 0)",
+    "os.chmod('.', 0o777)",
+    "socket.socketpair()",
+])
+def test_reaching_other_runners_or_the_shared_root_is_refused(sandbox: Sandbox,
+                                                              call: str) -> None:
+    """All runners share one user, so calls that name a process (by pid, group) are refused
+    unless they name the caller by 0, and so is chmod (a runner could lock another
+    worker's runners out of their folder); socketpair too (a datagram to a socket path)."""
+    body = f"""import os, resource, socket
+try:
+    {call}
+except OSError as exc:
+    return type(exc).__name__
+return 'done'"""
+    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    assert _outcome(_run(sandbox, "import os\nreturn os.sched_getaffinity(0) != set()"))
+
+
+def test_a_non_blocking_job_pipe_or_a_locked_root_costs_nothing_later() -> None:
+    spoilers = ["os.set_blocking(3, False)", "os.chmod(os.environ['HOME'], 0)",
+                "os.chmod(os.environ['HOME'], 0); os._exit(0)"]
+    with Sandbox(workers=1) as box:
+        for spoil in spoilers:
+            _run(box, f"import os\ntry:\n    {spoil}\nexcept OSError:\n    pass\nreturn 1")
+            others = box.map(Job(f"def g():\n    return {i}\n", "g", "") for i in range(10))
+            assert [_outcome(t) for t in others] == list(range(10)), spoil
+        assert box.restarts == 0
+
+
+def test_files_left_in_home_and_deep_trees_are_gone_before_the_next_call() -> None:
+    litter = """import os
+def f():
+    open(os.path.join(os.environ['HOME'], 'left'), 'w').write('x' * 1000)
+    for _ in range(1500):
+        os.mkdir('d')
+        os.chdir('d')
+    return 1
+"""
+    look = "import os\n\ndef g():\n    return sorted(os.listdir(os.environ['HOME']))\n"
+    with Sandbox(workers=1) as box:
+        assert box.run(Job(litter, "f", "")).status == "ok"
+        seen = decode(box.run(Job(look, "g", "")).value)
+        assert len(seen) == 1 and "left" not in seen  # only the new call's own folder
+        zygote = decode(box.run(Job("import os\n\ndef g():\n    return os.getppid()\n",
+                                    "g", "")).value)
+        root = next(Path(base) / f"execbench-sandbox-{zygote}" for base in ("/dev/shm", "/tmp")
+                    if (Path(base) / f"execbench-sandbox-{zygote}").exists())
+    assert not root.exists()  # removed on close, deep tree and all
+
+
+@pytest.mark.parametrize("junk", [
+    "os.write(4, struct.pack('>I', 4001) + b'J' + b'[' * 4000)",
+    "frame({'kind': 'result', 'seq': 'x', 'recycle': None, 'size': 10 ** 13})",
+])
+def test_protocol_junk_that_exhausts_the_parent_costs_one_call(junk: str) -> None:
+    evil = ("import json, os, struct\n\n"
+            "def frame(message):\n"
+            "    body = b'J' + json.dumps(message).encode()\n"
+            "    os.write(4, struct.pack('>I', len(body)) + body)\n\n"
+            f"def f():\n    {junk}\n    return 1\n")
+    with Sandbox(workers=1, limits=Limits(wall_seconds=2)) as box:
+        futures = [box.submit(Job(evil, "f", ""))] + \
+            [box.submit(Job(f"def g():\n    return {i}\n", "g", "")) for i in range(3)]
+        traces = [future.result(timeout=60) for future in futures]
+    assert traces[0].status in ("crashed", "timeout")
+    assert [_outcome(t) for t in traces[1:]] == [0, 1, 2]
+
+
+def test_sandbox_processes_die_with_their_parent(tmp_path: Path) -> None:
+    """A parent killed outright (SIGKILL, the OOM killer) takes its zygotes and runners
+    with it, even a runner that has switched its CPU timer off and sleeps."""
+    script = tmp_path / "owner.py"
+    script.write_text(
+        "import time\nfrom execbench.sandbox.pool import Job, Sandbox\n"
+        "box = Sandbox(workers=2)\n"
+        "box.run(Job('def g():\\n    return 1\\n', 'g', ''))\n"
+        "box.submit(Job('import signal, time\\ndef f():\\n"
+        "    signal.setitimer(signal.ITIMER_PROF, 0)\\n    time.sleep(60)\\n', 'f', ''))\n"
+        "print('ready', flush=True)\ntime.sleep(60)\n")
+    owner = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                             start_new_session=True, env=worker_environment())
+    try:
+        assert owner.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        group = _group_members(owner.pid)
+        assert len(group) >= 3  # the owner, its zygotes, a runner
+        owner.kill()
+        owner.wait()
+        deadline = time.monotonic() + 10
+        while _group_members(owner.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _group_members(owner.pid)
+    finally:
+        owner.kill()
+
+
+def _group_members(group: int) -> set[int]:
+    members = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_bytes().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != b"Z":
+            members.add(int(stat.parent.name))
+    return members
