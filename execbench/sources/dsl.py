@@ -83,7 +83,8 @@ from itertools import accumulate
 
 from execbench.analysis.shape import LOC_BINS, loc
 from execbench.program import Call, Program
-from execbench.sandbox.pool import Job, Sandbox, Trace, TraceOptions
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import RESULT_ONLY, Trace
 from execbench.sandbox.values import canonical, is_exact, to_literal
 from execbench.sources.base import Loaded, SourceError
 
@@ -102,7 +103,6 @@ ATTEMPTS_PER_PROGRAM = 2_000
 """Draws allowed per wanted program before giving up on a signature's bins."""
 BATCH = 96
 """Drafts validated per ``Sandbox.map`` call: enough to keep every worker busy."""
-_VALIDATION = TraceOptions(max_events=0, max_branch_seq=0)
 """Validation needs only the status and the value, not the line events."""
 
 _COMPARISONS = ("==", "<", ">")
@@ -453,7 +453,7 @@ def _fill(rng: random.Random, label: str, total: int, sandbox: Sandbox) -> list[
                                 in zip(LOC_BINS, kept, quotas, strict=True) if len(b) < q)
             raise SourceError(f"dsl: {label} lines-of-code bins still short after "
                               f"{attempts} draws ({missing})")
-        traces = sandbox.map(Job(d.code, ENTRY_POINT, args, _VALIDATION)
+        traces = sandbox.map(Job(d.code, ENTRY_POINT, args, RESULT_ONLY)
                              for d in batch for args in d.calls)
         for k, draft in enumerate(batch):
             outputs = _outputs(traces[k * INPUTS_PER_PROGRAM:(k + 1) * INPUTS_PER_PROGRAM])

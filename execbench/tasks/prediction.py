@@ -166,12 +166,12 @@ class InputPrediction(EveryCall):
 
 def run_and_compare(instance: dict[str, Any], args: str, sandbox: Sandbox | None) -> Score:
     """Run the program on ``args`` in the sandbox and compare with the expected output."""
-    from execbench.sandbox.pool import Job, TraceOptions
+    from execbench.sandbox.pool import Job
+    from execbench.sandbox.trace import RESULT_ONLY
 
     if sandbox is None:
         raise RuntimeError("the input task needs a sandbox to score")
-    trace = sandbox.run(Job(instance["code"], instance["entry_point"], args,
-                            TraceOptions(max_events=0, max_branch_seq=0)))
+    trace = sandbox.run(Job(instance["code"], instance["entry_point"], args, RESULT_ONLY))
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail
         return Score("incorrect", answer=args, detail=f"program {trace.status}: {what}")
