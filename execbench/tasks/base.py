@@ -17,6 +17,17 @@ if TYPE_CHECKING:
 
 Message = dict[str, str]
 
+CPU_SHARE = 0.25
+"""The share of the sandbox's CPU limit that a run made while building a suite (a ground
+truth, a counterfactual witness) may use. Answers are checked later under the full limit,
+so an answer that repeats such a run has four times the CPU time it needed and its verdict
+never hinges on being a few percent under the limit."""
+
+
+def build_cpu_budget(sandbox: Sandbox) -> float:
+    """CPU seconds a run made while building may use (``CPU_SHARE`` of the limit)."""
+    return sandbox.limits.cpu_seconds * CPU_SHARE
+
 
 @dataclass(frozen=True)
 class BuildContext:

@@ -231,13 +231,19 @@ class CounterfactualMutation(_DualSelection):
         if ctx.sandbox is None:
             raise RuntimeError("the counterfactual task needs the build's sandbox")
         args = program.calls[call_index].args
+        given = given_arguments(args)
         others = [(program.calls[i].args, t) for i, t in ctx.traced if i != call_index]
+        # The witness is what reference/oracle answers: only an answer score() reads counts.
+        reader = {"code": program.code, "entry_point": program.entry_point, "args": args,
+                  "given": given}
         witness = find_witness(ctx.sandbox, program.code, program.entry_point, shape,
-                               frozenset(target["body"]), args, trace, others)
+                               frozenset(target["body"]), args, trace, others,
+                               lambda text: isinstance(read_arguments(text, reader), str))
         if witness is None:
-            raise SkipInstance(f"no input reaching line {target['line']} was found")
+            raise SkipInstance(f"no input reaching line {target['line']} that can be written "
+                               "as literal arguments was found")
         return [{"truth": {**target, "witness": witness, "original_lines": sorted(covered)},
-                 "given": given_arguments(args), "mode": mode, "target_rule": rule,
+                 "given": given, "mode": mode, "target_rule": rule,
                  "shape": _shape_fields(shape)}]
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
@@ -275,17 +281,9 @@ class CounterfactualMutation(_DualSelection):
         if text is None:
             return Score("unparsable", detail="empty response",
                          extra={"failure": "null_response"})
-        call = answer_call(text, instance["entry_point"])
-        try:
-            if call is None:
-                raise LiteralError("not an argument list")
-            args = answer_arguments(call, instance)
-        except LiteralError as exc:
-            return Score("format_error", answer=text, detail=str(exc),
-                         extra={"failure": "format_error"})
-        if not fits_signature(signature_of(instance["code"], instance["entry_point"]), call):
-            return Score("format_error", answer=args, detail="arguments do not fit the signature",
-                         extra={"failure": "format_error"})
+        args = read_arguments(text, instance)
+        if isinstance(args, Score):
+            return args
         if sandbox is None:
             raise RuntimeError("the counterfactual task needs a sandbox to score")
         trace = sandbox.run(Job(instance["code"], instance["entry_point"], args,
@@ -303,6 +301,25 @@ class CounterfactualMutation(_DualSelection):
         if truth["decision"] is not None and truth["decision"] in lines:
             extra["failure"] = "prompt_misread"
         return Score("incorrect", answer=args, detail="target not reached", extra=extra)
+
+
+def read_arguments(text: str, instance: dict[str, Any]) -> str | Score:
+    """The arguments a counterfactual answer proposes, rebuilt from literals, or the
+    ``format_error`` score saying why there are none (not literals, or not fitting the
+    signature). The build checks its witnesses with this too, so the oracle's answers are
+    read exactly as a model's are."""
+    call = answer_call(text, instance["entry_point"])
+    try:
+        if call is None:
+            raise LiteralError("not an argument list")
+        args = answer_arguments(call, instance)
+    except LiteralError as exc:
+        return Score("format_error", answer=text, detail=str(exc),
+                     extra={"failure": "format_error"})
+    if not fits_signature(signature_of(instance["code"], instance["entry_point"]), call):
+        return Score("format_error", answer=args, detail="arguments do not fit the signature",
+                     extra={"failure": "format_error"})
+    return args
 
 
 def _goal(truth: dict[str, Any]) -> str:

@@ -7,13 +7,20 @@ the program's own constants, one argument at a time, then a second edit on the f
 round's candidates), running candidates in the sandbox under a short CPU budget. It is
 deterministic: candidates are generated and tried in a fixed order and the first that
 reaches the target wins.
+
+A witness is the oracle's answer, so it must be an answer the scorer accepts: arguments
+written as literals (a dataset argument that is not a literal only where the chosen call
+has that very text). Another call's arguments are source text (HumanEval writes
+``candidate(3 * 19)``), so they are restated from the values the sandbox traced for them,
+and the restated call is run again to check that it still reaches the target. A candidate
+the caller's ``accepts`` refuses is never chosen.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.values import (
@@ -24,6 +31,7 @@ from execbench.sandbox.values import (
     parse_call_nodes,
     to_literal,
 )
+from execbench.tasks.base import build_cpu_budget
 
 if TYPE_CHECKING:
     from execbench.analysis.shape import Shape
@@ -139,11 +147,13 @@ class _Arguments:
 
     def __init__(self, args: str, trace: Trace) -> None:
         nodes, keywords = parse_call_nodes(args)
-        encoded = list(trace.args or [])
+        # After a starred argument, traced values no longer line up with the nodes.
+        starred = any(isinstance(node, ast.Starred) for node in nodes)
+        encoded = [] if starred else list(trace.args or [])
         self.items: list[tuple[str | None, str, Any]] = []  # (keyword, "value"|"text", ...)
         for i, node in enumerate(nodes):
             enc = encoded[i] if i < len(encoded) else None
-            if enc is not None and is_exact(enc) and not isinstance(node, ast.Starred):
+            if enc is not None and is_exact(enc):
                 self.items.append((None, "value", decode(enc)))
             else:
                 self.items.append((None, "text", ast.unparse(node)))
@@ -170,23 +180,55 @@ class _Arguments:
                 yield items[:i] + [(keyword, "value", edit)] + items[i + 1:]
 
 
+def _restated(args: str, trace: Trace) -> str | None:
+    """A traced call's arguments with every exact value written as its literal (other
+    arguments keep their text); None if the text cannot be read."""
+    try:
+        arguments = _Arguments(args, trace)
+        return arguments.text(arguments.items)
+    except (LiteralError, ValueError, RecursionError):
+        return None
+
+
 def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
                  target: frozenset[int], args: str, trace: Trace,
-                 others: list[tuple[str, Trace]]) -> str | None:
-    """Argument text of an input reaching ``target``, or None if the search finds none."""
+                 others: list[tuple[str, Trace]], accepts: Callable[[str], bool]) -> str | None:
+    """Argument text of an input reaching ``target`` that ``accepts`` takes as an answer, or
+    None if the search finds none.
+
+    Every candidate runs under ``build_cpu_budget``, so the answer check, which has the
+    sandbox's whole CPU limit, never hinges on timing."""
     from execbench.sandbox.pool import Job, TraceOptions
 
+    seen = {args}
+    options = TraceOptions(max_events=0, max_branch_seq=0)
+    budget = min(SEARCH_CPU_SECONDS, build_cpu_budget(sandbox))
+
+    def first_hit(pool: list[tuple[str, Any]]) -> str | None:
+        for start in range(0, len(pool), BATCH):
+            batch = pool[start:start + BATCH]
+            traces = sandbox.map(Job(code, entry_point, text, options, cpu_seconds=budget)
+                                 for text, _ in batch)
+            for (text, _), result in zip(batch, traces, strict=True):
+                if reaches(shape, result, target) and accepts(text):
+                    return text
+        return None
+
+    stated = []
     for other_args, other in others:
-        if reaches(shape, other, target):
-            return other_args
+        text = _restated(other_args, other) if reaches(shape, other, target) else None
+        if text is not None and text not in seen:
+            seen.add(text)
+            stated.append((text, None))
+    hit = first_hit(stated)
+    if hit is not None:
+        return hit
     try:
         arguments = _Arguments(args, trace)
     except (LiteralError, ValueError):
         return None
     ints, strs = _constants(code, [value for _, kind, value in arguments.items
                                    if kind == "value"])
-    seen = {args}
-    options = TraceOptions(max_events=0, max_branch_seq=0)
 
     def candidates(start: list, limit: int) -> list[tuple[str, list]]:
         found = []
@@ -201,16 +243,6 @@ def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
                 if len(found) >= limit:
                     break
         return found
-
-    def first_hit(pool: list[tuple[str, list]]) -> str | None:
-        for start in range(0, len(pool), BATCH):
-            batch = pool[start:start + BATCH]
-            traces = sandbox.map(Job(code, entry_point, text, options,
-                                     cpu_seconds=SEARCH_CPU_SECONDS) for text, _ in batch)
-            for (text, _), result in zip(batch, traces, strict=True):
-                if reaches(shape, result, target):
-                    return text
-        return None
 
     first = candidates(arguments.items, FIRST_ROUND)
     hit = first_hit(first)

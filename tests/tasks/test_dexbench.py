@@ -26,7 +26,7 @@ from execbench.sources import load_source
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import BuildContext
-from execbench.tasks.dexbench import choose_target
+from execbench.tasks.dexbench import choose_target, read_arguments
 from tests.coverage_runner import measure
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -322,6 +322,54 @@ def test_generate_mode_hides_the_original_call(sandbox: Sandbox) -> None:
     assert f"`f({args})`" in mutate_text
     assert "abbkebanuuwrzvr" not in generate_text
     assert "the body of the `while` at line 4 runs" in generate_text
+
+
+# --- witnesses: the oracle's answers -----------------------------------------------------------
+
+# f(1) leaves the `if` body unexecuted; the source's other call, written `3 * 19` as in
+# HumanEval/25's test, reaches it.
+THRESHOLD = "def f(n):\n    size = 'small'\n    if n > 50:\n        size = 'big'\n    return size\n"
+
+
+def build_counterfactual(tmp_path: Path, code: str, calls: list[str]) -> tuple[dict, list[dict]]:
+    source = tmp_path / "programs.jsonl"
+    source.write_text(json.dumps({"id": "p", "code": code, "entry_point": "f",
+                                  "calls": calls}) + "\n")
+    manifest = build_suite([str(source)], tmp_path / "suite",
+                           BuildOptions(tasks=["counterfactual"], workers=1))
+    return manifest, load_suite(tmp_path / "suite")[1]
+
+
+def test_a_witness_written_as_an_expression_is_stated_as_its_value(tmp_path: Path,
+                                                                   sandbox: Sandbox) -> None:
+    _, [instance] = build_counterfactual(tmp_path, THRESHOLD, ["1", "3 * 19"])
+    assert instance["args"] == "1"
+    assert instance["truth"]["witness"] == "57"
+    response = COUNTERFACTUAL.reference_response(instance)
+    assert COUNTERFACTUAL.score(instance, response, sandbox).verdict == "correct"
+
+
+def test_a_witness_with_no_literal_form_is_not_chosen(tmp_path: Path) -> None:
+    """A lambda cannot be written as a literal, and the scorer takes a non-literal argument
+    only where the chosen call has that very text: no witness, so no instance."""
+    code = THRESHOLD.replace("(n):", "(g):").replace("n > 50", "g() > 50")
+    manifest, instances = build_counterfactual(tmp_path, code, ["lambda: 1", "lambda: 57"])
+    assert instances == []
+    [skip] = [s for s in manifest["skipped"] if s.get("task") == "counterfactual"]
+    assert skip["reason"] == "no input reaching line 3 that can be written as literal " \
+                             "arguments was found"
+
+
+def test_humaneval_witnesses_are_answers_the_scorer_reads(
+        humaneval: tuple[dict, list[dict]]) -> None:
+    """HumanEval/25's test writes ``candidate(3 * 19)``: its witness is the value, 57."""
+    _, instances = humaneval
+    witnesses = {i["program_id"]: i["truth"]["witness"]
+                 for i in instances if i["task"] == "counterfactual"}
+    assert witnesses["humaneval/HumanEval/25"] == "57"
+    for instance in by_task(instances, "counterfactual").values():
+        assert isinstance(read_arguments(instance["truth"]["witness"], instance), str), \
+            instance["id"]
 
 
 # --- counterfactual scoring -------------------------------------------------------------------
