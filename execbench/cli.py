@@ -224,6 +224,12 @@ def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
     _print_results([results], by_source=False)
 
 
+def _layouts() -> dict:
+    from execbench.report.layouts import layouts
+
+    return layouts()
+
+
 @app.command()
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders to compare.")],
@@ -231,11 +237,11 @@ def report(
     by_source: Annotated[bool, typer.Option(help="One row per source.")] = False,
     verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
     layout: Annotated[str, typer.Option(
-        help="default; dexbench (R_exec / R_cf / R_dual per source, strict vs relaxed, "
-             "failure taxonomy, suite complexity); generalization (OC/MC/OR/MR and choice, "
-             "by source and by lines of code).")] = "default",
+        help="default (pass@k per task), or a layout: "
+             + "; ".join(f"{name} ({layout.description})"
+                         for name, layout in _layouts().items()) + ".")] = "default",
     plot: Annotated[Path | None, typer.Option(
-        help="With --layout generalization: also write a PNG of OC/MC/OR/MR by lines of code "
+        help="With a layout that has a figure (generalization): also write it as a PNG "
              "(needs the plot extra).")] = None,
 ) -> None:
     """Compare runs in one table."""
@@ -256,14 +262,22 @@ def report(
         results.append(json.loads(path.read_text(encoding="utf-8")))
     if not results:
         _fail("no run with results to report")
-    if layout == "dexbench":
-        _print_dexbench(results, fmt)
-    elif layout == "generalization":
-        _print_generalization(results, fmt, plot)
-    elif layout == "default":
+    if layout == "default":
+        if plot is not None:
+            _fail("--plot needs a layout that has a figure (--layout generalization)")
         _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
-    else:
-        _fail(f"unknown layout {layout!r}; choose default, dexbench or generalization")
+        return
+    chosen = _layouts().get(layout)
+    if chosen is None:
+        _fail(f"unknown layout {layout!r}; choose default, {', '.join(_layouts())}")
+    if plot is not None and chosen.plot is None:
+        _fail(f"the {layout} layout has no figure to --plot")
+    _print_sections(chosen.sections(results), fmt)
+    if plot is not None:
+        try:
+            err.print(f"plot written to {chosen.plot(results, plot)}")
+        except RuntimeError as exc:
+            _fail(str(exc))
 
 
 def _print_sections(sections: list[tuple[str, tuple[list[str], list[list[str]]]]],
@@ -274,35 +288,6 @@ def _print_sections(sections: list[tuple[str, tuple[list[str], list[list[str]]]]
         if fmt in ("text", "markdown"):
             sys.stdout.write(f"\n{title}\n\n" if fmt == "text" else f"\n### {title}\n\n")
         sys.stdout.write(render_table(headers, rows, fmt))
-
-
-def _print_generalization(results: list[dict], fmt: str, plot: Path | None) -> None:
-    from execbench.report import generalization
-
-    _print_sections([
-        ("Execution prediction and execution choice (%)", generalization.table(results)),
-        ("Execution prediction by lines of code (%)", generalization.loc_table(results)),
-    ], fmt)
-    if plot is not None:
-        try:
-            err.print(f"plot written to {generalization.plot(results, plot)}")
-        except RuntimeError as exc:
-            _fail(str(exc))
-
-
-def _print_dexbench(results: list[dict], fmt: str) -> None:
-    from execbench.report import dexbench
-
-    suites = sorted({Path(r["run"]["suite"]) for r in results})
-    _print_sections([
-        ("Dual-path reasoning, pass@k (%): R_dual = product of per-instance pass@k",
-         dexbench.dual_table(results)),
-        ("R_dual, paired reading (sample i of both tasks)",
-         dexbench.dual_table(results, paired=True)),
-        ("Coverage prediction: strict vs relaxed", dexbench.strict_relaxed_table(results)),
-        ("Failure taxonomy (samples)", dexbench.failure_table(results)),
-        ("Suite complexity", dexbench.complexity_table([s for s in suites if s.is_dir()])),
-    ], fmt)
 
 
 def _print_results(results: list[dict], *, by_source: bool, fmt: str = "text",
@@ -324,7 +309,9 @@ def list_things(what: Annotated[str, typer.Argument(help="tasks, formats or mode
         from execbench.tasks import get_task, task_names
 
         for name in task_names():
-            out.print(f"{name:16} {get_task(name).description}", highlight=False)
+            task = get_task(name)
+            out.print(f"{name:16} {task.description} [{task.family}]", highlight=False,
+                      markup=False)
     elif what == "formats":
         for name in FORMATS:
             out.print(name)

@@ -288,6 +288,18 @@ def run(config: RunConfig, out: Path,
     return write_results(load_run_config(out), out)
 
 
+def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
+    """What each task says its numbers are (``Task.metrics``), written into results.json
+    so reports can show any task family from the results alone."""
+    declared = []
+    for name in tasks:
+        task = get_task(name)
+        for metric in task.metrics():
+            declared.append({"task": name, "family": task.family, **asdict(metric),
+                             "path": list(metric.path)})
+    return declared
+
+
 def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
     manifest, instances, sha = load_suite(Path(config.suite))
     chosen = {inst["id"] for inst in select_instances(instances, config.tasks, config.limit)}
@@ -305,15 +317,14 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
     tasks = {s["task"] for s in samples}
     by_id = {inst["id"]: inst for inst in instances if inst["id"] in chosen}
     for name in sorted(tasks):
-        summarize_task = getattr(get_task(name), "summarize", None)
-        if summarize_task is not None:
-            results.setdefault("task_metrics", {})[name] = summarize_task(
-                [s for s in samples if s["task"] == name], by_id)
-    for name, (first, second) in pairings().items():
-        if first in tasks and second in tasks:
-            results["paired_metrics"] = {
-                **results.get("paired_metrics", {}),
-                name: paired_summary(samples, config.n, first, second)}
+        summary = get_task(name).summarize([s for s in samples if s["task"] == name], by_id)
+        if summary is not None:
+            results.setdefault("task_metrics", {})[name] = summary
+    for name, pairing in pairings().items():
+        if pairing.first in tasks and pairing.second in tasks:
+            results.setdefault("paired_metrics", {})[name] = paired_summary(
+                samples, config.n, pairing.first, pairing.second)
+    results["declared_metrics"] = declared_metrics(sorted(tasks))
     tmp = out / (RESULTS + ".tmp")
     tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, out / RESULTS)

@@ -11,6 +11,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from execbench.report.layouts import Layout, Section, register_layout
 from execbench.report.tables import MISSING, percent, run_labels
 
 FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
@@ -104,3 +105,19 @@ def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[str]]
             row += [str(categories.count(c)) for c in ("CO", "LO", "LC", "Others")]
             rows.append(row)
     return headers, rows
+
+
+def _sections(results: list[dict[str, Any]]) -> list[Section]:
+    suites = sorted({Path(r["run"]["suite"]) for r in results})
+    return [
+        ("Dual-path reasoning, pass@k (%): R_dual = product of per-instance pass@k",
+         dual_table(results)),
+        ("R_dual, paired reading (sample i of both tasks)", dual_table(results, paired=True)),
+        ("Coverage prediction: strict vs relaxed", strict_relaxed_table(results)),
+        ("Failure taxonomy (samples)", failure_table(results)),
+        ("Suite complexity", complexity_table([s for s in suites if s.is_dir()])),
+    ]
+
+
+register_layout(Layout("dexbench", "R_exec / R_cf / R_dual per source, strict vs relaxed, "
+                       "failure taxonomy, suite complexity", _sections))

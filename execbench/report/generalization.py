@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench.analysis.shape import bin_order
+from execbench.report.layouts import Layout, Section, register_layout
 from execbench.report.tables import percent, run_labels
 
 PREDICTION, CHOICE = "mutation", "choice"
@@ -83,3 +84,12 @@ def plot(results: list[dict[str, Any]], path: Path) -> Path:
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
+
+
+def _sections(results: list[dict[str, Any]]) -> list[Section]:
+    return [("Execution prediction and execution choice (%)", table(results)),
+            ("Execution prediction by lines of code (%)", loc_table(results))]
+
+
+register_layout(Layout("generalization", "OC/MC/OR/MR and choice, by source and by lines of "
+                       "code", _sections, plot))

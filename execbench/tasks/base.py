@@ -65,12 +65,65 @@ class Score:
         return self.verdict == "correct"
 
 
-class EveryCall:
-    """For tasks that make one instance per call (those that need a choice override it)."""
+@dataclass(frozen=True)
+class Metric:
+    """A number a task puts in ``results.json``, declared so that reports and leaderboards
+    can show any task family without knowing it."""
+
+    name: str
+    """Its label in tables (``pass@1``, ``OC``, ``R_dual pass@1``)."""
+    path: tuple[str, ...]
+    """Keys from the root of ``results.json`` down to the number."""
+    higher_is_better: bool = True
+    headline: bool = False
+    """Shown in the leaderboard (one column per headline metric)."""
+    description: str = ""
+
+    def read(self, results: dict[str, Any]) -> float | None:
+        """The metric's value in one run's results; None where the run lacks it."""
+        value: Any = results
+        for key in self.path:
+            if not isinstance(value, dict) or key not in value:
+                return None
+            value = value[key]
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """A metric over two tasks posed on the same calls (``results.json``:
+    ``paired_metrics.NAME``), declared by one of the two tasks."""
+
+    name: str
+    first: str
+    second: str
+
+
+def pass_at_1(task: str, *, headline: bool = True, description: str = "") -> Metric:
+    """The metric every task has: pass@1 over all its instances."""
+    return Metric("pass@1", ("metrics", task, "all", "pass@1"), headline=headline,
+                  description=description or f"share of {task} instances answered right")
+
+
+class TaskBase:
+    """Defaults for the optional parts of the ``Task`` protocol: one instance per call,
+    pass@1 as the only headline metric, no family-specific summary, pairing or layout."""
+
+    name: str
+    family = "other"
+    layout: str | None = None
+    pairings: tuple[Pairing, ...] = ()
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
         return [index for index, _ in traced]
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name),)
+
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        return None
 
 
 class OptionError(ValueError):
@@ -86,6 +139,22 @@ class Task(Protocol):
     description: str
     needs_sandbox: bool
     """True when scoring runs code (then the runner gives ``score`` a sandbox)."""
+    family: str
+    """The family the task belongs to (``prediction``, ``dexbench``, ...): a column group
+    of the leaderboard."""
+    layout: str | None
+    """The report layout (``execbench report --layout``) that shows the family in full."""
+    pairings: tuple[Pairing, ...]
+    """Metrics over this task and another posed on the same calls."""
+
+    def metrics(self) -> tuple[Metric, ...]:
+        """The numbers the task puts in ``results.json`` worth showing, headline first."""
+        ...
+
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None."""
+        ...
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -110,14 +179,11 @@ class Task(Protocol):
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score: ...
 
-    # Optional: ``summarize(samples, instances_by_id) -> dict`` for metrics beyond pass@k
-    # (written to results.json under ``task_metrics``), and
-    # ``original_response(instance) -> str`` for tasks ``reference/original`` can answer.
+    # Optional: ``original_response(instance) -> str`` for tasks ``reference/original``
+    # can answer.
 
 
 _REGISTRY: dict[str, Task] = {}
-PAIRINGS: dict[str, tuple[str, str]] = {}
-"""Metrics that need success on two tasks posed on the same call (name -> task names)."""
 
 
 def register(task: Task) -> Task:
@@ -127,14 +193,11 @@ def register(task: Task) -> Task:
     return task
 
 
-def register_pairing(name: str, first: str, second: str) -> None:
-    PAIRINGS[name] = (first, second)
-
-
-def pairings() -> dict[str, tuple[str, str]]:
+def pairings() -> dict[str, Pairing]:
+    """Every pairing the registered tasks declare, by name."""
     from execbench import tasks  # noqa: F401
 
-    return dict(PAIRINGS)
+    return {p.name: p for name in sorted(_REGISTRY) for p in _REGISTRY[name].pairings}
 
 
 def get_task(name: str) -> Task:

@@ -45,11 +45,14 @@ from execbench.tasks.answers import (
 from execbench.tasks.base import (
     BuildContext,
     Message,
+    Metric,
     OptionError,
+    Pairing,
     Score,
     SkipInstance,
+    TaskBase,
+    pass_at_1,
     register,
-    register_pairing,
 )
 from execbench.tasks.extract import answer_text
 from execbench.tasks.witness import find_witness
@@ -90,8 +93,11 @@ def _shape_fields(shape: Shape) -> dict[str, Any]:
     return {"loc": shape.loc, "cyclomatic": shape.cyclomatic, "category": shape.category}
 
 
-class _DualSelection:
+class _DualSelection(TaskBase):
     """The call choice both tasks share, so their instances pair up."""
+
+    family = "dexbench"
+    layout = "dexbench"
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -109,6 +115,11 @@ class CoveragePrediction(_DualSelection):
     name = "coverage"
     description = "list the lines a call executes (DexBench forward reasoning)"
     needs_sandbox = False
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name, description="R_exec: executed lines exactly right"),
+                Metric("relaxed", ("metrics", self.name, "all", "score"), headline=True,
+                       description="mean Jaccard similarity of predicted and executed lines"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
@@ -216,6 +227,13 @@ class CounterfactualMutation(_DualSelection):
     name = "counterfactual"
     description = "change a call's arguments so an unexecuted branch runs (DexBench backward)"
     needs_sandbox = True
+    pairings = (Pairing("dual", "coverage", "counterfactual"),)
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name, description="R_cf: the target branch runs"),
+                Metric("R_dual pass@1", ("paired_metrics", "dual", "all", "pass@1"),
+                       headline=True, description="coverage and counterfactual both right "
+                       "on a call (product of per-call pass@1)"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
@@ -341,4 +359,3 @@ def _not_yet(truth: dict[str, Any]) -> str:
 
 register(CoveragePrediction())
 register(CounterfactualMutation())
-register_pairing("dual", "coverage", "counterfactual")

@@ -25,7 +25,16 @@ from execbench.analysis.shape import bin_order, loc_bin
 from execbench.mutation import Mutant, mutant_for, mutation_call
 from execbench.sandbox.values import equal, to_literal
 from execbench.tasks.answers import json_value
-from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, register
+from execbench.tasks.base import (
+    BuildContext,
+    Message,
+    Metric,
+    Score,
+    SkipInstance,
+    TaskBase,
+    pass_at_1,
+    register,
+)
 from execbench.tasks.dexbench import shape_of
 from execbench.tasks.extract import answer_text
 from execbench.tasks.prediction import OutputPrediction, assertion_response, read_output
@@ -35,8 +44,11 @@ if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox, Trace
 
 
-class _Paired:
+class _Paired(TaskBase):
     """Call choice and mutation shared by both tasks."""
+
+    family = "generalization"
+    layout = "generalization"
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -58,10 +70,24 @@ class _Paired:
     name: str
 
 
+def _summary_metric(task: str, key: str, description: str, higher: bool = True) -> Metric:
+    return Metric(key, ("task_metrics", task, "all", key), higher_is_better=higher,
+                  headline=True, description=description)
+
+
 class MutationPrediction(_Paired):
     name = "mutation"
     description = "predict the output of a program and of its mutant; measures reversion"
     needs_sandbox = False
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name, headline=False),
+                _summary_metric(self.name, "OC", "output right on the original"),
+                _summary_metric(self.name, "MC", "output right on the mutant"),
+                _summary_metric(self.name, "OR", "the mutant's output given for the "
+                                "original", higher=False),
+                _summary_metric(self.name, "MR", "the original's output given for the "
+                                "mutant (recall, not reasoning)", higher=False))
     _output = OutputPrediction()
 
     def build(self, program: Program, call_index: int, trace: Trace,
@@ -110,6 +136,13 @@ class ExecutionChoice(_Paired):
     name = "choice"
     description = "choose the original or the mutant (unlabelled) and predict its output"
     needs_sandbox = False
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name, headline=False),
+                _summary_metric(self.name, "Pref", "share of answers choosing the original"),
+                _summary_metric(self.name, "MC", "output right when the mutant was chosen"),
+                _summary_metric(self.name, "MR", "the original's output given when the "
+                                "mutant was chosen", higher=False))
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:

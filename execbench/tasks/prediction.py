@@ -31,7 +31,7 @@ from execbench.tasks.answers import (
     given_note,
     parse_statement,
 )
-from execbench.tasks.base import BuildContext, EveryCall, Message, Score, SkipInstance, register
+from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, TaskBase, register
 from execbench.tasks.extract import answer_text
 
 if TYPE_CHECKING:
@@ -77,10 +77,11 @@ def _require_ok(trace: Trace) -> None:
         raise SkipInstance("the return value has no literal form")
 
 
-class OutputPrediction(EveryCall):
+class OutputPrediction(TaskBase):
     name = "output"
     description = "predict the value a call returns (CRUXEval-O style)"
     needs_sandbox = False
+    family = "prediction"
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
@@ -124,10 +125,11 @@ def read_output(text: str | None) -> tuple[list | None, Score]:
         return None, Score("unparsable", answer=text, detail=str(exc))
 
 
-class InputPrediction(EveryCall):
+class InputPrediction(TaskBase):
     name = "input"
     description = "predict arguments that make a call return a given value (CRUXEval-I style)"
     needs_sandbox = True
+    family = "prediction"
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:

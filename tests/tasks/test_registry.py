@@ -1,0 +1,115 @@
+"""A new task is one class and one registration: it then shows in ``execbench ls tasks``,
+in ``results.json`` (its pass@k, its own summary, its declared metrics) and in the reports,
+with no other change anywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from execbench.cli import app
+from execbench.runner import RunConfig, run
+from execbench.sandbox.values import decode
+from execbench.suite import BuildOptions, build_suite
+from execbench.tasks import base
+from execbench.tasks.base import Metric, Score, SkipInstance, TaskBase, pass_at_1
+from execbench.tasks.extract import answer_text
+
+
+class Parity(TaskBase):
+    """Is the call's result even? (A toy: the point is what it does not need.)"""
+
+    name = "toy-parity"
+    description = "say whether a call returns an even number"
+    needs_sandbox = False
+    family = "toy"
+
+    def build(self, program, call_index, trace, ctx) -> list[dict[str, Any]]:
+        if trace.status != "ok" or trace.value is None or trace.value[0] != "int":
+            raise SkipInstance("the call does not return an int")
+        return [{"truth": decode(trace.value) % 2 == 0}]
+
+    def prompt(self, instance: dict[str, Any], shots: int) -> list[dict[str, str]]:
+        return [{"role": "user", "content": f"{instance['code']}\nIs "
+                 f"{instance['entry_point']}({instance['args']}) even? "
+                 "Answer yes or no in [ANSWER][/ANSWER]."}]
+
+    def reference_response(self, instance: dict[str, Any]) -> str:
+        return f"[ANSWER]{'yes' if instance['truth'] else 'no'}[/ANSWER]"
+
+    def score(self, instance: dict[str, Any], response: str | None, sandbox: Any) -> Score:
+        said = (answer_text(response) or "").strip().lower()
+        if said not in ("yes", "no"):
+            return Score("unparsable", answer=said)
+        right = (said == "yes") == instance["truth"]
+        return Score("correct" if right else "incorrect", answer=said)
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name),
+                Metric("said even", ("task_metrics", self.name, "said even"), headline=True))
+
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        return {"said even": sum(s["answer"] == "yes" for s in samples) / len(samples)}
+
+
+@pytest.fixture()
+def toy(monkeypatch: pytest.MonkeyPatch) -> Parity:
+    task = Parity()
+    monkeypatch.setitem(base._REGISTRY, task.name, task)
+    return task
+
+
+def test_a_registered_task_appears_in_ls_results_and_reports(toy: Parity,
+                                                              tmp_path: Path) -> None:
+    cli = CliRunner()
+    listed = cli.invoke(app, ["ls", "tasks"])
+    assert listed.exit_code == 0 and "toy-parity" in listed.output and "[toy]" in listed.output
+
+    source = tmp_path / "programs.jsonl"
+    source.write_text("".join(json.dumps(record) + "\n" for record in [
+        {"id": "double", "code": "def f(x):\n    return 2 * x\n", "entry_point": "f",
+         "calls": ["3", "4"]},
+        {"id": "name", "code": "def g():\n    return 'odd'\n", "entry_point": "g",
+         "calls": [""]},
+    ]))
+    build_suite([str(source)], tmp_path / "suite",
+                BuildOptions(tasks=["output", "toy-parity"], workers=1))
+    results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
+                  tmp_path / "run")
+    assert results["metrics"]["toy-parity"]["all"]["pass@1"] == 1.0
+    assert results["metrics"]["toy-parity"]["all"]["instances"] == 2  # g returns a str
+    assert results["task_metrics"]["toy-parity"] == {"said even": 1.0}
+    declared = {(m["task"], m["name"]) for m in results["declared_metrics"]}
+    assert {("toy-parity", "pass@1"), ("toy-parity", "said even"), ("output", "pass@1")} \
+        <= declared
+
+    table = cli.invoke(app, ["report", str(tmp_path / "run")])
+    assert table.exit_code == 0 and "toy-parity pass@1" in table.output
+    board = cli.invoke(app, ["report", str(tmp_path / "run"), "--layout", "leaderboard",
+                             "--format", "csv"])
+    assert board.exit_code == 0, board.output
+    header, row = board.output.strip().splitlines()[-2:]
+    assert "toy: toy-parity said even (%)" in header and row.endswith(",100.0")
+
+
+def test_declared_metrics_read_their_place_in_results() -> None:
+    metric = Metric("said even", ("task_metrics", "toy", "said even"))
+    assert metric.read({"task_metrics": {"toy": {"said even": 0.25}}}) == 0.25
+    assert metric.read({"task_metrics": {}}) is None
+    assert metric.read({"task_metrics": {"toy": {"said even": True}}}) is None
+
+
+def test_every_built_in_task_declares_a_family_and_a_headline_metric() -> None:
+    from execbench.report.layouts import layouts
+    from execbench.tasks import get_task, task_names
+
+    for name in task_names():
+        task = get_task(name)
+        assert task.family != "other" and any(m.headline for m in task.metrics()), name
+        assert task.layout is None or task.layout in layouts(), name
+    assert {p.name for p in base.pairings().values()} == {"dual"}
