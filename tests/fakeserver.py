@@ -1,7 +1,7 @@
 """A real HTTP server that plays an OpenAI or Anthropic endpoint, scripted by the test.
 
 Tests talk to it over sockets with the production client, so retries, timeouts, headers and
-JSON handling are exercised exactly as against a real API, without mocking httpx.
+JSON handling are exercised exactly as against a real API, without mocking the client.
 
     def responder(body: dict, attempt: int) -> Reply:
         if attempt == 1:
@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
@@ -41,8 +42,10 @@ class Reply:
     """One scripted response. The default is a successful answer with ``text``.
 
     ``status`` other than 200 sends a protocol-style error body carrying ``text`` as its
-    message; ``raw`` replaces the whole body verbatim (for malformed responses);
-    ``delay`` seconds pass before anything is sent (slow servers, client timeouts).
+    message (and ``code`` as OpenAI's error code); ``raw`` replaces the whole body verbatim
+    (for malformed responses); ``delay`` seconds pass before anything is sent (slow
+    servers, client timeouts). OpenAI replies only: ``refusal`` is sent as
+    ``message.refusal`` with a null content, and ``parts`` as the content, a list of parts.
     """
 
     text: str = "ok"
@@ -54,14 +57,30 @@ class Reply:
     delay: float = 0.0
     raw: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    code: str | int | None = None
+    refusal: str | None = None
+    parts: list[dict[str, Any]] | None = None
 
     @classmethod
     def error(
-        cls, status: int, message: str = "scripted error", *, retry_after: float | None = None
+        cls,
+        status: int,
+        message: str = "scripted error",
+        *,
+        retry_after: float | str | None = None,
+        retry_after_ms: float | None = None,
+        code: str | None = None,
     ) -> Reply:
-        """An HTTP error, optionally with a Retry-After header in seconds."""
-        headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
-        return cls(text=message, status=status, headers=headers)
+        """An HTTP error, optionally with Retry-After (seconds, or an HTTP date given as a
+        string), OpenAI's retry-after-ms, and an error code (the status if none)."""
+        headers = {}
+        if retry_after is not None:
+            headers["Retry-After"] = (
+                retry_after if isinstance(retry_after, str) else f"{retry_after:g}"
+            )
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = f"{retry_after_ms:g}"
+        return cls(text=message, status=status, headers=headers, code=code)
 
     @classmethod
     def malformed(cls, raw: str = '{"choices": [{"mess') -> Reply:
@@ -79,6 +98,9 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    target: str = ""
+    """The request line's target as sent: the path, or the whole URL when the client sent
+    the request to this server as its proxy."""
 
     @property
     def prompt(self) -> str:
@@ -94,8 +116,13 @@ def prompt_of(body: dict[str, Any]) -> str:
 
 def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
     if reply.status != 200:
-        return {"error": {"message": reply.text, "type": "scripted", "code": reply.status}}
+        code = reply.status if reply.code is None else reply.code
+        return {"error": {"message": reply.text, "type": "scripted", "code": code}}
     message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.refusal is not None:
+        message.update(content=None, refusal=reply.refusal)
+    if reply.parts is not None:
+        message["content"] = reply.parts
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
     return {
@@ -137,15 +164,16 @@ PROTOCOLS = {OPENAI_PATH: _openai_body, ANTHROPIC_PATH: _anthropic_body}
 
 
 class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, like real APIs and httpx's pool expect
+    protocol_version = "HTTP/1.1"  # keep-alive, like real APIs and pooling clients expect
     server: _Server
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", 0))
         raw = self.rfile.read(length)
-        render = PROTOCOLS.get(self.path)
+        path = urlsplit(self.path).path  # a proxied request names the whole URL
+        render = PROTOCOLS.get(path)
         if render is None:
-            self._send(404, json.dumps({"error": f"no such endpoint {self.path}"}), {})
+            self._send(404, json.dumps({"error": f"no such endpoint {path}"}), {})
             return
         try:
             body = json.loads(raw)
@@ -153,7 +181,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, json.dumps({"error": "request body is not JSON"}), {})
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
-        attempt = self.server.record(Received(self.path, headers, body))
+        attempt = self.server.record(Received(path, headers, body, self.path))
         try:
             reply = self.server.responder(body, attempt)
         except Exception as exc:
@@ -209,6 +237,7 @@ class _Server(ThreadingHTTPServer):
         self._received: list[Received] = []
         self._attempts: Counter[str] = Counter()
         self._connections: set[socket.socket] = set()
+        self.opened = 0
 
     def record(self, received: Received) -> int:
         """Store a request and return its attempt number."""
@@ -226,6 +255,7 @@ class _Server(ThreadingHTTPServer):
         """Remember an open connection; one accepted just before shutdown is cut at once."""
         with self._lock:
             self._connections.add(connection)
+            self.opened += 1
             if self.closing.is_set():
                 with contextlib.suppress(OSError):
                     connection.shutdown(socket.SHUT_RDWR)
@@ -233,6 +263,10 @@ class _Server(ThreadingHTTPServer):
     def untrack(self, connection: socket.socket) -> None:
         with self._lock:
             self._connections.discard(connection)
+
+    def open_connections(self) -> int:
+        with self._lock:
+            return len(self._connections)
 
     def drop_connections(self) -> None:
         """Wake handler threads blocked reading idle keep-alive connections, so that
@@ -285,6 +319,16 @@ class FakeServer:
     def requests(self) -> list[Received]:
         """Every request received so far, in arrival order."""
         return self._server.received()
+
+    @property
+    def connections_opened(self) -> int:
+        """How many connections clients have opened so far (a pooling client reuses them)."""
+        return self._server.opened
+
+    @property
+    def open_connections(self) -> int:
+        """How many connections are open now (a closed client leaves none)."""
+        return self._server.open_connections()
 
     def count(self, prompt: str) -> int:
         """How many requests had ``prompt`` as their last user message, retries included."""

@@ -2,28 +2,54 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
-from execbench.models.http import HttpModel
+from execbench.models.http import HttpModel, parse_model_args
 
 API_VERSION = "2023-06-01"
 
 DEFAULT_MAX_TOKENS = 4096
 """The API refuses requests without ``max_tokens``; this is enough for a worked answer."""
 
+RESERVED = {
+    "model": "the model name",
+    "messages": "the task's prompt",
+    "system": "the task's system message",
+    "max_tokens": "--max-tokens",
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "stream": "not available: replies are read whole",
+}
+"""Request fields the provider fills from the run's settings, and where each comes from."""
+
 
 class AnthropicModel(HttpModel):
-    """A model served at ``{base_url}/v1/messages``."""
+    """A model served at ``{base_url}/v1/messages``.
 
-    def __init__(self, name: str, model: str, base_url: str, api_key: str) -> None:
+    ``model_args`` (``-M key=value``) are added to every request body, for options such as
+    ``top_k`` or ``thinking``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        base_url: str,
+        api_key: str,
+        model_args: Mapping[str, str] | None = None,
+    ) -> None:
         headers = {"x-api-key": api_key, "anthropic-version": API_VERSION}
-        super().__init__(name, f"{base_url.rstrip('/')}/v1/messages", headers)
+        extra = parse_model_args(model_args or {}, RESERVED, name)
+        super().__init__(name, f"{base_url.rstrip('/')}/v1/messages", headers, extra)
         self.model = model
 
     def payload(self, request: Request, config: GenerateConfig) -> dict[str, Any]:
         """Move system messages to the top-level ``system`` field, the only place the API
-        accepts them. The API has no sampling seed, so seeds are dropped."""
+        accepts them. The API has no sampling seed, so seeds are dropped. Recent models
+        refuse ``temperature`` and ``top_p`` together, so when both are given only the
+        temperature is sent."""
         system = [m["content"] for m in request.messages if m["role"] == "system"]
         messages = [m for m in request.messages if m["role"] != "system"]
         max_tokens = config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS
@@ -36,7 +62,7 @@ class AnthropicModel(HttpModel):
             payload["system"] = "\n\n".join(system)
         if config.temperature is not None:
             payload["temperature"] = config.temperature
-        if config.top_p is not None:
+        elif config.top_p is not None:
             payload["top_p"] = config.top_p
         return payload
 

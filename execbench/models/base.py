@@ -33,9 +33,23 @@ class Request:
     seed: int | None = None
 
 
+TRUNCATED = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
+"""Stop reasons meaning the answer was cut off at a token limit (OpenAI and vLLM say
+``length``; Anthropic ``max_tokens`` or ``model_context_window_exceeded``)."""
+
+REFUSED = frozenset({"content_filter", "refusal"})
+"""Stop reasons meaning the provider withheld or filtered the answer (OpenAI
+``content_filter``; Anthropic ``refusal``)."""
+
+
 @dataclass
 class Generation:
-    """What came back for one request. ``error`` is set when no answer was obtained."""
+    """What came back for one request. ``error`` is set when no answer was obtained.
+
+    HTTP providers put the API's stop reason in ``extra["finish_reason"]`` and a refusal's
+    text in ``extra["refusal"]``; the properties below read them, so that a cut-off or
+    refused answer can be counted apart from an ordinary wrong one.
+    """
 
     text: str | None
     input_tokens: int | None = None
@@ -45,9 +59,25 @@ class Generation:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def stop_reason(self) -> str | None:
+        """Why generation stopped, in the API's own words (None when it did not say)."""
+        return self.extra.get("finish_reason")
+
+    @property
+    def truncated(self) -> bool:
+        """The answer hit the token limit, so it may be missing its end."""
+        return self.stop_reason in TRUNCATED
+
+    @property
+    def refused(self) -> bool:
+        """The model refused, or the provider filtered the answer."""
+        return self.stop_reason in REFUSED or "refusal" in self.extra
+
 
 class ModelError(Exception):
-    """A model cannot be created (unknown provider, missing API key, missing extra)."""
+    """A model cannot be created (unknown provider, missing API key, missing extra) or can
+    no longer be used at all (the account is out of quota)."""
 
 
 class Model(Protocol):

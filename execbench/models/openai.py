@@ -2,34 +2,70 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
-from execbench.models.http import HttpModel
+from execbench.models.http import HttpModel, parse_model_args
+
+REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d+(?:-|$)|gpt-5)", re.IGNORECASE)
+"""OpenAI's reasoning models (o1, o3-mini, o4-mini, gpt-5, gpt-5-mini, ...), also behind a
+proxy that prefixes the name (``openai/o3``). The API refuses ``max_tokens`` for them (it
+wants ``max_completion_tokens``) and any temperature or top_p but the default."""
+
+RESERVED = {
+    "model": "the model name",
+    "messages": "the task's prompt",
+    "temperature": "--temperature",
+    "top_p": "--top-p",
+    "max_tokens": "--max-tokens",
+    "max_completion_tokens": "--max-tokens",
+    "seed": "--seed",
+    "n": "-n (one request per sample)",
+    "stream": "not available: replies are read whole",
+}
+"""Request fields the provider fills from the run's settings, and where each comes from."""
 
 
 class OpenAIModel(HttpModel):
     """A model served at ``{base_url}/chat/completions``.
 
     ``api_key`` is optional because local OpenAI-compatible servers (vLLM, Ollama,
-    llama.cpp) usually accept anonymous requests.
+    llama.cpp) usually accept anonymous requests. ``model_args`` (``-M key=value``) are
+    added to every request body, for server options such as ``reasoning_effort`` or
+    vLLM's ``chat_template_kwargs``.
     """
 
-    def __init__(self, name: str, model: str, base_url: str, api_key: str | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        model_args: Mapping[str, str] | None = None,
+    ) -> None:
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        super().__init__(name, f"{base_url.rstrip('/')}/chat/completions", headers)
+        extra = parse_model_args(model_args or {}, RESERVED, name)
+        super().__init__(name, f"{base_url.rstrip('/')}/chat/completions", headers, extra)
         self.model = model
+        self.reasoning = REASONING_MODEL.search(model) is not None
 
     def payload(self, request: Request, config: GenerateConfig) -> dict[str, Any]:
-        """Only settings the user chose are sent, so each server applies its own defaults."""
+        """Only settings the user chose are sent, so each server applies its own defaults.
+
+        Reasoning models take the token limit as ``max_completion_tokens`` and only the
+        default sampling, so temperature and top_p are not sent to them.
+        """
         payload: dict[str, Any] = {"model": self.model, "messages": request.messages}
         seed = request.seed if request.seed is not None else config.seed
-        optional = {
-            "temperature": config.temperature,
-            "top_p": config.top_p,
-            "max_tokens": config.max_tokens,
-            "seed": seed,
-        }
+        optional: dict[str, Any] = {"seed": seed}
+        if self.reasoning:
+            optional["max_completion_tokens"] = config.max_tokens
+        else:
+            optional.update(
+                temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_tokens
+            )
         payload.update({key: value for key, value in optional.items() if value is not None})
         return payload
 
@@ -37,13 +73,15 @@ class OpenAIModel(HttpModel):
         """Read the first choice; a missing choice or message is a malformed response.
 
         A null ``content`` is a real, empty answer (for example a reasoning model that spent
-        its whole token budget thinking), so it becomes ``""`` rather than a retry.
+        its whole token budget thinking), so it becomes ``""`` rather than a retry. Content
+        given as a list of parts (some servers do) is its text parts joined. A refusal's
+        text (``message.refusal``, or a refusal part) is kept in ``extra["refusal"]``.
         """
         choice = body["choices"][0]
         message = choice["message"]
-        content = message.get("content")
-        if content is not None and not isinstance(content, str):
-            raise TypeError(f"content is {type(content).__name__}, expected a string")
+        content, refusals = _content(message.get("content"))
+        if message.get("refusal"):
+            refusals.insert(0, message["refusal"])
         usage = body.get("usage") or {}
         extra: dict[str, Any] = {}
         if choice.get("finish_reason") is not None:
@@ -52,9 +90,41 @@ class OpenAIModel(HttpModel):
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         if reasoning:
             extra["reasoning"] = reasoning
+        if refusals:
+            extra["refusal"] = "\n".join(refusals)
         return Generation(
-            text=content or "",
+            text=content,
             input_tokens=usage.get("prompt_tokens"),
             output_tokens=usage.get("completion_tokens"),
             extra=extra,
         )
+
+
+def _content(content: Any) -> tuple[str, list[str]]:
+    """The answer text of a message's ``content`` and any refusal parts in it.
+
+    ``content`` is a string, null, or a list of typed parts; text parts are joined, refusal
+    parts set apart, and other parts (images, audio) skipped. Any other shape raises
+    TypeError, which makes the reply malformed.
+    """
+    if content is None:
+        return "", []
+    if isinstance(content, str):
+        return content, []
+    if not isinstance(content, list):
+        raise TypeError(f"content is {type(content).__name__}, expected a string or a list")
+    texts: list[str] = []
+    refusals: list[str] = []
+    for part in content:
+        kind = part["type"]
+        if kind == "text":
+            texts.append(_string(part["text"]))
+        elif kind == "refusal":
+            refusals.append(_string(part["refusal"]))
+    return "".join(texts), refusals
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"content part is {type(value).__name__}, expected a string")
+    return value

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from execbench.models.anthropic import AnthropicModel
-from execbench.models.base import GenerateConfig, Generation, Request
+from execbench.models.base import GenerateConfig, Generation, ModelError, Request
 from tests.fakeserver import FakeServer, Reply, scripted
 
 FAST = GenerateConfig(max_retries=2, retry_base_delay=0.01, timeout=2.0)
@@ -73,14 +75,16 @@ def test_system_messages_move_to_the_system_field() -> None:
 
 
 def test_sampling_settings_are_forwarded_and_seed_dropped() -> None:
-    config = GenerateConfig(temperature=0.2, top_p=0.5, max_tokens=300, seed=3)
+    """Given both, only the temperature is sent: recent models refuse the pair."""
+    both = GenerateConfig(temperature=0.2, top_p=0.5, max_tokens=300, seed=3)
     with FakeServer(scripted(Reply())) as server:
-        generate(server.anthropic_base_url, config, seed=9)
-        [received] = server.requests
-    assert received.body["temperature"] == 0.2
-    assert received.body["top_p"] == 0.5
-    assert received.body["max_tokens"] == 300
-    assert "seed" not in received.body
+        generate(server.anthropic_base_url, both, seed=9)
+        generate(server.anthropic_base_url, GenerateConfig(top_p=0.5))
+        first, second = (r.body for r in server.requests)
+    assert first["temperature"] == 0.2 and "top_p" not in first
+    assert first["max_tokens"] == 300
+    assert "seed" not in first
+    assert second["top_p"] == 0.5 and "temperature" not in second
 
 
 def test_overloaded_is_retried() -> None:
@@ -118,3 +122,43 @@ def test_slow_reply_times_out() -> None:
         gen = generate(server.anthropic_base_url, config)
         assert len(server.requests) == 2
     assert gen.error is not None and gen.error.startswith("timed out after 2 attempts")
+
+
+@pytest.mark.parametrize(
+    ("stop_reason", "truncated", "refused"),
+    [
+        ("end_turn", False, False),
+        ("max_tokens", True, False),
+        ("model_context_window_exceeded", True, False),
+        ("refusal", False, True),
+    ],
+)
+def test_stop_reason_is_recorded(stop_reason: str, truncated: bool, refused: bool) -> None:
+    with FakeServer(scripted(Reply(text="I won't", finish_reason=stop_reason))) as server:
+        gen = generate(server.anthropic_base_url)
+    assert gen.text == "I won't" and gen.error is None and gen.attempts == 1
+    assert gen.stop_reason == stop_reason
+    assert (gen.truncated, gen.refused) == (truncated, refused)
+
+
+def test_model_args_reach_the_request_body() -> None:
+    args = {"top_k": "5", "thinking": '{"type": "enabled", "budget_tokens": 1024}'}
+    model = AnthropicModel("anthropic/fake", "claude-fake", "http://unused", "ak", args)
+    with FakeServer(scripted(Reply())) as server:
+        model.url = f"{server.anthropic_base_url}/v1/messages"
+
+        async def go() -> Generation:
+            try:
+                return await model.generate(Request(QUESTION, {}, 0), FAST)
+            finally:
+                await model.aclose()
+
+        assert asyncio.run(go()).error is None
+        [received] = server.requests
+    assert received.body["top_k"] == 5
+    assert received.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+
+
+def test_model_args_cannot_set_what_the_run_sets() -> None:
+    with pytest.raises(ModelError, match="system: the task's system message"):
+        AnthropicModel("anthropic/fake", "claude-fake", "http://h", "ak", {"system": "x"})

@@ -7,13 +7,15 @@ import json
 import socket
 import threading
 import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 from http.client import HTTPConnection
+from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 from execbench.models import http
-from execbench.models.base import GenerateConfig, Generation, Request
+from execbench.models.base import GenerateConfig, Generation, ModelError, Request
 from execbench.models.openai import OpenAIModel
 from tests.fakeserver import FakeServer, Reply, prompt_of, scripted
 
@@ -197,11 +199,11 @@ def test_fake_server_stops_promptly_with_open_and_pending_connections() -> None:
         return Reply(delay=0 if prompt_of(body) == "fast" else 30)
 
     server = FakeServer(responder).__enter__()
-    url = httpx.URL(server.base_url)
-    idle = HTTPConnection(url.host, url.port)
+    url = urlsplit(server.base_url)
+    idle = HTTPConnection(url.hostname, url.port)
     idle.request("POST", "/v1/chat/completions", request_bytes("fast"))
     assert idle.getresponse().read()
-    with socket.create_connection((url.host, url.port)) as pending:
+    with socket.create_connection((url.hostname, url.port)) as pending:
         slow = request_bytes("slow")
         head = f"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: {len(slow)}\r\n\r\n"
         pending.sendall(head.encode() + slow)
@@ -221,3 +223,208 @@ def test_fake_server_reraises_responder_errors() -> None:
 
     with pytest.raises(LookupError, match="no script"), FakeServer(responder) as server:
         assert generate(server.base_url).error is not None
+
+
+def test_connections_are_pooled_per_model_and_closed() -> None:
+    """One session per model: at most max_connections sockets, reused, all closed by aclose."""
+    config = GenerateConfig(max_connections=2, timeout=2.0, max_retries=0)
+
+    async def go(model: OpenAIModel) -> list[Generation]:
+        try:
+            prompts = [f"question {i}" for i in range(12)]
+            return await asyncio.gather(*(model.generate(request(p), config) for p in prompts))
+        finally:
+            await model.aclose()
+
+    with FakeServer(scripted(Reply(delay=0.05))) as server:
+        gens = asyncio.run(go(OpenAIModel("openai/fake", "fake-model", server.base_url, None)))
+        assert len(server.requests) == 12
+        assert server.connections_opened == 2
+        deadline = time.monotonic() + 2
+        while server.open_connections and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.open_connections == 0
+    assert all(g.error is None for g in gens)
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "truncated", "refused"),
+    [("stop", False, False), ("length", True, False), ("content_filter", False, True)],
+)
+def test_stop_reason_is_recorded(finish_reason: str, truncated: bool, refused: bool) -> None:
+    with FakeServer(scripted(Reply(text="partial", finish_reason=finish_reason))) as server:
+        gen = generate(server.base_url)
+    assert gen.text == "partial" and gen.error is None
+    assert gen.stop_reason == finish_reason
+    assert (gen.truncated, gen.refused) == (truncated, refused)
+
+
+def test_refusal_text_is_kept() -> None:
+    with FakeServer(scripted(Reply(refusal="I can't help with that."))) as server:
+        gen = generate(server.base_url)
+        assert len(server.requests) == 1
+    assert gen.text == "" and gen.error is None
+    assert gen.extra["refusal"] == "I can't help with that." and gen.refused
+
+
+def test_list_content_is_read_not_retried() -> None:
+    parts = [
+        {"type": "text", "text": "The answer "},
+        {"type": "image_url", "image_url": {"url": "data:,"}},
+        {"type": "text", "text": "is 42"},
+        {"type": "refusal", "refusal": "(but not the rest)"},
+    ]
+    with FakeServer(scripted(Reply(parts=parts))) as server:
+        gen = generate(server.base_url)
+        assert len(server.requests) == 1
+    assert gen.text == "The answer is 42" and gen.attempts == 1
+    assert gen.extra["refusal"] == "(but not the rest)"
+
+
+@pytest.mark.parametrize("parts", [[{"type": "text", "text": 7}], ["text"], [{"text": "x"}], 42])
+def test_content_of_another_shape_is_malformed(parts: object) -> None:
+    body = json.dumps({"choices": [{"message": {"content": parts}}]})
+    with FakeServer(scripted(Reply.malformed(body), Reply(text="42"))) as server:
+        gen = generate(server.base_url)
+    assert gen.text == "42" and gen.attempts == 2
+
+
+def test_out_of_quota_fails_at_once() -> None:
+    quota = Reply.error(429, "You exceeded your current quota.", code="insufficient_quota")
+    with FakeServer(scripted(quota)) as server:
+        with pytest.raises(http.OutOfQuota, match="out of quota .*You exceeded your current"):
+            generate(server.base_url)
+        assert len(server.requests) == 1
+    assert issubclass(http.OutOfQuota, ModelError), "the CLI reports it as one clear error"
+
+
+def test_rate_limit_with_an_error_code_is_still_retried() -> None:
+    limited = Reply.error(429, "Rate limit reached", code="rate_limit_exceeded")
+    with FakeServer(scripted(limited, Reply(text="42"))) as server:
+        gen = generate(server.base_url)
+    assert gen.text == "42" and gen.attempts == 2
+
+
+def test_retry_after_ms_is_honoured_and_wins() -> None:
+    wait = Reply.error(429, retry_after=5, retry_after_ms=300)
+    with FakeServer(scripted(wait, Reply())) as server:
+        gen = generate(server.base_url)
+    assert gen.attempts == 2 and 0.3 <= gen.latency < 2
+
+
+def test_retry_after_http_date_is_honoured() -> None:
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=1.5), usegmt=True)
+    with FakeServer(scripted(Reply.error(503, retry_after=when), Reply())) as server:
+        gen = generate(server.base_url)
+    assert gen.attempts == 2 and 0.4 <= gen.latency < 2.5
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after": "0.5"}, 0.5),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),
+        ({"retry-after-ms": "soon", "retry-after": "9"}, 9.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, 30.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:27:00 GMT"}, 0.0),
+        ({"retry-after": "Wed, 21 Oct 2015 07:28:10 -0000"}, 10.0),
+        ({"retry-after": "-3"}, 0.0),
+        ({"retry-after": "inf"}, None),
+        ({"retry-after": "soon"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_forms(headers: dict[str, str], seconds: float | None) -> None:
+    now = datetime(2015, 10, 21, 7, 28, tzinfo=UTC)
+    assert http.retry_after(headers, now) == seconds
+
+
+@pytest.mark.parametrize(
+    ("model", "reasoning"),
+    [
+        ("o1", True), ("o1-mini", True), ("o3-mini", True), ("o4-mini-2025-04-16", True),
+        ("gpt-5", True), ("gpt-5-mini", True), ("gpt-5.1", True), ("openai/o3", True),
+        ("gpt-4o", False), ("gpt-4.1-mini", False), ("gpt-oss-20b", False),
+        ("Qwen/Qwen3-8B", False), ("olmo-2", False), ("o", False),
+    ],
+)
+def test_reasoning_models_are_recognised(model: str, reasoning: bool) -> None:
+    assert OpenAIModel("openai/x", model, "http://h/v1", None).reasoning is reasoning
+
+
+def test_reasoning_model_body_has_max_completion_tokens_and_no_sampling() -> None:
+    config = GenerateConfig(temperature=0.7, top_p=0.9, max_tokens=64, seed=1)
+    model = OpenAIModel("openai/o3-mini", "o3-mini", "http://unused/v1", None)
+    with FakeServer(scripted(Reply())) as server:
+        model.url = f"{server.base_url}/chat/completions"
+
+        async def go() -> Generation:
+            try:
+                return await model.generate(request(), config)
+            finally:
+                await model.aclose()
+
+        assert asyncio.run(go()).error is None
+        [received] = server.requests
+    assert received.body == {
+        "model": "o3-mini",
+        "messages": [{"role": "user", "content": "What is 6*7?"}],
+        "max_completion_tokens": 64,
+        "seed": 1,
+    }
+
+
+def test_model_args_reach_the_request_body() -> None:
+    args = {
+        "reasoning_effort": "high",
+        "chat_template_kwargs": '{"enable_thinking": false}',
+        "top_k": "20",
+    }
+    with FakeServer(scripted(Reply())) as server:
+        model = OpenAIModel("openai-api/vllm/m", "m", server.base_url, None, model_args=args)
+
+        async def go() -> Generation:
+            try:
+                return await model.generate(request(), GenerateConfig(temperature=0.5))
+            finally:
+                await model.aclose()
+
+        assert asyncio.run(go()).error is None
+        [received] = server.requests
+    assert received.body["reasoning_effort"] == "high"
+    assert received.body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert received.body["top_k"] == 20 and received.body["temperature"] == 0.5
+
+
+def test_model_args_cannot_set_what_the_run_sets() -> None:
+    with pytest.raises(ModelError, match="temperature: --temperature; top_p: --top-p"):
+        OpenAIModel("openai/m", "m", "http://h/v1", None, {"top_p": "1", "temperature": "0"})
+
+
+def clear_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for scheme in ("http", "https", "all", "no"):
+        for var in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY"):
+            monkeypatch.delenv(var, raising=False)
+
+
+def test_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY and friends are honoured, as they were with httpx."""
+    clear_proxies(monkeypatch)
+    with FakeServer(scripted(Reply(text="via proxy"))) as server:
+        monkeypatch.setenv("HTTP_PROXY", server.anthropic_base_url)
+        gen = generate("http://api.example.invalid/v1")
+        [received] = server.requests
+    assert gen.text == "via proxy"
+    assert received.target == "http://api.example.invalid/v1/chat/completions"
+    assert received.path == "/v1/chat/completions"
+
+
+def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
+    clear_proxies(monkeypatch)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.local:3128")
+    monkeypatch.setenv("NO_PROXY", "internal.example,localhost")
+    assert http.proxy_for("https://api.openai.com/v1/x") == "http://proxy.local:3128"
+    assert http.proxy_for("https://internal.example:8443/v1/x") is None
+    assert http.proxy_for("http://api.openai.com/v1/x") is None, "no HTTP_PROXY set"
