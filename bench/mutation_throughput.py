@@ -33,12 +33,12 @@ from typing import Any
 from common import add_data_option, cruxeval_file, run_fresh_processes
 
 from execbench.mutation import mutant_budget, mutants
-from execbench.sandbox.pool import Job, Sandbox, Trace, TraceOptions
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import RESULT_ONLY, Trace
 from execbench.sandbox.values import equal
 from execbench.sources import load_source
 from execbench.tasks.generalization import mutant_for
 
-OPTIONS = TraceOptions(max_events=0, max_branch_seq=0)
 """What ``choose_mutant`` asks the tracer for: lines and the result, no event log."""
 WARM_UP = Job("def f():\n    return 0\n", "f", "")
 
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     with Sandbox(workers=workers) as sandbox:
         originals = sandbox.map(Job(p.code, p.entry_point, p.calls[0].args) for p in programs)
-    jobs = [Job(m.code, p.entry_point, p.calls[0].args, OPTIONS,
+    jobs = [Job(m.code, p.entry_point, p.calls[0].args, RESULT_ONLY,
                 cpu_seconds=mutant_budget(trace))
             for p, trace, candidates in zip(programs, originals, found, strict=True)
             if trace.value is not None for m in candidates]

@@ -36,7 +36,8 @@ from typing import Any
 from common import add_data_option, cruxeval_file, run_fresh_processes
 
 from execbench.sandbox import tracer
-from execbench.sandbox.pool import Job, Sandbox, TraceOptions
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import TraceOptions
 from execbench.sources import load_source
 
 WARM_UP_CALLS = 100

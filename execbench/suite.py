@@ -21,7 +21,8 @@ from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
 from execbench.program import Program
-from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, TraceOptions
+from execbench.sandbox.pool import Job, Limits, Sandbox
+from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import Loaded, SourceError, load_source
 from execbench.tasks.base import (

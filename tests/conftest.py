@@ -1,9 +1,37 @@
-"""Test options: slow tests (whole benchmark files built, run and re-scored) run only with
-``--run-slow``, which ``.ci/run`` passes; the default run stays quick for development."""
+"""Shared fixtures, and the test options: slow tests (whole benchmark files built, run and
+re-scored) run only with ``--run-slow``, which ``.ci/run`` passes; the default run stays
+quick for development."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from execbench.sandbox.pool import Limits, Sandbox
+
+QUICK = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=512, stdout_bytes=100_000)
+"""Tighter limits, for modules whose programs loop, sleep or print without end: they say
+``SANDBOX_LIMITS = QUICK``."""
+
+
+@pytest.fixture(scope="session")
+def _pools() -> Iterator[dict[Limits, Sandbox]]:
+    pools: dict[Limits, Sandbox] = {}
+    yield pools
+    for pool in pools.values():
+        pool.close()
+
+
+@pytest.fixture(scope="module")
+def sandbox(request: pytest.FixtureRequest, _pools: dict[Limits, Sandbox]) -> Sandbox:
+    """The shared pool for the module's limits (``SANDBOX_LIMITS``, else the defaults),
+    one per set of limits for the whole test run. A program that dirties its runner gets
+    it replaced, so tests cannot leak into each other through a shared pool."""
+    limits = getattr(request.module, "SANDBOX_LIMITS", Limits())
+    if limits not in _pools:
+        _pools[limits] = Sandbox(workers=2, limits=limits)
+    return _pools[limits]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -15,7 +15,8 @@ import pytest
 
 from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
-from execbench.sandbox.pool import Job, Limits, Sandbox, Trace
+from execbench.sandbox.pool import Job, Limits, Sandbox
+from execbench.sandbox.trace import Trace
 from execbench.suite import REMEASURE_RUNS, BuildOptions, _within_budget, build_suite, load_suite
 from execbench.tasks import get_task
 from tests.test_cli import execbench

@@ -19,7 +19,8 @@ from execbench.sandbox.values import equal, is_exact
 
 if TYPE_CHECKING:
     from execbench.program import Program
-    from execbench.sandbox.pool import Sandbox, Trace
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
 
 MIN_CPU_SECONDS = 0.05
 MAX_CPU_SECONDS = 0.5

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from execbench.program import Program
-    from execbench.sandbox.pool import Sandbox, Trace
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
 
 Message = dict[str, str]
 

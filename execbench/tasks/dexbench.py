@@ -59,7 +59,8 @@ from execbench.tasks.witness import find_witness
 
 if TYPE_CHECKING:
     from execbench.program import Program
-    from execbench.sandbox.pool import Sandbox, Trace
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
 
 TARGET_RULES = ("max", "min", "random")
 MODES = ("mutate", "generate")
@@ -293,7 +294,8 @@ class CounterfactualMutation(_DualSelection):
 
     def score(self, instance: dict[str, Any], response: str | None,
               sandbox: Sandbox | None) -> Score:
-        from execbench.sandbox.pool import Job, TraceOptions
+        from execbench.sandbox.pool import Job
+        from execbench.sandbox.trace import RESULT_ONLY
 
         text = answer_text(response)
         if text is None:
@@ -304,8 +306,7 @@ class CounterfactualMutation(_DualSelection):
             return args
         if sandbox is None:
             raise RuntimeError("the counterfactual task needs a sandbox to score")
-        trace = sandbox.run(Job(instance["code"], instance["entry_point"], args,
-                                TraceOptions(max_events=0, max_branch_seq=0)))
+        trace = sandbox.run(Job(instance["code"], instance["entry_point"], args, RESULT_ONLY))
         shape = shape_of(instance["code"])
         lines = shape.normalise(trace.lines)
         truth = instance["truth"]

@@ -41,7 +41,8 @@ from execbench.tasks.prediction import OutputPrediction, assertion_response, rea
 
 if TYPE_CHECKING:
     from execbench.program import Program
-    from execbench.sandbox.pool import Sandbox, Trace
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
 
 
 class _Paired(TaskBase):

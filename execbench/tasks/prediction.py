@@ -36,7 +36,8 @@ from execbench.tasks.extract import answer_text
 
 if TYPE_CHECKING:
     from execbench.program import Program
-    from execbench.sandbox.pool import Sandbox, Trace
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
 
 _OUTPUT_INTRO = """\
 Below is a Python function together with an assertion that calls it. Work out what the \

@@ -35,7 +35,8 @@ from execbench.tasks.base import build_cpu_budget
 
 if TYPE_CHECKING:
     from execbench.analysis.shape import Shape
-    from execbench.sandbox.pool import Sandbox, Trace
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
 
 SEARCH_CPU_SECONDS = 0.1
 BATCH = 48
@@ -198,16 +199,16 @@ def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
 
     Every candidate runs under ``build_cpu_budget``, so the answer check, which has the
     sandbox's whole CPU limit, never hinges on timing."""
-    from execbench.sandbox.pool import Job, TraceOptions
+    from execbench.sandbox.pool import Job
+    from execbench.sandbox.trace import RESULT_ONLY
 
     seen = {args}
-    options = TraceOptions(max_events=0, max_branch_seq=0)
     budget = min(SEARCH_CPU_SECONDS, build_cpu_budget(sandbox))
 
     def first_hit(pool: list[tuple[str, Any]]) -> str | None:
         for start in range(0, len(pool), BATCH):
             batch = pool[start:start + BATCH]
-            traces = sandbox.map(Job(code, entry_point, text, options, cpu_seconds=budget)
+            traces = sandbox.map(Job(code, entry_point, text, RESULT_ONLY, cpu_seconds=budget)
                                  for text, _ in batch)
             for (text, _), result in zip(batch, traces, strict=True):
                 if reaches(shape, result, target) and accepts(text):

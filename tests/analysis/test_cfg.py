@@ -8,7 +8,6 @@ the tours come from real traced runs (loops of 0, 1 and many iterations).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,11 +36,6 @@ LOOP_IF_PRIME = {
     (3, 4, 3), (4, 3, 4), (3, 4, 5, 3), (4, 5, 3, 4), (5, 3, 4, 5),  # simple cycles
 }
 
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(workers=1) as pool:
-        yield pool
 
 
 def test_a_loop_with_an_if_by_hand() -> None:

@@ -23,7 +23,8 @@ import pytest
 from execbench.mutation.operators import ARITHMETIC, RELATIONAL, Mutant, mutants
 from execbench.mutation.search import choose_mutant
 from execbench.runner import RunConfig, run
-from execbench.sandbox.pool import Job, Limits, Sandbox, Trace
+from execbench.sandbox.pool import Job, Limits, Sandbox
+from execbench.sandbox.trace import Trace
 from execbench.sandbox.values import equal
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite, load_suite
@@ -231,11 +232,6 @@ def test_line_separator_inside_a_string_does_not_shift_edits() -> None:
 
 
 # --- choosing a mutant (Algorithm 1) ----------------------------------------------------
-
-@pytest.fixture(scope="module")
-def sandbox() -> Any:
-    with Sandbox(workers=2) as pool:
-        yield pool
 
 
 def test_the_mutant_with_the_closest_lines_is_chosen(sandbox: Sandbox) -> None:

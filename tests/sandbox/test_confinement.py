@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from execbench.sandbox import confine
-from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, worker_environment
+from execbench.sandbox.pool import Job, Limits, Sandbox, worker_environment
+from execbench.sandbox.trace import Trace
 from execbench.sandbox.values import decode
 
 # Finds the runner's audit hook through the garbage collector and defuses it: its globals
@@ -49,11 +50,6 @@ needs_seccomp = pytest.mark.skipif(not PLAN.seccomp, reason="seccomp is not avai
 needs_landlock = pytest.mark.skipif(not PLAN.landlock_abi, reason="Landlock is not available "
                                     "here: " + "; ".join(PLAN.warnings))
 
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    with Sandbox(workers=1) as box:
-        yield box
 
 
 def _run(sandbox: Sandbox, body: str, args: str = "") -> Trace:

@@ -12,7 +12,6 @@ import random
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,15 +19,12 @@ import pytest
 
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace
 from execbench.sandbox.values import decode
+from tests.conftest import QUICK
 
-LIMITS = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=512, stdout_bytes=100_000)
 HEALTHY = "def f(n):\n    return sum(range(n)), len('abcd')\n"
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(workers=2, limits=LIMITS) as pool:
-        yield pool
+SANDBOX_LIMITS = QUICK
 
 
 def _run(sandbox: Sandbox, code: str, args: str = "") -> Trace:
@@ -84,7 +80,7 @@ def test_sleeping_is_a_wall_clock_timeout(sandbox: Sandbox) -> None:
     trace = _run(sandbox, "import time\n\ndef f():\n    time.sleep(100)\n")
     assert trace.status == "timeout"
     assert "wall-clock" in trace.detail
-    assert time.monotonic() - start < LIMITS.wall_seconds + 5
+    assert time.monotonic() - start < QUICK.wall_seconds + 5
     _assert_healthy(sandbox)
 
 
@@ -114,14 +110,14 @@ def test_recursion_past_a_raised_limit_kills_only_the_runner(sandbox: Sandbox, b
     assert trace.status in ("crashed", "timeout", "memory"), trace
     _assert_healthy(sandbox)
     assert _run(sandbox, "import sys\n\ndef f():\n    return sys.getrecursionlimit()\n").value \
-        == ["int", LIMITS.recursion_limit]
+        == ["int", QUICK.recursion_limit]
 
 
 def test_printing_100_mb_is_cut_at_the_stdout_limit(sandbox: Sandbox) -> None:
     code = "def f():\n    chunk = 'x' * 10**6\n    for _ in range(100):\n        print(chunk)\n"
     trace = _run(sandbox, code)
     assert trace.status == "output_limit"
-    assert len(trace.stdout) == LIMITS.stdout_bytes
+    assert len(trace.stdout) == QUICK.stdout_bytes
     _assert_healthy(sandbox)
 
 
@@ -308,7 +304,7 @@ def test_pool_is_usable_from_many_threads() -> None:
     def client(n: int) -> None:
         results[n] = pool.run(Job("def f(n):\n    return n * n\n", "f", str(n))).value_repr
 
-    with Sandbox(workers=2, limits=LIMITS) as pool:
+    with Sandbox(workers=2, limits=QUICK) as pool:
         threads = [threading.Thread(target=client, args=(n,)) for n in range(16)]
         for thread in threads:
             thread.start()
@@ -320,7 +316,7 @@ def test_pool_is_usable_from_many_threads() -> None:
 def test_close_leaves_no_processes_and_no_temp_dirs() -> None:
     code = "import os, time\n\ndef f():\n    time.sleep(0.2)\n" \
            "    return os.getpid(), os.getppid(), os.getcwd()\n"
-    pool = Sandbox(workers=2, limits=LIMITS)
+    pool = Sandbox(workers=2, limits=QUICK)
     traces = pool.map([Job(code, "f", "")] * 6)
     # A crash makes a zygote fork a fresh runner: that one must be cleaned up too.
     assert pool.run(Job("import os\n\ndef f():\n    os._exit(1)\n", "f", "")).status == "crashed"

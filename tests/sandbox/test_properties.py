@@ -3,7 +3,6 @@ nothing the program does (its value, stdout, lines, events and branch outcomes).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,11 +31,6 @@ def f(xs, n):
     return total
 """
 
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(workers=2) as pool:
-        yield pool
 
 
 def _properties(trace: Trace) -> dict:

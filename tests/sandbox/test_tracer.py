@@ -7,11 +7,10 @@ person rather than with an earlier version of itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from execbench.sandbox.pool import Job, Sandbox, Trace, TraceOptions
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import encode
 
 CLASSIFY = """\
@@ -30,11 +29,6 @@ def classify(values, threshold):
     return total
 """
 
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(workers=2) as pool:
-        yield pool
 
 
 def _run(sandbox: Sandbox, code: str, args: str = "", entry_point: str = "f",

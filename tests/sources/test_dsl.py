@@ -11,16 +11,10 @@ from dataclasses import asdict
 import pytest
 
 from execbench.analysis.shape import LOC_BINS, loc
-from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.pool import Job
 from execbench.sandbox.values import canonical, encode, parse_call_nodes, parse_literal
 from execbench.sources import dsl
 from execbench.sources.base import Loaded, SourceError
-
-
-@pytest.fixture(scope="module")
-def sandbox():
-    with Sandbox() as pool:
-        yield pool
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,13 @@ from execbench.analysis.shape import analyse
 from execbench.metrics import paired_summary
 from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
-from execbench.sandbox.pool import Job, Limits, Sandbox
+from execbench.sandbox.pool import Job, Sandbox
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import BuildContext
 from execbench.tasks.dexbench import choose_target, read_arguments
+from tests.conftest import QUICK
 from tests.coverage_runner import measure
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -128,10 +128,7 @@ def measured(programs: dict[str, list[Program]],
     return dict(zip(keys, measure(calls, tmp_path_factory.mktemp("coverage")), strict=True))
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(workers=1, limits=Limits(cpu_seconds=1, wall_seconds=3)) as box:
-        yield box
+SANDBOX_LIMITS = QUICK
 
 
 def make_instance(task: Any, sandbox: Sandbox, code: str, args: str,

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from execbench.sandbox.pool import Limits, Sandbox
+from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.extract import answer_text
+from tests.conftest import QUICK
 
 PROGRAMS = [
     # entry point, code, the dataset's call
@@ -43,10 +44,7 @@ def instances(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
     return {f"{r['task']}/{r['entry_point']}": r for r in records}
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    with Sandbox(workers=1, limits=Limits(cpu_seconds=1, wall_seconds=3)) as box:
-        yield box
+SANDBOX_LIMITS = QUICK
 
 
 # --- extraction -------------------------------------------------------------------------
