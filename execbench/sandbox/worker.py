@@ -237,6 +237,8 @@ class _Snapshot:
                              if name in sys.modules}
         self.own = [(name, _Frozen(vars(sys.modules[name]))) for name in _RUNNER_MODULES
                     if name in sys.modules]
+        self.calls = [(name, names, tuple(map(vars(sys.modules[name]).get, names)))
+                      for name, names in _RUNNER_CALLS.items() if name in sys.modules]
         self.streams = (sys.stdout, sys.stderr)
         self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
         self.environ = dict(os.environ._data)  # bytes to bytes: compared in C
@@ -272,6 +274,9 @@ class _Snapshot:
         for name, saved in self.own:  # reached by __import__ or sys.modules, not by imports
             if not saved.same(vars(sys.modules[name])):
                 return f"module {name} changed"
+        for name, names, values in self.calls:
+            if not all(map(is_, map(vars(sys.modules[name]).get, names), values)):
+                return f"module {name} changed"
         environ = os.environ
         if type(environ) is not os._Environ or type(environ._data) is not dict \
                 or environ._data != self.environ:
@@ -290,12 +295,24 @@ class _Snapshot:
 
 
 _RUNNER_MODULES = ("__main__", "execbench.sandbox.tracer", "execbench.sandbox.properties",
-                   "execbench.sandbox.values", "execbench.sandbox.confine", "sys", "os",
-                   "posix", "signal", "json", "json.encoder", "json.decoder", "time", "gc",
-                   "io", "struct", "select")
-"""Modules the runner itself relies on to run, record and answer a call, checked after every
-call whatever the program imports: a program reaches them through ``__import__`` or
-``sys.modules`` as easily as through ``import``."""
+                   "execbench.sandbox.values", "execbench.sandbox.confine")
+"""Modules of the runner itself, checked whole after every call, whatever the program
+imports: a program reaches them through ``__import__`` or ``sys.modules`` as easily as
+through ``import``."""
+_RUNNER_CALLS = {
+    "os": ("write", "read", "listdir", "lstat", "chdir", "mkdir", "umask", "getpid",
+           "set_blocking", "path", "environ", "_exit"),
+    "sys": ("settrace", "setrecursionlimit", "getrecursionlimit", "modules"),
+    "signal": ("setitimer", "getsignal", "pthread_sigmask", "signal"),
+    "time": ("process_time",),
+    "json": ("dumps", "loads", "JSONEncoder"),
+    "json.encoder": ("c_make_encoder", "encode_basestring", "encode_basestring_ascii"),
+    "json.decoder": ("scanstring", "JSONDecoder"),
+    "struct": ("pack", "unpack"),
+}
+"""The standard-library functions the runner calls to run, record and answer a call,
+checked one by one after every call (a whole-dict check of ``os`` and ``posix`` alone
+would cost more than tracing a typical call)."""
 
 
 def _threads() -> int:
