@@ -1,0 +1,80 @@
+"""The import graph runs one way: each module imports only from its own layer or those
+before it, and neither ``suite.py`` nor ``report/`` imports a task module (they reach tasks
+through the registry). Reading the imports from the source, every ``import`` statement
+counts, including those inside functions. ``python -m pytest tests/test_layers.py -q``
+is the command that shows it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import execbench
+
+PACKAGE = Path(execbench.__file__).parent
+LAYERS = (
+    ("execbench", "execbench.program", "execbench.sandbox", "execbench.analysis"),
+    ("execbench.sources", "execbench.mutation"),
+    ("execbench.tasks",),
+    ("execbench.metrics", "execbench.models", "execbench.suite", "execbench.runner"),
+    ("execbench.report",),
+    ("execbench.cli",),
+)
+REGISTRY = ("execbench.tasks", "execbench.tasks.base")
+"""What suite.py and report/ may import from the tasks: the registry and the protocol."""
+
+
+def _layer(module: str) -> int:
+    best = None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if module == prefix or module.startswith(prefix + ".") and prefix != "execbench":
+                best = index
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+    return best
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ("execbench", *path.relative_to(PACKAGE).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The execbench modules a file imports (``from execbench.x import y`` counts as the
+    module ``execbench.x.y`` when that is a module, else as ``execbench.x``)."""
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names if a.name.startswith("execbench"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("execbench"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                imported.add(full if full in modules else node.module)
+    return imported
+
+
+def test_every_import_goes_to_the_same_or_an_earlier_layer() -> None:
+    modules = _modules()
+    backwards = [f"{name} -> {target}" for name, path in modules.items()
+                 for target in _imports(path, modules) if _layer(target) > _layer(name)]
+    assert backwards == []
+
+
+def test_suite_and_reports_reach_tasks_only_through_the_registry() -> None:
+    modules = _modules()
+    for name, path in modules.items():
+        if name == "execbench.suite" or name.startswith("execbench.report"):
+            tasks = {t for t in _imports(path, modules) if t.startswith("execbench.tasks")}
+            assert tasks <= set(REGISTRY), (name, tasks)
+
+
+def test_the_layers_are_read_from_the_source() -> None:
+    modules = _modules()
+    assert {"execbench.suite", "execbench.sandbox.pool", "execbench.report.leaderboard",
+            "execbench.mutation.search"} <= set(modules)
+    assert "execbench.sandbox.trace" in _imports(modules["execbench.sandbox.pool"], modules)
