@@ -61,6 +61,14 @@ def _run(sandbox: Sandbox, body: str, args: str = "") -> Trace:
     return trace
 
 
+def _attempt(sandbox: Sandbox, imports: str, call: str) -> object:
+    """Try ``call`` in a runner whose audit hook is defused: the name of the ``OSError``
+    it raised, or ``'done'``."""
+    body = f"import {imports}\ntry:\n    {call}\nexcept OSError as exc:\n" \
+           "    return type(exc).__name__\nreturn 'done'"
+    return _outcome(_run(sandbox, body))
+
+
 def _outcome(trace: Trace) -> object:
     if trace.status == "exception":
         return trace.exception["type"]
@@ -126,13 +134,7 @@ return box"""
     "socket.create_connection(('127.0.0.1', 9), timeout=1)",
 ])
 def test_no_sockets(sandbox: Sandbox, call: str) -> None:
-    body = f"""import socket
-try:
-    {call}
-except OSError as exc:
-    return type(exc).__name__
-return 'connected'"""
-    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    assert _attempt(sandbox, "socket", call) == "PermissionError"
 
 
 def test_secrets_in_the_environment_do_not_reach_programs() -> None:
@@ -224,13 +226,7 @@ def test_signals_cannot_reach_the_parent(sandbox: Sandbox, how: str) -> None:
         "pidfd": f"signal.pidfd_send_signal(os.pidfd_open({parent}), signal.SIGKILL)",
         "zygote": "os.kill(os.getppid(), signal.SIGKILL)",
     }[how]
-    body = f"""import os, signal
-try:
-    {call}
-except OSError as exc:
-    return type(exc).__name__
-return 'sent'"""
-    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    assert _attempt(sandbox, "os, signal", call) == "PermissionError"
     assert _outcome(_run(sandbox, "return 'the worker is alive'")) == "the worker is alive"
 
 
@@ -409,13 +405,7 @@ def test_reaching_other_runners_or_the_shared_root_is_refused(sandbox: Sandbox,
     """All runners share one user, so calls that name a process (by pid, group) are refused
     unless they name the caller by 0, and so is chmod (a runner could lock another
     worker's runners out of their folder); socketpair too (a datagram to a socket path)."""
-    body = f"""import os, resource, socket
-try:
-    {call}
-except OSError as exc:
-    return type(exc).__name__
-return 'done'"""
-    assert _outcome(_run(sandbox, body)) == "PermissionError"
+    assert _attempt(sandbox, "os, resource, socket", call) == "PermissionError"
     assert _outcome(_run(sandbox, "import os\nreturn os.sched_getaffinity(0) != set()"))
 
 
