@@ -169,19 +169,22 @@ def test_connection_refused_is_retried_then_reported() -> None:
     assert gen.error is not None and gen.error.startswith("connection error after 4 attempts")
 
 
+async def _twelve_at_once(model: OpenAIModel, config: GenerateConfig) -> list[Generation]:
+    """Twelve requests in flight together on one model, which is closed afterwards."""
+    try:
+        prompts = [f"question {i}" for i in range(12)]
+        return await asyncio.gather(*(model.generate(request(p), config) for p in prompts))
+    finally:
+        await model.aclose()
+
+
 def test_queued_requests_wait_for_a_connection_without_timing_out() -> None:
     """More concurrent requests than connections must queue, not fail on the pool wait."""
     config = GenerateConfig(max_connections=2, timeout=0.3, max_retries=0)
 
-    async def go(model: OpenAIModel) -> list[Generation]:
-        try:
-            prompts = [f"question {i}" for i in range(12)]
-            return await asyncio.gather(*(model.generate(request(p), config) for p in prompts))
-        finally:
-            await model.aclose()
-
     with FakeServer(scripted(Reply(delay=0.1))) as server:
-        gens = asyncio.run(go(OpenAIModel("openai/fake", "fake-model", server.base_url, None)))
+        gens = asyncio.run(_twelve_at_once(
+            OpenAIModel("openai/fake", "fake-model", server.base_url, None), config))
         assert "authorization" not in server.requests[0].headers
     assert all(g.error is None for g in gens)
 
@@ -229,15 +232,9 @@ def test_connections_are_pooled_per_model_and_closed() -> None:
     """One session per model: at most max_connections sockets, reused, all closed by aclose."""
     config = GenerateConfig(max_connections=2, timeout=2.0, max_retries=0)
 
-    async def go(model: OpenAIModel) -> list[Generation]:
-        try:
-            prompts = [f"question {i}" for i in range(12)]
-            return await asyncio.gather(*(model.generate(request(p), config) for p in prompts))
-        finally:
-            await model.aclose()
-
     with FakeServer(scripted(Reply(delay=0.05))) as server:
-        gens = asyncio.run(go(OpenAIModel("openai/fake", "fake-model", server.base_url, None)))
+        gens = asyncio.run(_twelve_at_once(
+            OpenAIModel("openai/fake", "fake-model", server.base_url, None), config))
         assert len(server.requests) == 12
         assert server.connections_opened == 2
         deadline = time.monotonic() + 2
