@@ -21,6 +21,7 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _BODIES = ("body", "orelse", "finalbody")
@@ -237,6 +238,12 @@ def category(tree: ast.AST) -> str:
     has_if = any(isinstance(n, ast.If) for n in ast.walk(tree))
     has_loop = any(isinstance(n, _LOOPS) for n in ast.walk(tree))
     return "LC" if has_if and has_loop else "CO" if has_if else "LO" if has_loop else "Others"
+
+
+@lru_cache(maxsize=4096)
+def shape_of(code: str) -> Shape:
+    """``analyse``, remembered: a build asks about the same program once per task and call."""
+    return analyse(code)
 
 
 def analyse(code: str) -> Shape:

@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import json
 import random
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from execbench.analysis.shape import Shape, analyse
+from execbench.analysis.shape import Shape, shape_of
 from execbench.sandbox.values import LiteralError
 from execbench.tasks.answers import (
     answer_arguments,
@@ -77,11 +76,6 @@ def g(n):
         if i % 2:
             total += i
     return total"""
-
-
-@lru_cache(maxsize=4096)
-def shape_of(code: str) -> Shape:
-    return analyse(code)
 
 
 def numbered(code: str) -> str:

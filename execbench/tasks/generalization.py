@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from execbench.analysis.shape import bin_order, loc_bin
+from execbench.analysis.shape import bin_order, loc_bin, shape_of
 from execbench.mutation import Mutant, mutant_for, mutation_call
 from execbench.sandbox.values import equal, to_literal
 from execbench.tasks.answers import json_value
@@ -35,7 +35,6 @@ from execbench.tasks.base import (
     pass_at_1,
     register,
 )
-from execbench.tasks.dexbench import shape_of
 from execbench.tasks.extract import answer_text
 from execbench.tasks.prediction import OutputPrediction, assertion_response, read_output
 
