@@ -33,6 +33,3 @@ class Program:
     entry_point: str
     calls: tuple[Call, ...]
     meta: dict[str, Any] = field(default_factory=dict)
-
-    def call_text(self, call: Call) -> str:
-        return f"{self.entry_point}({call.args})"

@@ -64,9 +64,16 @@ class RunConfig:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> RunConfig:
-        return cls(suite=record["suite"], model=record["model"], n=record["n"],
-                   shots=record["shots"], limit=record["limit"], tasks=record["tasks"],
-                   base_url=record["base_url"], model_args=record["model_args"],
+        """Read ``record()``'s form, or a ``run.json`` written before it (which kept the
+        model, shots, base URL and model args only among the pinned values)."""
+        pinned = record.get("pinned", {})
+
+        def value(key: str) -> Any:
+            return record[key] if key in record else pinned[key]
+
+        return cls(suite=record["suite"], model=value("model"), n=record["n"],
+                   shots=value("shots"), limit=record["limit"], tasks=record["tasks"],
+                   base_url=value("base_url"), model_args=value("model_args"),
                    generate=GenerateConfig(**record["generate"]))
 
     def pinned(self, suite_sha256: str) -> dict[str, Any]:

@@ -489,6 +489,26 @@ def test_a_narrower_resume_keeps_the_wider_scope(small: tuple[Path, list[dict]],
     assert runner.rescore(out)["counts"]["samples"] == 3 * len(instances)
 
 
+def test_a_run_folder_from_before_the_config_record_still_resumes(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """run.json once kept the model, shots, base URL and model args only among the pinned
+    values; such a folder still re-scores and resumes."""
+    suite, instances = small
+    out = tmp_path / "run"
+    config = runner.RunConfig(suite=str(suite), model="reference/oracle", n=2)
+    runner.run(config, out)
+    path = out / runner.RUN_CONFIG
+    record = json.loads(path.read_text())
+    for key in ("model", "shots", "base_url", "model_args"):
+        del record[key]
+    path.write_text(json.dumps(record))
+    assert runner.load_run_config(out) == runner.RunConfig(
+        suite=str(suite.resolve()), model="reference/oracle", n=2,
+        generate=runner.load_run_config(out).generate)
+    assert runner.rescore(out)["counts"]["samples"] == 2 * len(instances)
+    assert runner.run(config, out)["counts"]["samples"] == 2 * len(instances)
+
+
 def test_a_corrupt_log_line_is_named_not_a_traceback(small: tuple[Path, list[dict]],
                                                      tmp_path: Path) -> None:
     suite, _ = small

@@ -47,9 +47,9 @@ _STILLBORN = 3
 """Runner deaths (each reported by the zygote) in a row before one says it is ready, after
 which the worker is given up: a dead runner's one death is normal, a string of them is not."""
 BATCH = 8
-"""Jobs a worker takes from the queue at once (its runners get calls of one program per
-message): enough to share the thread hand-off and pipe costs, few enough that the pool's
-other workers still share the tail of a run."""
+"""Calls of one program a worker takes from the queue at once and sends in one message:
+enough to share the thread hand-off and pipe costs, few enough that the pool's other
+workers still share the tail of a run."""
 _log = logging.getLogger("execbench.sandbox")
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
@@ -385,21 +385,18 @@ class Sandbox:
             self._threads.append(thread)
 
     def _take(self) -> list[tuple[dict[str, Any], Future]] | None:
-        """The next batch for a worker: the next job (waiting for one), then whatever else
-        is queued, up to ``BATCH``; None when the pool closes."""
+        """The next batch for a worker: the next job (waiting for one), then the jobs queued
+        right behind it for the same program, up to ``BATCH``; None when the pool closes.
+        Jobs of other programs stay queued for the pool's other workers."""
         item = self._jobs.get()
         if item is None:
             return None
         items = [item]
-        while len(items) < BATCH:
-            try:
-                item = self._jobs.get_nowait()
-            except queue.Empty:
-                break
-            if item is None:
-                self._jobs.put(None)  # for this thread's next turn
-                break
-            items.append(item)
+        with self._jobs.mutex:  # Queue's own lock: peek and take in one step
+            waiting = self._jobs.queue
+            while len(items) < BATCH and waiting and waiting[0] is not None \
+                    and waiting[0][0]["code"] == item[0]["code"]:
+                items.append(waiting.popleft())
         return [(job, future) for job, future in items if future.set_running_or_notify_cancel()]
 
     def _serve(self) -> None:
@@ -419,6 +416,9 @@ class Sandbox:
                     except BaseException as exc:  # noqa: BLE001 - surface to the callers
                         for _, future in pending:
                             future.set_exception(exc)
+                        if worker is not None:  # in an unknown state: never used again
+                            worker.close()
+                            worker = None
                         break
                     for (_, future), trace in zip(pending, traces, strict=False):
                         future.set_result(trace)

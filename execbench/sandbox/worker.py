@@ -294,6 +294,10 @@ class _Snapshot:
         return None
 
 
+_OTHER_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL)
+_TIMER_SLACK = 0.05
+"""CPU seconds past its budget a call may end before its timer's signal lands (the timer
+counts in scheduler ticks); more than that means the program stopped the timer."""
 _RUNNER_MODULES = ("__main__", "execbench.sandbox.tracer", "execbench.sandbox.properties",
                    "execbench.sandbox.values", "execbench.sandbox.confine")
 """Modules of the runner itself, checked whole after every call, whatever the program
@@ -451,12 +455,14 @@ class Runner:
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
             elapsed = time.process_time() - start
+            for timer in _OTHER_TIMERS:  # a program's alarm must not kill a later call
+                signal.setitimer(timer, 0)
             sys.settrace(None)
             builtins_changed = self.snapshot.restore_builtins()
             sys.stdout, sys.stderr = self.snapshot.streams
             sys.setrecursionlimit(self.snapshot.recursion)
         result["cpu_time"] = elapsed
-        if elapsed > budget:
+        if elapsed > budget + _TIMER_SLACK:
             # The program stopped its own timer (setitimer, a blocked SIGPROF) and ran past
             # its budget: the verdict is the one the timer would have given.
             result = {"status": "timeout", "detail": "CPU time limit", "cpu_time": elapsed}

@@ -35,11 +35,11 @@ class BuildContext:
     """What a task may use while building instances from one traced call."""
 
     seed: int
-    options: dict[str, str] = field(default_factory=dict)
-    """``-T key=value`` options given at build time."""
-    sandbox: Sandbox | None = None
+    sandbox: Sandbox
     """The build's sandbox, for tasks that must run the program again (e.g. to find an
     input that reaches a branch)."""
+    options: dict[str, str] = field(default_factory=dict)
+    """``-T key=value`` options given at build time."""
     traced: list[tuple[int, Trace]] = field(default_factory=list)
     """Every traced call of the program being built, as (call index, trace) pairs."""
     memo: dict[Any, Any] = field(default_factory=dict)
@@ -64,6 +64,11 @@ class Score:
     @property
     def correct(self) -> bool:
         return self.verdict == "correct"
+
+
+def call_text(instance: dict[str, Any]) -> str:
+    """The call an instance is about, as prompts show it: ``f(1, [2])``."""
+    return f"{instance['entry_point']}({instance['args']})"
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from execbench.tasks.base import (
     Score,
     SkipInstance,
     TaskBase,
+    call_text,
     pass_at_1,
     register,
 )
@@ -131,7 +132,7 @@ class CoveragePrediction(_DualSelection):
             parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n"
                          f"[TASK]\n{_coverage_task('g(2)')}\n[/TASK]\n\n"
                          f"[ANSWER]\n{example_truth}\n[/ANSWER]")
-        call = f"{instance['entry_point']}({instance['args']})"
+        call = call_text(instance)
         parts.append(f"[PYTHON]\n{numbered(instance['code'])}\n[/PYTHON]\n\n"
                      f"[TASK]\n{_coverage_task(call)}\n[/TASK]")
         parts.append(_REASONING + ' The answer is a JSON object with one key, "executed_lines",'
@@ -241,8 +242,6 @@ class CounterfactualMutation(_DualSelection):
         if target is None:
             raise SkipInstance("no counterfactual target: every unexecuted line is in a "
                                "branch whose body partly ran")
-        if ctx.sandbox is None:
-            raise RuntimeError("the counterfactual task needs the build's sandbox")
         args = program.calls[call_index].args
         given = given_arguments(args)
         others = [(program.calls[i].args, t) for i, t in ctx.traced if i != call_index]

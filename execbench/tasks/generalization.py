@@ -32,6 +32,7 @@ from execbench.tasks.base import (
     Score,
     SkipInstance,
     TaskBase,
+    call_text,
     pass_at_1,
     register,
 )
@@ -57,8 +58,6 @@ class _Paired(TaskBase):
 
     def _pair(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> tuple[Mutant, Trace, dict[str, Any]]:
-        if ctx.sandbox is None:
-            raise RuntimeError(f"the {self.name} task needs the build's sandbox")
         found = mutant_for(program, call_index, trace, ctx.sandbox, ctx.seed, ctx.memo)
         if found is None:
             raise SkipInstance("no mutant runs without error and changes the output")
@@ -156,7 +155,7 @@ class ExecutionChoice(_Paired):
                                                ("MO", (changed, original)))]
 
     def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
-        call = f"{instance['entry_point']}({instance['args']})"
+        call = call_text(instance)
         programs = instance["programs"]
         text = (
             f"Below are two Python programs, A and B, and a call `{call}`. Pick the program "
@@ -170,7 +169,7 @@ class ExecutionChoice(_Paired):
         return [{"role": "user", "content": text}]
 
     def _response(self, instance: dict[str, Any], label: str) -> str:
-        call = f"{instance['entry_point']}({instance['args']})"
+        call = call_text(instance)
         value = instance["programs"][label]["repr"]
         answer = {"chosen_program": label, "assertion": f"assert {call} == {value}"}
         return f"[ANSWER]\n{json.dumps(answer)}\n[/ANSWER]"

@@ -31,7 +31,15 @@ from execbench.tasks.answers import (
     given_note,
     parse_statement,
 )
-from execbench.tasks.base import BuildContext, Message, Score, SkipInstance, TaskBase, register
+from execbench.tasks.base import (
+    BuildContext,
+    Message,
+    Score,
+    SkipInstance,
+    TaskBase,
+    call_text,
+    register,
+)
 from execbench.tasks.extract import answer_text
 
 if TYPE_CHECKING:
@@ -66,7 +74,7 @@ def _block(code: str, assertion: str) -> str:
 
 def assertion_response(instance: dict[str, Any], value: str) -> str:
     """An answer stating that the instance's call returns ``value`` (a literal text)."""
-    call = f"{instance['entry_point']}({instance['args']})"
+    call = call_text(instance)
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
 
 
@@ -94,7 +102,7 @@ class OutputPrediction(TaskBase):
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f({_EXAMPLE_ARGS}) == ??"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
-        call = f"{instance['entry_point']}({instance['args']})"
+        call = call_text(instance)
         parts.append(_block(instance["code"], f"assert {call} == ??"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 

@@ -492,3 +492,26 @@ def test_a_codec_loaded_on_first_use_keeps_the_runner_but_an_import_does_not() -
         assert decode(sandbox.run(Job(pid, "f", "")).value) == first
         assert decode(sandbox.run(Job(other, "f", "")).value) == first
         assert decode(sandbox.run(Job(pid, "f", "1")).value) != first  # recycled after wave
+
+
+@pytest.mark.parametrize("timer", ["signal.alarm(1)", "signal.setitimer(signal.ITIMER_REAL, 0.5)",
+                                   "signal.setitimer(signal.ITIMER_VIRTUAL, 0.2)"])
+def test_a_timer_a_program_sets_does_not_kill_a_later_call(timer: str) -> None:
+    armed = f"import signal\n\ndef f():\n    {timer}\n    return 1\n"
+    spin = "import time\n\ndef g():\n    end = time.monotonic() + 1.2\n" \
+           "    while time.monotonic() < end:\n        pass\n    return 2\n"
+    with Sandbox(workers=1) as box:
+        assert [decode(t.value) for t in box.map([Job(armed, "f", ""), Job(spin, "g", "")])] \
+            == [1, 2]
+
+
+def test_calls_of_different_programs_spread_over_the_workers() -> None:
+    """Only calls of one program share a batch: eight different sleeping programs on four
+    workers take about two sleeps, not eight."""
+    jobs = [Job(f"import time\n\ndef f():\n    time.sleep(0.3)\n    return {i}\n", "f", "")
+            for i in range(8)]
+    with Sandbox(workers=4) as box:
+        box.map(jobs[:4])  # workers started
+        start = time.monotonic()
+        assert [decode(t.value) for t in box.map(jobs)] == list(range(8))
+        assert time.monotonic() - start < 1.5
