@@ -8,6 +8,7 @@ from typing import Any
 
 from execbench.report.layouts import Layout, Section, register_layout
 from execbench.report.tables import percent, run_labels
+from execbench.tasks.base import Metric
 
 
 def _headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -20,21 +21,13 @@ def _headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [seen[key] for key in sorted(seen, key=lambda k: (k[0], k[1]))]
 
 
-def _value(result: dict[str, Any], path: list[str]) -> float | None:
-    value: Any = result
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
     metrics = _headline(results)
     headers = ["run"] + [f"{m['family']}: {m['task']} {m['name']} (%)"
                          + ("" if m["higher_is_better"] else " (lower is better)")
                          for m in metrics]
-    rows = [[label, *(percent(_value(result, m["path"])) for m in metrics)]
+    readers = [Metric(m["name"], tuple(m["path"])) for m in metrics]
+    rows = [[label, *(percent(reader.read(result)) for reader in readers)]
             for label, result in zip(run_labels(results), results, strict=True)]
     return headers, rows
 
