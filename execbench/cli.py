@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from execbench import __version__
-from execbench.models.base import GenerateConfig, ModelError
+from execbench.models.base import GenerateConfig, ModelError, Unreachable
 from execbench.sandbox.pool import Limits
 from execbench.sources import FORMATS
 
@@ -22,6 +22,10 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 # soft_wrap: a message piped to a log stays on one line instead of wrapping at 80 columns.
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
+
+UNREACHABLE = 3
+"""Exit status of a run that stopped because no model server answers: apart from bad input
+(2) and failed requests (1), so that a batch job can wait for the server and resume."""
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -160,11 +164,15 @@ def run(
         help="First back-off in seconds before a retry; doubles each time, up to 60.")] = 1.0,
     retry_errors: Annotated[bool, typer.Option(
         help="On resume, ask again for samples whose request failed.")] = False,
+    max_connection_failures: Annotated[int, typer.Option(
+        help="Stop the run (exit 3) after this many requests in a row could not connect to "
+             "any server; the same command resumes it.")] = 5,
 ) -> None:
     """Evaluate MODEL on SUITE; re-run the same command to resume."""
     from execbench import runner
 
-    _at_least_one({"-n": samples, "--limit": limit, "--max-connections": max_connections})
+    _at_least_one({"-n": samples, "--limit": limit, "--max-connections": max_connections,
+                   "--max-connection-failures": max_connection_failures})
     if shots not in (0, 1):
         _fail("--shots must be 0 or 1")
     if max_retries < 0 or retry_delay < 0 or timeout <= 0:
@@ -176,7 +184,8 @@ def run(
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,
                                 max_retries=max_retries, timeout=timeout,
-                                retry_base_delay=retry_delay))
+                                retry_base_delay=retry_delay,
+                                max_connection_failures=max_connection_failures))
     from execbench.suite import SuiteError
 
     try:
@@ -197,6 +206,8 @@ def run(
                 bar.update(job, advance=1, note=note)
 
             results = runner.run(config, out_dir, progress=progress, work=work)
+    except Unreachable as exc:
+        _fail(str(exc), UNREACHABLE)
     except (runner.RunError, SuiteError, ModelError) as exc:
         _fail(str(exc))
     except KeyboardInterrupt:

@@ -260,8 +260,13 @@ def plan(config: RunConfig, out: Path) -> tuple[list[tuple[dict, int]], int]:
     chosen = select_instances(instances, config.tasks, config.limit)
     if not chosen:
         raise RunError("no instance selected (check --tasks and --limit)")
-    # A bad model name or URL must fail before the run folder is pinned to it.
-    get_model(config.model, base_url=config.base_url, model_args=config.model_args)
+    if config.generate.max_connections < 1:
+        raise RunError(f"max_connections must be at least 1, not "
+                       f"{config.generate.max_connections} (no request would ever be sent)")
+    # A bad model name or URL, or a model that cannot answer these tasks, must fail before
+    # the run folder is pinned to it.
+    model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
+    model.check(sorted({inst["task"] for inst in chosen}))
     out.mkdir(parents=True, exist_ok=True)
     _check_resume(out, config.pinned(sha), config)
     done = read_samples(out / SAMPLES, repair=True)
@@ -284,6 +289,7 @@ def run(config: RunConfig, out: Path,
 
         async def main() -> None:
             try:
+                await model.start(config.generate, out)
                 await _generate_all(model, config, work, scorer, out, progress)
             finally:
                 await model.aclose()

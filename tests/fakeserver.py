@@ -163,9 +163,23 @@ def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
 PROTOCOLS = {OPENAI_PATH: _openai_body, ANTHROPIC_PATH: _anthropic_body}
 
 
+MODELS_PATH = "/v1/models"
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, like real APIs and pooling clients expect
     server: _Server
+
+    def do_GET(self) -> None:
+        """The model list both APIs serve, which the health probe asks for; counted apart
+        from the chat requests in ``FakeServer.probes``."""
+        path = urlsplit(self.path).path
+        with self.server._lock:
+            self.server.probes += 1
+        if path == MODELS_PATH:
+            self._send(200, json.dumps({"object": "list", "data": [{"id": "fake"}]}), {})
+        else:
+            self._send(404, json.dumps({"error": f"no such endpoint {path}"}), {})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length", 0))
@@ -228,8 +242,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False
     request_queue_size = 128  # the runner opens up to 16 connections at once
 
-    def __init__(self, responder: Responder) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, responder: Responder, port: int) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.responder = responder
         self.closing = threading.Event()
         self.failures: list[Exception] = []
@@ -238,6 +252,7 @@ class _Server(ThreadingHTTPServer):
         self._attempts: Counter[str] = Counter()
         self._connections: set[socket.socket] = set()
         self.opened = 0
+        self.probes = 0
 
     def record(self, received: Received) -> int:
         """Store a request and return its attempt number."""
@@ -285,16 +300,20 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeServer:
-    """The scripted server, running in a background thread while the context is open."""
+    """The scripted server, running in a background thread while the context is open.
 
-    def __init__(self, responder: Responder) -> None:
-        self._server = _Server(responder)
+    ``port`` 0 picks a free port; a test that stops a server and starts another where the
+    first was (a restarted model server, for a resumed run) names the first one's port.
+    """
+
+    def __init__(self, responder: Responder, port: int = 0) -> None:
+        self._server = _Server(responder, port)
         # A short poll interval makes shutdown, and so every test, quick.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
         )
-        host, port = self._server.server_address[:2]
-        self.anthropic_base_url = f"http://{host}:{port}"
+        host, self.port = self._server.server_address[:2]
+        self.anthropic_base_url = f"http://{host}:{self.port}"
         self.base_url = f"{self.anthropic_base_url}/v1"
 
     def __enter__(self) -> FakeServer:
@@ -319,6 +338,11 @@ class FakeServer:
     def requests(self) -> list[Received]:
         """Every request received so far, in arrival order."""
         return self._server.received()
+
+    @property
+    def probes(self) -> int:
+        """How many GET requests (health probes) came, which ``requests`` does not list."""
+        return self._server.probes
 
     @property
     def connections_opened(self) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -582,3 +583,85 @@ def test_score_refuses_a_run_whose_suite_is_gone(tmp_path: Path) -> None:
     assert (f"error: {out} was run on the suite {suite}, which is gone; put it back there "
             "to re-score") in flat(refused.stderr)
     assert {name: (out / name).read_bytes() for name in kept} == kept
+
+
+def dead_url() -> str:
+    """The base URL of a port nothing listens on: every connection is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def test_a_dead_endpoint_ends_the_run_at_once(small: tuple[Path, list[dict]],
+                                              tmp_path: Path) -> None:
+    """The health probe finds no server: one line, exit 3, within seconds, no samples."""
+    suite, _ = small
+    out = tmp_path / "run"
+    start = time.monotonic()
+    done = execbench("run", "--suite", suite, "--model", MODEL, "--model-base-url", dead_url(),
+                     "--out", out)
+    assert time.monotonic() - start < 10
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "error: cannot reach the model server: http://127.0.0.1:" in flat(done.stderr)
+    assert not (out / runner.SAMPLES).exists() or not (out / runner.SAMPLES).read_bytes()
+
+
+def test_a_server_that_dies_trips_the_breaker_and_the_run_resumes(
+        wide: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """A server that stops mid-run: the run stops with exit 3 after a few refused
+    connections instead of backing off every sample; what was answered is kept, nothing is
+    logged for the rest, and the same command finishes the run once a server is back."""
+    suite, instances = wide
+    out = tmp_path / "run"
+    answered = threading.Semaphore(0)
+
+    def responder(body: dict, attempt: int) -> Reply:
+        answered.release()
+        return scripted(instances, even_right)(body, attempt)
+
+    server = FakeServer(responder).__enter__()
+    args = run_args(suite, server, out, "--retry-delay", 0.05)
+    proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for _ in range(20):
+        assert answered.acquire(timeout=60), "the run sent too few requests"
+    server.__exit__(None, None, None)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 3, stderr
+    assert "no model server answers: 5 requests in a row could not connect" in flat(stderr)
+    assert "run the same command again to resume" in flat(stderr)
+    kept = raw_lines(out)
+    assert 20 - CONNECTIONS <= len(kept) < len(instances)
+    assert all(rec["verdict"] != "error" for rec in kept)
+
+    with FakeServer(scripted(instances, even_right), port=server.port) as again:
+        resumed = execbench(*args)
+        asked = requested(again, instances)
+    assert resumed.returncode == 0, resumed.stderr
+    logged = Counter(rec["instance_id"] for rec in raw_lines(out))
+    assert logged == dict.fromkeys((inst["id"] for inst in instances), 1)
+    assert set(asked) == {(inst["id"], None) for inst in instances} - {
+        (rec["instance_id"], None) for rec in kept}
+
+
+def test_reference_original_without_mutants_is_refused_before_the_run(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    suite, _ = small
+    out = tmp_path / "run"
+    done = execbench("run", "--suite", suite, "--model", "reference/original", "--out", out)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert ("reference/original answers only the tasks on mutants (choice, mutation), not "
+            "input, output; build a suite with --tasks choice,mutation") in flat(done.stderr)
+    assert not out.exists()
+
+
+def test_no_connections_is_refused_by_the_runner_too(small: tuple[Path, list[dict]],
+                                                     tmp_path: Path) -> None:
+    suite, _ = small
+    config = runner.RunConfig(suite=str(suite), model="reference/oracle",
+                              generate=GenerateConfig(max_connections=0))
+    with pytest.raises(runner.RunError, match="max_connections must be at least 1, not 0"):
+        runner.run(config, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

@@ -29,7 +29,8 @@ def get_model(
 
     Configuration errors (unknown provider, missing key or URL) raise :class:`ModelError`
     here, before any request is sent, so a run fails in its first second rather than after
-    queueing work. ``base_url`` overrides the provider's URL from the environment.
+    queueing work. ``base_url`` overrides the provider's URL from the environment; it may
+    list several, separated by commas, to spread requests over replicas.
     ``model_args`` are only meaningful to ``reference`` and ``hf`` models; the HTTP providers reject
     them rather than silently ignore a setting the user expected to matter.
     """
@@ -63,10 +64,10 @@ def get_model(
     load_dotenv(Path.cwd() / ".env", override=False)
     if provider == "openai":
         url = base_url or _env("OPENAI_BASE_URL") or OPENAI_URL
-        return OpenAIModel(name, rest, _check_url(url), _require("OPENAI_API_KEY", name))
+        return OpenAIModel(name, rest, _check_urls(url), _require("OPENAI_API_KEY", name))
     if provider == "anthropic":
         url = base_url or _env("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
-        return AnthropicModel(name, rest, _check_url(url), _require("ANTHROPIC_API_KEY", name))
+        return AnthropicModel(name, rest, _check_urls(url), _require("ANTHROPIC_API_KEY", name))
     return _openai_compatible(name, rest, base_url)
 
 
@@ -80,7 +81,7 @@ def _openai_compatible(name: str, rest: str, base_url: str | None) -> Model:
     url = base_url or _env(f"{prefix}_BASE_URL")
     if not url:
         raise ModelError(f"openai-api/{server}/... needs --model-base-url or {prefix}_BASE_URL")
-    return OpenAIModel(name, model, _check_url(url), _env(f"{prefix}_API_KEY"))
+    return OpenAIModel(name, model, _check_urls(url), _env(f"{prefix}_API_KEY"))
 
 
 def _env(var: str) -> str | None:
@@ -95,8 +96,15 @@ def _require(var: str, name: str) -> str:
     return value
 
 
-def _check_url(url: str) -> str:
-    """Reject URLs httpx cannot send to, which would otherwise fail every request."""
-    if not url.startswith(("http://", "https://")):
-        raise ModelError(f"base URL {url!r} must start with http:// or https://")
-    return url
+def _check_urls(urls: str) -> list[str]:
+    """The base URLs in ``urls``, separated by commas (replicas of one model), after
+    rejecting any the client cannot send to, which would otherwise fail every request."""
+    listed = [url.strip() for url in urls.split(",") if url.strip()]
+    if not listed:
+        raise ModelError(f"no base URL in {urls!r}")
+    for url in listed:
+        if not url.startswith(("http://", "https://")):
+            raise ModelError(f"base URL {url!r} must start with http:// or https://")
+    if len(set(listed)) < len(listed):
+        raise ModelError(f"a base URL is listed twice in {urls!r}")
+    return listed

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
@@ -32,17 +32,20 @@ class AnthropicModel(HttpModel):
     ``top_k`` or ``thinking``.
     """
 
+    path = "/v1/messages"
+    probe_path = "/v1/models"
+
     def __init__(
         self,
         name: str,
         model: str,
-        base_url: str,
+        base_urls: str | Sequence[str],
         api_key: str,
         model_args: Mapping[str, str] | None = None,
     ) -> None:
         headers = {"x-api-key": api_key, "anthropic-version": API_VERSION}
         extra = parse_model_args(model_args or {}, RESERVED, name)
-        super().__init__(name, f"{base_url.rstrip('/')}/v1/messages", headers, extra)
+        super().__init__(name, base_urls, headers, extra)
         self.model = model
 
     def payload(self, request: Request, config: GenerateConfig) -> dict[str, Any]:

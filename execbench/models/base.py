@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 
@@ -19,6 +21,10 @@ class GenerateConfig:
     timeout: float = 120.0
     retry_base_delay: float = 1.0
     """First back-off delay in seconds; doubles on each retry (with jitter), capped at 60 s."""
+    max_connection_failures: int = 5
+    """Consecutive requests that reach no server, with no reply from any in between, after
+    which the run stops (the circuit breaker): the server is down, and retrying each sample
+    with back-off would only turn minutes of waiting into a table of errors."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class Generation:
     attempts: int = 1
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    endpoint: str | None = None
+    """The base URL of the server that answered (or was last tried), for HTTP models."""
 
     @property
     def stop_reason(self) -> str | None:
@@ -80,9 +88,39 @@ class ModelError(Exception):
     no longer be used at all (the account is out of quota)."""
 
 
+class Unreachable(ModelError):
+    """No server answers: the health probe found none, the circuit breaker tripped, or a
+    managed server died. The run stops with its own exit code, keeping what was logged."""
+
+
 class Model(Protocol):
+    """What the runner needs of a model: checked before the run folder is used, started
+    before the first request, asked for generations, closed at the end."""
+
     name: str
+
+    def check(self, tasks: Collection[str]) -> None:
+        """Raise :class:`ModelError` if this model cannot do the run on these tasks."""
+        ...
+
+    async def start(self, config: GenerateConfig, run_dir: Path) -> None:
+        """Get ready for the first request (probe the server, start one); raise
+        :class:`ModelError` if that cannot be done."""
+        ...
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation: ...
 
     async def aclose(self) -> None: ...
+
+
+class ModelBase:
+    """The lifecycle of a model that answers every task and has nothing to start or stop."""
+
+    def check(self, tasks: Collection[str]) -> None:
+        return None
+
+    async def start(self, config: GenerateConfig, run_dir: Path) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from execbench.models.base import GenerateConfig, Generation, ModelError, Request
+from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
 
 DEFAULT_MAX_NEW_TOKENS = 1024
 """Used when ``--max-tokens`` is not given: a model has no server default to fall back on."""
@@ -39,7 +39,7 @@ def _import() -> tuple[Any, Any]:
     return torch, transformers
 
 
-class HFModel:
+class HFModel(ModelBase):
     """One model and tokenizer; generation runs in one thread, one batch at a time."""
 
     def __init__(self, name: str, path: str, args: dict[str, str]) -> None:

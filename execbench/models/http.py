@@ -19,15 +19,24 @@ import random
 import time
 import urllib.request
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
 
-from execbench.models.base import GenerateConfig, Generation, ModelError, Request
+from execbench.models.base import (
+    GenerateConfig,
+    Generation,
+    ModelBase,
+    ModelError,
+    Request,
+    Unreachable,
+)
 
 T = TypeVar("T")
 
@@ -61,11 +70,13 @@ those). Usually a restarting server or a flaky proxy, so worth another attempt."
 
 
 class RequestFailed(Exception):
-    """No usable response was obtained; ``attempts`` says how many requests were sent."""
+    """No usable response was obtained; ``attempts`` says how many requests were sent and
+    ``endpoint`` where the last one went."""
 
-    def __init__(self, message: str, attempts: int) -> None:
+    def __init__(self, message: str, attempts: int, endpoint: Endpoint) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.endpoint = endpoint
 
 
 class OutOfQuota(ModelError):
@@ -142,23 +153,158 @@ def _quota_message(status: int, body: str) -> str | None:
     return str(error.get("message") or code) if code == OUT_OF_QUOTA else None
 
 
+BENCH_AFTER = 3
+"""Failed attempts in a row after which an endpoint is benched, when there is another."""
+
+BENCH_SECONDS = 2.0
+"""How long a failing endpoint is first left out; doubled each time it fails again on its
+return, up to ``MAX_DELAY``."""
+
+PROBE_TIMEOUT = 10.0
+"""Seconds the health probe waits for a server to answer before calling it unreachable."""
+
+
+@dataclass(eq=False)
+class Endpoint:
+    """One server a model's requests can go to, and how it has been doing lately."""
+
+    base_url: str
+    """As the user gave it: what sample records name."""
+    url: str
+    """Where requests are posted."""
+    proxy: str | None
+    in_flight: int = 0
+    failures: int = 0
+    """Attempts in a row that found the server failing (no connection, a timeout, a 5xx, a
+    malformed body); a reply from a working server resets it."""
+    unreached: int = 0
+    """Attempts in a row that could not connect; any attempt that connects resets it."""
+    benched_until: float = 0.0
+    bench: float = 0.0
+    """The length of the current (or last) bench; 0 once the endpoint answers again."""
+    last_failure: str = ""
+
+
+class Endpoints:
+    """The servers one model's requests go to (``--model-base-url`` may list several
+    replicas of one model), the routing between them and the circuit breaker.
+
+    Each attempt goes to the endpoint with the fewest requests in flight, so a fast replica
+    takes more of the work than a slow one. An endpoint that fails ``BENCH_AFTER`` attempts
+    in a row is benched: left out while any other endpoint is not, then tried again with one
+    request (a dead server refuses at once, so least-in-flight would otherwise send it the
+    most). The breaker trips when every endpoint has failed to connect
+    ``max_connection_failures`` times in a row: then no server is there to answer, and each
+    sample backing off on its own would take minutes to end in a table of errors.
+    """
+
+    def __init__(self, base_urls: Sequence[str], path: str) -> None:
+        self.all = [Endpoint(base, f"{base.rstrip('/')}{path}", proxy_for(base))
+                    for base in base_urls]
+
+    def pick(self) -> Endpoint:
+        """The endpoint for the next attempt, counted as in flight until :meth:`done`."""
+        if len(self.all) == 1:
+            endpoint = self.all[0]
+        else:
+            now = time.monotonic()
+            ready = [e for e in self.all if e.benched_until <= now]
+            endpoint = (min(ready, key=lambda e: e.in_flight) if ready
+                        else min(self.all, key=lambda e: e.benched_until))
+        endpoint.in_flight += 1
+        return endpoint
+
+    def done(self, endpoint: Endpoint, *, healthy: bool, connected: bool,
+             failure: str = "") -> None:
+        """Record how an attempt ended: ``healthy`` (the server answered as a working server
+        does, an answer or a complaint about the request), ``connected`` (it reached a
+        server at all), and, for a failure, why, in one line."""
+        endpoint.in_flight -= 1
+        if connected:
+            endpoint.unreached = 0
+        if healthy:
+            endpoint.failures = 0
+            endpoint.bench = 0.0
+            return
+        endpoint.failures += 1
+        endpoint.last_failure = failure
+        if not connected:
+            endpoint.unreached += 1
+        if endpoint.failures >= BENCH_AFTER:
+            self._bench(endpoint)
+
+    def _bench(self, endpoint: Endpoint) -> None:
+        """Leave ``endpoint`` out for a while, if another can take its requests. Failures of
+        attempts sent before the bench began do not lengthen it."""
+        now = time.monotonic()
+        if len(self.all) > 1 and now >= endpoint.benched_until:
+            endpoint.bench = min(MAX_DELAY, 2 * endpoint.bench or BENCH_SECONDS)
+            endpoint.benched_until = now + endpoint.bench
+
+    def check_breaker(self, limit: int) -> None:
+        """Raise :class:`Unreachable` once no endpoint has connected for ``limit`` attempts."""
+        if all(endpoint.unreached >= limit for endpoint in self.all):
+            raise Unreachable(
+                f"no model server answers: {limit} requests in a row could not connect to "
+                f"{self.describe()}; the samples logged so far are kept: once the server "
+                "is up, run the same command again to resume")
+
+    def describe(self) -> str:
+        """Each endpoint with its last failure, for one line of an error message."""
+        return "; ".join(f"{e.base_url} ({e.last_failure})" if e.last_failure else e.base_url
+                         for e in self.all)
+
+    async def probe(self, session: aiohttp.ClientSession, path: str,
+                    headers: dict[str, str], limit: int) -> None:
+        """Check every endpoint answers HTTP at all before the first request is sent.
+
+        Any reply counts, even an error status (authentication and the request itself are
+        the requests' business); only a server that cannot be reached does not. A dead
+        endpoint among live ones is benched as if it had failed ``limit`` times; with none
+        alive, :class:`Unreachable` is raised, before anything is logged.
+        """
+
+        async def reach(endpoint: Endpoint) -> str | None:
+            timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT)
+            url = f"{endpoint.base_url.rstrip('/')}{path}"
+            try:
+                async with session.get(url, headers=headers, timeout=timeout,
+                                       allow_redirects=False, proxy=endpoint.proxy):
+                    return None
+            except TimeoutError:
+                return f"no reply in {PROBE_TIMEOUT:g} s"
+            except aiohttp.ClientError as exc:
+                return _one_line(f"{type(exc).__name__} {exc}")
+
+        failures = await asyncio.gather(*(reach(e) for e in self.all))
+        for endpoint, failure in zip(self.all, failures, strict=True):
+            if failure is not None:
+                endpoint.failures, endpoint.unreached = BENCH_AFTER, limit
+                endpoint.last_failure = failure
+                self._bench(endpoint)
+        if all(failure is not None for failure in failures):
+            raise Unreachable(f"cannot reach the model server: {self.describe()}; check "
+                              "--model-base-url and that the server is running")
+
+
 async def post_json(
     session: aiohttp.ClientSession,
-    url: str,
+    endpoints: Endpoints,
     payload: dict[str, Any],
     headers: dict[str, str],
     config: GenerateConfig,
     parse: Callable[[Any], T],
-    proxy: str | None = None,
-) -> tuple[T, int]:
-    """POST ``payload`` and return ``(parse(response JSON), attempts)``.
+) -> tuple[T, int, Endpoint]:
+    """POST ``payload`` and return ``(parse(response JSON), attempts, endpoint)``.
 
-    ``parse`` extracts what the caller needs and raises one of ``MALFORMED`` when fields are
-    missing: a 200 with a truncated or incomplete body is treated like a server error and
-    retried, since it is usually a proxy or server hiccup. At most ``config.max_retries``
-    retries are made; 4xx statuses other than 408/429 mean the request itself is wrong and
-    fail at once. Raises :class:`RequestFailed` describing the last failure, or
-    :class:`OutOfQuota` at the first out-of-quota reply.
+    Each attempt goes to the endpoint :meth:`Endpoints.pick` chooses, so a retry may go to
+    another replica. ``parse`` extracts what the caller needs and raises one of
+    ``MALFORMED`` when fields are missing: a 200 with a truncated or incomplete body is
+    treated like a server error and retried, since it is usually a proxy or server hiccup.
+    At most ``config.max_retries`` retries are made; 4xx statuses other than 408/429 mean
+    the request itself is wrong and fail at once. Raises :class:`RequestFailed` describing
+    the last failure, :class:`OutOfQuota` at the first out-of-quota reply, or
+    :class:`Unreachable` when the circuit breaker trips.
     """
     # Waiting for a free pooled connection is not the server being slow, so only the
     # network phases are bounded; otherwise a deep queue would turn into timeouts. Like
@@ -172,45 +318,59 @@ async def post_json(
     while True:
         attempts += 1
         wait: float | None = None
+        connected, healthy = True, False
+        endpoint = endpoints.pick()
         try:
             async with session.post(
-                url, data=data, headers=headers, timeout=timeout, allow_redirects=False, proxy=proxy
+                endpoint.url, data=data, headers=headers, timeout=timeout,
+                allow_redirects=False, proxy=endpoint.proxy,
             ) as response:
                 status, body = response.status, await response.read()
                 reply_headers = response.headers
         except TimeoutError as exc:
-            connecting = isinstance(exc, aiohttp.ConnectionTimeoutError)
-            phase = "ConnectTimeout" if connecting else "ReadTimeout"
+            connected = not isinstance(exc, aiohttp.ConnectionTimeoutError)
+            phase = "ReadTimeout" if connected else "ConnectTimeout"
             summary, detail = "timed out", f"{phase} (limit {config.timeout:g} s)"
             retryable = True
         except RETRYABLE_TRANSPORT as exc:
             summary, detail = "connection error", f"{type(exc).__name__} {exc}"
-            retryable = True
+            connected, retryable = False, True
         except aiohttp.ClientError as exc:
             summary, detail = "request error", f"{type(exc).__name__} {exc}"
             retryable = False
         else:
             if 200 <= status < 300:
                 try:
-                    return parse(json.loads(body)), attempts
+                    result = parse(json.loads(body))
                 except MALFORMED as exc:
                     summary = f"malformed response ({type(exc).__name__} {exc})"
                     detail, retryable = body.decode("utf-8", "replace"), True
+                else:
+                    endpoints.done(endpoint, healthy=True, connected=True)
+                    return result, attempts, endpoint
             else:
                 text = body.decode("utf-8", "replace")
                 quota = _quota_message(status, text)
                 if quota is not None:
+                    endpoints.done(endpoint, healthy=True, connected=True)
                     raise OutOfQuota(
-                        f"the API refused {url} as out of quota (HTTP 429 {OUT_OF_QUOTA}: "
-                        f"{_one_line(quota)}); add credit or use another key, then run the "
-                        "same command again to resume"
+                        f"the API refused {endpoint.url} as out of quota (HTTP 429 "
+                        f"{OUT_OF_QUOTA}: {_one_line(quota)}); add credit or use another key, "
+                        "then run the same command again to resume"
                     )
                 summary, detail = f"HTTP {status}", text
+                # A 4xx is about the request (or the account), not the server's health.
+                healthy = status < 500
                 retryable = status >= 500 or status in RETRY_STATUSES
                 wait = retry_after(reply_headers)
+        endpoints.done(endpoint, healthy=healthy, connected=connected,
+                       failure=f"{summary}: {_one_line(detail)}")
+        endpoints.check_breaker(config.max_connection_failures)
         if not retryable or attempts > config.max_retries:
             noun = "attempt" if attempts == 1 else "attempts"
-            raise RequestFailed(f"{summary} after {attempts} {noun}: {_one_line(detail)}", attempts)
+            raise RequestFailed(
+                f"{summary} after {attempts} {noun}: {_one_line(detail)}", attempts, endpoint
+            )
         await asyncio.sleep(retry_delay(attempts, config, wait))
 
 
@@ -255,8 +415,9 @@ def parse_model_args(
     return fields
 
 
-class HttpModel(ABC):
-    """A model behind an HTTP JSON endpoint; subclasses only translate the protocol.
+class HttpModel(ModelBase, ABC):
+    """A model behind an HTTP JSON endpoint, or several replicas of one; subclasses only
+    translate the protocol.
 
     The session is created on first use so that it belongs to the event loop that runs the
     generations, and its connection pool is sized from the config the runner actually
@@ -264,16 +425,31 @@ class HttpModel(ABC):
     when done; a generation after ``aclose`` opens a new session.
     """
 
+    path: str
+    """Where requests go, under each base URL."""
+    probe_path: str
+    """What the health probe asks for, under each base URL: the model list, which every
+    server of the protocol serves, cheaply."""
+
     def __init__(
-        self, name: str, url: str, headers: dict[str, str], extra_fields: dict[str, Any]
+        self,
+        name: str,
+        base_urls: str | Sequence[str],
+        headers: dict[str, str],
+        extra_fields: dict[str, Any],
     ) -> None:
         self.name = name
-        self.url = url
+        self.endpoints = Endpoints([base_urls] if isinstance(base_urls, str) else base_urls,
+                                   self.path)
         self.headers = headers
         self.extra_fields = extra_fields
         """Fields from ``-M`` added to every request body."""
-        self.proxy = proxy_for(url)
         self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def urls(self) -> list[str]:
+        """Where requests are posted, one URL per endpoint."""
+        return [endpoint.url for endpoint in self.endpoints.all]
 
     @abstractmethod
     def payload(self, request: Request, config: GenerateConfig) -> dict[str, Any]:
@@ -289,20 +465,25 @@ class HttpModel(ABC):
             self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
+    async def start(self, config: GenerateConfig, run_dir: Path) -> None:
+        """Probe the endpoints, so that a dead server ends the run before it begins."""
+        await self.endpoints.probe(self._session_for(config), self.probe_path, self.headers,
+                                   config.max_connection_failures)
+
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         """Generate one answer; request failures come back as ``Generation.error``.
 
         A failed sample is data for the report, not a reason to abort the run, hence no
-        exception; the exception is :class:`OutOfQuota`, which no sample can get past.
-        Latency spans all attempts, back-off included, because that is what the run
-        actually waited.
+        exception; the exceptions are :class:`OutOfQuota` and :class:`Unreachable`, which no
+        sample can get past. Latency spans all attempts, back-off included, because that is
+        what the run actually waited.
         """
         session = self._session_for(config)
         payload = {**self.payload(request, config), **self.extra_fields}
         start = time.perf_counter()
         try:
-            generation, attempts = await post_json(
-                session, self.url, payload, self.headers, config, self.parse, self.proxy
+            generation, attempts, endpoint = await post_json(
+                session, self.endpoints, payload, self.headers, config, self.parse
             )
         except RequestFailed as exc:
             return Generation(
@@ -310,9 +491,11 @@ class HttpModel(ABC):
                 error=str(exc),
                 attempts=exc.attempts,
                 latency=time.perf_counter() - start,
+                endpoint=exc.endpoint.base_url,
             )
         generation.attempts = attempts
         generation.latency = time.perf_counter() - start
+        generation.endpoint = endpoint.base_url
         return generation
 
     async def aclose(self) -> None:

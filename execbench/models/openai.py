@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
@@ -29,7 +29,7 @@ RESERVED = {
 
 
 class OpenAIModel(HttpModel):
-    """A model served at ``{base_url}/chat/completions``.
+    """A model served at ``{base_url}/chat/completions``, on one or several base URLs.
 
     ``api_key`` is optional because local OpenAI-compatible servers (vLLM, Ollama,
     llama.cpp) usually accept anonymous requests. ``model_args`` (``-M key=value``) are
@@ -37,17 +37,20 @@ class OpenAIModel(HttpModel):
     vLLM's ``chat_template_kwargs``.
     """
 
+    path = "/chat/completions"
+    probe_path = "/models"
+
     def __init__(
         self,
         name: str,
         model: str,
-        base_url: str,
+        base_urls: str | Sequence[str],
         api_key: str | None,
         model_args: Mapping[str, str] | None = None,
     ) -> None:
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         extra = parse_model_args(model_args or {}, RESERVED, name)
-        super().__init__(name, f"{base_url.rstrip('/')}/chat/completions", headers, extra)
+        super().__init__(name, base_urls, headers, extra)
         self.model = model
         self.reasoning = REASONING_MODEL.search(model) is not None
 

@@ -10,14 +10,20 @@ choice tasks with the unmutated program's output: pure recall, the reversion cei
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 
-from execbench.models.base import GenerateConfig, Generation, ModelError, Request
-from execbench.tasks import get_task
+from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
+from execbench.tasks import get_task, task_names
 
 DEFAULT_CONSTANT = "[ANSWER]\nassert f(0) == 0\n[/ANSWER]"
 
 
-class OracleModel:
+def _original_tasks() -> list[str]:
+    """The tasks that can say what the unmutated program would give."""
+    return [name for name in task_names() if hasattr(get_task(name), "original_response")]
+
+
+class OracleModel(ModelBase):
     name = "reference/oracle"
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
@@ -25,12 +31,21 @@ class OracleModel:
         text = get_task(request.instance["task"]).reference_response(request.instance)
         return Generation(text=text, latency=time.perf_counter() - start)
 
-    async def aclose(self) -> None:
-        return None
 
-
-class OriginalModel:
+class OriginalModel(ModelBase):
     name = "reference/original"
+
+    def check(self, tasks: Collection[str]) -> None:
+        """Refuse tasks with no original program to recall (a suite built without
+        mutants): every sample would be an error, and the run a table of zeros."""
+        answerable = _original_tasks()
+        unanswerable = sorted(t for t in tasks if t not in _original_tasks())
+        if unanswerable:
+            able = sorted(set(tasks) - set(unanswerable))
+            hint = (f"run it with --tasks {','.join(able)}" if able else
+                    f"build a suite with --tasks {','.join(answerable)}")
+            raise ModelError(f"reference/original answers only the tasks on mutants "
+                             f"({', '.join(answerable)}), not {', '.join(unanswerable)}; {hint}")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         task = get_task(request.instance["task"])
@@ -40,11 +55,8 @@ class OriginalModel:
                                                f"{task.name} task (only mutation and choice)")
         return Generation(text=respond(request.instance))
 
-    async def aclose(self) -> None:
-        return None
 
-
-class ConstantModel:
+class ConstantModel(ModelBase):
     name = "reference/constant"
 
     def __init__(self, answer: str) -> None:
@@ -52,9 +64,6 @@ class ConstantModel:
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         return Generation(text=self.answer)
-
-    async def aclose(self) -> None:
-        return None
 
 
 def get_reference_model(rest: str, model_args: dict[str, str]):

@@ -143,9 +143,9 @@ def test_stop_reason_is_recorded(stop_reason: str, truncated: bool, refused: boo
 
 def test_model_args_reach_the_request_body() -> None:
     args = {"top_k": "5", "thinking": '{"type": "enabled", "budget_tokens": 1024}'}
-    model = AnthropicModel("anthropic/fake", "claude-fake", "http://unused", "ak", args)
     with FakeServer(scripted(Reply())) as server:
-        model.url = f"{server.anthropic_base_url}/v1/messages"
+        model = AnthropicModel("anthropic/fake", "claude-fake", server.anthropic_base_url,
+                               "ak", args)
 
         async def go() -> Generation:
             try:

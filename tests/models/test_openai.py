@@ -10,12 +10,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from http.client import HTTPConnection
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from execbench.models import http
-from execbench.models.base import GenerateConfig, Generation, ModelError, Request
+from execbench.models.base import GenerateConfig, Generation, ModelError, Request, Unreachable
 from execbench.models.openai import OpenAIModel
 from tests.fakeserver import FakeServer, Reply, prompt_of, scripted
 
@@ -161,10 +162,7 @@ def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
 
 
 def test_connection_refused_is_retried_then_reported() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    gen = generate(f"http://127.0.0.1:{port}/v1")
+    gen = generate(dead_url())
     assert gen.attempts == 4
     assert gen.error is not None and gen.error.startswith("connection error after 4 attempts")
 
@@ -353,9 +351,8 @@ def test_reasoning_models_are_recognised(model: str, reasoning: bool) -> None:
 
 def test_reasoning_model_body_has_max_completion_tokens_and_no_sampling() -> None:
     config = GenerateConfig(temperature=0.7, top_p=0.9, max_tokens=64, seed=1)
-    model = OpenAIModel("openai/o3-mini", "o3-mini", "http://unused/v1", None)
     with FakeServer(scripted(Reply())) as server:
-        model.url = f"{server.base_url}/chat/completions"
+        model = OpenAIModel("openai/o3-mini", "o3-mini", server.base_url, None)
 
         async def go() -> Generation:
             try:
@@ -425,3 +422,52 @@ def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     assert http.proxy_for("https://api.openai.com/v1/x") == "http://proxy.local:3128"
     assert http.proxy_for("https://internal.example:8443/v1/x") is None
     assert http.proxy_for("http://api.openai.com/v1/x") is None, "no HTTP_PROXY set"
+
+
+def dead_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def test_the_probe_passes_a_live_server_and_refuses_a_dead_one(tmp_path: Path) -> None:
+    async def start(base_url: str) -> None:
+        model = OpenAIModel("openai/fake", "fake-model", base_url, "sk-test")
+        try:
+            await model.start(FAST, tmp_path)
+        finally:
+            await model.aclose()
+
+    with FakeServer(scripted(Reply())) as server:
+        asyncio.run(start(server.base_url))
+        assert server.probes == 1 and server.requests == []
+    with pytest.raises(Unreachable, match=r"cannot reach the model server: http://127\.0\.0\.1:"):
+        asyncio.run(start(dead_url()))
+
+
+def test_the_breaker_trips_when_no_request_connects() -> None:
+    """Eight requests against a dead port, each allowed many retries: the fifth refused
+    connection in a row ends them all, instead of each backing off on its own."""
+    config = GenerateConfig(max_retries=20, retry_base_delay=0.01, max_connection_failures=5)
+    model = OpenAIModel("openai/fake", "fake-model", dead_url(), None)
+
+    async def go() -> list[Generation]:
+        try:
+            return await asyncio.gather(*(model.generate(request(f"q{i}"), config)
+                                          for i in range(8)))
+        finally:
+            await model.aclose()
+
+    start = time.perf_counter()
+    with pytest.raises(Unreachable, match="5 requests in a row could not connect to http"):
+        asyncio.run(go())
+    assert time.perf_counter() - start < 2
+
+
+def test_server_errors_do_not_trip_the_breaker() -> None:
+    """A server that answers, even with errors, is up: its failures are the samples'."""
+    config = GenerateConfig(max_retries=3, retry_base_delay=0.01, max_connection_failures=1)
+    with FakeServer(scripted(Reply.error(503, "overloaded"))) as server:
+        gen = generate(server.base_url, config)
+    assert gen.error is not None and gen.error.startswith("HTTP 503 after 4 attempts")
+    assert gen.endpoint == server.base_url

@@ -43,16 +43,16 @@ def test_openai_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     model = get_model("openai/gpt-4o-mini")
     assert isinstance(model, OpenAIModel)
     assert model.name == "openai/gpt-4o-mini" and model.model == "gpt-4o-mini"
-    assert model.url == "https://api.openai.com/v1/chat/completions"
+    assert model.urls == ["https://api.openai.com/v1/chat/completions"]
     assert model.headers == {"authorization": "Bearer sk-1"}
 
 
 def test_openai_base_url_from_env_and_argument(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://proxy.example/v1/")
-    assert get_model("openai/gpt-4o").url == "https://proxy.example/v1/chat/completions"
+    assert get_model("openai/gpt-4o").urls == ["https://proxy.example/v1/chat/completions"]
     model = get_model("openai/gpt-4o", base_url="http://localhost:9/v1")
-    assert model.url == "http://localhost:9/v1/chat/completions"
+    assert model.urls == ["http://localhost:9/v1/chat/completions"]
 
 
 def test_missing_keys_name_the_variable() -> None:
@@ -66,9 +66,9 @@ def test_anthropic(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-1")
     model = get_model("anthropic/claude-sonnet-4-5")
     assert isinstance(model, AnthropicModel) and model.model == "claude-sonnet-4-5"
-    assert model.url == "https://api.anthropic.com/v1/messages"
+    assert model.urls == ["https://api.anthropic.com/v1/messages"]
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://gateway.local")
-    assert get_model("anthropic/claude").url == "http://gateway.local/v1/messages"
+    assert get_model("anthropic/claude").urls == ["http://gateway.local/v1/messages"]
 
 
 def test_openai_compatible_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,7 +76,7 @@ def test_openai_compatible_server(monkeypatch: pytest.MonkeyPatch) -> None:
     model = get_model("openai-api/my-server/Qwen/Qwen2.5-7B-Instruct")
     assert isinstance(model, OpenAIModel)
     assert model.model == "Qwen/Qwen2.5-7B-Instruct"
-    assert model.url == "http://localhost:8000/v1/chat/completions"
+    assert model.urls == ["http://localhost:8000/v1/chat/completions"]
     assert model.headers == {}, "local servers need no key"
     monkeypatch.setenv("MY_SERVER_API_KEY", "local-key")
     assert get_model("openai-api/my-server/m").headers == {"authorization": "Bearer local-key"}
@@ -88,9 +88,9 @@ def test_openai_compatible_server_needs_a_url() -> None:
     assert str(error.value) == (
         "openai-api/my-server/... needs --model-base-url or MY_SERVER_BASE_URL"
     )
-    assert get_model("openai-api/my-server/model", base_url="http://h:1/v1").url.startswith(
-        "http://h:1/v1"
-    )
+    assert get_model("openai-api/my-server/model", base_url="http://h:1/v1").urls == [
+        "http://h:1/v1/chat/completions"
+    ]
 
 
 def test_registry_model_talks_to_a_server(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,7 +146,7 @@ def test_reference_models_are_delegated(monkeypatch: pytest.MonkeyPatch) -> None
 def test_keys_load_from_dotenv_in_the_working_directory(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\nMY_SERVER_BASE_URL=http://h:2\n")
     assert get_model("openai/gpt-4o").headers == {"authorization": "Bearer sk-from-dotenv"}
-    assert get_model("openai-api/my-server/m").url == "http://h:2/chat/completions"
+    assert get_model("openai-api/my-server/m").urls == ["http://h:2/chat/completions"]
 
 
 def test_environment_wins_over_dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
