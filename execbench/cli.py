@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -167,6 +168,14 @@ def run(
     max_connection_failures: Annotated[int, typer.Option(
         help="Stop the run (exit 3) after this many requests in a row could not connect to "
              "any server; the same command resumes it.")] = 5,
+    price_input: Annotated[float | None, typer.Option(
+        help="Price per million input tokens, for the cost estimate (with --price-output).")
+    ] = None,
+    price_output: Annotated[float | None, typer.Option(
+        help="Price per million output tokens, for the cost estimate.")] = None,
+    progress_every: Annotated[float, typer.Option(
+        help="Seconds between one-line progress updates when stderr is not a terminal "
+             "(a batch job's log); a terminal gets a progress bar.")] = 30.0,
 ) -> None:
     """Evaluate MODEL on SUITE; re-run the same command to resume."""
     from execbench import runner
@@ -177,10 +186,17 @@ def run(
         _fail("--shots must be 0 or 1")
     if max_retries < 0 or retry_delay < 0 or timeout <= 0:
         _fail("--max-retries and --retry-delay must be >= 0 and --timeout > 0")
+    if (price_input is None) != (price_output is None):
+        _fail("--price-input and --price-output go together (a cost needs both)")
+    if any(price is not None and price < 0 for price in (price_input, price_output)):
+        _fail("--price-input and --price-output must be >= 0")
+    if progress_every <= 0:
+        _fail("--progress-every must be > 0")
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
         tasks=[t.strip() for t in tasks.split(",")] if tasks else None,
         base_url=model_base_url, model_args=_pairs(model_arg, "-M"), retry_errors=retry_errors,
+        price_input=price_input, price_output=price_output,
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,
                                 max_retries=max_retries, timeout=timeout,
@@ -194,6 +210,7 @@ def run(
             err.print(f"resuming: {total - len(work)} of {total} samples already in {out_dir}")
         with _progress() as bar:
             job = bar.add_task(model, total=len(work), note="")
+            lines = _ProgressLines(len(work), progress_every)
             tally = {"correct": 0, "error": 0, "done": 0}
 
             def progress(record: dict) -> None:
@@ -203,7 +220,10 @@ def run(
                 note = f"{tally['correct'] / tally['done']:.1%} correct"
                 if tally["error"]:
                     note += f", {tally['error']} errors"
-                bar.update(job, advance=1, note=note)
+                if err.is_terminal:
+                    bar.update(job, advance=1, note=note)
+                else:
+                    lines.update(tally["done"], note)
 
             results = runner.run(config, out_dir, progress=progress, work=work)
     except Unreachable as exc:
@@ -214,12 +234,54 @@ def run(
         err.print(f"interrupted; run the same command again to resume from {out_dir}")
         raise typer.Exit(130) from None
     _print_results([results], by_source=False)
+    _print_usage(results)
+    err.print(f"samples in {out_dir / runner.SAMPLES}, results in {out_dir / runner.RESULTS}, "
+              f"settings and sessions in {out_dir / runner.RUN_CONFIG}", highlight=False)
     errors = results["counts"]["verdicts"].get("error", 0)
     if errors:
         err.print(f"[yellow]{errors} requests failed[/] (verdict 'error'; "
                   "--retry-errors asks again on the next run)")
     if errors and errors == results["counts"]["samples"]:
         raise typer.Exit(1)  # nothing was answered: let scripts and CI notice
+
+
+class _ProgressLines:
+    """Progress as a line every ``every`` seconds, for logs a progress bar would fill with
+    control characters (batch jobs, Slurm); the last sample always gets its line."""
+
+    def __init__(self, total: int, every: float) -> None:
+        self.total = total
+        self.every = every
+        self.start = self.last = time.monotonic()
+
+    def update(self, done: int, note: str) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every and done < self.total:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        left = f", about {(self.total - done) / rate:.0f} s left" if done < self.total else ""
+        err.print(f"progress: {done}/{self.total} samples ({done / self.total:.0%}), {note}, "
+                  f"{rate:.1f} samples/s{left}", highlight=False)
+
+
+def _print_usage(results: dict) -> None:
+    """What the run cost, on stderr: requests, tokens, latency, wall time, cost."""
+    usage = results["usage"]
+    said = (f"usage: {usage['requests']:,} requests ({usage['retries']:,} retries), "
+            f"{usage['input_tokens']:,} input and {usage['output_tokens']:,} output tokens")
+    latency = usage["latency_seconds"]
+    if latency is not None:
+        said += (f"; latency p50 {latency['p50']:.3g} s, p90 {latency['p90']:.3g} s, "
+                 f"p99 {latency['p99']:.3g} s")
+    said += f"; wall {usage['wall_seconds']:.1f} s"
+    if "cost" in usage:
+        said += f"; cost {usage['cost']['total']:.4g} at the prices given"
+    counts = results["counts"]
+    if counts["truncated"] or counts["refused"]:
+        said += (f"; {counts['truncated']} answers cut off at the token limit, "
+                 f"{counts['refused']} refused or filtered")
+    err.print(said, highlight=False)
 
 
 @app.command()

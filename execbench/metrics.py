@@ -209,3 +209,51 @@ def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
 
     return {"tasks": [first, second], "all": block(keys),
             "by_source": {source: block(groups[source]) for source in sorted(groups)}}
+
+
+def percentile(ordered: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile of an ascending, non-empty sequence: a value that was
+    actually observed, so a p99 over few samples is the slowest one, not an extrapolation."""
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def usage_summary(samples: Iterable[dict[str, Any]], wall_seconds: float,
+                  price_input: float | None = None,
+                  price_output: float | None = None) -> dict[str, Any]:
+    """The ``usage`` block of results.json: what a run cost, from its sample records.
+
+    ``requests`` counts every attempt sent (``retries`` those beyond the first); token
+    counts add what the servers reported (samples without usage add nothing, and
+    ``samples_without_usage`` says how many). Latency is per sample, all attempts and
+    back-off included, the wait a user sees. ``cost`` appears when a price per million
+    tokens is given for both directions, in the unit of those prices. Records written
+    before a field existed count as lacking it, so older runs still summarize.
+    """
+    samples = list(samples)
+    latencies = sorted(s["latency"] for s in samples if s.get("latency") is not None)
+    requests = sum(s.get("attempts") or 0 for s in samples)
+    input_tokens = sum(s.get("input_tokens") or 0 for s in samples)
+    output_tokens = sum(s.get("output_tokens") or 0 for s in samples)
+    endpoints = Counter(s["endpoint"] for s in samples if s.get("endpoint") is not None)
+    usage: dict[str, Any] = {
+        "samples": len(samples),
+        "requests": requests,
+        "retries": requests - sum(1 for s in samples if s.get("attempts")),
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "samples_without_usage": sum(1 for s in samples if s.get("output_tokens") is None),
+        "latency_seconds": {
+            "mean": sum(latencies) / len(latencies),
+            **{f"p{p}": percentile(latencies, p / 100) for p in (50, 90, 99)},
+            "max": latencies[-1],
+        } if latencies else None,
+        "wall_seconds": wall_seconds,
+        "endpoints": dict(sorted(endpoints.items())),
+    }
+    if price_input is not None and price_output is not None:
+        usage["cost"] = {"input": input_tokens * price_input / 1e6,
+                         "output": output_tokens * price_output / 1e6,
+                         "price_input_per_million": price_input,
+                         "price_output_per_million": price_output}
+        usage["cost"]["total"] = usage["cost"]["input"] + usage["cost"]["output"]
+    return usage

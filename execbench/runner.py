@@ -13,13 +13,19 @@ import asyncio
 import hashlib
 import json
 import os
+import platform
+import shlex
+import socket
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
-from execbench.metrics import paired_summary, summarize, verdict_counts
+from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
 from execbench.models import get_model
 from execbench.models.base import GenerateConfig, Generation, Model, Request
 from execbench.sandbox.pool import Limits, Sandbox
@@ -53,6 +59,10 @@ class RunConfig:
     model_args: dict[str, str] = field(default_factory=dict)
     retry_errors: bool = False
     generate: GenerateConfig = field(default_factory=GenerateConfig)
+    price_input: float | None = None
+    """Price per million input tokens, for the cost estimate (not pinned: prices change)."""
+    price_output: float | None = None
+    """Price per million output tokens."""
 
     def record(self) -> dict[str, Any]:
         """The one serialisation of a run's settings: ``run.json`` holds it, with the
@@ -60,7 +70,8 @@ class RunConfig:
         return {"model": self.model, "suite": str(Path(self.suite).resolve()), "n": self.n,
                 "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
                 "base_url": self.base_url, "model_args": self.model_args,
-                "generate": asdict(self.generate)}
+                "generate": asdict(self.generate), "price_input": self.price_input,
+                "price_output": self.price_output}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> RunConfig:
@@ -74,7 +85,8 @@ class RunConfig:
         return cls(suite=record["suite"], model=value("model"), n=record["n"],
                    shots=value("shots"), limit=record["limit"], tasks=record["tasks"],
                    base_url=value("base_url"), model_args=value("model_args"),
-                   generate=GenerateConfig(**record["generate"]))
+                   generate=GenerateConfig(**record["generate"]),
+                   price_input=record.get("price_input"), price_output=record.get("price_output"))
 
     def pinned(self, suite_sha256: str) -> dict[str, Any]:
         """What a resume or a re-score must find unchanged (``_PINNED``)."""
@@ -145,7 +157,12 @@ def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
     scope: dict[str, Any] = {"n": config.n, "limit": config.limit, "tasks": config.tasks}
     earlier = _check_pinned(out, pinned,
                             "use a new --out folder (or the same settings to resume)")
+    sessions: list[dict[str, Any]] = []
+    prices = {"price_input": config.price_input, "price_output": config.price_output}
     if earlier is not None:
+        sessions = earlier.get("sessions", [])
+        if config.price_input is None and config.price_output is None:
+            prices = {key: earlier.get(key) for key in prices}
         scope["n"] = max(config.n, earlier["n"])
         if config.limit is not None and earlier["limit"] is not None:
             scope["limit"] = max(config.limit, earlier["limit"])
@@ -156,9 +173,38 @@ def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
         else:
             scope["tasks"] = None
     record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
-              "pinned": pinned, **config.record(), **scope}
-    (out / RUN_CONFIG).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n",
-                                  encoding="utf-8")
+              "pinned": pinned, **config.record(), **scope, **prices, "sessions": sessions}
+    _write_json(out / RUN_CONFIG, record)
+
+
+def _write_json(path: Path, record: dict[str, Any]) -> None:
+    """Replace ``path`` whole, so a crash never leaves half a run.json or results.json."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _begin_session(out: Path) -> float:
+    """Add this invocation to run.json's ``sessions`` and return when it began (a resumed
+    run has several: their durations add up to the run's wall time, and each says which
+    execbench, Python, host and command line it was)."""
+    started = time.time()
+    record = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8"))
+    record.setdefault("sessions", []).append({
+        "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+        "ended": None, "seconds": None, "outcome": None, "execbench_version": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "host": socket.gethostname(), "command": shlex.join(sys.argv)})
+    _write_json(out / RUN_CONFIG, record)
+    return started
+
+
+def _end_session(out: Path, started: float, outcome: str) -> None:
+    """Close the session :func:`_begin_session` opened: when, after how long, and how."""
+    record = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8"))
+    record["sessions"][-1].update(ended=datetime.now(UTC).isoformat(timespec="seconds"),
+                                  seconds=round(time.time() - started, 3), outcome=outcome)
+    _write_json(out / RUN_CONFIG, record)
 
 
 def score_fields(score: Score) -> dict[str, Any]:
@@ -180,10 +226,15 @@ def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash
         "response": generation.text,
         "reasoning": generation.extra.get("reasoning"),
         **score_fields(score),
+        "stop_reason": generation.stop_reason,
+        "truncated": generation.truncated,
+        "refused": generation.refused,
+        "refusal": generation.extra.get("refusal"),
         "input_tokens": generation.input_tokens,
         "output_tokens": generation.output_tokens,
         "latency": round(generation.latency, 4),
         "attempts": generation.attempts,
+        "endpoint": generation.endpoint,
         "error": generation.error,
     }
 
@@ -283,21 +334,31 @@ def run(config: RunConfig, out: Path,
     if work is None:
         work, _ = plan(config, out)
     manifest, _, _ = load_suite(Path(config.suite))
-    if work:
-        model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
-        scorer = _Scorer(Limits(**manifest["limits"]), [inst for inst, _ in work])
+    started = _begin_session(out)
+    outcome = "interrupted"
+    try:
+        if work:
+            model = get_model(config.model, base_url=config.base_url,
+                              model_args=config.model_args)
+            scorer = _Scorer(Limits(**manifest["limits"]), [inst for inst, _ in work])
 
-        async def main() -> None:
+            async def main() -> None:
+                try:
+                    await model.start(config.generate, out)
+                    await _generate_all(model, config, work, scorer, out, progress)
+                finally:
+                    await model.aclose()
+
             try:
-                await model.start(config.generate, out)
-                await _generate_all(model, config, work, scorer, out, progress)
+                asyncio.run(main())
             finally:
-                await model.aclose()
-
-        try:
-            asyncio.run(main())
-        finally:
-            scorer.close()
+                scorer.close()
+        outcome = "completed"
+    except Exception as exc:
+        outcome = f"stopped: {exc}"
+        raise
+    finally:
+        _end_session(out, started, outcome)
     return write_results(load_run_config(out), out)
 
 
@@ -318,14 +379,21 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
     chosen = {inst["id"] for inst in select_instances(instances, config.tasks, config.limit)}
     samples = [s for (iid, index), s in read_samples(out / SAMPLES).items()
                if iid in chosen and index < config.n]
+    sessions = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8")).get("sessions", [])
+    wall = sum(session["seconds"] or 0.0 for session in sessions)
     results = {
         "schema_version": SCHEMA_VERSION,
         "execbench_version": __version__,
         "run": {**config.record(), "run_dir": str(out), "suite_sha256": sha},
         "counts": {"instances": len(chosen), "samples": len(samples),
                    "expected_samples": len(chosen) * config.n,
-                   "verdicts": verdict_counts(samples)},
+                   "verdicts": verdict_counts(samples),
+                   "truncated": sum(1 for s in samples if s.get("truncated")),
+                   "refused": sum(1 for s in samples if s.get("refused"))},
         "metrics": summarize(samples, config.n),
+        "usage": usage_summary(samples, round(wall, 3), config.price_input,
+                               config.price_output),
+        "sessions": sessions,
     }
     tasks = {s["task"] for s in samples}
     by_id = {inst["id"]: inst for inst in instances if inst["id"] in chosen}
@@ -338,9 +406,7 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
             results.setdefault("paired_metrics", {})[name] = paired_summary(
                 samples, config.n, pairing.first, pairing.second)
     results["declared_metrics"] = declared_metrics(sorted(tasks))
-    tmp = out / (RESULTS + ".tmp")
-    tmp.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, out / RESULTS)
+    _write_json(out / RESULTS, results)
     return results
 
 

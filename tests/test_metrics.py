@@ -8,7 +8,14 @@ import random
 
 import pytest
 
-from execbench.metrics import bootstrap_ci, pass_at_k, summarize, verdict_counts
+from execbench.metrics import (
+    bootstrap_ci,
+    pass_at_k,
+    percentile,
+    summarize,
+    usage_summary,
+    verdict_counts,
+)
 
 
 def sample(
@@ -192,3 +199,15 @@ def test_verdict_counts_for_the_run() -> None:
     counts = verdict_counts(hand_made_samples())
     assert counts == {"correct": 4, "error": 4, "incorrect": 2, "unparsable": 1}
     assert list(counts) == sorted(counts)
+
+
+def test_percentiles_are_observed_values_and_usage_reads_old_records() -> None:
+    ordered = [0.1 * i for i in range(1, 11)]
+    assert [percentile(ordered, p) for p in (0.5, 0.9, 0.99, 1.0)] == [
+        ordered[4], ordered[8], ordered[9], ordered[9]]
+    old = {"verdict": "correct", "latency": 0.5, "attempts": 1, "input_tokens": None,
+           "output_tokens": None}
+    usage = usage_summary([old, {**old, "attempts": 3, "output_tokens": 4}], 2.0)
+    assert (usage["requests"], usage["retries"], usage["output_tokens"]) == (4, 2, 4)
+    assert usage["samples_without_usage"] == 1 and usage["endpoints"] == {}
+    assert "cost" not in usage and usage["latency_seconds"]["p99"] == 0.5

@@ -665,3 +665,74 @@ def test_no_connections_is_refused_by_the_runner_too(small: tuple[Path, list[dic
     with pytest.raises(runner.RunError, match="max_connections must be at least 1, not 0"):
         runner.run(config, tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[dict]],
+                                                        tmp_path: Path) -> None:
+    """Tokens, requests, retries, latency, wall time and cost in results.json and on
+    stderr; stop reasons, refusals and the endpoint in each sample; one session per
+    invocation in run.json; a progress line per interval in a piped log."""
+    suite, instances = small
+
+    def responder(body: dict, attempt: int) -> Reply:
+        inst = find(instances, prompt_of(body))
+        if inst["entry_point"] == "add" and attempt == 1:
+            return Reply.error(503, "busy")
+        if inst["entry_point"] == "rev":
+            return Reply(text="[ANSWER]\nassert rev('abc') == ", finish_reason="length",
+                         input_tokens=100, output_tokens=7)
+        if inst["entry_point"] == "size":
+            return Reply(refusal="I will not run code.", input_tokens=100, output_tokens=3)
+        return Reply(text=answer(inst, "correct"), input_tokens=100, output_tokens=20)
+
+    out = tmp_path / "run"
+    with FakeServer(responder) as server:
+        args = run_args(suite, server, out, "--retry-delay", 0.01, "--price-input", 2,
+                        "--price-output", 10, "--progress-every", 0.001)
+        first = execbench(*args, "--tasks", "output")
+        assert first.returncode == 0, first.stderr
+        second = execbench(*args)
+        assert second.returncode == 0, second.stderr
+
+    records = {rec["instance_id"].split("/")[2]: rec for rec in raw_lines(out)
+               if rec["task"] == "output"}
+    assert {name: (rec["stop_reason"], rec["truncated"], rec["refused"])
+            for name, rec in records.items()} == {
+        "add": ("stop", False, False), "rev": ("length", True, False),
+        "size": ("stop", False, True), "top": ("stop", False, False),
+        "neg": ("stop", False, False)}
+    assert records["size"]["refusal"] == "I will not run code."
+    assert {rec["endpoint"] for rec in raw_lines(out)} == {server.base_url}
+
+    results = results_of(out)
+    usage = results["usage"]
+    assert (usage["samples"], usage["requests"], usage["retries"]) == (10, 12, 2)
+    assert usage["input_tokens"] == 1000
+    assert usage["output_tokens"] == 2 * (20 + 7 + 3 + 20 + 20)
+    assert usage["endpoints"] == {server.base_url: 10}
+    latency = usage["latency_seconds"]
+    assert 0 < latency["p50"] <= latency["p90"] <= latency["p99"] <= latency["max"]
+    assert usage["cost"]["total"] == pytest.approx((1000 * 2 + 140 * 10) / 1e6)
+    assert (results["counts"]["truncated"], results["counts"]["refused"]) == (2, 2)
+
+    sessions = json.loads((out / runner.RUN_CONFIG).read_text())["sessions"]
+    assert results["sessions"] == sessions and len(sessions) == 2
+    assert [s["outcome"] for s in sessions] == ["completed", "completed"]
+    assert "--tasks output" in sessions[0]["command"] and "--tasks" not in sessions[1]["command"]
+    assert all(s["host"] and s["python"] and s["execbench_version"] for s in sessions)
+    assert usage["wall_seconds"] == pytest.approx(sum(s["seconds"] for s in sessions), abs=0.01)
+
+    said = flat(second.stderr)
+    assert "usage: 12 requests (2 retries), 1,000 input and 140 output tokens; latency p50" in said
+    assert "cost 0.0034 at the prices given" in said
+    assert "2 answers cut off at the token limit, 2 refused or filtered" in said
+    assert f"samples in {out / runner.SAMPLES}, results in {out / runner.RESULTS}" in said
+    progress = [line for line in second.stderr.splitlines() if line.startswith("progress:")]
+    assert progress[-1].startswith("progress: 5/5 samples (100%), ")
+
+
+def test_prices_go_together(small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    suite, _ = small
+    done = execbench("run", "--suite", suite, "--model", "reference/oracle",
+                     "--out", tmp_path / "run", "--price-input", 1)
+    assert done.returncode == 2 and "--price-input and --price-output go together" in done.stderr

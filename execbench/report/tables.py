@@ -100,9 +100,12 @@ def verdict_rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[st
     """Headers and rows counting each run's verdicts over all of its tasks.
 
     These show *why* runs differ: a model that mostly returns unparsable answers, or a run
-    hit by request errors, needs fixing before its accuracy means anything.
+    hit by request errors, needs fixing before its accuracy means anything. ``truncated``
+    (answers cut off at the token limit) and ``refused`` (refused or filtered) count samples
+    whatever their verdict, so that a cut-off answer is not read as an ordinary wrong one;
+    runs from before they were counted show ``-``.
     """
-    headers = ["run", *VERDICT_COLUMNS, "other"]
+    headers = ["run", *VERDICT_COLUMNS, "other", "truncated", "refused"]
     rows: list[list[str]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         counts: Counter[str] = Counter()
@@ -110,7 +113,8 @@ def verdict_rows(results: list[dict[str, Any]]) -> tuple[list[str], list[list[st
             counts.update(task_block["all"]["verdicts"])
         named = [counts[verdict] for verdict in VERDICT_COLUMNS]
         other = sum(counts.values()) - sum(named)
-        rows.append([label, *(str(count) for count in named), str(other)])
+        apart = [str(result["counts"].get(key, "-")) for key in ("truncated", "refused")]
+        rows.append([label, *(str(count) for count in named), str(other), *apart])
     return headers, rows
 
 

@@ -103,11 +103,14 @@ def test_runs_of_the_same_model_are_told_apart(runs: list[dict]) -> None:
 
 def test_verdict_rows(runs: list[dict]) -> None:
     headers, rows = verdict_rows(runs)
-    assert headers == ["run", "correct", "incorrect", "unparsable", "error", "other"]
+    assert headers == ["run", "correct", "incorrect", "unparsable", "error", "other",
+                       "truncated", "refused"]
     assert rows == [
-        ["alpha", "7", "3", "1", "1", "3"],
-        ["beta", "1", "0", "0", "1", "0"],
+        ["alpha", "7", "3", "1", "1", "3", "-", "-"],
+        ["beta", "1", "0", "0", "1", "0", "-", "-"],
     ]
+    runs[1]["counts"].update(truncated=1, refused=0)
+    assert verdict_rows(runs)[1][1][-2:] == ["1", "0"]
 
 
 def test_markdown(runs: list[dict]) -> None:
