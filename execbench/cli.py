@@ -155,8 +155,10 @@ def run(
     limit: Annotated[int | None, typer.Option(help="At most N instances per task.")] = None,
     tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,
     shots: Annotated[int, typer.Option(help="0 (zero-shot) or 1 (one worked example).")] = 0,
-    model_base_url: Annotated[str | None, typer.Option(
-        help="Base URL of an OpenAI-compatible server.")] = None,
+    model_base_url: Annotated[list[str], typer.Option(
+        help="Base URL of the model's server; several (repeated, or separated by commas) "
+             "are replicas of one model: each request goes to the one with the fewest in "
+             "flight, and one that keeps failing is left out for a while.")] = [],  # noqa: B006
     model_arg: Annotated[list[str], typer.Option(
         "--model-arg", "-M", help="Model argument key=value (repeatable).")] = [],  # noqa: B006
     max_retries: Annotated[int, typer.Option(help="Retries per failed request.")] = 5,
@@ -195,7 +197,8 @@ def run(
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
         tasks=[t.strip() for t in tasks.split(",")] if tasks else None,
-        base_url=model_base_url, model_args=_pairs(model_arg, "-M"), retry_errors=retry_errors,
+        base_url=",".join(model_base_url) or None, model_args=_pairs(model_arg, "-M"),
+        retry_errors=retry_errors,
         price_input=price_input, price_output=price_output,
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,

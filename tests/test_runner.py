@@ -736,3 +736,37 @@ def test_prices_go_together(small: tuple[Path, list[dict]], tmp_path: Path) -> N
     done = execbench("run", "--suite", suite, "--model", "reference/oracle",
                      "--out", tmp_path / "run", "--price-input", 1)
     assert done.returncode == 2 and "--price-input and --price-output go together" in done.stderr
+
+
+def test_two_endpoints_one_dying_mid_run(wide: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """Two replicas behind one run; one stops answering part-way. Its requests move to
+    the other, no sample fails, and the samples say which replica answered each."""
+    suite, instances = wide
+    out = tmp_path / "run"
+    answered = threading.Semaphore(0)
+
+    def dying(body: dict, attempt: int) -> Reply:
+        answered.release()
+        return scripted(instances, even_right, delay=0.02)(body, attempt)
+
+    with FakeServer(scripted(instances, even_right, delay=0.02)) as steady:
+        doomed = FakeServer(dying).__enter__()
+        args = ["run", "--suite", suite, "--model", MODEL, "--out", out, "-n", 2,
+                "--max-connections", CONNECTIONS, "--model-base-url", doomed.base_url,
+                "--model-base-url", steady.base_url]
+        proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(10):
+            assert answered.acquire(timeout=60), "the doomed replica got too few requests"
+        doomed.__exit__(None, None, None)
+        stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    records = raw_lines(out)
+    assert len(records) == 2 * len(instances)
+    assert all(rec["error"] is None for rec in records)
+    by_endpoint = Counter(rec["endpoint"] for rec in records)
+    assert set(by_endpoint) == {doomed.base_url, steady.base_url}
+    assert by_endpoint[doomed.base_url] >= 10 - CONNECTIONS
+    usage = results_of(out)["usage"]
+    assert usage["endpoints"] == dict(sorted(by_endpoint.items()))
+    assert results_of(out)["run"]["base_url"] == f"{doomed.base_url},{steady.base_url}"

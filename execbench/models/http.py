@@ -241,6 +241,11 @@ class Endpoints:
             endpoint.bench = min(MAX_DELAY, 2 * endpoint.bench or BENCH_SECONDS)
             endpoint.benched_until = now + endpoint.bench
 
+    def elsewhere(self, endpoint: Endpoint) -> bool:
+        """Whether another endpoint than ``endpoint`` is ready to take a request now."""
+        now = time.monotonic()
+        return any(e is not endpoint and e.benched_until <= now for e in self.all)
+
     def check_breaker(self, limit: int) -> None:
         """Raise :class:`Unreachable` once no endpoint has connected for ``limit`` attempts."""
         if all(endpoint.unreached >= limit for endpoint in self.all):
@@ -371,7 +376,9 @@ async def post_json(
             raise RequestFailed(
                 f"{summary} after {attempts} {noun}: {_one_line(detail)}", attempts, endpoint
             )
-        await asyncio.sleep(retry_delay(attempts, config, wait))
+        # A replica that cannot be reached says nothing about the others: go there at once.
+        if connected or not endpoints.elsewhere(endpoint):
+            await asyncio.sleep(retry_delay(attempts, config, wait))
 
 
 def proxy_for(url: str) -> str | None:

@@ -471,3 +471,89 @@ def test_server_errors_do_not_trip_the_breaker() -> None:
         gen = generate(server.base_url, config)
     assert gen.error is not None and gen.error.startswith("HTTP 503 after 4 attempts")
     assert gen.endpoint == server.base_url
+
+
+async def _spread(model: OpenAIModel, prompts: list[str],
+                  config: GenerateConfig = FAST) -> list[Generation]:
+    """The prompts in flight together on ``model``, which stays open."""
+    return await asyncio.gather(*(model.generate(request(p), config) for p in prompts))
+
+
+def test_requests_go_to_the_endpoint_with_the_fewest_in_flight() -> None:
+    """A replica that answers at once takes most of the work from one that takes 0.3 s."""
+    with FakeServer(scripted(Reply(delay=0.3))) as slow, \
+            FakeServer(scripted(Reply())) as fast:
+        model = OpenAIModel("openai-api/x/m", "m", [slow.base_url, fast.base_url], None)
+
+        config = GenerateConfig(max_connections=4, max_retries=0)
+        queue = [f"q{i}" for i in range(60)]
+        gens: list[Generation] = []
+
+        async def worker() -> None:  # as the runner calls it: one worker per connection
+            while queue:
+                gens.append(await model.generate(request(queue.pop()), config))
+
+        async def go() -> None:
+            try:
+                await asyncio.gather(*(worker() for _ in range(config.max_connections)))
+            finally:
+                await model.aclose()
+
+        asyncio.run(go())
+        counts = len(slow.requests), len(fast.requests)
+    assert all(g.error is None for g in gens) and sum(counts) == 60
+    assert counts[1] > 5 * counts[0], counts
+    assert {g.endpoint for g in gens} == {slow.base_url, fast.base_url}
+
+
+def test_a_dead_endpoint_is_benched_then_tried_again(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    """The probe benches a replica that is down; the requests go to the other; once the
+    bench is over and the replica is back, it takes requests again."""
+    monkeypatch.setattr(http, "BENCH_SECONDS", 0.2)
+    down = dead_url()
+    port = urlsplit(down).port
+    with FakeServer(scripted(Reply(text="live"))) as live:
+        model = OpenAIModel("openai-api/x/m", "m", [live.base_url, down], None)
+
+        async def before() -> list[Generation]:
+            await model.start(FAST, tmp_path)
+            return await _spread(model, [f"early {i}" for i in range(10)])
+
+        async def after() -> list[Generation]:
+            try:
+                await asyncio.sleep(0.3)
+                return await _spread(model, [f"late {i}" for i in range(10)])
+            finally:
+                await model.aclose()
+
+        loop = asyncio.new_event_loop()
+        try:
+            early = loop.run_until_complete(before())
+            with FakeServer(scripted(Reply(text="back")), port=port) as back:
+                late = loop.run_until_complete(after())
+                assert back.probes == 0 and len(back.requests) > 0
+        finally:
+            loop.close()
+    assert {(g.text, g.endpoint) for g in early} == {("live", live.base_url)}
+    assert all(g.error is None for g in late)
+    assert {g.endpoint for g in late} == {live.base_url, down}
+
+
+def test_a_replica_that_dies_hands_its_requests_to_the_other() -> None:
+    """Refused connections on one replica are retried on the other at once, so no sample
+    fails and the breaker does not trip while one server answers."""
+    config = GenerateConfig(max_retries=2, retry_base_delay=5.0, max_connection_failures=2)
+    with FakeServer(scripted(Reply(text="up"))) as up:
+        model = OpenAIModel("openai-api/x/m", "m", [dead_url(), up.base_url], None)
+
+        async def go() -> list[Generation]:
+            try:
+                return await _spread(model, [f"q{i}" for i in range(12)], config)
+            finally:
+                await model.aclose()
+
+        start = time.perf_counter()
+        gens = asyncio.run(go())
+    assert time.perf_counter() - start < 2, "a retry elsewhere does not wait out the back-off"
+    assert {(g.text, g.endpoint, g.error) for g in gens} == {("up", up.base_url, None)}

@@ -153,3 +153,12 @@ def test_environment_wins_over_dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path:
     (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\n")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
     assert get_model("openai/gpt-4o").headers == {"authorization": "Bearer sk-from-env"}
+
+
+def test_several_base_urls_are_replicas() -> None:
+    model = get_model("openai-api/my-server/m", base_url="http://a:1/v1, http://b:2/v1")
+    assert model.urls == ["http://a:1/v1/chat/completions", "http://b:2/v1/chat/completions"]
+    with pytest.raises(ModelError, match="base URL 'b:2' must start with http"):
+        get_model("openai-api/my-server/m", base_url="http://a:1/v1,b:2")
+    with pytest.raises(ModelError, match="a base URL is listed twice"):
+        get_model("openai-api/my-server/m", base_url="http://a:1/v1,http://a:1/v1")
