@@ -770,3 +770,24 @@ def test_two_endpoints_one_dying_mid_run(wide: tuple[Path, list[dict]], tmp_path
     usage = results_of(out)["usage"]
     assert usage["endpoints"] == dict(sorted(by_endpoint.items()))
     assert results_of(out)["run"]["base_url"] == f"{doomed.base_url},{steady.base_url}"
+
+
+def test_model_args_reach_the_server_and_are_pinned(small: tuple[Path, list[dict]],
+                                                    tmp_path: Path) -> None:
+    suite, instances = small
+    out = tmp_path / "run"
+    with FakeServer(scripted(instances, mixed)) as server:
+        args = run_args(suite, server, out, "-M", "top_k=20", "-M",
+                        'chat_template_kwargs={"enable_thinking": false}')
+        done = execbench(*args)
+        assert done.returncode == 0, done.stderr
+        bodies = [r.body for r in server.requests]
+        changed = execbench(*run_args(suite, server, out, "-M", "top_k=40"))
+        refused = execbench(*run_args(suite, server, tmp_path / "other", "-M", "temperature=1"))
+    assert len(bodies) == 10
+    assert all(b["top_k"] == 20 and b["chat_template_kwargs"] == {"enable_thinking": False}
+               for b in bodies)
+    assert changed.returncode == 2 and "different model_args" in flat(changed.stderr)
+    assert refused.returncode == 2
+    assert "sets these request fields itself, not with -M: temperature: --temperature" in flat(
+        refused.stderr)

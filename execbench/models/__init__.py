@@ -10,6 +10,7 @@ from dotenv import load_dotenv
 
 from execbench.models.anthropic import AnthropicModel
 from execbench.models.base import Model, ModelError
+from execbench.models.openai import DOCUMENTED as OPENAI_FIELDS
 from execbench.models.openai import OpenAIModel
 
 __all__ = ["Model", "ModelError", "get_model"]
@@ -31,8 +32,10 @@ def get_model(
     here, before any request is sent, so a run fails in its first second rather than after
     queueing work. ``base_url`` overrides the provider's URL from the environment; it may
     list several, separated by commas, to spread requests over replicas.
-    ``model_args`` are only meaningful to ``reference`` and ``hf`` models; the HTTP providers reject
-    them rather than silently ignore a setting the user expected to matter.
+    ``model_args`` (``-M``) are a reference or hf model's options, and extra request fields
+    for the HTTP providers: checked against the API's documented fields for ``openai/``
+    and ``anthropic/``, passed as given to the servers behind ``openai-api/``, which take
+    fields of their own.
     """
     provider, slash, rest = name.partition("/")
     providers = ", ".join(PROVIDERS)
@@ -57,21 +60,21 @@ def get_model(
         from execbench.models.hf import HFModel
 
         return HFModel(name, rest, model_args or {})
-    if model_args:
-        raise ModelError(f"{provider} models take no model args (got {', '.join(model_args)})")
-
     # Keys may live in ./.env; real environment variables take precedence over it.
     load_dotenv(Path.cwd() / ".env", override=False)
     if provider == "openai":
         url = base_url or _env("OPENAI_BASE_URL") or OPENAI_URL
-        return OpenAIModel(name, rest, _check_urls(url), _require("OPENAI_API_KEY", name))
+        return OpenAIModel(name, rest, _check_urls(url), _require("OPENAI_API_KEY", name),
+                           model_args, OPENAI_FIELDS)
     if provider == "anthropic":
         url = base_url or _env("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
-        return AnthropicModel(name, rest, _check_urls(url), _require("ANTHROPIC_API_KEY", name))
-    return _openai_compatible(name, rest, base_url)
+        return AnthropicModel(name, rest, _check_urls(url), _require("ANTHROPIC_API_KEY", name),
+                              model_args)
+    return _openai_compatible(name, rest, base_url, model_args or {})
 
 
-def _openai_compatible(name: str, rest: str, base_url: str | None) -> Model:
+def _openai_compatible(name: str, rest: str, base_url: str | None,
+                       model_args: dict[str, str]) -> Model:
     """``openai-api/<server>/<model>``: the server name selects ``<SERVER>_BASE_URL`` and
     ``<SERVER>_API_KEY``, so several local servers can be configured side by side."""
     server, _, model = rest.partition("/")
@@ -81,7 +84,7 @@ def _openai_compatible(name: str, rest: str, base_url: str | None) -> Model:
     url = base_url or _env(f"{prefix}_BASE_URL")
     if not url:
         raise ModelError(f"openai-api/{server}/... needs --model-base-url or {prefix}_BASE_URL")
-    return OpenAIModel(name, model, _check_urls(url), _env(f"{prefix}_API_KEY"))
+    return OpenAIModel(name, model, _check_urls(url), _env(f"{prefix}_API_KEY"), model_args)
 
 
 def _env(var: str) -> str | None:

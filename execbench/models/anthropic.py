@@ -24,6 +24,14 @@ RESERVED = {
 }
 """Request fields the provider fills from the run's settings, and where each comes from."""
 
+DOCUMENTED = frozenset({
+    "model", "messages", "max_tokens", "container", "context_management", "mcp_servers",
+    "metadata", "service_tier", "stop_sequences", "stream", "system", "temperature",
+    "thinking", "tool_choice", "tools", "top_k", "top_p",
+})
+"""The request fields of the Messages API reference, which ``-M`` keys are checked against:
+a misspelt one would otherwise fail every request with a 400."""
+
 
 class AnthropicModel(HttpModel):
     """A model served at ``{base_url}/v1/messages``.
@@ -44,7 +52,7 @@ class AnthropicModel(HttpModel):
         model_args: Mapping[str, str] | None = None,
     ) -> None:
         headers = {"x-api-key": api_key, "anthropic-version": API_VERSION}
-        extra = parse_model_args(model_args or {}, RESERVED, name)
+        extra = parse_model_args(model_args or {}, RESERVED, name, DOCUMENTED)
         super().__init__(name, base_urls, headers, extra)
         self.model = model
 

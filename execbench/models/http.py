@@ -399,7 +399,10 @@ def proxy_for(url: str) -> str | None:
 
 
 def parse_model_args(
-    model_args: Mapping[str, str], reserved: Mapping[str, str], provider: str
+    model_args: Mapping[str, str],
+    reserved: Mapping[str, str],
+    provider: str,
+    documented: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """``-M key=value`` pairs as extra request fields.
 
@@ -407,12 +410,20 @@ def parse_model_args(
     false}``, ``-M top_k=20``) and kept as text otherwise (``-M reasoning_effort=high``), so
     the common cases need no quoting. ``reserved`` maps the fields the provider fills itself
     to what sets them instead: a second way to set, say, the temperature would leave the run
-    record saying one thing and the request another.
+    record saying one thing and the request another. ``documented``, for an API that
+    publishes its request fields, is that list: a misspelt field is refused here rather than
+    by every request (or, worse, ignored by the API); None for servers that extend the API
+    with fields of their own (vLLM's ``top_k``, ``min_p``, ``chat_template_kwargs``).
     """
     taken = sorted(key for key in model_args if key in reserved)
     if taken:
         ways = "; ".join(f"{key}: {reserved[key]}" for key in taken)
         raise ModelError(f"{provider} sets these request fields itself, not with -M: {ways}")
+    unknown = sorted(set(model_args) - documented) if documented is not None else []
+    if unknown:
+        known = ", ".join(sorted(documented - set(reserved)))
+        raise ModelError(f"{provider} has no documented request field {', '.join(unknown)}; "
+                         f"-M takes {known}")
     fields: dict[str, Any] = {}
     for key, value in model_args.items():
         try:

@@ -27,6 +27,18 @@ RESERVED = {
 }
 """Request fields the provider fills from the run's settings, and where each comes from."""
 
+DOCUMENTED = frozenset({
+    "model", "messages", "audio", "frequency_penalty", "logit_bias", "logprobs",
+    "max_completion_tokens", "max_tokens", "metadata", "modalities", "n",
+    "parallel_tool_calls", "prediction", "presence_penalty", "prompt_cache_key",
+    "reasoning_effort", "response_format", "safety_identifier", "seed", "service_tier",
+    "stop", "store", "stream", "stream_options", "temperature", "tool_choice", "tools",
+    "top_logprobs", "top_p", "user", "verbosity", "web_search_options",
+})
+"""The request fields of OpenAI's chat completions API reference (deprecated ones left
+out), which ``openai/`` models check ``-M`` against. OpenAI-compatible servers
+(``openai-api/``) take fields of their own, so their ``-M`` keys are passed unchecked."""
+
 
 class OpenAIModel(HttpModel):
     """A model served at ``{base_url}/chat/completions``, on one or several base URLs.
@@ -34,7 +46,7 @@ class OpenAIModel(HttpModel):
     ``api_key`` is optional because local OpenAI-compatible servers (vLLM, Ollama,
     llama.cpp) usually accept anonymous requests. ``model_args`` (``-M key=value``) are
     added to every request body, for server options such as ``reasoning_effort`` or
-    vLLM's ``chat_template_kwargs``.
+    vLLM's ``chat_template_kwargs``; with ``documented``, only those fields are taken.
     """
 
     path = "/chat/completions"
@@ -47,9 +59,10 @@ class OpenAIModel(HttpModel):
         base_urls: str | Sequence[str],
         api_key: str | None,
         model_args: Mapping[str, str] | None = None,
+        documented: frozenset[str] | None = None,
     ) -> None:
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
-        extra = parse_model_args(model_args or {}, RESERVED, name)
+        extra = parse_model_args(model_args or {}, RESERVED, name, documented)
         super().__init__(name, base_urls, headers, extra)
         self.model = model
         self.reasoning = REASONING_MODEL.search(model) is not None

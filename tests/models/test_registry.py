@@ -125,12 +125,34 @@ def test_bad_names(name: str, message: str) -> None:
         get_model(name)
 
 
-def test_bad_base_url_and_stray_model_args(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
     with pytest.raises(ModelError, match="must start with http"):
         get_model("openai/gpt-4o", base_url="localhost:8000")
-    with pytest.raises(ModelError, match="take no model args"):
-        get_model("openai/gpt-4o", model_args={"accuracy": "0.5"})
+
+
+def test_model_args_are_request_fields_checked_where_the_api_lists_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """-M once was refused for every HTTP model; now it adds request fields. The official
+    APIs publish theirs, so a misspelt one is refused by name; OpenAI-compatible servers
+    take fields of their own (vLLM's top_k, chat_template_kwargs), so theirs pass as given."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-1")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "ak-1")
+    model = get_model("openai/o3", model_args={"reasoning_effort": "high"})
+    assert model.extra_fields == {"reasoning_effort": "high"}
+    with pytest.raises(ModelError) as error:
+        get_model("openai/gpt-4o", model_args={"reasoning_efort": "high", "top_k": "5"})
+    message = str(error.value)
+    assert message.startswith("openai/gpt-4o has no documented request field reasoning_efort, "
+                              "top_k; -M takes audio, frequency_penalty,")
+    assert "temperature" not in message, "fields the run sets itself are not offered"
+    assert get_model("anthropic/claude", model_args={"top_k": "5"}).extra_fields == {"top_k": 5}
+    with pytest.raises(ModelError, match="anthropic/claude has no documented request field "
+                                         "min_p; -M takes container,"):
+        get_model("anthropic/claude", model_args={"min_p": "0.1"})
+    served = get_model("openai-api/vllm/m", base_url="http://h:1/v1",
+                       model_args={"min_p": "0.1", "chat_template_kwargs": '{"a": true}'})
+    assert served.extra_fields == {"min_p": 0.1, "chat_template_kwargs": {"a": True}}
 
 
 def test_reference_models_are_delegated(monkeypatch: pytest.MonkeyPatch) -> None:
