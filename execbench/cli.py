@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -175,6 +176,9 @@ def run(
     ] = None,
     price_output: Annotated[float | None, typer.Option(
         help="Price per million output tokens, for the cost estimate.")] = None,
+    server_start_timeout: Annotated[float, typer.Option(
+        help="Seconds a server the run starts (vllm/, sglang/) has to become healthy.")
+    ] = 900.0,
     progress_every: Annotated[float, typer.Option(
         help="Seconds between one-line progress updates when stderr is not a terminal "
              "(a batch job's log); a terminal gets a progress bar.")] = 30.0,
@@ -192,8 +196,8 @@ def run(
         _fail("--price-input and --price-output go together (a cost needs both)")
     if any(price is not None and price < 0 for price in (price_input, price_output)):
         _fail("--price-input and --price-output must be >= 0")
-    if progress_every <= 0:
-        _fail("--progress-every must be > 0")
+    if progress_every <= 0 or server_start_timeout <= 0:
+        _fail("--progress-every and --server-start-timeout must be > 0")
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
         tasks=[t.strip() for t in tasks.split(",")] if tasks else None,
@@ -204,9 +208,13 @@ def run(
                                 seed=seed, max_connections=max_connections,
                                 max_retries=max_retries, timeout=timeout,
                                 retry_base_delay=retry_delay,
+                                server_start_timeout=server_start_timeout,
                                 max_connection_failures=max_connection_failures))
     from execbench.suite import SuiteError
 
+    # A batch system ends a job with SIGTERM: stop as on Ctrl-C, so the samples are flushed,
+    # the session recorded and a server the run started is stopped with it.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         work, total = runner.plan(config, out_dir)
         if len(work) < total:

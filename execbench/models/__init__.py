@@ -15,9 +15,7 @@ from execbench.models.openai import OpenAIModel
 
 __all__ = ["Model", "ModelError", "get_model"]
 
-PROVIDERS = ("openai", "openai-api", "anthropic", "hf", "reference")
-NOT_AVAILABLE = ("vllm",)
-"""Named in the project's plans but not implemented: a clear message points to openai-api."""
+PROVIDERS = ("openai", "openai-api", "anthropic", "hf", "vllm", "sglang", "reference")
 
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -41,11 +39,6 @@ def get_model(
     providers = ", ".join(PROVIDERS)
     if not slash:
         raise ModelError(f"model name {name!r} must be provider/model; providers: {providers}")
-    if provider in NOT_AVAILABLE:
-        raise ModelError(
-            f"{provider}/... (in-process vLLM) is not available yet; serve the model with "
-            "vLLM's OpenAI-compatible server and use openai-api/<name>/<model>, or use hf/<model>"
-        )
     if provider not in PROVIDERS:
         raise ModelError(f"unknown model provider {provider!r} in {name!r}; providers: {providers}")
     if not rest:
@@ -54,6 +47,13 @@ def get_model(
         from execbench.models.reference import get_reference_model
 
         return get_reference_model(rest, model_args or {})
+    if provider in ("vllm", "sglang"):
+        if base_url:
+            raise ModelError(f"{provider} models start their own server and take no "
+                             "--model-base-url (use openai-api/<name>/<model> for a running one)")
+        from execbench.models.managed import ENGINES, ManagedModel
+
+        return ManagedModel(name, ENGINES[provider], rest, model_args or {})
     if provider == "hf":
         if base_url:
             raise ModelError("hf models run in this process and take no --model-base-url")

@@ -21,6 +21,9 @@ class GenerateConfig:
     timeout: float = 120.0
     retry_base_delay: float = 1.0
     """First back-off delay in seconds; doubles on each retry (with jitter), capped at 60 s."""
+    server_start_timeout: float = 900.0
+    """Seconds a server the run starts (``vllm/``, ``sglang/``) has to become healthy:
+    loading a large model's weights takes minutes."""
     max_connection_failures: int = 5
     """Consecutive requests that reach no server, with no reply from any in between, after
     which the run stops (the circuit breaker): the server is down, and retrying each sample

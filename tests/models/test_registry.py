@@ -117,7 +117,6 @@ def test_registry_model_talks_to_a_server(monkeypatch: pytest.MonkeyPatch) -> No
         ("mistral/large", "unknown model provider 'mistral'.*providers: openai, openai-api"),
         ("openai/", "must look like openai/<model>"),
         ("openai-api/only-name", "must look like openai-api/<name>/<model>"),
-        ("vllm/Qwen/Qwen2.5-7B", "vllm/... .*not available yet"),
     ],
 )
 def test_bad_names(name: str, message: str) -> None:
