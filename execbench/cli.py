@@ -223,6 +223,7 @@ def run(
             job = bar.add_task(model, total=len(work), note="")
             lines = _ProgressLines(len(work), progress_every)
             tally = {"correct": 0, "error": 0, "done": 0}
+            terminal = err.is_terminal  # asked once: the question is a system call
 
             def progress(record: dict) -> None:
                 tally["done"] += 1
@@ -231,7 +232,7 @@ def run(
                 note = f"{tally['correct'] / tally['done']:.1%} correct"
                 if tally["error"]:
                     note += f", {tally['error']} errors"
-                if err.is_terminal:
+                if terminal:
                     bar.update(job, advance=1, note=note)
                 else:
                     lines.update(tally["done"], note)
