@@ -108,10 +108,18 @@ def _free_port() -> int:
 def _die_with_parent() -> Callable[[], None]:
     """What the child runs before exec: ask to be sent SIGTERM when execbench ends, even by
     SIGKILL, which runs no cleanup, so the server (and the GPU memory it holds) is never
-    orphaned. The C function is looked up here, in the parent: the child of a process
-    with threads must not take the loader's locks."""
+    orphaned; if execbench ended before the request took hold, exit at once. The C function
+    is looked up here, in the parent: the child of a process with threads must not take
+    the loader's locks."""
     prctl = ctypes.CDLL(None, use_errno=True).prctl
-    return lambda: prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    parent = os.getpid()
+
+    def child() -> None:
+        prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return child
 
 
 class ManagedModel(ModelBase):
