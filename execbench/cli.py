@@ -144,7 +144,8 @@ def run(
     suite: Annotated[Path, typer.Option(help="Suite folder made by `execbench build`.")],
     model: Annotated[str, typer.Option(
         help="provider/model, e.g. openai/gpt-4o, openai-api/vllm/Qwen/Qwen2.5-7B, hf/gpt2, "
-             "anthropic/claude-sonnet-4-5, reference/oracle.")],
+             "anthropic/claude-sonnet-4-5, vllm/Qwen/Qwen2.5-7B (starts a vLLM server; "
+             "sglang/... likewise), reference/oracle.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable).")],
     samples: Annotated[int, typer.Option("-n", help="Samples per instance.")] = 1,
     temperature: Annotated[float | None, typer.Option()] = None,
@@ -157,11 +158,15 @@ def run(
     tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,
     shots: Annotated[int, typer.Option(help="0 (zero-shot) or 1 (one worked example).")] = 0,
     model_base_url: Annotated[list[str], typer.Option(
+        metavar="URL",
         help="Base URL of the model's server; several (repeated, or separated by commas) "
              "are replicas of one model: each request goes to the one with the fewest in "
              "flight, and one that keeps failing is left out for a while.")] = [],  # noqa: B006
     model_arg: Annotated[list[str], typer.Option(
-        "--model-arg", "-M", help="Model argument key=value (repeatable).")] = [],  # noqa: B006
+        "--model-arg", "-M", metavar="KEY=VALUE",
+        help="Repeatable: an extra request field for HTTP "
+        "models, an engine flag for vllm/ and sglang/ (-M tensor_parallel_size=2), an option "
+        "of hf/ and reference/ models.")] = [],  # noqa: B006
     max_retries: Annotated[int, typer.Option(help="Retries per failed request.")] = 5,
     timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
     retry_delay: Annotated[float, typer.Option(
