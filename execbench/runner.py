@@ -323,7 +323,8 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[dict, 
         nonlocal written, pending
         for instance, sample in items:
             task, messages, phash = prompt_of(instance)
-            seed = None if config.generate.seed is None else config.generate.seed + sample
+            seed = (None if config.generate.seed is None or not model.takes_seed
+                    else config.generate.seed + sample)
             generation = await model.generate(
                 Request(messages=messages, instance=instance, sample=sample, seed=seed),
                 config.generate)

@@ -207,6 +207,8 @@ def test_anthropic_provider_end_to_end(small: tuple[Path, list[dict]], tmp_path:
     assert {r.path for r in received} == {"/v1/messages"}
     assert {r.headers["x-api-key"] for r in received} == {"sk-ant-test"}
     assert all(r.body["model"] == "claude-test" and "seed" not in r.body for r in received)
+    assert {rec["seed"] for rec in raw_lines(tmp_path / "run")} == {None}, \
+        "the Messages API takes no seed, so none is recorded as sent"
     metrics = results_of(tmp_path / "run")["metrics"]
     assert metrics["output"]["all"]["pass@1"] == 1.0
     assert metrics["input"]["all"]["pass@1"] == 0.0

@@ -42,6 +42,9 @@ class AnthropicModel(HttpModel):
 
     path = "/v1/messages"
     probe_path = "/v1/models"
+    takes_seed = False
+    """The Messages API has no sampling seed: samples record none, rather than one that was
+    never sent."""
 
     def __init__(
         self,

@@ -101,6 +101,8 @@ class Model(Protocol):
     before the first request, asked for generations, closed at the end."""
 
     name: str
+    takes_seed: bool
+    """Whether a request's seed reaches the model; a sample records its seed only then."""
 
     def check(self, tasks: Collection[str]) -> None:
         """Raise :class:`ModelError` if this model cannot do the run on these tasks."""
@@ -117,7 +119,10 @@ class Model(Protocol):
 
 
 class ModelBase:
-    """The lifecycle of a model that answers every task and has nothing to start or stop."""
+    """The lifecycle of a model that takes seeds, answers every task and has nothing to
+    start or stop."""
+
+    takes_seed = True
 
     def check(self, tasks: Collection[str]) -> None:
         return None
