@@ -105,12 +105,15 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _die_with_parent() -> Callable[[], None]:
+def _die_with_parent() -> Callable[[], None] | None:
     """What the child runs before exec: ask to be sent SIGTERM when execbench ends, even by
     SIGKILL, which runs no cleanup, so the server (and the GPU memory it holds) is never
     orphaned; if execbench ended before the request took hold, exit at once. The C function
     is looked up here, in the parent: the child of a process with threads must not take
-    the loader's locks."""
+    the loader's locks. Only Linux has the request; elsewhere (None) the server is stopped
+    only by execbench's own cleanup."""
+    if sys.platform != "linux":
+        return None
     prctl = ctypes.CDLL(None, use_errno=True).prctl
     parent = os.getpid()
 
