@@ -480,8 +480,8 @@ async def _spread(model: OpenAIModel, prompts: list[str],
 
 
 def test_requests_go_to_the_endpoint_with_the_fewest_in_flight() -> None:
-    """A replica that answers at once takes most of the work from one that takes 0.3 s."""
-    with FakeServer(scripted(Reply(delay=0.3))) as slow, \
+    """A replica that answers at once takes most of the work from one that takes 1 s."""
+    with FakeServer(scripted(Reply(delay=1.0))) as slow, \
             FakeServer(scripted(Reply())) as fast:
         model = OpenAIModel("openai-api/x/m", "m", [slow.base_url, fast.base_url], None)
 
