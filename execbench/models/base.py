@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from execbench.tasks.base import Instance
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class Request:
 
     messages: list[dict[str, str]]
     """Chat messages: ``{"role": "system" | "user" | "assistant", "content": str}``."""
-    instance: dict[str, Any]
+    instance: Instance
     """The suite instance; reference models read the ground truth from it."""
     sample: int
     seed: int | None = None

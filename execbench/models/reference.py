@@ -22,7 +22,7 @@ class OracleModel:
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         start = time.perf_counter()
-        text = get_task(request.instance["task"]).reference_response(request.instance)
+        text = get_task(request.instance.task).reference_response(request.instance)
         return Generation(text=text, latency=time.perf_counter() - start)
 
     async def aclose(self) -> None:
@@ -33,7 +33,7 @@ class OriginalModel:
     name = "reference/original"
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
-        task = get_task(request.instance["task"])
+        task = get_task(request.instance.task)
         respond = getattr(task, "original_response", None)
         if respond is None:
             return Generation(text=None, error=f"reference/original cannot answer the "
