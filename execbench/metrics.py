@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-ERROR_VERDICT = "error"
+from execbench.tasks.base import ERROR
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -114,7 +114,7 @@ def summarize(samples: Iterable[dict[str, Any]], n: int) -> dict[str, Any]:
 
 def _is_correct(sample: dict[str, Any]) -> bool:
     """Whether a sample counts as solved; a failed request never does, whatever it claims."""
-    return bool(sample["correct"]) and sample["verdict"] != ERROR_VERDICT
+    return bool(sample["correct"]) and sample["verdict"] != ERROR
 
 
 def _group_metrics(samples: list[dict[str, Any]], n: int) -> dict[str, Any]:

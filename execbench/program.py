@@ -9,7 +9,10 @@ never treated this way: tasks read answers with the literal parser in ``sandbox.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from execbench.sandbox.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -20,6 +23,10 @@ class Call:
     """Argument-list source text, e.g. ``"[1, 2], k=3"``."""
     expected: str | None = None
     """The output the source claims for this call (a literal text), if it has one."""
+    recorded: Trace | None = field(default=None, compare=False)
+    """The call's trace as recorded where it ran (a project's own test run, a published
+    task file), for calls that cannot be re-run alone: the suite takes it as the ground
+    truth instead of running the call in the sandbox."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from execbench.models.base import GenerateConfig, Generation, Model, Request
 from execbench.sandbox.pool import Limits, Sandbox
 from execbench.suite import dumps, load_suite
 from execbench.tasks import Score, Task, get_task
-from execbench.tasks.base import pairings
+from execbench.tasks.base import ERROR, SCORING_ERROR, Instance, pairings
 
 SAMPLES = "samples.jsonl"
 RUN_CONFIG = "run.json"
@@ -122,11 +122,11 @@ def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], dict
     return samples
 
 
-def select_instances(instances: list[dict[str, Any]], tasks: list[str] | None,
-                     limit: int | None) -> list[dict[str, Any]]:
+def select_instances(instances: list[Instance], tasks: list[str] | None,
+                     limit: int | None) -> list[Instance]:
     chosen, per_task = [], {}
     for instance in instances:
-        task = instance["task"]
+        task = instance.task
         if tasks is not None and task not in tasks:
             continue
         if limit is not None and per_task.get(task, 0) >= limit:
@@ -213,13 +213,13 @@ def score_fields(score: Score) -> dict[str, Any]:
             "score": score.score, "detail": score.detail, "extra": score.extra or None}
 
 
-def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash: str,
+def sample_record(instance: Instance, sample: int, seed: int | None, phash: str,
                   generation: Generation, score: Score) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
-        "instance_id": instance["id"],
-        "task": instance["task"],
-        "source": instance["source"],
+        "instance_id": instance.id,
+        "task": instance.task,
+        "source": instance.source,
         "sample": sample,
         "seed": seed,
         "prompt_hash": phash,
@@ -242,29 +242,29 @@ def sample_record(instance: dict[str, Any], sample: int, seed: int | None, phash
 class _Scorer:
     """Scores responses, with a sandbox when one of the tasks re-executes answers."""
 
-    def __init__(self, limits: Limits, instances: list[dict[str, Any]]) -> None:
-        needed = any(get_task(name).needs_sandbox for name in {i["task"] for i in instances})
+    def __init__(self, limits: Limits, instances: list[Instance]) -> None:
+        needed = any(get_task(name).needs_sandbox for name in {i.task for i in instances})
         self.sandbox = Sandbox(limits=limits) if needed else None
 
-    def __call__(self, instance: dict[str, Any], text: str | None) -> Score:
-        task = get_task(instance["task"])
+    def __call__(self, instance: Instance, text: str | None) -> Score:
+        task = get_task(instance.task)
         try:
             return task.score(instance, text, self.sandbox if task.needs_sandbox else None)
         except Exception as exc:  # noqa: BLE001 - one odd answer must not stop the run
-            return Score("scoring_error", detail=f"{type(exc).__name__}: {exc}"[:300])
+            return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
 
     def close(self) -> None:
         if self.sandbox is not None:
             self.sandbox.close()
 
 
-def _score(scorer: _Scorer, instance: dict[str, Any], generation: Generation) -> Score:
+def _score(scorer: _Scorer, instance: Instance, generation: Generation) -> Score:
     if generation.error is not None:
-        return Score("error", detail=generation.error)
+        return Score(ERROR, detail=generation.error)
     return scorer(instance, generation.text)
 
 
-async def _generate_all(model: Model, config: RunConfig, work: list[tuple[dict, int]],
+async def _generate_all(model: Model, config: RunConfig, work: list[tuple[Instance, int]],
                         scorer: _Scorer, out: Path,
                         progress: Callable[[dict[str, Any]], None] | None) -> None:
     """Ask for every (instance, sample) of ``work``, ``max_connections`` at a time, and log
@@ -282,18 +282,18 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[dict, 
     loop = asyncio.get_running_loop()
     items = iter(work)
     prompts: dict[str, tuple[Task, list[dict[str, str]], str]] = {}
-    batch: list[tuple[dict[str, Any], int, int | None, str, Generation, Score | None]] = []
+    batch: list[tuple[Instance, int, int | None, str, Generation, Score | None]] = []
     written: asyncio.Future[None] | None = None
     """Done when the batch being gathered is on disk."""
     pending: asyncio.Handle | None = None
     fd = os.open(out / SAMPLES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def prompt_of(instance: dict[str, Any]) -> tuple[Task, list[dict[str, str]], str]:
-        made = prompts.get(instance["id"])
+    def prompt_of(instance: Instance) -> tuple[Task, list[dict[str, str]], str]:
+        made = prompts.get(instance.id)
         if made is None:
-            task = get_task(instance["task"])
+            task = get_task(instance.task)
             messages = task.prompt(instance, config.shots)
-            made = prompts[instance["id"]] = task, messages, prompt_hash(messages)
+            made = prompts[instance.id] = task, messages, prompt_hash(messages)
         return made
 
     def write_batch() -> None:
@@ -357,7 +357,7 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[dict, 
             os.close(fd)
 
 
-def plan(config: RunConfig, out: Path) -> tuple[list[tuple[dict, int]], int]:
+def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
     """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
     manifest, instances, sha = load_suite(Path(config.suite))
     unknown = sorted(set(config.tasks or []) - set(manifest["tasks"]))
@@ -373,19 +373,19 @@ def plan(config: RunConfig, out: Path) -> tuple[list[tuple[dict, int]], int]:
     # A bad model name or URL, or a model that cannot answer these tasks, must fail before
     # the run folder is pinned to it.
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
-    model.check(sorted({inst["task"] for inst in chosen}))
+    model.check(sorted({inst.task for inst in chosen}))
     out.mkdir(parents=True, exist_ok=True)
     _check_resume(out, config.pinned(sha), config)
     done = read_samples(out / SAMPLES, repair=True)
     work = [(inst, s) for inst in chosen for s in range(config.n)
-            if (inst["id"], s) not in done
-            or (config.retry_errors and done[(inst["id"], s)]["verdict"] == "error")]
+            if (inst.id, s) not in done
+            or (config.retry_errors and done[(inst.id, s)]["verdict"] == ERROR)]
     return work, len(chosen) * config.n
 
 
 def run(config: RunConfig, out: Path,
         progress: Callable[[dict[str, Any]], None] | None = None,
-        work: list[tuple[dict, int]] | None = None) -> dict[str, Any]:
+        work: list[tuple[Instance, int]] | None = None) -> dict[str, Any]:
     """Generate and score what is missing, then write and return ``results.json``."""
     if work is None:
         work, _ = plan(config, out)
@@ -432,7 +432,7 @@ def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
 
 def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
     manifest, instances, sha = load_suite(Path(config.suite))
-    chosen = {inst["id"] for inst in select_instances(instances, config.tasks, config.limit)}
+    chosen = {inst.id for inst in select_instances(instances, config.tasks, config.limit)}
     samples = [s for (iid, index), s in read_samples(out / SAMPLES).items()
                if iid in chosen and index < config.n]
     sessions = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8")).get("sessions", [])
@@ -452,7 +452,7 @@ def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
         "sessions": sessions,
     }
     tasks = {s["task"] for s in samples}
-    by_id = {inst["id"]: inst for inst in instances if inst["id"] in chosen}
+    by_id = {inst.id: inst for inst in instances if inst.id in chosen}
     for name in sorted(tasks):
         summary = get_task(name).summarize([s for s in samples if s["task"] == name], by_id)
         if summary is not None:
@@ -490,7 +490,7 @@ def rescore(out: Path) -> dict[str, Any]:
     _check_pinned(out, config.pinned(sha),
                   f"the suite {suite} has changed since the run; restore it to re-score, "
                   "or run again into a new --out folder")
-    by_id = {inst["id"]: inst for inst in instances}
+    by_id = {inst.id: inst for inst in instances}
     scorer = _Scorer(Limits(**manifest["limits"]), instances)
     lines = []
     try:

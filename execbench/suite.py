@@ -28,6 +28,8 @@ from execbench.sources import Loaded, SourceError, load_source
 from execbench.tasks.base import (
     CPU_SHARE,
     BuildContext,
+    Instance,
+    InstanceError,
     OptionError,
     SkipInstance,
     Task,
@@ -130,8 +132,7 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
 
     calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
-        calls, traces = _within_budget(sandbox, calls, _trace_all(sandbox, calls, progress),
-                                       skipped)
+        calls, traces = _ground_truth(sandbox, calls, progress, skipped)
         if options.mutate:
             programs, calls, traces = _mutate_all(sandbox, calls, traces, options.seed, skipped)
         ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
@@ -143,7 +144,7 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
                   if _expected_mismatch(p, i, t)]
 
     out.mkdir(parents=True, exist_ok=True)
-    text = "".join(dumps(record) + "\n" for record in instances)
+    text = "".join(dumps(instance.to_record()) + "\n" for instance in instances)
     _write_atomic(out / INSTANCES, text)
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -166,6 +167,10 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         "skipped": skipped,
         "instances_sha256": hashlib.sha256(text.encode()).hexdigest(),
     }
+    recorded = [instance.id for instance in instances if instance.recorded]
+    if recorded:
+        # Absent when every instance's truth was traced here, so such suites keep their bytes.
+        manifest["recorded_instances"] = recorded
     _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True,
                                              ensure_ascii=False) + "\n")
     return manifest
@@ -173,11 +178,11 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
 
 def _build_instances(tasks: list[Task], programs: list[Program],
                      calls: list[tuple[Program, int]], traces: list[Trace], ctx: BuildContext,
-                     skipped: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+                     skipped: list[dict[str, Any]]) -> tuple[list[Instance], dict[str, int]]:
     by_program: dict[str, list[tuple[int, Trace]]] = {}
     for (program, index), trace in zip(calls, traces, strict=True):
         by_program.setdefault(program.id, []).append((index, trace))
-    instances: list[dict[str, Any]] = []
+    instances: list[Instance] = []
     per_task = {task.name: 0 for task in tasks}
     for task in tasks:
         for program in programs:
@@ -191,7 +196,7 @@ def _build_instances(tasks: list[Task], programs: list[Program],
 
 
 def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: BuildContext,
-                  instances: list[dict[str, Any]], skipped: list[dict[str, Any]],
+                  instances: list[Instance], skipped: list[dict[str, Any]],
                   per_task: dict[str, int]) -> None:
     try:
         built = task.build(program, index, trace, ctx)
@@ -199,21 +204,7 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
         skipped.append({"where": f"{program.id}#{index}", "task": task.name, "reason": str(exc)})
         return
     for fields in built:
-        variant = f"/{fields['variant']}" if "variant" in fields else ""
-        common = {
-            "schema_version": SCHEMA_VERSION,
-            "id": f"{task.name}/{program.id}/{index}{variant}",
-            "task": task.name,
-            "source": program.source,
-            "program_id": program.id,
-            "call_index": index,
-            "code": program.code,
-            "entry_point": program.entry_point,
-            "args": program.calls[index].args,
-        }
-        if "mutation" in program.meta:
-            common["mutation"] = program.meta["mutation"]
-        instances.append({**common, **fields})
+        instances.append(Instance.build(task.name, program, index, fields))
         per_task[task.name] += 1
 
 
@@ -244,9 +235,8 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
             entry_point=program.entry_point, calls=(call,),
             meta={**program.meta, "mutation": {**mutant.describe(), "original_id": program.id,
                                                "original_call_index": index}}))
-    new_calls = [(program, 0) for program in mutated]
-    new_calls, traces = _within_budget(sandbox, new_calls, _trace_all(sandbox, new_calls, None),
-                                       skipped)
+    new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in mutated], None,
+                                      skipped)
     return [program for program, _ in new_calls], new_calls, traces
 
 
@@ -254,15 +244,23 @@ def _ground_truth_job(program: Program, index: int) -> Job:
     return Job(program.code, program.entry_point, program.calls[index].args, TraceOptions())
 
 
-def _trace_all(sandbox: Sandbox, calls: list[tuple[Program, int]],
-               progress: Callable[[int, int], None] | None) -> list[Trace]:
-    futures = [sandbox.submit(_ground_truth_job(p, i)) for p, i in calls]
+def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]],
+                  progress: Callable[[int, int], None] | None, skipped: list[dict[str, Any]]
+                  ) -> tuple[list[tuple[Program, int]], list[Trace]]:
+    """The calls kept, with the trace each rests on, in the order given: a recorded trace
+    as the source brought it, any other call traced in the sandbox and kept only if its
+    run stayed within the CPU budget (``_within_budget``)."""
+    to_run = [(p, i) for p, i in calls if p.calls[i].recorded is None]
+    futures = [sandbox.submit(_ground_truth_job(p, i)) for p, i in to_run]
     traces = []
     for done, future in enumerate(futures, 1):
         traces.append(future.result())
         if progress is not None:
             progress(done, len(futures))
-    return traces
+    ran = {(p.id, i): trace for (p, i), trace
+           in zip(*_within_budget(sandbox, to_run, traces, skipped), strict=True)}
+    kept = [((p, i), p.calls[i].recorded or ran.get((p.id, i))) for p, i in calls]
+    return [call for call, trace in kept if trace], [trace for _, trace in kept if trace]
 
 
 def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
@@ -314,7 +312,7 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def load_suite(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
+def load_suite(folder: Path) -> tuple[dict[str, Any], list[Instance], str]:
     """Read a suite: (manifest, instances, sha256 of instances.jsonl)."""
     manifest_path, instances_path = folder / MANIFEST, folder / INSTANCES
     if not manifest_path.is_file() or not instances_path.is_file():
@@ -325,5 +323,9 @@ def load_suite(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], str]
         raise SuiteError(f"{folder}: schema version {manifest.get('schema_version')} is not "
                          f"{SCHEMA_VERSION}; rebuild the suite with this execbench")
     data = instances_path.read_bytes()
-    instances = [json.loads(line) for line in data.decode("utf-8").splitlines() if line]
+    try:
+        instances = [Instance.from_record(json.loads(line))
+                     for line in data.decode("utf-8").splitlines() if line]
+    except (ValueError, InstanceError) as exc:
+        raise SuiteError(f"{instances_path}: {exc}") from None
     return manifest, instances, hashlib.sha256(data).hexdigest()

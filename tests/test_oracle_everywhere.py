@@ -67,11 +67,11 @@ def test_oracle_answers_every_task_correctly(source: str, options: dict[str, Any
     suite = tmp_path / "suite"
     build_suite([spec], suite, BuildOptions(tasks=task_names(), **options))
     _, instances, _ = load_suite(suite)
-    built = Counter(instance["task"] for instance in instances)
+    built = Counter(instance.task for instance in instances)
     assert set(built) == set(task_names()), built
     known = KNOWN.get(request.node.callspec.id)
     if known is not None:
-        assert any(i["task"] == "counterfactual" and i["program_id"] == known
+        assert any(i.task == "counterfactual" and i.program_id == known
                    for i in instances), known
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")

@@ -65,10 +65,10 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
 
 def find(instances: list[dict], prompt: str) -> dict[str, Any]:
     for inst in instances:
-        ep = inst["entry_point"]
-        line = (f"assert {ep}({inst['args']}) == ??" if inst["task"] == "output"
-                else f"assert {ep}(??) == {inst['truth']['output_repr']}")
-        if line in prompt and inst["code"] in prompt:
+        ep = inst.entry_point
+        line = (f"assert {ep}({inst.args}) == ??" if inst.task == "output"
+                else f"assert {ep}(??) == {inst.data['truth']['output_repr']}")
+        if line in prompt and inst.code in prompt:
             return inst
     raise AssertionError(f"no instance matches the prompt {prompt[:300]!r}")
 
@@ -77,12 +77,12 @@ def answer(inst: dict[str, Any], verdict: str) -> str:
     """A response that the task should score as ``verdict``."""
     if verdict == "unparsable":
         return "I could not work out what this returns."
-    ep = inst["entry_point"]
-    if inst["task"] == "output":
-        value = inst["truth"]["repr"] if verdict == "correct" else "None"
-        return f"Tracing it...\n[ANSWER]\nassert {ep}({inst['args']}) == {value}\n[/ANSWER]"
-    args = inst["args"] if verdict == "correct" else WRONG_ARGS[ep]
-    return f"[ANSWER]\nassert {ep}({args}) == {inst['truth']['output_repr']}\n[/ANSWER]"
+    ep = inst.entry_point
+    if inst.task == "output":
+        value = inst.data["truth"]["repr"] if verdict == "correct" else "None"
+        return f"Tracing it...\n[ANSWER]\nassert {ep}({inst.args}) == {value}\n[/ANSWER]"
+    args = inst.args if verdict == "correct" else WRONG_ARGS[ep]
+    return f"[ANSWER]\nassert {ep}({args}) == {inst.data['truth']['output_repr']}\n[/ANSWER]"
 
 
 def scripted(instances: list[dict], plan: Plan, delay: float = 0.0) -> Responder:
@@ -100,15 +100,15 @@ def mixed(inst: dict[str, Any], seed: int | None) -> str:
         "rev": "incorrect",
         "size": "unparsable",
         "top": "correct" if seed is not None and seed % 2 == 0 else "incorrect",
-        "neg": "correct" if inst["task"] == "input" else "incorrect",
-    }[inst["entry_point"]]
+        "neg": "correct" if inst.task == "input" else "incorrect",
+    }[inst.entry_point]
 
 
 def expected_pass1(instances: list[dict], plan: Plan, seeds: list[int | None]) -> dict:
     per_task: dict[str, list[float]] = {}
     for inst in instances:
         right = sum(plan(inst, seed) == "correct" for seed in seeds)
-        per_task.setdefault(inst["task"], []).append(right / len(seeds))
+        per_task.setdefault(inst.task, []).append(right / len(seeds))
     return {task: sum(values) / len(values) for task, values in per_task.items()}
 
 
@@ -148,7 +148,7 @@ def raw_lines(out: Path) -> list[dict[str, Any]]:
 
 def requested(server: FakeServer, instances: list[dict], since: int = 0) -> Counter:
     """How often each (instance id, seed) was asked for, from request ``since`` on."""
-    return Counter((find(instances, r.prompt)["id"], r.body.get("seed"))
+    return Counter((find(instances, r.prompt).id, r.body.get("seed"))
                    for r in server.requests[since:])
 
 
@@ -169,10 +169,10 @@ def test_scripted_answers_are_scored_as_scripted(small: tuple[Path, list[dict]],
         asked = requested(server, instances)
     assert done.returncode == 0, done.stderr
 
-    assert asked == Counter({(inst["id"], seed): 1 for inst in instances for seed in (7, 8, 9)})
+    assert asked == Counter({(inst.id, seed): 1 for inst in instances for seed in (7, 8, 9)})
     samples = runner.read_samples(tmp_path / "run" / runner.SAMPLES)
-    assert set(samples) == {(inst["id"], s) for inst in instances for s in range(3)}
-    by_id = {inst["id"]: inst for inst in instances}
+    assert set(samples) == {(inst.id, s) for inst in instances for s in range(3)}
+    by_id = {inst.id: inst for inst in instances}
     for (iid, index), record in samples.items():
         assert record["seed"] == 7 + index
         assert record["verdict"] == mixed(by_id[iid], record["seed"]), record
@@ -193,7 +193,7 @@ def test_anthropic_provider_end_to_end(small: tuple[Path, list[dict]], tmp_path:
     suite, instances = small
 
     def by_task(inst: dict, seed: int | None) -> str:
-        return "correct" if inst["task"] == "output" else "incorrect"
+        return "correct" if inst.task == "output" else "incorrect"
 
     with FakeServer(scripted(instances, by_task)) as server:
         env = cli_env(ANTHROPIC_BASE_URL=server.anthropic_base_url,
@@ -224,7 +224,7 @@ def test_faults_are_retried_then_recorded_as_errors(small: tuple[Path, list[dict
 
     def responder(body: dict, attempt: int) -> Reply:
         inst = find(instances, prompt_of(body))
-        fault = FAULTS[inst["entry_point"]]
+        fault = FAULTS[inst.entry_point]
         if fault == "server error":
             return Reply.error(500, "the server is on fire")
         if fault == "too slow":
@@ -241,7 +241,7 @@ def test_faults_are_retried_then_recorded_as_errors(small: tuple[Path, list[dict
         config = runner.RunConfig(suite=str(suite), model=MODEL, base_url=server.base_url,
                                   tasks=["output"], generate=fast)
         results = runner.run(config, tmp_path / "run")
-        counts = Counter(find(instances, r.prompt)["entry_point"] for r in server.requests)
+        counts = Counter(find(instances, r.prompt).entry_point for r in server.requests)
 
     samples = {rec["instance_id"].split("/")[2]: rec
                for rec in runner.read_samples(tmp_path / "run" / runner.SAMPLES).values()}
@@ -271,7 +271,7 @@ def test_retry_errors_asks_again_only_for_failed_samples(small: tuple[Path, list
 
     def responder(body: dict, attempt: int) -> Reply:
         inst = find(instances, prompt_of(body))
-        if inst["entry_point"] == "rev" and not healed.is_set():
+        if inst.entry_point == "rev" and not healed.is_set():
             return Reply.error(503, "overloaded")
         return Reply(text=answer(inst, "correct"))
 
@@ -333,7 +333,7 @@ def wide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
 
 
 def even_right(inst: dict[str, Any], seed: int | None) -> str:
-    return "correct" if int(inst["entry_point"][1:]) % 2 == 0 else "unparsable"
+    return "correct" if int(inst.entry_point[1:]) % 2 == 0 else "unparsable"
 
 
 def test_killed_run_resumes_without_repeating_logged_samples(wide: tuple[Path, list[dict]],
@@ -341,7 +341,7 @@ def test_killed_run_resumes_without_repeating_logged_samples(wide: tuple[Path, l
     suite, instances = wide
     out = tmp_path / "run"
     log = out / runner.SAMPLES
-    pairs = {(inst["id"], s) for inst in instances for s in range(2)}
+    pairs = {(inst.id, s) for inst in instances for s in range(2)}
     with FakeServer(scripted(instances, even_right, delay=0.05)) as server:
         args = run_args(suite, server, out, "-n", 2, "--seed", 0)
         proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
@@ -420,7 +420,7 @@ def test_resume_refuses_changed_settings_and_grows_n(small: tuple[Path, list[dic
         assert grown.returncode == 0, grown.stderr
         asked = requested(server, instances, since=10)
 
-    assert asked == Counter({(inst["id"], seed): 1 for inst in instances for seed in (1, 2)})
+    assert asked == Counter({(inst.id, seed): 1 for inst in instances for seed in (1, 2)})
     results = results_of(out)
     assert results["counts"]["samples"] == 30
     for task, value in expected_pass1(instances, mixed, [0, 1, 2]).items():
@@ -452,7 +452,7 @@ def test_score_and_report(small: tuple[Path, list[dict]], tmp_path: Path) -> Non
         assert len(server.requests) == 10  # scoring asks the model nothing
 
     assert results_of(out) == original
-    by_id = {inst["id"]: inst for inst in instances}
+    by_id = {inst.id: inst for inst in instances}
     for (iid, _), record in runner.read_samples(out / runner.SAMPLES).items():
         assert record["verdict"] == mixed(by_id[iid], 0)
 
@@ -642,8 +642,8 @@ def test_a_server_that_dies_trips_the_breaker_and_the_run_resumes(
         asked = requested(again, instances)
     assert resumed.returncode == 0, resumed.stderr
     logged = Counter(rec["instance_id"] for rec in raw_lines(out))
-    assert logged == dict.fromkeys((inst["id"] for inst in instances), 1)
-    assert set(asked) == {(inst["id"], None) for inst in instances} - {
+    assert logged == dict.fromkeys((inst.id for inst in instances), 1)
+    assert set(asked) == {(inst.id, None) for inst in instances} - {
         (rec["instance_id"], None) for rec in kept}
 
 
@@ -678,12 +678,12 @@ def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[
 
     def responder(body: dict, attempt: int) -> Reply:
         inst = find(instances, prompt_of(body))
-        if inst["entry_point"] == "add" and attempt == 1:
+        if inst.entry_point == "add" and attempt == 1:
             return Reply.error(503, "busy")
-        if inst["entry_point"] == "rev":
+        if inst.entry_point == "rev":
             return Reply(text="[ANSWER]\nassert rev('abc') == ", finish_reason="length",
                          input_tokens=100, output_tokens=7)
-        if inst["entry_point"] == "size":
+        if inst.entry_point == "size":
             return Reply(refusal="I will not run code.", input_tokens=100, output_tokens=3)
         return Reply(text=answer(inst, "correct"), input_tokens=100, output_tokens=20)
 

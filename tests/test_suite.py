@@ -53,7 +53,7 @@ def test_a_call_over_a_quarter_of_the_cpu_limit_is_dropped_with_its_reason(
     options = BuildOptions(tasks=["output", "input"], limits=LIMITS)
     manifest = build_suite([str(source)], tmp_path / "suite", options)
     _, instances, _ = load_suite(tmp_path / "suite")
-    assert sorted({(i["task"], i["call_index"]) for i in instances}) == \
+    assert sorted({(i.task, i.call_index) for i in instances}) == \
         [("input", 0), ("input", 3), ("output", 0), ("output", 3)]
     dropped = {s["where"]: s["reason"] for s in manifest["skipped"]}
     assert set(dropped) == {"spin/spin#1", "spin/spin#2"}  # over a quarter; over the limit
@@ -149,11 +149,11 @@ def test_answer_checks_run_under_the_whole_limit(tmp_path: Path) -> None:
     build_suite([str(source)], tmp_path / "suite",
                 BuildOptions(tasks=["input", "counterfactual"], limits=LIMITS))
     _, instances, _ = load_suite(tmp_path / "suite")
-    assert {i["task"] for i in instances} == {"input", "counterfactual"}
+    assert {i.task for i in instances} == {"input", "counterfactual"}
     with Sandbox(workers=1, limits=LIMITS) as box:
         recording = _Recording(box)
         for instance in instances:
-            task = get_task(instance["task"])
+            task = get_task(instance.task)
             assert task.score(instance, task.reference_response(instance), recording).correct
     assert recording.jobs and all(job.cpu_seconds is None for job in recording.jobs)
 

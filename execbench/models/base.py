@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from execbench.tasks.base import Instance
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class Request:
 
     messages: list[dict[str, str]]
     """Chat messages: ``{"role": "system" | "user" | "assistant", "content": str}``."""
-    instance: dict[str, Any]
+    instance: Instance
     """The suite instance; reference models read the ground truth from it."""
     sample: int
     seed: int | None = None

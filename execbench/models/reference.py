@@ -28,7 +28,7 @@ class OracleModel(ModelBase):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         start = time.perf_counter()
-        text = get_task(request.instance["task"]).reference_response(request.instance)
+        text = get_task(request.instance.task).reference_response(request.instance)
         return Generation(text=text, latency=time.perf_counter() - start)
 
 
@@ -48,7 +48,7 @@ class OriginalModel(ModelBase):
                              f"({', '.join(answerable)}), not {', '.join(unanswerable)}; {hint}")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
-        task = get_task(request.instance["task"])
+        task = get_task(request.instance.task)
         respond = getattr(task, "original_response", None)
         if respond is None:
             return Generation(text=None, error=f"reference/original cannot answer the "

@@ -19,10 +19,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from execbench.tasks.base import CORRECT, ERROR, INCORRECT, UNPARSABLE
+
 FORMATS = ("text", "markdown", "csv", "json")
 MISSING = "-"
-VERDICT_COLUMNS = ("correct", "incorrect", "unparsable", "error")
-"""Verdicts every task can give; anything task-specific is lumped under ``other``."""
+VERDICT_COLUMNS = (CORRECT, INCORRECT, UNPARSABLE, ERROR)
+"""The verdicts that have a column; the rare ``scoring_error`` (and any verdict of an older
+log) is counted under ``other``."""
 
 
 def run_labels(results: list[dict[str, Any]]) -> list[str]:

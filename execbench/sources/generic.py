@@ -23,6 +23,11 @@ JSON object::
     the value the call should return (``"[1, 2]"``, ``"float('nan')"``). Argument texts are
     trusted benchmark data: they may be any expression that is valid in the program's
     namespace (``lambda x: x + 1``), and are only syntax-checked when loading.
+    An object may also carry ``"trace"``: the call's trace recorded where it ran (a trace
+    record as ``Trace.to_dict`` writes it, with at least ``status``). Such a call is never
+    run: its recorded trace is the ground truth, so it suits functions that need their
+    project around them (imports, globals) to run. Its instances say ``"recorded": true``
+    and the suite's manifest lists them.
 ``meta`` (object, optional)
     Copied into the program's metadata.
 
@@ -38,6 +43,7 @@ from typing import Any
 
 from execbench.program import Call, Program
 from execbench.sandbox import values
+from execbench.sandbox.trace import Trace, TraceError
 from execbench.sources.jsonl import Record, RecordError
 
 ID_KEY = "id"
@@ -57,9 +63,18 @@ def _call(index: int, item: Any) -> Call:
     if isinstance(item, dict):
         args, expected = item.get("args"), item.get("expected")
         if isinstance(args, str) and (expected is None or isinstance(expected, str)):
-            return Call(args, expected)
-    raise RecordError(f"key 'calls': item {index} should be a string or "
-                      "an object with string 'args' and optional string 'expected'")
+            return Call(args, expected, _recorded(index, item.get("trace")))
+    raise RecordError(f"key 'calls': item {index} should be a string or an object with "
+                      "string 'args', optional string 'expected' and optional 'trace'")
+
+
+def _recorded(index: int, record: Any) -> Trace | None:
+    if record is None:
+        return None
+    try:
+        return Trace.from_dict(record)
+    except TraceError as exc:
+        raise RecordError(f"key 'calls': item {index}: recorded trace: {exc}") from None
 
 
 def build_program(record: Record, code: str, entry_point: str, calls: list[Call],

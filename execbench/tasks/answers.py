@@ -20,7 +20,7 @@ from execbench.sandbox.values import (
     parse_literal,
     to_literal,
 )
-from execbench.tasks.base import SkipInstance
+from execbench.tasks.base import Instance, SkipInstance
 
 
 def _candidates(text: str) -> list[str]:
@@ -65,12 +65,12 @@ def given_arguments(args: str) -> list[dict[str, Any]]:
     return given
 
 
-def given_note(instance: dict[str, Any]) -> str:
+def given_note(instance: Instance) -> str:
     """A prompt sentence naming the dataset arguments an answer must repeat verbatim."""
-    if not instance.get("given"):
+    if not instance.data.get("given"):
         return ""
     fixed = "; ".join(f"argument {g['position'] + 1}: {g['text']}" if "position" in g
-                      else f"keyword {g['keyword']}: {g['text']}" for g in instance["given"])
+                      else f"keyword {g['keyword']}: {g['text']}" for g in instance.data["given"])
     return (" Some arguments cannot be written as literals; write those exactly as given "
             f"here: {fixed}.")
 
@@ -83,15 +83,15 @@ def is_literal(node: ast.AST) -> bool:
     return True
 
 
-def answer_arguments(call: ast.Call, instance: dict[str, Any]) -> str:
+def answer_arguments(call: ast.Call, instance: Instance) -> str:
     """The argument-list text to run for a model's call, built from literals only.
 
     A non-literal argument passes only when it is the very expression the dataset gave at
     that place; the dataset's text is then used, so the model's text never runs.
     """
-    original_args, original_keywords = parse_call_nodes(instance["args"])
-    given_positions = {g["position"] for g in instance.get("given", []) if "position" in g}
-    given_keywords = {g["keyword"] for g in instance.get("given", []) if "keyword" in g}
+    original_args, original_keywords = parse_call_nodes(instance.args)
+    given_positions = {g["position"] for g in instance.data.get("given", []) if "position" in g}
+    given_keywords = {g["keyword"] for g in instance.data.get("given", []) if "keyword" in g}
     parts: list[str] = []
     for i, node in enumerate(call.args):
         if isinstance(node, ast.Starred):

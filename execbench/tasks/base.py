@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from execbench import SCHEMA_VERSION
+
 if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
@@ -46,13 +48,113 @@ class BuildContext:
     """Results tasks share within one build (e.g. the mutant both generalization tasks use)."""
 
 
+CORRECT = "correct"
+INCORRECT = "incorrect"
+UNPARSABLE = "unparsable"
+"""No answer could be read from the response (``extra["failure"]`` may say which rule of
+the answer format it broke)."""
+ERROR = "error"
+"""The request failed, so there is no response to judge (set by the runner)."""
+SCORING_ERROR = "scoring_error"
+"""Scoring itself raised: a bug in the task, recorded instead of stopping the run."""
+VERDICTS = (CORRECT, INCORRECT, UNPARSABLE, ERROR, SCORING_ERROR)
+"""Every verdict a sample can get; only ``CORRECT`` counts as a success."""
+
+
+class InstanceError(ValueError):
+    """A record that is not a valid instance (a missing or mistyped common field)."""
+
+
+_COMMON: dict[str, type] = {"id": str, "task": str, "source": str, "program_id": str,
+                            "call_index": int, "code": str, "entry_point": str, "args": str}
+TASK_SETTABLE = ("code", "mutation")
+"""Common fields a task's ``build`` may set (the mutant's code, the mutation it made);
+setting any other common field is a bug the build stops on."""
+RESERVED = frozenset({"schema_version", *_COMMON, "mutation", "recorded"}) - set(TASK_SETTABLE)
+"""Record keys a task's fields may not use."""
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One question of a suite: the call it is about, and the task's own fields.
+
+    The record (``instances.jsonl``) is flat: the common fields beside the task's fields,
+    which are kept apart here so that a task field can never silently replace a common one.
+    """
+
+    id: str
+    task: str
+    source: str
+    program_id: str
+    call_index: int
+    code: str
+    """The code the question shows (a task may show a mutant's)."""
+    entry_point: str
+    args: str
+    """The call's argument text, as the source gave it."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """The task's fields (``truth``, ``variant``, ...)."""
+    mutation: dict[str, Any] | None = None
+    """How the code differs from the source's program, when it is a mutant."""
+    recorded: bool = False
+    """The ground truth comes from a trace recorded where the call ran, not from running
+    the call in the sandbox."""
+
+    @classmethod
+    def build(cls, task: str, program: Program, index: int, fields: dict[str, Any]) -> Instance:
+        """The instance a task's ``build`` describes with ``fields`` for call ``index``."""
+        data = dict(fields)
+        overrides = {name: data.pop(name) for name in TASK_SETTABLE if name in data}
+        clash = sorted(set(data) & RESERVED)
+        if clash:
+            raise TypeError(f"task {task!r} sets common instance fields {clash}")
+        variant = f"/{data['variant']}" if "variant" in data else ""
+        call = program.calls[index]
+        return cls(id=f"{task}/{program.id}/{index}{variant}", task=task,
+                   source=program.source, program_id=program.id, call_index=index,
+                   code=overrides.get("code", program.code), entry_point=program.entry_point,
+                   args=call.args, data=data,
+                   mutation=overrides.get("mutation", program.meta.get("mutation")),
+                   recorded=call.recorded is not None)
+
+    @property
+    def call(self) -> str:
+        """The call as prompts show it: ``f(1, [2])``."""
+        return f"{self.entry_point}({self.args})"
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON record; ``mutation`` and ``recorded`` appear only when set."""
+        record = {"schema_version": SCHEMA_VERSION,
+                  **{name: getattr(self, name) for name in _COMMON}, **self.data}
+        if self.mutation is not None:
+            record["mutation"] = self.mutation
+        if self.recorded:
+            record["recorded"] = True
+        return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Instance:
+        """Read a record ``to_record`` wrote; ``InstanceError`` names a bad common field."""
+        data = dict(record)
+        data.pop("schema_version", None)
+        common = {}
+        for name, kind in _COMMON.items():
+            value = data.pop(name, None)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise InstanceError(f"instance {record.get('id')!r}: field {name!r} should be "
+                                    f"{kind.__name__}")
+            common[name] = value
+        mutation = data.pop("mutation", None)
+        recorded = data.pop("recorded", False) is True
+        return cls(**common, data=data, mutation=mutation, recorded=recorded)
+
+
 @dataclass
 class Score:
     """The verdict on one response.
 
-    ``verdict`` is ``correct``, ``incorrect`` or ``unparsable``, or a task-specific value
-    (every verdict other than ``correct`` counts as a failure). ``score`` is an optional
-    partial credit in [0, 1].
+    ``verdict`` is one of ``VERDICTS`` (every verdict other than ``CORRECT`` counts as a
+    failure). ``score`` is an optional partial credit in [0, 1].
     """
 
     verdict: str
@@ -63,12 +165,7 @@ class Score:
 
     @property
     def correct(self) -> bool:
-        return self.verdict == "correct"
-
-
-def call_text(instance: dict[str, Any]) -> str:
-    """The call an instance is about, as prompts show it: ``f(1, [2])``."""
-    return f"{instance['entry_point']}({instance['args']})"
+        return self.verdict == CORRECT
 
 
 @dataclass(frozen=True)
@@ -128,7 +225,7 @@ class TaskBase:
         return (pass_at_1(self.name),)
 
     def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+                  instances: dict[str, Instance]) -> dict[str, Any] | None:
         return None
 
 
@@ -158,7 +255,7 @@ class Task(Protocol):
         ...
 
     def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+                  instances: dict[str, Instance]) -> dict[str, Any] | None:
         """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None."""
         ...
 
@@ -170,19 +267,19 @@ class Task(Protocol):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        """The task-specific fields of the call's instances (usually one); raise
-        ``SkipInstance`` to skip. Fields override the common ones (e.g. ``code`` for a
-        mutant); several instances of one call tell themselves apart with a ``variant``,
-        which becomes the last part of their id."""
+        """The task's fields of the call's instances (usually one); raise
+        ``SkipInstance`` to skip. Of the common fields only ``TASK_SETTABLE`` ones may be
+        set (``code`` for a mutant); several instances of one call tell themselves apart
+        with a ``variant``, which becomes the last part of their id."""
         ...
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]: ...
+    def prompt(self, instance: Instance, shots: int) -> list[Message]: ...
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
+    def reference_response(self, instance: Instance) -> str:
         """A response that states the ground truth in the format ``score`` reads."""
         ...
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score: ...
 
     # Optional: ``original_response(instance) -> str`` for tasks ``reference/original``

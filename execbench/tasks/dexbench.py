@@ -42,7 +42,11 @@ from execbench.tasks.answers import (
     signature_of,
 )
 from execbench.tasks.base import (
+    CORRECT,
+    INCORRECT,
+    UNPARSABLE,
     BuildContext,
+    Instance,
     Message,
     Metric,
     OptionError,
@@ -50,7 +54,6 @@ from execbench.tasks.base import (
     Score,
     SkipInstance,
     TaskBase,
-    call_text,
     pass_at_1,
     register,
 )
@@ -125,43 +128,43 @@ class CoveragePrediction(_DualSelection):
                            "blocks": sorted(sorted(b) for b in shape.blocks)},
                  "shape": _shape_fields(shape)}]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
         parts = [_INTRO]
         if shots:
             example_truth = json.dumps({"executed_lines": [1, 2, 3, 4, 5, 6]})
             parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n"
                          f"[TASK]\n{_coverage_task('g(2)')}\n[/TASK]\n\n"
                          f"[ANSWER]\n{example_truth}\n[/ANSWER]")
-        call = call_text(instance)
-        parts.append(f"[PYTHON]\n{numbered(instance['code'])}\n[/PYTHON]\n\n"
+        call = instance.call
+        parts.append(f"[PYTHON]\n{numbered(instance.code)}\n[/PYTHON]\n\n"
                      f"[TASK]\n{_coverage_task(call)}\n[/TASK]")
         parts.append(_REASONING + ' The answer is a JSON object with one key, "executed_lines",'
                      " whose value is the ascending list of line numbers.")
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
-        answer = json.dumps({"executed_lines": instance["truth"]["lines"]})
+    def reference_response(self, instance: Instance) -> str:
+        answer = json.dumps({"executed_lines": instance.data["truth"]["lines"]})
         return f"[ANSWER]\n{answer}\n[/ANSWER]"
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         text = answer_text(response)
         if text is None:
-            return Score("unparsable", score=0.0, detail="empty response",
+            return Score(UNPARSABLE, score=0.0, detail="empty response",
                          extra={"failure": "null_response"})
         predicted = parse_lines(text)
         if predicted is None:
-            return Score("unparsable", answer=text, score=0.0,
+            return Score(UNPARSABLE, answer=text, score=0.0,
                          detail="not a JSON list of line numbers",
                          extra={"failure": "format_error"})
-        truth = set(instance["truth"]["lines"])
+        truth = set(instance.data["truth"]["lines"])
         union = predicted | truth
         jaccard = len(predicted & truth) / len(union) if union else 1.0
         answer = json.dumps(sorted(predicted))
         if predicted == truth:
-            return Score("correct", answer=answer, score=1.0)
-        failure = _coverage_failure(predicted, truth, instance["truth"])
-        return Score("incorrect", answer=answer, score=jaccard,
+            return Score(CORRECT, answer=answer, score=1.0)
+        failure = _coverage_failure(predicted, truth, instance.data["truth"])
+        return Score(INCORRECT, answer=answer, score=jaccard,
                      extra={"failure": failure} if failure else {})
 
 
@@ -246,8 +249,7 @@ class CounterfactualMutation(_DualSelection):
         given = given_arguments(args)
         others = [(program.calls[i].args, t) for i, t in ctx.traced if i != call_index]
         # The witness is what reference/oracle answers: only an answer score() reads counts.
-        reader = {"code": program.code, "entry_point": program.entry_point, "args": args,
-                  "given": given}
+        reader = Instance.build(self.name, program, call_index, {"given": given})
         witness = find_witness(ctx.sandbox, program.code, program.entry_point, shape,
                                frozenset(target["body"]), args, trace, others,
                                lambda text: isinstance(read_arguments(text, reader), str))
@@ -258,15 +260,15 @@ class CounterfactualMutation(_DualSelection):
                  "given": given, "mode": mode, "target_rule": rule,
                  "shape": _shape_fields(shape)}]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
-        truth = instance["truth"]
-        entry = instance["entry_point"]
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        truth = instance.data["truth"]
+        entry = instance.entry_point
         goal = _goal(truth)
-        if instance["mode"] == "generate":
+        if instance.data["mode"] == "generate":
             task = f"Find arguments for `{entry}` such that, when it is called after the module " \
                    f"has run, {goal}."
         else:
-            task = f"After the module has run, `{entry}({instance['args']})` is called; with " \
+            task = f"After the module has run, `{entry}({instance.args})` is called; with " \
                    f"these arguments, {_not_yet(truth)}. Change the arguments so that {goal}."
         task += given_note(instance)
         parts = [_INTRO]
@@ -275,61 +277,61 @@ class CounterfactualMutation(_DualSelection):
                          "module has run, `g(1)` is called; with these arguments, the body of "
                          "the `if` at line 4 does not run. Change the arguments so that the "
                          "body of the `if` at line 4 runs.\n[/TASK]\n\n[ANSWER]\n2\n[/ANSWER]")
-        parts.append(f"[PYTHON]\n{numbered(instance['code'])}\n[/PYTHON]\n\n[TASK]\n{task}\n"
+        parts.append(f"[PYTHON]\n{numbered(instance.code)}\n[/PYTHON]\n\n[TASK]\n{task}\n"
                      "[/TASK]")
         parts.append(_REASONING + " The answer holds only the arguments, written as Python "
                      "literals separated by commas as they would appear between the call's "
                      "parentheses (for example: [\"a\", \"bb\"], 0.5).")
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
-        return f"[ANSWER]\n{instance['truth']['witness']}\n[/ANSWER]"
+    def reference_response(self, instance: Instance) -> str:
+        return f"[ANSWER]\n{instance.data['truth']['witness']}\n[/ANSWER]"
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         from execbench.sandbox.pool import Job
         from execbench.sandbox.trace import RESULT_ONLY
 
         text = answer_text(response)
         if text is None:
-            return Score("unparsable", detail="empty response",
+            return Score(UNPARSABLE, detail="empty response",
                          extra={"failure": "null_response"})
         args = read_arguments(text, instance)
         if isinstance(args, Score):
             return args
         if sandbox is None:
             raise RuntimeError("the counterfactual task needs a sandbox to score")
-        trace = sandbox.run(Job(instance["code"], instance["entry_point"], args, RESULT_ONLY))
-        shape = shape_of(instance["code"])
+        trace = sandbox.run(Job(instance.code, instance.entry_point, args, RESULT_ONLY))
+        shape = shape_of(instance.code)
         lines = shape.normalise(trace.lines)
-        truth = instance["truth"]
+        truth = instance.data["truth"]
         extra: dict[str, Any] = {}
         if trace.status == "exception" and trace.exception:
             extra["raised"] = trace.exception["type"]
         if set(truth["body"]) & lines:
-            return Score("correct", answer=args, extra=extra)
+            return Score(CORRECT, answer=args, extra=extra)
         if trace.status in ("timeout", "crashed", "memory", "output_limit"):
-            return Score("incorrect", answer=args, detail=f"program {trace.status}", extra=extra)
+            return Score(INCORRECT, answer=args, detail=f"program {trace.status}", extra=extra)
         if truth["decision"] is not None and truth["decision"] in lines:
             extra["failure"] = "prompt_misread"
-        return Score("incorrect", answer=args, detail="target not reached", extra=extra)
+        return Score(INCORRECT, answer=args, detail="target not reached", extra=extra)
 
 
-def read_arguments(text: str, instance: dict[str, Any]) -> str | Score:
+def read_arguments(text: str, instance: Instance) -> str | Score:
     """The arguments a counterfactual answer proposes, rebuilt from literals, or the
-    ``format_error`` score saying why there are none (not literals, or not fitting the
-    signature). The build checks its witnesses with this too, so the oracle's answers are
-    read exactly as a model's are."""
-    call = answer_call(text, instance["entry_point"])
+    ``unparsable`` score (failure ``format_error``) saying why there are none (not
+    literals, or not fitting the signature). The build checks its witnesses with this
+    too, so the oracle's answers are read exactly as a model's are."""
+    call = answer_call(text, instance.entry_point)
     try:
         if call is None:
             raise LiteralError("not an argument list")
         args = answer_arguments(call, instance)
     except LiteralError as exc:
-        return Score("format_error", answer=text, detail=str(exc),
+        return Score(UNPARSABLE, answer=text, detail=str(exc),
                      extra={"failure": "format_error"})
-    if not fits_signature(signature_of(instance["code"], instance["entry_point"]), call):
-        return Score("format_error", answer=args, detail="arguments do not fit the signature",
+    if not fits_signature(signature_of(instance.code, instance.entry_point), call):
+        return Score(UNPARSABLE, answer=args, detail="arguments do not fit the signature",
                      extra={"failure": "format_error"})
     return args
 

@@ -26,13 +26,17 @@ from execbench.mutation import Mutant, mutant_for, mutation_call
 from execbench.sandbox.values import equal, to_literal
 from execbench.tasks.answers import json_value
 from execbench.tasks.base import (
+    CORRECT,
+    ERROR,
+    INCORRECT,
+    UNPARSABLE,
     BuildContext,
+    Instance,
     Message,
     Metric,
     Score,
     SkipInstance,
     TaskBase,
-    call_text,
     pass_at_1,
     register,
 )
@@ -101,33 +105,33 @@ class MutationPrediction(_Paired):
              "truth": {**changed, "other": original["value"], "other_repr": original["repr"]}},
         ]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
         return self._output.prompt(instance, shots)
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
+    def reference_response(self, instance: Instance) -> str:
         return self._output.reference_response(instance)
 
-    def original_response(self, instance: dict[str, Any]) -> str:
+    def original_response(self, instance: Instance) -> str:
         """What a model that recalls the unmutated program would answer."""
-        truth = instance["truth"]
-        return assertion_response(
-            instance, truth["repr"] if instance["variant"] == "original" else truth["other_repr"])
+        truth = instance.data["truth"]
+        original = instance.data["variant"] == "original"
+        return assertion_response(instance, truth["repr"] if original else truth["other_repr"])
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra = {"variant": instance["variant"], "boolean": instance["boolean"],
-                 "loc": instance["loc"]}
+        extra = {"variant": instance.data["variant"], "boolean": instance.data["boolean"],
+                 "loc": instance.data["loc"]}
         value, failed = read_output(answer_text(response))
         if value is None:
             failed.extra = {**extra, "reverted": False}
             return failed
-        truth = instance["truth"]
+        truth = instance.data["truth"]
         extra["reverted"] = equal(value, truth["other"])
-        verdict = "correct" if equal(value, truth["value"]) else "incorrect"
+        verdict = CORRECT if equal(value, truth["value"]) else INCORRECT
         return Score(verdict, answer=to_literal(value), extra=extra)
 
     def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                  instances: dict[str, Instance]) -> dict[str, Any]:
         return _by_source(samples, instances, _prediction_metrics)
 
 
@@ -154,9 +158,9 @@ class ExecutionChoice(_Paired):
                 for order, (first, second) in (("OM", (original, changed)),
                                                ("MO", (changed, original)))]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
-        call = call_text(instance)
-        programs = instance["programs"]
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        call = instance.call
+        programs = instance.data["programs"]
         text = (
             f"Below are two Python programs, A and B, and a call `{call}`. Pick the program "
             "whose behaviour you are more confident you can work out, follow the call through "
@@ -168,41 +172,41 @@ class ExecutionChoice(_Paired):
             f"Program B:\n[PYTHON]\n{programs['B']['code']}\n[/PYTHON]")
         return [{"role": "user", "content": text}]
 
-    def _response(self, instance: dict[str, Any], label: str) -> str:
-        call = call_text(instance)
-        value = instance["programs"][label]["repr"]
+    def _response(self, instance: Instance, label: str) -> str:
+        call = instance.call
+        value = instance.data["programs"][label]["repr"]
         answer = {"chosen_program": label, "assertion": f"assert {call} == {value}"}
         return f"[ANSWER]\n{json.dumps(answer)}\n[/ANSWER]"
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
+    def reference_response(self, instance: Instance) -> str:
         return self._response(instance, "A")
 
-    def original_response(self, instance: dict[str, Any]) -> str:
-        return self._response(instance, instance["original_label"])
+    def original_response(self, instance: Instance) -> str:
+        return self._response(instance, instance.data["original_label"])
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra: dict[str, Any] = {"boolean": instance["boolean"], "loc": instance["loc"]}
+        extra: dict[str, Any] = {"boolean": instance.data["boolean"], "loc": instance.data["loc"]}
         text = answer_text(response)
         answer = json_value(text) if text else None
         if not isinstance(answer, dict) or answer.get("chosen_program") not in ("A", "B") \
                 or not isinstance(answer.get("assertion"), str):
-            return Score("unparsable", answer=text, extra=extra,
+            return Score(UNPARSABLE, answer=text, extra=extra,
                          detail='expected {"chosen_program": "A"|"B", "assertion": "..."}')
         label = answer["chosen_program"]
         other = "B" if label == "A" else "A"
-        extra["chose"] = "original" if label == instance["original_label"] else "mutant"
+        extra["chose"] = "original" if label == instance.data["original_label"] else "mutant"
         value, failed = read_output(answer["assertion"])
         if value is None:
             failed.extra = extra
             return failed
-        programs = instance["programs"]
+        programs = instance.data["programs"]
         extra["reverted"] = equal(value, programs[other]["value"])
-        verdict = "correct" if equal(value, programs[label]["value"]) else "incorrect"
+        verdict = CORRECT if equal(value, programs[label]["value"]) else INCORRECT
         return Score(verdict, answer=f"{label}: {to_literal(value)}", extra=extra)
 
     def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                  instances: dict[str, Instance]) -> dict[str, Any]:
         return _by_source(samples, instances, _choice_metrics)
 
 
@@ -222,7 +226,7 @@ def _extra(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def _prediction_metrics(samples: list[dict[str, Any]],
-                        instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                        instances: dict[str, Instance]) -> dict[str, Any]:
     """OC, OR, MC, MR: per problem the fraction of its samples, averaged over problems.
 
     A sample whose request failed counts as neither correct nor reverted."""
@@ -232,11 +236,11 @@ def _prediction_metrics(samples: list[dict[str, Any]],
         correct, reverted, problems = [], [], 0
         for key in sorted(groups):
             group, instance = groups[key], instances[key]
-            if instance["variant"] != variant:
+            if instance.data["variant"] != variant:
                 continue
             problems += 1
             correct.append(sum(bool(s["correct"]) for s in group) / len(group))
-            if not instance["boolean"]:
+            if not instance.data["boolean"]:
                 reverted.append(sum(bool(_extra(s).get("reverted")) for s in group) / len(group))
         result[f"{prefix}C"] = _mean(correct)
         result[f"{prefix}R"] = _mean(reverted)
@@ -245,11 +249,11 @@ def _prediction_metrics(samples: list[dict[str, Any]],
 
 
 def _choice_metrics(samples: list[dict[str, Any]],
-                    instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
+                    instances: dict[str, Instance]) -> dict[str, Any]:
     """Pref over answers that made a choice; OC/OR and MC/MR over answers by choice.
     Failed requests and unreadable answers made no choice and are counted apart."""
     chosen = [s for s in samples if _extra(s).get("chose")]
-    errors = sum(s["verdict"] == "error" for s in samples)
+    errors = sum(s["verdict"] == ERROR for s in samples)
     result: dict[str, Any] = {
         "Pref": _mean([_extra(s)["chose"] == "original" for s in chosen]),
         "answers": len(samples), "errors": errors,
@@ -258,18 +262,18 @@ def _choice_metrics(samples: list[dict[str, Any]],
         picked = [s for s in chosen if _extra(s)["chose"] == side]
         result[f"{prefix}C"] = _mean([bool(s["correct"]) for s in picked])
         result[f"{prefix}R"] = _mean([bool(_extra(s).get("reverted")) for s in picked
-                                      if not instances[s["instance_id"]]["boolean"]])
+                                      if not instances[s["instance_id"]].data["boolean"]])
         result[f"{prefix}_answers"] = len(picked)
     return result
 
 
-def _by_source(samples: list[dict[str, Any]], instances: dict[str, dict[str, Any]],
+def _by_source(samples: list[dict[str, Any]], instances: dict[str, Instance],
                metric) -> dict[str, Any]:
     sources: dict[str, list[dict[str, Any]]] = {}
     bins: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
         sources.setdefault(sample["source"], []).append(sample)
-        bins.setdefault(loc_bin(instances[sample["instance_id"]]["loc"]), []).append(sample)
+        bins.setdefault(loc_bin(instances[sample["instance_id"]].data["loc"]), []).append(sample)
     return {"all": metric(samples, instances),
             "by_source": {name: metric(group, instances)
                           for name, group in sorted(sources.items())},

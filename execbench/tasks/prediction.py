@@ -32,12 +32,15 @@ from execbench.tasks.answers import (
     parse_statement,
 )
 from execbench.tasks.base import (
+    CORRECT,
+    INCORRECT,
+    UNPARSABLE,
     BuildContext,
+    Instance,
     Message,
     Score,
     SkipInstance,
     TaskBase,
-    call_text,
     register,
 )
 from execbench.tasks.extract import answer_text
@@ -72,9 +75,9 @@ def _block(code: str, assertion: str) -> str:
     return f"[PYTHON]\n{code}\n{assertion}\n[/PYTHON]"
 
 
-def assertion_response(instance: dict[str, Any], value: str) -> str:
+def assertion_response(instance: Instance, value: str) -> str:
     """An answer stating that the instance's call returns ``value`` (a literal text)."""
-    call = call_text(instance)
+    call = instance.call
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
 
 
@@ -97,24 +100,24 @@ class OutputPrediction(TaskBase):
         _require_ok(trace)
         return [{"truth": {"value": trace.value, "repr": trace.value_repr}}]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
         parts = [_OUTPUT_INTRO]
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f({_EXAMPLE_ARGS}) == ??"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
-        call = call_text(instance)
-        parts.append(_block(instance["code"], f"assert {call} == ??"))
+        call = instance.call
+        parts.append(_block(instance.code, f"assert {call} == ??"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
-        return assertion_response(instance, instance["truth"]["repr"])
+    def reference_response(self, instance: Instance) -> str:
+        return assertion_response(instance, instance.data["truth"]["repr"])
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         value, failed = read_output(answer_text(response))
         if value is None:
             return failed
-        verdict = "correct" if equal(value, instance["truth"]["value"]) else "incorrect"
+        verdict = CORRECT if equal(value, instance.data["truth"]["value"]) else INCORRECT
         return Score(verdict, answer=to_literal(value))
 
 
@@ -122,16 +125,16 @@ def read_output(text: str | None) -> tuple[list | None, Score]:
     """The value an output answer states (``assert f(x) == V`` or just ``V``), typed-JSON
     encoded; when there is none, the ``unparsable`` score saying why."""
     if text is None:
-        return None, Score("unparsable", detail="empty response")
+        return None, Score(UNPARSABLE, detail="empty response")
     node = parse_statement(text)
     pair = equality(node)
     value_node = pair[1] if pair else node
     if value_node is None:
-        return None, Score("unparsable", answer=text, detail="not a Python assertion or value")
+        return None, Score(UNPARSABLE, answer=text, detail="not a Python assertion or value")
     try:
-        return encode(literal_value(value_node)), Score("unparsable")
+        return encode(literal_value(value_node)), Score(UNPARSABLE)
     except LiteralError as exc:
-        return None, Score("unparsable", answer=text, detail=str(exc))
+        return None, Score(UNPARSABLE, answer=text, detail=str(exc))
 
 
 class InputPrediction(TaskBase):
@@ -146,49 +149,49 @@ class InputPrediction(TaskBase):
         return [{"truth": {"output": trace.value, "output_repr": trace.value_repr},
                  "given": given_arguments(program.calls[call_index].args)}]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[Message]:
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
         parts = [_INPUT_INTRO]
         parts[0] += given_note(instance)
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f(??) == {_EXAMPLE_OUTPUT}"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
-        output = instance["truth"]["output_repr"]
-        parts.append(_block(instance["code"], f"assert {instance['entry_point']}(??) == {output}"))
+        output = instance.data["truth"]["output_repr"]
+        parts.append(_block(instance.code, f"assert {instance.entry_point}(??) == {output}"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
-        return assertion_response(instance, instance["truth"]["output_repr"])
+    def reference_response(self, instance: Instance) -> str:
+        return assertion_response(instance, instance.data["truth"]["output_repr"])
 
-    def score(self, instance: dict[str, Any], response: str | None,
+    def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         text = answer_text(response)
         if text is None:
-            return Score("unparsable", detail="empty response")
-        call = answer_call(text, instance["entry_point"])
+            return Score(UNPARSABLE, detail="empty response")
+        call = answer_call(text, instance.entry_point)
         if call is None:
-            return Score("unparsable", answer=text,
-                         detail=f"no call of {instance['entry_point']} or argument list found")
+            return Score(UNPARSABLE, answer=text,
+                         detail=f"no call of {instance.entry_point} or argument list found")
         try:
             args = answer_arguments(call, instance)
         except LiteralError as exc:
-            return Score("unparsable", answer=text, detail=str(exc))
+            return Score(UNPARSABLE, answer=text, detail=str(exc))
         return run_and_compare(instance, args, sandbox)
 
 
-def run_and_compare(instance: dict[str, Any], args: str, sandbox: Sandbox | None) -> Score:
+def run_and_compare(instance: Instance, args: str, sandbox: Sandbox | None) -> Score:
     """Run the program on ``args`` in the sandbox and compare with the expected output."""
     from execbench.sandbox.pool import Job
     from execbench.sandbox.trace import RESULT_ONLY
 
     if sandbox is None:
         raise RuntimeError("the input task needs a sandbox to score")
-    trace = sandbox.run(Job(instance["code"], instance["entry_point"], args, RESULT_ONLY))
+    trace = sandbox.run(Job(instance.code, instance.entry_point, args, RESULT_ONLY))
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail
-        return Score("incorrect", answer=args, detail=f"program {trace.status}: {what}")
-    if trace.value is not None and equal(trace.value, instance["truth"]["output"]):
-        return Score("correct", answer=args)
-    return Score("incorrect", answer=args, detail=f"returned {trace.value_repr}")
+        return Score(INCORRECT, answer=args, detail=f"program {trace.status}: {what}")
+    if trace.value is not None and equal(trace.value, instance.data["truth"]["output"]):
+        return Score(CORRECT, answer=args)
+    return Score(INCORRECT, answer=args, detail=f"returned {trace.value_repr}")
 
 
 register(OutputPrediction())

@@ -307,7 +307,7 @@ def test_build_drops_a_program_without_mutant_from_both_tasks(tmp_path: Path) ->
     manifest = build_suite([str(source)], tmp_path / "suite",
                            BuildOptions(tasks=["mutation", "choice"], workers=2))
     _, instances, _ = load_suite(tmp_path / "suite")
-    assert {(i["task"], i["program_id"]) for i in instances} == {
+    assert {(i.task, i.program_id) for i in instances} == {
         ("mutation", "programs/found"), ("choice", "programs/found")}
     assert manifest["counts"]["by_task"] == {"mutation": 2, "choice": 2}
     assert sorted((s["where"], s["task"], s["reason"]) for s in manifest["skipped"]) == [
@@ -327,7 +327,7 @@ def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, name: str) -> dict
     _, instances, _ = load_suite(out)
     pairs: dict[str, dict[str, dict[str, Any]]] = {}
     for instance in instances:
-        pairs.setdefault(instance["program_id"], {})[instance["variant"]] = instance
+        pairs.setdefault(instance.program_id, {})[instance.data["variant"]] = instance
     return {"manifest": manifest, "pairs": pairs}
 
 
@@ -360,17 +360,17 @@ def test_every_kept_pair_changes_the_output(dataset: str, request: pytest.Fixtur
     for pair in pairs.values():
         assert set(pair) == {"original", "mutant"}
         original, mutant = pair["original"], pair["mutant"]
-        assert original["args"] == mutant["args"]
-        jobs += [Job(original["code"], original["entry_point"], original["args"]),
-                 Job(mutant["code"], mutant["entry_point"], mutant["args"])]
+        assert original.args == mutant.args
+        jobs += [Job(original.code, original.entry_point, original.args),
+                 Job(mutant.code, mutant.entry_point, mutant.args)]
     with Sandbox(workers=2) as fresh:
         traces = fresh.map(jobs)
     for index, pair in enumerate(pairs.values()):
         before, after = traces[2 * index], traces[2 * index + 1]
-        assert before.status == after.status == "ok", pair["mutant"]["id"]
-        assert equal(before.value, pair["original"]["truth"]["value"])
-        assert equal(after.value, pair["mutant"]["truth"]["value"])
-        assert not equal(before.value, after.value), pair["mutant"]["id"]
+        assert before.status == after.status == "ok", pair["mutant"].id
+        assert equal(before.value, pair["original"].data["truth"]["value"])
+        assert equal(after.value, pair["mutant"].data["truth"]["value"])
+        assert not equal(before.value, after.value), pair["mutant"].id
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -378,10 +378,10 @@ def test_every_kept_mutant_is_its_recorded_edit(dataset: str, request: pytest.Fi
                                                 ) -> None:
     for pair in request.getfixturevalue(dataset)["pairs"].values():
         original, mutant = pair["original"], pair["mutant"]
-        record = mutant["mutation"]
-        assert original["mutation"] == record
+        record = mutant.mutation
+        assert original.mutation == record
         assert record["operator"] in OPERATORS
-        assert_single_site(original["code"], Mutant(mutant["code"], **record))
+        assert_single_site(original.code, Mutant(mutant.code, **record))
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -395,7 +395,7 @@ def test_share_with_a_valid_mutant_and_operator_mix(dataset: str,
     assert len(pairs) + len(skipped) <= programs
     low, high = EXPECTED_SHARE[dataset]
     assert low <= len(pairs) / programs <= high
-    mix = Counter(pair["mutant"]["mutation"]["operator"] for pair in pairs.values())
+    mix = Counter(pair["mutant"].mutation["operator"] for pair in pairs.values())
     assert set(mix) <= OPERATORS
     for kind in ("arithmetic", "relational", "numeric"):
         assert mix[kind] >= 0.1 * len(pairs), mix
@@ -412,17 +412,17 @@ def test_mutate_option_builds_other_tasks_on_the_mutant(tmp_path: Path) -> None:
     assert manifest["mutate"] is True
     _, instances, _ = load_suite(suite)
     originals = {p.id: p for p in load_source(str(path)).programs[:40]}
-    mutated = {i["program_id"] for i in instances}
+    mutated = {i.program_id for i in instances}
     assert 15 <= len(mutated) <= 35
-    assert {i["task"] for i in instances} == {"output", "coverage"}
+    assert {i.task for i in instances} == {"output", "coverage"}
     for instance in instances:
-        assert instance["program_id"].endswith("@mutant")
-        record = instance["mutation"]
+        assert instance.program_id.endswith("@mutant")
+        record = instance.mutation
         original = originals[record["original_id"]]
-        assert instance["program_id"] == f"{original.id}@mutant"
-        assert instance["args"] == original.calls[record["original_call_index"]].args
+        assert instance.program_id == f"{original.id}@mutant"
+        assert instance.args == original.calls[record["original_call_index"]].args
         fields = {k: record[k] for k in ("operator", "line", "column", "before", "after")}
-        assert_single_site(original.code, Mutant(instance["code"], **fields))
+        assert_single_site(original.code, Mutant(instance.code, **fields))
     results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     for task in ("output", "coverage"):
         assert results["metrics"][task]["all"]["accuracy"] == 1.0

@@ -24,7 +24,7 @@ from execbench.sandbox.pool import Job, Sandbox
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
-from execbench.tasks.base import BuildContext
+from execbench.tasks.base import BuildContext, Instance
 from execbench.tasks.dexbench import choose_target, read_arguments
 from tests.conftest import QUICK
 from tests.coverage_runner import measure
@@ -132,7 +132,7 @@ SANDBOX_LIMITS = QUICK
 
 
 def make_instance(task: Any, sandbox: Sandbox, code: str, args: str,
-                  **options: str) -> dict[str, Any]:
+                  **options: str) -> Instance:
     """An instance of ``task`` for ``f(args)``, built by the task from a real trace."""
     program = Program(id="hand/f", source="hand", code=code, entry_point="f",
                       calls=(Call(args),))
@@ -141,11 +141,11 @@ def make_instance(task: Any, sandbox: Sandbox, code: str, args: str,
     ctx = BuildContext(seed=0, options=options, sandbox=sandbox, traced=[(0, trace)])
     assert task.choose_calls(program, [(0, trace)], ctx) == [0]
     [fields] = task.build(program, 0, trace, ctx)
-    return {"code": code, "entry_point": "f", "args": args, **fields}
+    return Instance.build(task.name, program, 0, fields)
 
 
 def by_task(instances: list[dict], task: str) -> dict[str, dict]:
-    return {i["program_id"]: i for i in instances if i["task"] == task}
+    return {i.program_id: i for i in instances if i.task == task}
 
 
 def answer(text: str) -> str:
@@ -156,13 +156,13 @@ def answer(text: str) -> str:
 
 def test_cruxeval_selects_298_programs(cruxeval: tuple[Path, dict, list[dict]]) -> None:
     _, manifest, instances = cruxeval
-    coverage = [i for i in instances if i["task"] == "coverage"]
+    coverage = [i for i in instances if i.task == "coverage"]
     assert manifest["counts"]["by_task"]["coverage"] == len(coverage) == 298
-    assert len({i["program_id"] for i in coverage}) == 298
+    assert len({i.program_id for i in coverage}) == 298
     for instance in coverage:
-        shape = analyse(instance["code"])
+        shape = analyse(instance.code)
         assert shape.has_control_flow
-        assert shape.function_lines - set(instance["truth"]["lines"]), instance["id"]
+        assert shape.function_lines - set(instance.data["truth"]["lines"]), instance.id
 
 
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
@@ -184,7 +184,7 @@ def test_selection_is_what_coverage_py_implies(
         if shape.has_control_flow and qualifying:
             expected.add(program.id)
             if program.id in selected:
-                assert selected[program.id]["call_index"] in qualifying
+                assert selected[program.id].call_index in qualifying
     assert set(selected) == expected
 
 
@@ -192,11 +192,11 @@ def test_humaneval_selects_at_most_one_call_per_program(
         humaneval: tuple[dict, list[dict]]) -> None:
     _, instances = humaneval
     for task in ("coverage", "counterfactual"):
-        per_program = Counter(i["program_id"] for i in instances if i["task"] == task)
+        per_program = Counter(i.program_id for i in instances if i.task == task)
         assert per_program and max(per_program.values()) == 1
     for instance in by_task(instances, "coverage").values():
-        shape = analyse(instance["code"])
-        assert shape.function_lines - set(instance["truth"]["lines"]), instance["id"]
+        shape = analyse(instance.code)
+        assert shape.function_lines - set(instance.data["truth"]["lines"]), instance.id
 
 
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
@@ -208,13 +208,13 @@ def test_counterfactual_instances_pair_with_coverage(
     assert counterfactual
     for program_id, instance in counterfactual.items():
         partner = coverage[program_id]
-        assert [partner[k] for k in ("call_index", "args", "code", "entry_point")] == \
-            [instance[k] for k in ("call_index", "args", "code", "entry_point")]
-        assert partner["id"].split("/", 1)[1] == instance["id"].split("/", 1)[1]
-        assert instance["truth"]["original_lines"] == partner["truth"]["lines"]
+        assert [getattr(partner, k) for k in ("call_index", "args", "code", "entry_point")] == \
+            [getattr(instance, k) for k in ("call_index", "args", "code", "entry_point")]
+        assert partner.id.split("/", 1)[1] == instance.id.split("/", 1)[1]
+        assert instance.data["truth"]["original_lines"] == partner.data["truth"]["lines"]
     # Every coverage instance without a partner is one the manifest says was skipped.
     skipped = {s["where"] for s in manifest["skipped"] if s.get("task") == "counterfactual"}
-    unpaired = {f"{i['program_id']}#{i['call_index']}" for p, i in coverage.items()
+    unpaired = {f"{i.program_id}#{i.call_index}" for p, i in coverage.items()
                 if p not in counterfactual}
     assert unpaired == skipped
 
@@ -233,12 +233,12 @@ def test_sample_492_truth_and_target(sandbox: Sandbox) -> None:
 def test_sample_492_in_the_built_suite(cruxeval: tuple[Path, dict, list[dict]]) -> None:
     _, _, instances = cruxeval
     coverage = by_task(instances, "coverage")["cruxeval/sample_492"]
-    assert coverage["code"] == SAMPLE_492
-    assert coverage["truth"]["lines"] == [1, 2, 3, 4, 8]
-    assert coverage["shape"] == {"loc": 8, "cyclomatic": 3, "category": "LC"}
+    assert coverage.code == SAMPLE_492
+    assert coverage.data["truth"]["lines"] == [1, 2, 3, 4, 8]
+    assert coverage.data["shape"] == {"loc": 8, "cyclomatic": 3, "category": "LC"}
     counterfactual = by_task(instances, "counterfactual").get("cruxeval/sample_492")
     if counterfactual is not None:
-        truth = counterfactual["truth"]
+        truth = counterfactual.data["truth"]
         assert (truth["line"], truth["kind"], truth["body"]) == (4, "while", [5])
 
 
@@ -248,13 +248,13 @@ def test_target_rules(sandbox: Sandbox) -> None:
     largest = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0")
     smallest = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0", target="min")
     drawn = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0", target="random")
-    assert (largest["truth"]["line"], largest["truth"]["body"]) == (2, [3, 4, 5])
-    assert (smallest["truth"]["line"], smallest["truth"]["body"]) == (6, [7])
-    assert drawn["truth"]["line"] in (2, 6)
-    assert [i["target_rule"] for i in (largest, smallest, drawn)] == ["max", "min", "random"]
+    assert (largest.data["truth"]["line"], largest.data["truth"]["body"]) == (2, [3, 4, 5])
+    assert (smallest.data["truth"]["line"], smallest.data["truth"]["body"]) == (6, [7])
+    assert drawn.data["truth"]["line"] in (2, 6)
+    assert [i.data["target_rule"] for i in (largest, smallest, drawn)] == ["max", "min", "random"]
     # The witness each one carries reaches its own target.
     for instance in (largest, smallest, drawn):
-        assert COUNTERFACTUAL.score(instance, answer(instance["truth"]["witness"]),
+        assert COUNTERFACTUAL.score(instance, answer(instance.data["truth"]["witness"]),
                                     sandbox).correct
 
 
@@ -306,14 +306,14 @@ def test_a_match_statement_does_not_stop_the_build(tmp_path: Path) -> None:
     build_suite([str(source)], tmp_path / "suite",
                 BuildOptions(tasks=["coverage"], workers=1))
     _, instances, _ = load_suite(tmp_path / "suite")
-    assert [i["program_id"] for i in instances] == ["programs/two"]
+    assert [i.program_id for i in instances] == ["programs/two"]
 
 
 def test_generate_mode_hides_the_original_call(sandbox: Sandbox) -> None:
     args = "'abbkebanuuwrzvr', 'm'"
     mutate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args)
     generate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args, mode="generate")
-    assert generate["mode"] == "generate"
+    assert generate.data["mode"] == "generate"
     mutate_text = COUNTERFACTUAL.prompt(mutate, 1)[0]["content"]
     generate_text = COUNTERFACTUAL.prompt(generate, 1)[0]["content"]
     assert f"`f({args})`" in mutate_text
@@ -340,8 +340,8 @@ def build_counterfactual(tmp_path: Path, code: str, calls: list[str]) -> tuple[d
 def test_a_witness_written_as_an_expression_is_stated_as_its_value(tmp_path: Path,
                                                                    sandbox: Sandbox) -> None:
     _, [instance] = build_counterfactual(tmp_path, THRESHOLD, ["1", "3 * 19"])
-    assert instance["args"] == "1"
-    assert instance["truth"]["witness"] == "57"
+    assert instance.args == "1"
+    assert instance.data["truth"]["witness"] == "57"
     response = COUNTERFACTUAL.reference_response(instance)
     assert COUNTERFACTUAL.score(instance, response, sandbox).verdict == "correct"
 
@@ -361,12 +361,12 @@ def test_humaneval_witnesses_are_answers_the_scorer_reads(
         humaneval: tuple[dict, list[dict]]) -> None:
     """HumanEval/25's test writes ``candidate(3 * 19)``: its witness is the value, 57."""
     _, instances = humaneval
-    witnesses = {i["program_id"]: i["truth"]["witness"]
-                 for i in instances if i["task"] == "counterfactual"}
+    witnesses = {i.program_id: i.data["truth"]["witness"]
+                 for i in instances if i.task == "counterfactual"}
     assert witnesses["humaneval/HumanEval/25"] == "57"
     for instance in by_task(instances, "counterfactual").values():
-        assert isinstance(read_arguments(instance["truth"]["witness"], instance), str), \
-            instance["id"]
+        assert isinstance(read_arguments(instance.data["truth"]["witness"], instance), str), \
+            instance.id
 
 
 # --- counterfactual scoring -------------------------------------------------------------------
@@ -394,10 +394,11 @@ def test_reaching_only_the_header_is_a_prompt_misread(sample_492: dict,
 
 
 @pytest.mark.parametrize("text", ["'abc'", "'a', 'b', 'c'", "f('a', wrong='b')"])
-def test_arguments_that_do_not_fit_are_a_format_error(sample_492: dict, text: str) -> None:
+def test_arguments_that_do_not_fit_are_unparsable_with_a_format_error(sample_492: Instance,
+                                                                       text: str) -> None:
     # No sandbox: scoring would raise if it tried to run anything.
     score = COUNTERFACTUAL.score(sample_492, answer(text), None)
-    assert (score.verdict, score.extra["failure"]) == ("format_error", "format_error")
+    assert (score.verdict, score.extra["failure"]) == ("unparsable", "format_error")
 
 
 @pytest.mark.parametrize("text", ["__import__('os'), 'm'",
@@ -406,12 +407,12 @@ def test_arguments_that_do_not_fit_are_a_format_error(sample_492: dict, text: st
                                   "'a' + 'b', 'm'"])
 def test_non_literal_answer_is_never_run(sample_492: dict, text: str) -> None:
     score = COUNTERFACTUAL.score(sample_492, answer(text), None)
-    assert (score.verdict, score.extra["failure"]) == ("format_error", "format_error")
+    assert (score.verdict, score.extra["failure"]) == ("unparsable", "format_error")
 
 
 def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> None:
     instance = make_instance(COUNTERFACTUAL, sandbox, DIVIDES, "[]")
-    assert (instance["truth"]["kind"], instance["truth"]["body"]) == ("for", [4])
+    assert (instance.data["truth"]["kind"], instance.data["truth"]["body"]) == ("for", [4])
     score = COUNTERFACTUAL.score(instance, answer("[5, 0]"), sandbox)
     assert score.verdict == "correct"
     assert score.extra["raised"] == "ZeroDivisionError"
@@ -419,7 +420,7 @@ def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> Non
 
 def test_looping_answer_is_contained(sandbox: Sandbox) -> None:
     instance = make_instance(COUNTERFACTUAL, sandbox, STEPS, "4, 2")
-    assert (instance["truth"]["kind"], instance["truth"]["line"]) == ("if", 4)
+    assert (instance.data["truth"]["kind"], instance.data["truth"]["line"]) == ("if", 4)
     score = COUNTERFACTUAL.score(instance, answer("4, 0"), sandbox)
     assert (score.verdict, score.detail) == ("incorrect", "program timeout")
     assert COUNTERFACTUAL.score(instance, answer("5, 2"), sandbox).verdict == "correct"
@@ -444,7 +445,7 @@ def test_reasoning_without_an_answer_is_a_null_response(sample_492: dict,
 @pytest.fixture(scope="module")
 def coverage_492(sandbox: Sandbox) -> dict[str, Any]:
     instance = make_instance(COVERAGE, sandbox, SAMPLE_492, "'abbkebanuuwrzvr', 'm'")
-    assert instance["truth"]["lines"] == [1, 2, 3, 4, 8]
+    assert instance.data["truth"]["lines"] == [1, 2, 3, 4, 8]
     return instance
 
 
@@ -560,12 +561,12 @@ def test_truth_is_coverage_py_statement_lines(
     assert len(selected) >= (298 if source == "cruxeval" else 90)
     executed_differ, statements_differ = [], {}
     for instance in selected:
-        reading = measured[(instance["program_id"], instance["call_index"])]
-        if instance["truth"]["lines"] != reading["executed"]:
-            executed_differ.append(instance["id"])
-        ours, theirs = set(instance["truth"]["executable"]), set(reading["statements"])
+        reading = measured[(instance.program_id, instance.call_index)]
+        if instance.data["truth"]["lines"] != reading["executed"]:
+            executed_differ.append(instance.id)
+        ours, theirs = set(instance.data["truth"]["executable"]), set(reading["statements"])
         if ours != theirs:
-            statements_differ[instance["program_id"]] = (ours - theirs, theirs - ours)
+            statements_differ[instance.program_id] = (ours - theirs, theirs - ours)
     assert executed_differ == []
     documented = {program: (lines, set()) for program, (lines, _) in STATEMENT_DIFFERENCES.items()
                   if program.startswith(source)}

@@ -59,8 +59,8 @@ def by_variant(instances: list[dict[str, Any]], task: str) -> dict[str, dict[str
     """Per program, its instances of ``task`` keyed by variant."""
     grouped: dict[str, dict[str, Any]] = {}
     for instance in instances:
-        if instance["task"] == task:
-            grouped.setdefault(instance["program_id"], {})[instance["variant"]] = instance
+        if instance.task == task:
+            grouped.setdefault(instance.program_id, {})[instance.data["variant"]] = instance
     return grouped
 
 
@@ -70,8 +70,8 @@ def test_the_suite_pairs_every_problem(suite: dict[str, Any]) -> None:
     assert 20 <= len(mutation) <= 45
     assert set(mutation) == set(choice)
     assert all(set(pair) == {"original", "mutant"} for pair in mutation.values())
-    assert any(pair["original"]["boolean"] for pair in mutation.values())
-    assert not all(pair["original"]["boolean"] for pair in mutation.values())
+    assert any(pair["original"].data["boolean"] for pair in mutation.values())
+    assert not all(pair["original"].data["boolean"] for pair in mutation.values())
 
 
 def test_choice_asks_each_problem_twice_with_a_and_b_swapped(suite: dict[str, Any]) -> None:
@@ -79,15 +79,15 @@ def test_choice_asks_each_problem_twice_with_a_and_b_swapped(suite: dict[str, An
     for program_id, pair in by_variant(suite["instances"], "choice").items():
         assert set(pair) == {"OM", "MO"}
         first, second = pair["OM"], pair["MO"]
-        assert (first["original_label"], second["original_label"]) == ("A", "B")
-        assert first["programs"]["A"] == second["programs"]["B"]
-        assert first["programs"]["B"] == second["programs"]["A"]
+        assert (first.data["original_label"], second.data["original_label"]) == ("A", "B")
+        assert first.data["programs"]["A"] == second.data["programs"]["B"]
+        assert first.data["programs"]["B"] == second.data["programs"]["A"]
         original, mutant = mutation[program_id]["original"], mutation[program_id]["mutant"]
-        assert first["programs"]["A"]["code"] == original["code"]
-        assert first["programs"]["B"]["code"] == mutant["code"]
-        assert first["programs"]["A"]["value"] == original["truth"]["value"]
-        assert first["programs"]["B"]["value"] == mutant["truth"]["value"]
-        assert first["args"] == second["args"] == original["args"]
+        assert first.data["programs"]["A"]["code"] == original.code
+        assert first.data["programs"]["B"]["code"] == mutant.code
+        assert first.data["programs"]["A"]["value"] == original.data["truth"]["value"]
+        assert first.data["programs"]["B"]["value"] == mutant.data["truth"]["value"]
+        assert first.args == second.args == original.args
         prompt = CHOICE.prompt(first, 0)[0]["content"]
         assert "mutant" not in prompt.lower() and "original" not in prompt.lower()
 
@@ -118,18 +118,18 @@ def test_original_model_scores(runs: dict[str, Path], suite: dict[str, Any]) -> 
 def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
                                                suite: dict[str, Any]) -> None:
     mutation = by_variant(suite["instances"], "mutation")
-    boolean = next(pid for pid, pair in mutation.items() if pair["mutant"]["boolean"])
-    other = next(pid for pid, pair in mutation.items() if not pair["mutant"]["boolean"])
+    boolean = next(pid for pid, pair in mutation.items() if pair["mutant"].data["boolean"])
+    other = next(pid for pid, pair in mutation.items() if not pair["mutant"].data["boolean"])
     recalled = read_samples(runs["reference/original"] / "samples.jsonl")
     oracle = read_samples(runs["reference/oracle"] / "samples.jsonl")
 
     def sample(samples: dict, program_id: str, variant: str) -> dict[str, Any]:
-        return samples[(mutation[program_id][variant]["id"], 0)]
+        return samples[(mutation[program_id][variant].id, 0)]
 
     # Recalling the original on a boolean problem's mutant is wrong, and is a reversion...
     wrong = sample(recalled, boolean, "mutant")
     assert (wrong["correct"], wrong["extra"]["reverted"]) == (False, True)
-    by_id = {inst["id"]: inst for inst in suite["instances"]}
+    by_id = {inst.id: inst for inst in suite["instances"]}
     alone = MUTATION.summarize([wrong, sample(recalled, boolean, "original")], by_id)["all"]
     assert alone == {"OC": 1.0, "MC": 0.0, "OR": None, "MR": None,
                      "O_problems": 1, "M_problems": 1}
@@ -140,18 +140,18 @@ def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
 
 def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> None:
     choice = by_variant(suite["instances"], "choice")
-    instance = next(pair["OM"] for pair in choice.values() if pair["OM"]["boolean"])
-    call = f"{instance['entry_point']}({instance['args']})"
+    instance = next(pair["OM"] for pair in choice.values() if pair["OM"].data["boolean"])
+    call = f"{instance.entry_point}({instance.args})"
     # Chooses the mutant (B) but states the original's output.
     text = json.dumps({"chosen_program": "B",
-                       "assertion": f"assert {call} == {instance['programs']['A']['repr']}"})
+                       "assertion": f"assert {call} == {instance.data['programs']['A']['repr']}"})
     score = CHOICE.score(instance, f"[ANSWER]{text}[/ANSWER]", None)
     assert (score.verdict, score.extra["chose"], score.extra["reverted"]) == (
         "incorrect", "mutant", True)
-    sample = {"instance_id": instance["id"], "source": "cruxeval", "correct": False,
+    sample = {"instance_id": instance.id, "source": "cruxeval", "correct": False,
               "verdict": score.verdict,
               "extra": score.extra}
-    metrics = CHOICE.summarize([sample], {instance["id"]: instance})["all"]
+    metrics = CHOICE.summarize([sample], {instance.id: instance})["all"]
     assert (metrics["Pref"], metrics["MC"], metrics["MR"]) == (0.0, 0.0, None)
 
 
@@ -159,13 +159,13 @@ def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> 
 def choice_instance(suite: dict[str, Any]) -> dict[str, Any]:
     """The original-first choice instance of a problem with a non-boolean output."""
     return next(pair["OM"] for pair in by_variant(suite["instances"], "choice").values()
-                if not pair["OM"]["boolean"])
+                if not pair["OM"].data["boolean"])
 
 
 def answer(instance: dict[str, Any], label: str, value_of: str) -> dict[str, str]:
-    call = f"{instance['entry_point']}({instance['args']})"
+    call = f"{instance.entry_point}({instance.args})"
     return {"chosen_program": label,
-            "assertion": f"assert {call} == {instance['programs'][value_of]['repr']}"}
+            "assertion": f"assert {call} == {instance.data['programs'][value_of]['repr']}"}
 
 
 def test_choice_answer_as_json_in_tags(choice_instance: dict[str, Any]) -> None:
@@ -222,8 +222,8 @@ def test_metrics_by_bin_follow_each_problems_lines_of_code(runs: dict[str, Path]
     mutation = by_variant(suite["instances"], "mutation")
     expected: dict[str, int] = {}
     for pair in mutation.values():
-        loc = pair["original"]["loc"]
-        assert loc == analyse(pair["original"]["code"]).loc == pair["mutant"]["loc"]
+        loc = pair["original"].data["loc"]
+        assert loc == analyse(pair["original"].code).loc == pair["mutant"].data["loc"]
         expected[loc_bin(loc)] = expected.get(loc_bin(loc), 0) + 1
     by_loc = task_metrics(runs["reference/original"], "mutation")["by_loc"]
     assert {name: group["O_problems"] for name, group in by_loc.items()} == expected
@@ -259,10 +259,10 @@ def test_report_prints_the_table_and_writes_the_plot(runs: dict[str, Path],
 def test_a_failed_request_counts_as_a_failure_not_a_missing_problem(
         suite: dict[str, Any]) -> None:
     pair = next(iter(by_variant(suite["instances"], "mutation").values()))
-    by_id = {inst["id"]: inst for inst in suite["instances"]}
-    failed = {"instance_id": pair["mutant"]["id"], "source": "cruxeval", "sample": 0,
+    by_id = {inst.id: inst for inst in suite["instances"]}
+    failed = {"instance_id": pair["mutant"].id, "source": "cruxeval", "sample": 0,
               "correct": False, "verdict": "error", "extra": None}
-    right = {"instance_id": pair["mutant"]["id"], "source": "cruxeval", "sample": 1,
+    right = {"instance_id": pair["mutant"].id, "source": "cruxeval", "sample": 1,
              "correct": True, "verdict": "correct",
              "extra": {"variant": "mutant", "reverted": False}}
     metrics = MUTATION.summarize([failed, right], by_id)["all"]

@@ -15,6 +15,7 @@ import pytest
 from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.base import Instance
 from execbench.tasks.extract import answer_text
 from tests.conftest import QUICK
 
@@ -41,7 +42,7 @@ def instances(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
     build_suite([str(source)], folder / "suite",
                 BuildOptions(tasks=["output", "input"], workers=1))
     _, records, _ = load_suite(folder / "suite")
-    return {f"{r['task']}/{r['entry_point']}": r for r in records}
+    return {f"{r.task}/{r.entry_point}": r for r in records}
 
 
 SANDBOX_LIMITS = QUICK
@@ -166,7 +167,7 @@ def test_input_arguments_that_loop_forever_time_out(instances: dict, sandbox: Sa
 def test_input_given_lambda_repeated_exactly_is_correct(instances: dict,
                                                         sandbox: Sandbox) -> None:
     instance = instances["input/keep"]
-    assert instance["given"] == [{"position": 1, "text": "lambda x: x < 2"}]
+    assert instance.data["given"] == [{"position": 1, "text": "lambda x: x < 2"}]
     wrong_order = "[ANSWER]keep([1, 0, 5], lambda x: x < 2)[/ANSWER]"
     right_order = "[ANSWER]keep([0, 1], lambda x:   x<2)[/ANSWER]"
     assert INPUT.score(instance, wrong_order, sandbox).verdict == "incorrect"
@@ -213,6 +214,13 @@ def test_reference_response_scores_correct(instances: dict, sandbox: Sandbox, ta
     assert score.verdict == "correct", score.detail
 
 
+def hand_instance(task: str, **data: Any) -> Instance:
+    """An instance of ``task`` about ``f(1)`` with ``f`` the identity, and the given fields."""
+    return Instance(id=f"{task}/hand/f/0", task=task, source="hand", program_id="hand/f",
+                    call_index=0, code="def f(x):\n    return x\n", entry_point="f", args="1",
+                    data=data)
+
+
 @pytest.mark.parametrize("response", [
     "[ANSWER]\nassert f(1) == 2\n[/ANSWER]\nI put my answer between [ANSWER] and [/ANSWER].",
     "[ANSWER]\n2\n[/ANSWER]\n[ANSWER][/ANSWER]",
@@ -221,19 +229,17 @@ def test_reference_response_scores_correct(instances: dict, sandbox: Sandbox, ta
     "[ANSWER]\n2\nBecause the loop body runs twice.\n[/ANSWER]",
 ])
 def test_plausible_answer_shapes_are_read(response: str) -> None:
-    instance = {"entry_point": "f", "args": "1", "truth": {"value": ["int", 2], "repr": "2"}}
+    instance = hand_instance("output", truth={"value": ["int", 2], "repr": "2"})
     assert get_task("output").score(instance, response, None).verdict == "correct"
 
 
 def test_a_degenerate_json_answer_is_unparsable_not_a_crash() -> None:
-    instance = {"truth": {"lines": [1], "executable": [1], "blocks": [[1]]}}
+    instance = hand_instance("coverage", truth={"lines": [1], "executable": [1], "blocks": [[1]]})
     score = get_task("coverage").score(instance, "[ANSWER]" + "[" * 5000 + "[/ANSWER]", None)
     assert score.verdict == "unparsable"
 
 
 def test_the_input_answer_must_call_the_function_itself() -> None:
-    instance = {"entry_point": "f", "args": "1", "given": [],
-                "code": "def f(x):\n    return x\n",
-                "truth": {"output": ["int", 1], "output_repr": "1"}}
+    instance = hand_instance("input", given=[], truth={"output": ["int", 1], "output_repr": "1"})
     score = get_task("input").score(instance, "[ANSWER]\nassert g(1) == 1\n[/ANSWER]", None)
     assert score.verdict == "unparsable"

@@ -16,7 +16,7 @@ from execbench.runner import RunConfig, run
 from execbench.sandbox.values import decode
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import base
-from execbench.tasks.base import Metric, Score, SkipInstance, TaskBase, pass_at_1
+from execbench.tasks.base import Instance, Metric, Score, SkipInstance, TaskBase, pass_at_1
 from execbench.tasks.extract import answer_text
 
 
@@ -33,19 +33,19 @@ class Parity(TaskBase):
             raise SkipInstance("the call does not return an int")
         return [{"truth": decode(trace.value) % 2 == 0}]
 
-    def prompt(self, instance: dict[str, Any], shots: int) -> list[dict[str, str]]:
-        return [{"role": "user", "content": f"{instance['code']}\nIs "
-                 f"{instance['entry_point']}({instance['args']}) even? "
+    def prompt(self, instance: Instance, shots: int) -> list[dict[str, str]]:
+        return [{"role": "user", "content": f"{instance.code}\nIs "
+                 f"{instance.entry_point}({instance.args}) even? "
                  "Answer yes or no in [ANSWER][/ANSWER]."}]
 
-    def reference_response(self, instance: dict[str, Any]) -> str:
-        return f"[ANSWER]{'yes' if instance['truth'] else 'no'}[/ANSWER]"
+    def reference_response(self, instance: Instance) -> str:
+        return f"[ANSWER]{'yes' if instance.data['truth'] else 'no'}[/ANSWER]"
 
-    def score(self, instance: dict[str, Any], response: str | None, sandbox: Any) -> Score:
+    def score(self, instance: Instance, response: str | None, sandbox: Any) -> Score:
         said = (answer_text(response) or "").strip().lower()
         if said not in ("yes", "no"):
             return Score("unparsable", answer=said)
-        right = (said == "yes") == instance["truth"]
+        right = (said == "yes") == instance.data["truth"]
         return Score("correct" if right else "incorrect", answer=said)
 
     def metrics(self) -> tuple[Metric, ...]:
