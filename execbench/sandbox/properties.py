@@ -28,11 +28,15 @@ How, and why each choice keeps the run as it would have been:
 * Values are typed JSON (``values.encode``), bounded by ``max_value_nodes``; recording stops
   after ``max_properties`` records per run (``properties_truncated``).
 * Records are grouped per statement line and, within a line, per execution (loops) or
-  evaluation (conditions), in the order they were completed. Evaluations of the same line
-  that nest (a recursive call inside a condition) each get their own record. An
-  evaluation an exception cuts short leaves no record (the statement did not complete);
-  if such an exception is caught inside an enclosing evaluation of the same line, the
-  values the enclosing one reads after it may be lost (recorded as not evaluated).
+  evaluation (conditions), in the order they were completed. Each record also carries
+  ``at``, its place in the run's order over all lines (one clock ticks when a condition
+  is decided, when a loop starts and when a loop takes an item; ``items_at`` gives each
+  item's tick), so a task can put properties of different lines in execution order.
+  Evaluations of the same line that nest (a recursive call inside a condition) each get
+  their own record. An evaluation an exception cuts short leaves no record (the statement
+  did not complete); if such an exception is caught inside an enclosing evaluation of the
+  same line, the values the enclosing one reads after it may be lost (recorded as not
+  evaluated).
 
 The recorded fields go to the trace's ``extra``: ``properties`` (line -> record, see
 ``result``) and ``properties_truncated``.
@@ -192,11 +196,16 @@ class PropertiesRecorder(tracer.Recorder):
         self.records: dict[int, list[dict[str, Any]]] = {}
         self.open: dict[int, list[dict[str, Any]]] = {}
         self.count = 0
+        self.clock = 0
         self.truncated = False
         self.max_nodes = options["max_value_nodes"]
 
     def _encode(self, value: Any) -> Any:
         return encode(value, max_nodes=self.max_nodes)
+
+    def _tick(self) -> int:
+        self.clock += 1
+        return self.clock
 
     def _room(self) -> bool:
         self.count += 1
@@ -245,7 +254,7 @@ class PropertiesRecorder(tracer.Recorder):
         pending = self._close(line, depth)
         if self._room():
             self.records.setdefault(line, []).append({
-                "value": self._encode(value), "taken": taken,
+                "at": self._tick(), "value": self._encode(value), "taken": taken,
                 "clauses": self._values(pending["clauses"], pending["sizes"][0]),
                 "names": self._values(pending["names"], pending["sizes"][1])})
         return taken
@@ -256,9 +265,10 @@ class PropertiesRecorder(tracer.Recorder):
         iterator = iter(iterable)
         record: dict[str, Any] | None = None
         if self._room():
-            record = {"iterable": None if iterator is iterable else self._encode(iterable),
+            record = {"at": self._tick(),
+                      "iterable": None if iterator is iterable else self._encode(iterable),
                       "parts": self._values(pending["parts"], pending["sizes"][0]), "items": [],
-                      "items_truncated": False}
+                      "items_at": [], "items_truncated": False}
             self.records.setdefault(line, []).append(record)
         return self._items(iterator, record)
 
@@ -267,6 +277,7 @@ class PropertiesRecorder(tracer.Recorder):
             if record is not None:
                 if len(record["items"]) < MAX_ITEMS:
                     record["items"].append(self._encode(item))
+                    record["items_at"].append(self._tick())
                 else:
                     record["items_truncated"] = True
             yield item

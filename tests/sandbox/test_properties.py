@@ -64,6 +64,21 @@ def test_every_kind_of_property_by_hand(sandbox: Sandbox) -> None:
     assert generated["iterable"] is None and _values(generated["items"]) == [6, 0, 4]
 
 
+def test_records_carry_their_place_in_the_run_order(sandbox: Sandbox) -> None:
+    found = _properties(sandbox.run(Job(MIXED, "f", "[3, 0, 2], 1", PROPERTIES)))
+    (loop,) = found[3]
+    events = [(loop["at"], "for 3")]
+    events += [(at, f"item {decode(item)}") for at, item in zip(loop["items_at"], loop["items"],
+                                                                strict=True)]
+    events += [(record["at"], f"test {line}") for line in (4, 6, 9) for record in found[line]]
+    (generated,) = found[11]
+    events += [(generated["at"], "for 11")] + [(at, "item") for at in generated["items_at"]]
+    assert [name for _, name in sorted(events)] == [
+        "for 3", "item (0, 0)", "test 4", "item (1, 2)", "test 4", "test 6", "item (2, 3)",
+        "test 4", "test 6", "test 9", "for 11", "item", "item", "item"]
+    assert len({at for at, _ in events}) == len(events)  # one tick each
+
+
 def test_a_list_iterable_is_recorded_as_it_was_when_the_loop_started(sandbox: Sandbox) -> None:
     code = ("def f(xs):\n    out = []\n    for x in xs + [9]:\n        out.append(x)\n"
             "    return out\n")
