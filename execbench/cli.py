@@ -137,6 +137,9 @@ def build(
     out.print(f"{counts['instances']} instances ({by_task}) from {counts['programs']} programs "
               f"and {counts['calls']} calls; {counts['skipped']} skipped -> {out_dir}",
               highlight=False)
+    for name, stated in manifest.get("task_counts", {}).items():
+        out.print(f"{name}: " + ", ".join(f"{key} {value}" for key, value in stated.items()),
+                  highlight=False)
 
 
 @app.command()

@@ -22,7 +22,7 @@ from typing import Any
 from execbench import SCHEMA_VERSION, __version__
 from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
-from execbench.sandbox.trace import Trace, TraceOptions
+from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import Loaded, SourceError, load_source
 from execbench.tasks.base import (
@@ -131,10 +131,15 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         programs = programs[: options.limit]
 
     calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
+    try:
+        recording = combined(task.trace_options for task in tasks)
+    except ValueError as exc:
+        raise SuiteError(f"these tasks cannot be built together: {exc}") from None
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
-        calls, traces = _ground_truth(sandbox, calls, progress, skipped)
+        calls, traces = _ground_truth(sandbox, calls, recording, progress, skipped)
         if options.mutate:
-            programs, calls, traces = _mutate_all(sandbox, calls, traces, options.seed, skipped)
+            programs, calls, traces = _mutate_all(sandbox, calls, traces, options.seed,
+                                                  recording, skipped)
         ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
         try:
             instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
@@ -171,6 +176,10 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     if recorded:
         # Absent when every instance's truth was traced here, so such suites keep their bytes.
         manifest["recorded_instances"] = recorded
+    task_counts = {task.name: counts for task in tasks if (counts := task.suite_counts(
+        [instance for instance in instances if instance.task == task.name])) is not None}
+    if task_counts:  # only tasks that state counts add the key: other suites stay as they were
+        manifest["task_counts"] = task_counts
     _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True,
                                              ensure_ascii=False) + "\n")
     return manifest
@@ -209,7 +218,7 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
 
 
 def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                seed: int, skipped: list[dict[str, Any]]
+                seed: int, recording: TraceOptions, skipped: list[dict[str, Any]]
                 ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its mutant for one seeded call (Algorithm 1); programs with
     no valid mutant are dropped and listed as skipped."""
@@ -235,36 +244,37 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
             entry_point=program.entry_point, calls=(call,),
             meta={**program.meta, "mutation": {**mutant.describe(), "original_id": program.id,
                                                "original_call_index": index}}))
-    new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in mutated], None,
-                                      skipped)
+    new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in mutated],
+                                      recording, None, skipped)
     return [program for program, _ in new_calls], new_calls, traces
 
 
-def _ground_truth_job(program: Program, index: int) -> Job:
-    return Job(program.code, program.entry_point, program.calls[index].args, TraceOptions())
+def _ground_truth_job(program: Program, index: int, recording: TraceOptions) -> Job:
+    return Job(program.code, program.entry_point, program.calls[index].args, recording)
 
 
-def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]],
+def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording: TraceOptions,
                   progress: Callable[[int, int], None] | None, skipped: list[dict[str, Any]]
                   ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls kept, with the trace each rests on, in the order given: a recorded trace
-    as the source brought it, any other call traced in the sandbox and kept only if its
-    run stayed within the CPU budget (``_within_budget``)."""
+    as the source brought it, any other call traced in the sandbox with ``recording`` and
+    kept only if its run stayed within the CPU budget (``_within_budget``)."""
     to_run = [(p, i) for p, i in calls if p.calls[i].recorded is None]
-    futures = [sandbox.submit(_ground_truth_job(p, i)) for p, i in to_run]
+    futures = [sandbox.submit(_ground_truth_job(p, i, recording)) for p, i in to_run]
     traces = []
     for done, future in enumerate(futures, 1):
         traces.append(future.result())
         if progress is not None:
             progress(done, len(futures))
     ran = {(p.id, i): trace for (p, i), trace
-           in zip(*_within_budget(sandbox, to_run, traces, skipped), strict=True)}
+           in zip(*_within_budget(sandbox, to_run, traces, recording, skipped),
+                  strict=True)}
     kept = [((p, i), p.calls[i].recorded or ran.get((p.id, i))) for p, i in calls]
     return [call for call, trace in kept if trace], [trace for _, trace in kept if trace]
 
 
 def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                   skipped: list[dict[str, Any]]
+                   recording: TraceOptions, skipped: list[dict[str, Any]]
                    ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls whose ground-truth run stayed comfortably inside the CPU limit, with their
     traces; the others are listed in ``skipped``.
@@ -287,7 +297,7 @@ def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: l
     budget = build_cpu_budget(sandbox)
     unsure = [k for k, trace in enumerate(traces)
               if trace.status != "timeout" and budget < trace.cpu_time <= 2 * budget]
-    again = sandbox.map(_ground_truth_job(*calls[k]) for k in unsure
+    again = sandbox.map(_ground_truth_job(*calls[k], recording) for k in unsure
                         for _ in range(REMEASURE_RUNS))
     cpu = [trace.cpu_time for trace in traces]
     for n, k in enumerate(unsure):

@@ -16,7 +16,7 @@ import pytest
 from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
-from execbench.sandbox.trace import Trace
+from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.suite import REMEASURE_RUNS, BuildOptions, _within_budget, build_suite, load_suite
 from execbench.tasks import get_task
 from tests.test_cli import execbench
@@ -120,8 +120,10 @@ def test_a_run_just_over_the_budget_is_measured_again_and_the_smallest_time_deci
     slow = [Trace(status="timeout", cpu_time=0.0), Trace(status="ok", cpu_time=0.14)]
     box = _Timings(fast + slow)
     skipped: list[dict] = []
-    kept, kept_traces = _within_budget(box, calls, traces, skipped)
+    recording = TraceOptions(recorder="properties")
+    kept, kept_traces = _within_budget(box, calls, traces, recording, skipped)
     assert len(box.jobs) == 2 * REMEASURE_RUNS
+    assert {job.options for job in box.jobs} == {recording}  # measured as it was traced
     assert [job.args for job in box.jobs] == ["1"] * REMEASURE_RUNS + ["2"] * REMEASURE_RUNS
     assert [index for _, index in kept] == [0, 1]
     assert kept_traces == traces[:2]  # the first run's trace is the ground truth

@@ -11,6 +11,7 @@ field.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -39,6 +40,28 @@ class TraceOptions:
         if self.recorder not in RECORDERS:
             raise ValueError(f"unknown recorder {self.recorder!r}; known: "
                              + ", ".join(sorted(RECORDERS)))
+
+
+def combined(options: Iterable[TraceOptions]) -> TraceOptions:
+    """One set of options that records everything each of ``options`` asks for, so that a
+    build traces every call once whatever mix of tasks it builds: the recorder that
+    subclasses all the others' (a subclass records all its base records, the same way),
+    states if any asks, and the largest of each bound. With nothing asked, the defaults.
+
+    Raises ``ValueError`` for recorders that neither extends the other: no single run
+    could record both."""
+    chosen = list(dict.fromkeys(options)) or [TraceOptions()]
+    recorder = chosen[0].recorder
+    for other in chosen[1:]:
+        if issubclass(RECORDERS[other.recorder], RECORDERS[recorder]):
+            recorder = other.recorder
+        elif not issubclass(RECORDERS[recorder], RECORDERS[other.recorder]):
+            raise ValueError(f"the recorders {recorder!r} and {other.recorder!r} cannot be "
+                             "used in one run")
+    return TraceOptions(recorder=recorder, states=any(o.states for o in chosen),
+                        **{name: max(getattr(o, name) for o in chosen)
+                           for name in ("max_events", "max_states", "max_value_nodes",
+                                        "max_branch_seq")})
 
 
 RESULT_ONLY = TraceOptions(max_events=0, max_branch_seq=0)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from execbench import SCHEMA_VERSION
+from execbench.sandbox.trace import TraceOptions
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -210,12 +211,17 @@ def pass_at_1(task: str, *, headline: bool = True, description: str = "") -> Met
 
 class TaskBase:
     """Defaults for the optional parts of the ``Task`` protocol: one instance per call,
-    pass@1 as the only headline metric, no family-specific summary, pairing or layout."""
+    traced with the plain line recorder, pass@1 as the only headline metric, no
+    family-specific summary, build counts, pairing or layout."""
 
     name: str
     family = "other"
     layout: str | None = None
     pairings: tuple[Pairing, ...] = ()
+    trace_options = TraceOptions()
+
+    def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
+        return None
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -249,6 +255,14 @@ class Task(Protocol):
     """The report layout (``execbench report --layout``) that shows the family in full."""
     pairings: tuple[Pairing, ...]
     """Metrics over this task and another posed on the same calls."""
+    trace_options: TraceOptions
+    """What the ground-truth run of each call must record (the recorder, the bounds). A
+    build traces every call once, with the options of all its tasks ``combined``."""
+
+    def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
+        """Counts about the task's instances worth stating after a build (the manifest's
+        ``task_counts.NAME``, printed by ``execbench build``), or None."""
+        ...
 
     def metrics(self) -> tuple[Metric, ...]:
         """The numbers the task puts in ``results.json`` worth showing, headline first."""

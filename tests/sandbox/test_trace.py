@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from execbench.sandbox.trace import RESULT_ONLY, Trace, TraceError, TraceOptions
+from execbench.sandbox import tracer
+from execbench.sandbox.trace import RESULT_ONLY, Trace, TraceError, TraceOptions, combined
 
 
 def test_fields_a_recorder_adds_are_kept_in_extra_and_written_back() -> None:
@@ -43,3 +44,23 @@ def test_a_runner_payload_that_breaks_the_schema_is_a_crash(payload: bytes) -> N
 def test_result_only_options_record_no_event_order() -> None:
     assert (RESULT_ONLY.max_events, RESULT_ONLY.max_branch_seq) == (0, 0)
     assert RESULT_ONLY.recorder == TraceOptions().recorder == "lines"
+
+
+def test_combined_options_record_what_each_asks_for() -> None:
+    assert combined([]) == TraceOptions() == combined([TraceOptions(), TraceOptions()])
+    both = combined([TraceOptions(max_events=5, states=True),
+                     TraceOptions(recorder="properties", max_value_nodes=500)])
+    assert both == TraceOptions(recorder="properties", max_events=10_000, states=True,
+                                max_value_nodes=500)
+    assert combined([TraceOptions(recorder="properties"), TraceOptions()]).recorder == \
+        "properties"
+
+
+def test_recorders_that_do_not_extend_each_other_cannot_be_combined(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Other(tracer.Recorder):
+        name = "other"
+
+    monkeypatch.setitem(tracer.RECORDERS, "other", Other)
+    with pytest.raises(ValueError, match="cannot be used in one run"):
+        combined([TraceOptions(recorder="properties"), TraceOptions(recorder="other")])
