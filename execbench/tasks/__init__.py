@@ -10,5 +10,6 @@ from execbench.tasks.base import (
     get_task,
     task_names,
 )
+from execbench.tasks.ces import simulation  # noqa: F401
 
 __all__ = ["BuildContext", "OptionError", "Score", "SkipInstance", "Task", "get_task", "task_names"]

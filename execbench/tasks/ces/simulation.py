@@ -1,0 +1,272 @@
+"""Execution simulation (CES): the ``simulation`` task.
+
+The prompt shows the program with every loop and condition line annotated with ``??``
+placeholders (``sites``, ``annotate``), the call, and, with ``--shots 1``, one worked
+example picked by construct mix (``examples``). The answer fills every placeholder with the
+list of its values over the run and states the return value (``answers``). Scoring
+(``rules``) marks each property right or wrong, applies the three coherence rules and puts
+the sample in one of four classes: coherent with the right output (the only ``correct``
+verdict), coherent with a wrong output (with its divergence point), incoherent with the
+right output (suspiciously correct), incoherent with a wrong output.
+
+Build: a call qualifies when it returns normally with a literal value and its run's
+properties were recorded in full; ``-T tests=K`` calls per program are taken (``coverage``).
+Each instance records its program's construct category (CO/LO/LC/Others, the paper's
+Table 1: statement-level ``if``/``for``/``while``) and its call's prime-path coverage.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any
+
+from execbench.analysis.shape import shape_of
+from execbench.sandbox.trace import TraceOptions
+from execbench.sandbox.values import equal, is_exact, to_literal
+from execbench.tasks.base import (
+    CORRECT,
+    INCORRECT,
+    UNPARSABLE,
+    BuildContext,
+    Instance,
+    Message,
+    Metric,
+    OptionError,
+    Score,
+    SkipInstance,
+    TaskBase,
+    pass_at_1,
+    register,
+)
+from execbench.tasks.ces import coverage, examples
+from execbench.tasks.ces.annotate import annotate
+from execbench.tasks.ces.answers import OUTPUT, read_answer
+from execbench.tasks.ces.rules import Stated, divergence, evaluate, judge, rule1_checks, stated
+from execbench.tasks.ces.sites import properties_of
+from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
+from execbench.tasks.extract import answer_text
+from execbench.tasks.prediction import read_output
+
+if TYPE_CHECKING:
+    from execbench.program import Program
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
+
+PROPERTIES = TraceOptions(recorder="properties")
+
+_INTRO = """\
+Simulate a run of the Python program below by hand. The program runs as a module, then \
+the call given after it is made. Some lines end with a comment listing placeholders: \
+`[tag] what = ??` stands for the list of values `what` has at that line over the whole \
+run, in the order they occur (write [] for a line the run never reaches; the comments are \
+on every such line, reached or not).
+
+* On a `for` line: each loop variable, once per iteration (over every execution of the \
+loop, all in one list); the iterable and each of its parts, once per execution of the \
+`for` statement. Write an iterable that is a list, tuple, string, dict or set as its value \
+when the loop starts, and any other (range, zip, enumerate, map, a generator, a dict view) \
+as the list of the items the loop took from it.
+* On an `if`, `elif` or `while` line, once per evaluation of its condition: the condition \
+and each operand of its `and`/`or` as True or False (None for an operand that \
+short-circuiting skipped), and `taken`, True when the body ran next. A `while` line also \
+lists the variables its condition reads, with the values it read."""
+
+_FORMAT = """\
+You may reason first, inside <REASONING> and </REASONING>. Then, between [ANSWER] and \
+[/ANSWER], write one line per placeholder: its tag, `=`, and the list, such as \
+`[3a] = [0, 1, 2]`. A long list may leave out its middle as `[0, 1, ..., 98, 99]`; the \
+items written around `...` must then be right. End with the value the call returns: \
+`[output] = VALUE`. Write every value as a Python literal."""
+
+
+def _tests(ctx: BuildContext) -> int:
+    text = ctx.options.get("tests", str(coverage.DEFAULT_TESTS))
+    if not text.isdigit() or int(text) < 1:
+        raise OptionError(f"-T tests must be a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
+def _qualifies(trace: Trace) -> bool:
+    return trace.status == "ok" and trace.value is not None and is_exact(trace.value) \
+        and isinstance(trace.extra.get("properties"), dict) \
+        and not trace.extra.get("properties_truncated")
+
+
+def answer_lines(properties: list[dict[str, Any]], values: dict[str, str], output: str) -> str:
+    """An answer in the format ``score`` reads: one line per placeholder, then the output."""
+    lines = [f"[{prop['id']}] = {values[prop['id']]}" for prop in properties]
+    return "[ANSWER]\n" + "\n".join([*lines, f"[{OUTPUT}] = {output}"]) + "\n[/ANSWER]"
+
+
+def _listed(values: list[Any]) -> str:
+    return "[" + ", ".join(to_literal(v) for v in values) + "]"
+
+
+class Simulation(TaskBase):
+    name = "simulation"
+    description = ("simulate a run: values at every loop and condition, and the output; "
+                   "scored for coherence (CES)")
+    needs_sandbox = True
+    family = "ces"
+    layout = "ces"
+    trace_options = PROPERTIES
+
+    def metrics(self) -> tuple[Metric, ...]:
+        path = ("task_metrics", self.name, "all")
+        return (
+            Metric("coherent & correct", (*path, "coherent_correct"), headline=True,
+                   description="share of samples with a coherent simulation and the right "
+                   "output (the only success)"),
+            Metric("suspicious", (*path, "incoherent_correct"), higher_is_better=False,
+                   headline=True, description="share of samples with the right output "
+                   "after an incoherent simulation"),
+            Metric("coherent & wrong", (*path, "coherent_incorrect"), higher_is_better=False,
+                   description="share of samples simulated coherently to a wrong output"),
+            Metric("incoherent & wrong", (*path, "incoherent_incorrect"),
+                   higher_is_better=False, description="share of samples incoherent with a "
+                   "wrong output"),
+            Metric("strong consistency", ("task_metrics", self.name, "consistency", "strong"),
+                   description="share of programs simulated right on all calls, covering "
+                   "different prime paths"),
+            pass_at_1(self.name, headline=False),
+        )
+
+    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
+                     ctx: BuildContext) -> list[int]:
+        count = _tests(ctx)
+        usable = {index: trace for index, trace in traced if _qualifies(trace)}
+        digests = {index: self._coverage(program, trace, ctx)["digest"]
+                   for index, trace in usable.items()}
+        return coverage.choose(sorted(usable), digests, count,
+                               random.Random(f"{ctx.seed}/{program.id}/ces"))
+
+    @staticmethod
+    def _coverage(program: Program, trace: Trace, ctx: BuildContext) -> dict[str, Any]:
+        key = ("ces-coverage", program.id, id(trace))
+        if key not in ctx.memo:
+            ctx.memo[key] = coverage.coverage(program.code, trace)
+        return ctx.memo[key]
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        if trace.status != "ok" or trace.value is None or not is_exact(trace.value):
+            raise SkipInstance("the call did not return a value that can be written as a "
+                               "literal")
+        properties, compounds = properties_of(program.code, trace)
+        try:
+            annotated = annotate(program.code, properties)
+        except ValueError as exc:
+            raise SkipInstance(str(exc)) from None
+        checked, unchecked = _calibrate(program.code, properties, compounds, ctx.sandbox)
+        return [{"truth": {"value": trace.value, "repr": trace.value_repr,
+                           "properties": properties, "compounds": checked,
+                           "unchecked": unchecked},
+                 "annotated": annotated, "category": shape_of(program.code).category,
+                 "coverage": self._coverage(program, trace, ctx),
+                 "example": _example(program.code, ctx)}]
+
+    def suite_counts(self, instances: list[Instance]) -> dict[str, int]:
+        """Programs per construct category (the paper's Table 1 rows)."""
+        category = {i.program_id: i.data["category"] for i in instances}
+        return {name: sum(c == name for c in category.values()) for name in CATEGORIES}
+
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        parts = [_INTRO]
+        if shots:
+            example = instance.data["example"]
+            parts.append(f"A worked example:\n\n[PYTHON]\n{example['annotated']}[/PYTHON]\n"
+                         f"Call: `{example['call']}`\n\n{example['answer']}")
+            parts.append("Now the program to simulate:")
+        parts.append(f"[PYTHON]\n{instance.data['annotated']}[/PYTHON]\n"
+                     f"Call: `{instance.call}`")
+        parts.append(_FORMAT)
+        return [{"role": "user", "content": "\n\n".join(parts)}]
+
+    def reference_response(self, instance: Instance) -> str:
+        truth = instance.data["truth"]
+        values = {p["id"]: _listed(p["values"]) for p in truth["properties"]}
+        return answer_lines(truth["properties"], values, truth["repr"])
+
+    def shortcut_response(self, instance: Instance) -> str:
+        """The right output after a simulation whose every property is wrong: what a
+        model that recalls the answer without simulating might write."""
+        truth = instance.data["truth"]
+        values = {p["id"]: "[None]" if not p["values"] else "[]" for p in truth["properties"]}
+        return answer_lines(truth["properties"], values, truth["repr"])
+
+    def score(self, instance: Instance, response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        extra: dict[str, Any] = {"category": instance.data["category"]}
+        text = answer_text(response)
+        if text is None:
+            return Score(UNPARSABLE, detail="empty response", extra=extra)
+        truth = instance.data["truth"]
+        labels = {p["id"]: p["label"] for p in truth["properties"]}
+        found = read_answer(text, labels)
+        output, failed = read_output(found.get(OUTPUT))
+        if output is None:
+            failed.detail = f"no readable [{OUTPUT}] line: {failed.detail}"
+            failed.extra = extra
+            return failed
+        given: dict[str, Stated | None] = {tag: stated(found.get(tag)) for tag in labels}
+        output_right = equal(output, truth["value"])
+        verdict = judge(instance, given, output_right, sandbox)
+        name = CLASSES[(verdict.coherent, output_right)]
+        right = sum(verdict.right.values()) + output_right
+        extra.update({"class": name, "output_right": output_right,
+                      "rules": [rule for rule, tags in verdict.fired.items() if tags],
+                      "fired": {rule: tags for rule, tags in verdict.fired.items() if tags},
+                      "properties": len(verdict.right),
+                      "properties_right": sum(verdict.right.values()),
+                      "unread": sorted(tag for tag, value in given.items() if value is None)})
+        if verdict.unchecked:
+            extra["rule1_unchecked"] = verdict.unchecked
+        if verdict.coherent and not output_right:
+            extra["divergence"] = divergence(instance, given)
+        return Score(CORRECT if name == "coherent_correct" else INCORRECT,
+                     answer=to_literal(output), score=right / (len(verdict.right) + 1),
+                     detail=None if verdict.coherent else "incoherent: " + ", ".join(
+                         extra["rules"]), extra=extra)
+
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, Instance]) -> dict[str, Any]:
+        return summarize(samples, instances)
+
+
+def _calibrate(code: str, properties: list[dict[str, Any]], compounds: list[dict[str, Any]],
+               sandbox: Sandbox) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The compounds whose true operands give their true value when the program's
+    expression is evaluated on them (those Rule 1 can check), and the others with why."""
+    if not compounds:
+        return [], []
+    given = {p["id"]: Stated(p["values"], p["values"], True) for p in properties}
+    checks, _ = rule1_checks(compounds, given)
+    agreed = evaluate(code, checks, sandbox) if checks else []
+    if agreed is None:
+        reason = "evaluating the expressions on the recorded values did not finish"
+        return [], [{"id": c["id"], "reason": reason} for c in compounds]
+    failing = {check.id for check, ok in zip(checks, agreed, strict=True) if not ok}
+    reason = "the expression evaluated on the recorded operands does not give the recorded value"
+    return ([c for c in compounds if c["id"] not in failing],
+            [{"id": c["id"], "reason": reason} for c in compounds if c["id"] in failing])
+
+
+def _example(code: str, ctx: BuildContext) -> dict[str, str]:
+    """The worked example for a program, traced once per build (see ``examples``)."""
+    from execbench.sandbox.pool import Job
+
+    chosen = examples.pick(code)
+    key = ("ces-example", chosen.name)
+    if key not in ctx.memo:
+        trace = ctx.sandbox.run(Job(chosen.code, chosen.entry_point, chosen.args, PROPERTIES))
+        if trace.status != "ok":
+            raise RuntimeError(f"the worked example {chosen.name!r} did not run: {trace}")
+        properties, _ = properties_of(chosen.code, trace)
+        values = {p["id"]: _listed(p["values"]) for p in properties}
+        ctx.memo[key] = {"name": chosen.name, "annotated": annotate(chosen.code, properties),
+                         "call": f"{chosen.entry_point}({chosen.args})",
+                         "answer": answer_lines(properties, values, trace.value_repr or "")}
+    return ctx.memo[key]
+
+
+register(Simulation())
