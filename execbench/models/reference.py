@@ -5,6 +5,8 @@ it must score 100% on every task; any less is a bug in extraction or scoring.
 ``reference/constant`` gives the same response to every prompt (``-M answer=TEXT`` to
 choose it), the floor a model must beat. ``reference/original`` answers the mutation and
 choice tasks with the unmutated program's output: pure recall, the reversion ceiling.
+``reference/shortcut`` answers the simulation task with the right output after a
+simulation whose every property is wrong: a run of it must come out all incoherent.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from execbench.tasks import get_task, task_names
 DEFAULT_CONSTANT = "[ANSWER]\nassert f(0) == 0\n[/ANSWER]"
 
 
-def _original_tasks() -> list[str]:
-    """The tasks that can say what the unmutated program would give."""
-    return [name for name in task_names() if hasattr(get_task(name), "original_response")]
+def _tasks_with(response: str) -> list[str]:
+    """The tasks that can give a reference model's kind of answer (``original_response``:
+    what the unmutated program would give; ``shortcut_response``: a simulation gone wrong
+    that still states the right output)."""
+    return [name for name in task_names() if hasattr(get_task(name), response)]
 
 
 class OracleModel(ModelBase):
@@ -38,8 +42,8 @@ class OriginalModel(ModelBase):
     def check(self, tasks: Collection[str]) -> None:
         """Refuse tasks with no original program to recall (a suite built without
         mutants): every sample would be an error, and the run a table of zeros."""
-        answerable = _original_tasks()
-        unanswerable = sorted(t for t in tasks if t not in _original_tasks())
+        answerable = _tasks_with("original_response")
+        unanswerable = sorted(t for t in tasks if t not in answerable)
         if unanswerable:
             able = sorted(set(tasks) - set(unanswerable))
             hint = (f"run it with --tasks {','.join(able)}" if able else
@@ -54,6 +58,23 @@ class OriginalModel(ModelBase):
             return Generation(text=None, error=f"reference/original cannot answer the "
                                                f"{task.name} task (only mutation and choice)")
         return Generation(text=respond(request.instance))
+
+
+class ShortcutModel(ModelBase):
+    name = "reference/shortcut"
+
+    def check(self, tasks: Collection[str]) -> None:
+        """Refuse tasks with no simulation to get wrong: every sample would be an error."""
+        able = _tasks_with("shortcut_response")
+        unanswerable = sorted(t for t in tasks if t not in able)
+        if unanswerable:
+            raise ModelError(f"reference/shortcut answers only {', '.join(able)}, not "
+                             f"{', '.join(unanswerable)}; run it with --tasks "
+                             f"{','.join(able)}")
+
+    async def generate(self, request: Request, config: GenerateConfig) -> Generation:
+        task = get_task(request.instance.task)
+        return Generation(text=task.shortcut_response(request.instance))
 
 
 class ConstantModel(ModelBase):
@@ -71,9 +92,11 @@ def get_reference_model(rest: str, model_args: dict[str, str]):
         return OracleModel()
     if rest == "original" and not model_args:
         return OriginalModel()
+    if rest == "shortcut" and not model_args:
+        return ShortcutModel()
     if rest == "constant" and set(model_args) <= {"answer"}:
         return ConstantModel(model_args.get("answer", DEFAULT_CONSTANT))
-    if rest in ("oracle", "original", "constant"):
+    if rest in ("oracle", "original", "shortcut", "constant"):
         raise ModelError(f"reference/{rest} does not take model arguments {sorted(model_args)}")
     raise ModelError(f"unknown reference model {rest!r}; choose reference/oracle, "
-                     "reference/original or reference/constant")
+                     "reference/original, reference/shortcut or reference/constant")
