@@ -135,14 +135,16 @@ class Simulation(TaskBase):
                      ctx: BuildContext) -> list[int]:
         count = _tests(ctx)
         usable = {index: trace for index, trace in traced if _qualifies(trace)}
-        digests = {index: self._coverage(program, trace, ctx)["digest"]
+        digests = {index: self._coverage(program, index, trace, ctx)["digest"]
                    for index, trace in usable.items()}
         return coverage.choose(sorted(usable), digests, count,
                                random.Random(f"{ctx.seed}/{program.id}/ces"))
 
     @staticmethod
-    def _coverage(program: Program, trace: Trace, ctx: BuildContext) -> dict[str, Any]:
-        key = ("ces-coverage", program.id, id(trace))
+    def _coverage(program: Program, index: int, trace: Trace, ctx: BuildContext
+                  ) -> dict[str, Any]:
+        """A call's coverage, worked out once per build (choosing calls needs it too)."""
+        key = ("ces-coverage", program.id, index)
         if key not in ctx.memo:
             ctx.memo[key] = coverage.coverage(program.code, trace)
         return ctx.memo[key]
@@ -162,7 +164,7 @@ class Simulation(TaskBase):
                            "properties": properties, "compounds": checked,
                            "unchecked": unchecked},
                  "annotated": annotated, "category": shape_of(program.code).category,
-                 "coverage": self._coverage(program, trace, ctx),
+                 "coverage": self._coverage(program, call_index, trace, ctx),
                  "example": _example(program.code, ctx)}]
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int]:

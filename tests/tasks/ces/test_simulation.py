@@ -69,6 +69,14 @@ def test_calls_with_different_prime_paths_are_taken_first(tmp_path: Path) -> Non
             tasks=["simulation"], workers=1, task_options={"tests": "0"}))
 
 
+def test_a_simulation_suite_is_the_same_bytes_every_time(tmp_path: Path) -> None:
+    options = BuildOptions(tasks=["simulation"], limit=8, workers=2)
+    for name in ("one", "two"):
+        build_suite(["humaneval"], tmp_path / name, options)
+    for name in ("instances.jsonl", "manifest.json"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
 def test_a_suite_of_other_tasks_is_traced_and_written_as_before(tmp_path: Path) -> None:
     build_suite(["humaneval"], tmp_path / "plain", BuildOptions(tasks=["output"], limit=3,
                                                                   workers=1))
