@@ -334,7 +334,7 @@ def report(
              + "; ".join(f"{name} ({layout.description})"
                          for name, layout in _layouts().items()) + ".")] = "default",
     plot: Annotated[Path | None, typer.Option(
-        help="With a layout that has a figure (generalization): also write it as a PNG "
+        help="With a layout that has a figure (generalization, ces): also write it as a PNG "
              "(needs the plot extra).")] = None,
 ) -> None:
     """Compare runs in one table."""
@@ -357,7 +357,7 @@ def report(
         _fail("no run with results to report")
     if layout == "default":
         if plot is not None:
-            _fail("--plot needs a layout that has a figure (--layout generalization)")
+            _fail("--plot needs a layout that has a figure (--layout generalization or ces)")
         _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
         return
     chosen = _layouts().get(layout)

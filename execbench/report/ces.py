@@ -1,12 +1,15 @@
 """The CES report: the paper's Table 1 (four coherence x output classes per construct
 category, one column per run), the coherence rules that fired, the divergence kinds per
-category (Figure 7's data), and the consistency of each program's calls (Figure 6's data).
+category (Figure 7's data), and the consistency of each program's calls (Figure 6's data,
+also drawn as a PNG with ``--plot``).
 
-Every function returns (headers, rows) of strings for ``tables.render_table``.
+Every table function returns (headers, rows) of strings for ``tables.render_table``; the
+plot needs the ``plot`` extra (matplotlib), imported only when a plot is asked for.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from execbench.report.layouts import Layout, Section, register_layout
@@ -94,6 +97,38 @@ def consistency_table(results: list[dict[str, Any]]) -> tuple[list[str], list[li
     return headers, rows
 
 
+def plot(results: list[dict[str, Any]], path: Path) -> Path:
+    """Figure 6 style: per run, the share of programs simulated with strong, weak and
+    random consistency as stacked bars, and the share whose calls differ in coverage as a
+    line (the most a run could have strong)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError("plots need matplotlib: pip install 'execbench[plot]'") from None
+    labels = run_labels(results)
+    groups = [_block(result).get("consistency", {}) for result in results]
+    figure, axis = plt.subplots(figsize=(1.2 * len(results) + 2.5, 3.6))
+    bottom = [0.0] * len(results)
+    for level, colour in zip(LEVELS, ("tab:green", "tab:orange", "tab:red"), strict=True):
+        heights = [100 * (group.get(level) or 0.0) for group in groups]
+        axis.bar(range(len(results)), heights, bottom=bottom, color=colour, label=level)
+        bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+    differing = [100 * (group.get("different_coverage") or 0.0) for group in groups]
+    axis.plot(range(len(results)), differing, "k--", label="two coverages")
+    axis.set_xticks(range(len(results)), labels, rotation=30, ha="right", fontsize=8)
+    axis.set_ylabel("% of programs")
+    axis.set_ylim(0, 105)
+    axis.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
 def _sections(results: list[dict[str, Any]]) -> list[Section]:
     return [("Execution simulation: coherence x output per construct category "
              "(% of samples)", table1(results)),
@@ -105,4 +140,4 @@ def _sections(results: list[dict[str, Any]]) -> list[Section]:
 
 
 register_layout(Layout("ces", "CES Table 1 per construct category, rules fired, divergence "
-                       "kinds, consistency", _sections))
+                       "kinds, consistency", _sections, plot))

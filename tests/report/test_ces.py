@@ -3,9 +3,16 @@ divergence kinds and the consistency shares, from ``results.json`` records."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from execbench.report.ces import consistency_table, divergence_table, rules_table, table1
+from execbench.report.ces import (
+    consistency_table,
+    divergence_table,
+    plot,
+    rules_table,
+    table1,
+)
 from execbench.report.layouts import layouts
 
 
@@ -40,3 +47,8 @@ def test_the_ces_layout_is_registered_and_shows_every_table() -> None:
                                                  "3"]
     assert [title for title, _ in layouts()["ces"].sections(results)][0].startswith(
         "Execution simulation")
+
+
+def test_the_consistency_figure_is_drawn(tmp_path: Path) -> None:
+    path = plot([_result("m1", 0.5), _result("m2", 0.25)], tmp_path / "figs" / "ces.png")
+    assert path.read_bytes().startswith(b"\x89PNG")
