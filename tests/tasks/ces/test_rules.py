@@ -192,3 +192,33 @@ def test_the_shortcut_is_incoherent_with_the_right_output(sandbox: Sandbox) -> N
         score = TASK.score(made, TASK.shortcut_response(made), sandbox)
         assert (score.extra["class"], score.extra["properties_right"]) == \
             ("incoherent_correct", 0)
+
+
+STATEFUL = """\
+calls = []
+
+
+def take(xs):
+    calls.append(1)
+    return xs[:len(calls)]
+
+
+def f(xs):
+    calls.append(0)
+    out = []
+    for x in take(xs):
+        out.append(x)
+    return out
+"""
+
+
+def test_a_compound_that_does_not_reproduce_outside_the_run_is_not_checked(
+        sandbox: Sandbox) -> None:
+    # `take` reads state the call changed first: evaluated again on the same `xs` it
+    # gives another value, so Rule 1 cannot judge this iterable (found at build time).
+    made = instance(sandbox, STATEFUL, "f", "[4, 5, 6]")
+    assert made.data["truth"]["compounds"] == []
+    assert [u["id"] for u in made.data["truth"]["unchecked"]] == ["12b"]
+    lines = {"12a": "[4]", "12b": "[[4]]", "12c": "[[4, 5, 6]]"}
+    score = TASK.score(made, answer(lines, "[4]"), sandbox)
+    assert (score.extra["class"], score.extra["fired"]) == ("coherent_incorrect", {})
