@@ -250,7 +250,7 @@ def run(
     except KeyboardInterrupt:
         err.print(f"interrupted; run the same command again to resume from {out_dir}")
         raise typer.Exit(130) from None
-    _print_results([results], by_source=False)
+    _print_results([results])
     _print_usage(results)
     err.print(f"samples in {out_dir / runner.SAMPLES}, results in {out_dir / runner.RESULTS}, "
               f"settings and sessions in {out_dir / runner.RUN_CONFIG}", highlight=False)
@@ -311,7 +311,7 @@ def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
         results = runner.rescore(run_dir)
     except (runner.RunError, SuiteError) as exc:
         _fail(str(exc))
-    _print_results([results], by_source=False)
+    _print_results([results])
 
 
 def _layouts() -> dict:
@@ -320,25 +320,9 @@ def _layouts() -> dict:
     return layouts()
 
 
-@app.command()
-def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders to compare.")],
-    fmt: Annotated[str, typer.Option("--format", help="text, markdown, csv or json.")] = "text",
-    by_source: Annotated[bool, typer.Option(help="One row per source.")] = False,
-    verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
-    layout: Annotated[str, typer.Option(
-        help="default (pass@k per task), or a layout: "
-             + "; ".join(f"{name} ({layout.description})"
-                         for name, layout in _layouts().items()) + ".")] = "default",
-    plot: Annotated[Path | None, typer.Option(
-        help="With a layout that has a figure (generalization): also write it as a PNG "
-             "(needs the plot extra).")] = None,
-) -> None:
-    """Compare runs in one table."""
-    from execbench.report.tables import FORMATS as TABLE_FORMATS
-
-    if fmt not in TABLE_FORMATS:
-        _fail(f"unknown format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
+def _load_results(run_dirs: list[Path]) -> list[dict]:
+    """Each run's results.json; a folder without one is skipped with a warning, and no
+    run at all is an error."""
     results = []
     for folder in run_dirs:
         path = folder / "results.json"
@@ -352,43 +336,88 @@ def report(
         results.append(json.loads(path.read_text(encoding="utf-8")))
     if not results:
         _fail("no run with results to report")
-    if layout == "default":
-        if plot is not None:
-            _fail("--plot needs a layout that has a figure (--layout generalization)")
-        _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
-        return
+    return results
+
+
+def _ks(text: str | None, results: list[dict]) -> list[int]:
+    """The pass@k columns: those ``--k`` names, or every k up to the largest n."""
+    from execbench.report.tables import available_ks
+
+    available = available_ks(results)
+    if text is None:
+        return available
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        _fail(f"--k takes comma-separated whole numbers, not {text!r}")
+    if not ks or ks[0] < 1:
+        _fail(f"--k takes numbers of at least 1, not {text!r}")
+    if ks[-1] > available[-1]:
+        _fail(f"--k {ks[-1]}: no run drew that many samples (the most is n={available[-1]}), "
+              "so pass@k is not defined")
+    return ks
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders to compare.")],
+    fmt: Annotated[str, typer.Option(
+        "--format", help="text (fits the terminal), markdown, csv (one table) or json (one "
+                         "document).")] = "text",
+    by_source: Annotated[bool, typer.Option(
+        help="One row per source (the default layout).")] = False,
+    verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
+    layout: Annotated[str, typer.Option(
+        help="; ".join(f"{name}: {layout.description}"
+                       for name, layout in _layouts().items()) + ".")] = "default",
+    k: Annotated[str | None, typer.Option(
+        "--k", help="pass@k columns, comma-separated (default: every k up to the largest n).")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(
+        help="With a layout that has a figure (generalization): also write it as a PNG "
+             "(needs the plot extra).")] = None,
+) -> None:
+    """Compare runs: a layout's tables on stdout."""
+    import shutil
+
+    from execbench.report.layouts import View
+    from execbench.report.tables import FORMATS as TABLE_FORMATS
+    from execbench.report.tables import render, verdict_table
+
+    if fmt not in TABLE_FORMATS:
+        _fail(f"unknown format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
     chosen = _layouts().get(layout)
     if chosen is None:
-        _fail(f"unknown layout {layout!r}; choose default, {', '.join(_layouts())}")
-    if plot is not None and chosen.plot is None:
-        _fail(f"the {layout} layout has no figure to --plot")
-    _print_sections(chosen.sections(results), fmt)
-    if plot is not None:
+        _fail(f"unknown layout {layout!r}; choose one of {', '.join(_layouts())}")
+    if plot is not None and chosen.figure is None:
+        with_figure = [name for name, item in _layouts().items() if item.figure is not None]
+        _fail(f"--plot needs a layout that has a figure (--layout {' or '.join(with_figure)}); "
+              f"the {layout} layout has none")
+    if by_source and not chosen.by_source:
+        _fail(f"--by-source concerns the default layout; the {layout} layout has its own rows")
+    results = _load_results(run_dirs)
+    tables = chosen.sections(results, View(ks=_ks(k, results), by_source=by_source))
+    if verdicts:
+        tables.append(verdict_table(results))
+    sys.stdout.write(render(tables, fmt, width=shutil.get_terminal_size().columns))
+    if plot is not None and chosen.figure is not None:
         try:
-            err.print(f"plot written to {chosen.plot(results, plot)}")
+            image = chosen.figure(results)
         except RuntimeError as exc:
             _fail(str(exc))
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        plot.write_bytes(image)
+        err.print(f"plot written to {plot}", highlight=False)
 
 
-def _print_sections(sections: list[tuple[str, tuple[list[str], list[list[str]]]]],
-                    fmt: str) -> None:
-    from execbench.report.tables import render_table
+def _print_results(results: list[dict]) -> None:
+    """The default table of one run, after ``run`` and ``score``."""
+    import shutil
 
-    for title, (headers, rows) in sections:
-        if fmt in ("text", "markdown"):
-            sys.stdout.write(f"\n{title}\n\n" if fmt == "text" else f"\n### {title}\n\n")
-        sys.stdout.write(render_table(headers, rows, fmt))
+    from execbench.report.tables import available_ks, comparison_table, render
 
-
-def _print_results(results: list[dict], *, by_source: bool, fmt: str = "text",
-                   verdicts: bool = False) -> None:
-    from execbench.report.tables import comparison_rows, render_table, verdict_rows
-
-    headers, rows = comparison_rows(results, by_source=by_source)
-    sys.stdout.write(render_table(headers, rows, fmt))
-    if verdicts:
-        headers, rows = verdict_rows(results)
-        sys.stdout.write(render_table(headers, rows, fmt))
+    table = comparison_table(results, available_ks(results))
+    sys.stdout.write(render([table], "text", width=shutil.get_terminal_size().columns))
 
 
 @app.command("ls")
