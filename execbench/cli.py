@@ -537,8 +537,12 @@ def report(
     plot: Annotated[Path | None, typer.Option(
         help="With a layout that has a figure (generalization): also write it as a PNG "
              "(needs the plot extra).")] = None,
+    html: Annotated[Path | None, typer.Option(
+        help="Also write one self-contained HTML page: leaderboard, every layout present "
+             "with its figures (the plot extra), verdicts and failures, and a sample browser.")
+    ] = None,
 ) -> None:
-    """Compare runs: a layout's tables on stdout."""
+    """Compare runs: a layout's tables on stdout (and, with --html, a page to open)."""
     import shutil
 
     from execbench.report.layouts import View
@@ -569,6 +573,23 @@ def report(
         plot.parent.mkdir(parents=True, exist_ok=True)
         plot.write_bytes(image)
         err.print(f"plot written to {plot}", highlight=False)
+    if html is not None:
+        _write_html(html, run_dirs, results)
+
+
+def _write_html(path: Path, run_dirs: list[Path], results: list[dict]) -> None:
+    from execbench.report.html import render_html
+
+    folders = [folder for folder in run_dirs if (folder / "results.json").is_file()]
+    try:
+        page, warnings = render_html(folders, results)
+    except RuntimeError as exc:
+        _fail(str(exc))
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    err.print(f"HTML report written to {path}", highlight=False)
 
 
 def _print_results(results: list[dict]) -> None:
