@@ -115,7 +115,7 @@ def build(
                                      for spec in sources):
         _fail(f"--count sets how many programs the {GENERATED} source samples, and no "
               f"source is {GENERATED}")
-    _check_build_out(out_dir, overwrite)
+    replaces_run = _check_build_out(out_dir, overwrite)
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
                     memory_mb=memory_mb)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
@@ -141,6 +141,11 @@ def build(
         except KeyboardInterrupt:
             err.print(f"interrupted; nothing was written to {out_dir}")
             raise typer.Exit(130) from None
+    if replaces_run:
+        from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
+
+        for name in (RUN_CONFIG, SAMPLES, RESULTS):
+            (out_dir / name).unlink(missing_ok=True)
     if len(warnings) > 20:
         err.print(f"... and {len(warnings) - 20} more skipped records (see manifest.json)")
     out.print(_build_summary(manifest, out_dir), highlight=False, markup=False)
@@ -162,19 +167,19 @@ def _task_list(text: str, *, known_only: bool = True) -> list[str]:
     return names
 
 
-def _check_build_out(out_dir: Path, overwrite: bool) -> None:
-    """A suite written into a run folder would sit beside samples of other instances:
-    refused, or with --overwrite the run's files are removed first. (A different suite
-    in the folder is refused by the build itself, once the sources are read.)"""
-    from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
+def _check_build_out(out_dir: Path, overwrite: bool) -> bool:
+    """Whether the suite replaces a run in ``out_dir``. A suite written into a run folder
+    would sit beside samples of other instances: refused, or with --overwrite the run's
+    files are removed once the suite is written. (A different suite in the folder is
+    refused by the build itself, once the sources are read.)"""
+    from execbench.runner import RUN_CONFIG
 
     if not (out_dir / RUN_CONFIG).is_file():
-        return
+        return False
     if not overwrite:
         _fail(f"{out_dir} holds a run (it has {RUN_CONFIG}); add --overwrite to replace it "
               "with a suite, or choose another --out")
-    for name in (RUN_CONFIG, SAMPLES, RESULTS):
-        (out_dir / name).unlink(missing_ok=True)
+    return True
 
 
 def _build_summary(manifest: dict, out_dir: Path) -> str:

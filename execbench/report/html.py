@@ -27,7 +27,7 @@ from execbench.report.tables import (
     run_labels,
     verdict_table,
 )
-from execbench.tasks import get_task
+from execbench.tasks import get_task, task_names
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -73,7 +73,8 @@ def _breakdown(results: list[dict[str, Any]]) -> list[Table]:
 def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The default layout, then the layout of every task family present, each with its
     tables and, where it has one and matplotlib is installed, its figure."""
-    present = {task for result in results for task in result["metrics"]}
+    # A run may hold a task this execbench no longer has: it shows in the default layout.
+    present = {task for result in results for task in result["metrics"]} & set(task_names())
     wanted = ["default", *sorted({get_task(t).layout for t in present
                                   if get_task(t).layout is not None})]
     view = View(ks=available_ks(results))

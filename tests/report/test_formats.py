@@ -81,3 +81,28 @@ def test_k_beyond_the_samples_drawn_is_refused(report_runs: list[Path]) -> None:
     assert done.stderr == ("error: --k 5: no run drew that many samples (the most is n=2), "
                            "so pass@k is not defined\n")
     assert report(*report_runs, "--k", "one").returncode == 2
+
+
+def test_notes_explain_the_abbreviations(report_runs: list[Path]) -> None:
+    tables = json.loads(report(*report_runs, "--layout", "dexbench", "--format",
+                               "json").stdout)["tables"]
+    notes = {table["title"]: table["note"] for table in tables}
+    assert "CO: an if but no loop; LO: a loop but no if; LC: both" in notes["Suite complexity"]
+    assert "R_dual: both on the same call" in notes["Dual-path reasoning, pass@k (%)"]
+
+
+def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
+        report_runs: list[Path]) -> None:
+    pytest.importorskip("matplotlib")
+    import struct
+
+    from execbench.report.generalization import figure
+
+    results = [json.loads((run / "results.json").read_text()) for run in report_runs]
+
+    def size(png: bytes) -> tuple[int, int]:
+        return struct.unpack(">II", png[16:24])
+
+    one_row = size(figure(results))
+    two_rows = size(figure(results * 2))  # four panels: three, then one
+    assert two_rows[0] > one_row[0] and two_rows[1] == 2 * one_row[1]
