@@ -1,4 +1,4 @@
-"""The ``execbench`` command: build, run, score, report, ls, doctor."""
+"""The ``execbench`` command: build, run, score, report, show, ls, doctor."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -18,6 +18,10 @@ from execbench import __version__
 from execbench.models.base import GenerateConfig, ModelError, Unreachable
 from execbench.sandbox.pool import Limits
 from execbench.sources import FORMATS
+
+if TYPE_CHECKING:
+    from execbench.runner import RunConfig
+    from execbench.tasks.base import Instance
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Build execution-reasoning benchmarks and evaluate models on them.")
@@ -83,35 +87,42 @@ def build(
         help="At most K calls per program, chosen with the seed.")] = None,
     plus_inputs: Annotated[bool, typer.Option(
         help="Also use EvalPlus's generated plus_input calls.")] = False,
-    count: Annotated[int, typer.Option(
-        help="With the source 'dsl': how many DSL-List programs to sample.")] = 100,
+    count: Annotated[int | None, typer.Option(
+        help="With the source 'dsl': how many DSL-List programs to sample (default 100).")
+    ] = None,
     mutate: Annotated[bool, typer.Option(
         help="Build every task on a single-site mutant of each program (unseen variants).")
     ] = False,
     task_option: Annotated[list[str], typer.Option(
-        "--task-option", "-T", help="Task option key=value (repeatable).")] = [],  # noqa: B006
+        "--task-option", "-T", help="Task option key=value (repeatable); `execbench ls tasks` "
+                                    "lists each task's keys and values.")] = [],  # noqa: B006
     workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPUs).")] = None,
     cpu_seconds: Annotated[float, typer.Option(help="CPU-time limit per call.")] = 2.0,
     memory_mb: Annotated[int, typer.Option(help="Address-space limit per worker, MB.")] = 1024,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace a different suite (or a run) already in the --out folder.")] = False,
 ) -> None:
     """Trace programs from SOURCES and write a benchmark suite."""
+    from execbench.sources import GENERATED
     from execbench.suite import BuildOptions, SuiteError, build_suite
-    from execbench.tasks import task_names
 
     _at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
                    "--workers": workers})
-    names = [t.strip() for t in tasks.split(",") if t.strip()]
-    unknown = [t for t in names if t not in task_names()]
-    if unknown:
-        _fail(f"unknown task {', '.join(unknown)}; known tasks: {', '.join(task_names())}")
+    names = _task_list(tasks)
     if fmt is not None and fmt not in FORMATS:
         _fail(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if count is not None and not any(spec == GENERATED and not Path(spec).exists()
+                                     for spec in sources):
+        _fail(f"--count sets how many programs the {GENERATED} source samples, and no "
+              f"source is {GENERATED}")
+    replaces_run = _check_build_out(out_dir, overwrite)
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
                     memory_mb=memory_mb)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
-                           plus_inputs=plus_inputs, mutate=mutate, count=count,
+                           plus_inputs=plus_inputs, mutate=mutate,
+                           count=100 if count is None else count,
                            task_options=_pairs(task_option, "-T"),
-                           limits=limits, workers=workers)
+                           limits=limits, workers=workers, overwrite=overwrite)
     warnings: list[str] = []
 
     def warn(message: str) -> None:
@@ -130,16 +141,66 @@ def build(
         except KeyboardInterrupt:
             err.print(f"interrupted; nothing was written to {out_dir}")
             raise typer.Exit(130) from None
+    if replaces_run:
+        from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
+
+        for name in (RUN_CONFIG, SAMPLES, RESULTS):
+            (out_dir / name).unlink(missing_ok=True)
     if len(warnings) > 20:
         err.print(f"... and {len(warnings) - 20} more skipped records (see manifest.json)")
+    out.print(_build_summary(manifest, out_dir), highlight=False, markup=False)
+
+
+def _task_list(text: str, *, known_only: bool = True) -> list[str]:
+    """The task names of a --tasks value; an empty list is refused, and so is a name no
+    task has unless ``known_only`` is off (a run says which tasks its suite has instead)."""
+    from execbench.tasks import task_names
+
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        _fail(f"--tasks names no task; known tasks: {', '.join(task_names())}")
+    if not known_only:
+        return names
+    unknown = [t for t in names if t not in task_names()]
+    if unknown:
+        _fail(f"unknown task {', '.join(unknown)}; known tasks: {', '.join(task_names())}")
+    return names
+
+
+def _check_build_out(out_dir: Path, overwrite: bool) -> bool:
+    """Whether the suite replaces a run in ``out_dir``. A suite written into a run folder
+    would sit beside samples of other instances: refused, or with --overwrite the run's
+    files are removed once the suite is written. (A different suite in the folder is
+    refused by the build itself, once the sources are read.)"""
+    from execbench.runner import RUN_CONFIG
+
+    if not (out_dir / RUN_CONFIG).is_file():
+        return False
+    if not overwrite:
+        _fail(f"{out_dir} holds a run (it has {RUN_CONFIG}); add --overwrite to replace it "
+              "with a suite, or choose another --out")
+    return True
+
+
+def _build_summary(manifest: dict, out_dir: Path) -> str:
+    """What was built, in one unit per line: instances and the programs they come from per
+    task, then what was traced, then what was skipped, by kind."""
     counts = manifest["counts"]
-    by_task = ", ".join(f"{k}: {v}" for k, v in counts["by_task"].items())
-    out.print(f"{counts['instances']} instances ({by_task}) from {counts['programs']} programs "
-              f"and {counts['calls']} calls; {counts['skipped']} skipped -> {out_dir}",
-              highlight=False)
+    lines = [f"{counts['instances']} instances -> {out_dir}"]
+    for task, number in counts["by_task"].items():
+        lines.append(f"  {task}: {number} instances from "
+                     f"{counts['programs_by_task'][task]} programs")
+    skipped = counts["skipped"]
+    kinds = [f"{skipped[kind]} {kind}" for kind in ("records", "programs", "calls")
+             if skipped[kind]]
+    if skipped["instances"]:
+        per_task = ", ".join(f"{task} {n}" for task, n in skipped["instances"].items())
+        kinds.append(f"{sum(skipped['instances'].values())} instances ({per_task})")
+    lines.append(f"traced {counts['calls']} calls of {counts['programs']} programs; skipped: "
+                 f"{', '.join(kinds) or 'nothing'} (manifest.json lists each)")
     for name, stated in manifest.get("task_counts", {}).items():
-        out.print(f"{name}: " + ", ".join(f"{key} {value}" for key, value in stated.items()),
-                  highlight=False)
+        lines.append(f"{name}: " + ", ".join(f"{key} {value}" for key, value in stated.items()))
+    return "\n".join(lines)
 
 
 @app.command()
@@ -151,9 +212,13 @@ def run(
              "sglang/... likewise), reference/oracle.")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable).")],
     samples: Annotated[int, typer.Option("-n", help="Samples per instance.")] = 1,
-    temperature: Annotated[float | None, typer.Option()] = None,
-    top_p: Annotated[float | None, typer.Option()] = None,
-    max_tokens: Annotated[int | None, typer.Option()] = None,
+    temperature: Annotated[float | None, typer.Option(
+        help="Sampling temperature (default: the provider's; hf: greedy).")] = None,
+    top_p: Annotated[float | None, typer.Option(
+        help="Nucleus sampling: keep the smallest set of tokens with this total probability "
+             "(default: the provider's).")] = None,
+    max_tokens: Annotated[int | None, typer.Option(
+        help="Most tokens per response (default: the provider's; hf: 1024).")] = None,
     seed: Annotated[int | None, typer.Option(
         help="Sampling seed; sample i is sent seed+i.")] = None,
     max_connections: Annotated[int, typer.Option(help="Concurrent requests.")] = 16,
@@ -169,7 +234,7 @@ def run(
         "--model-arg", "-M", metavar="KEY=VALUE",
         help="Repeatable: an extra request field for HTTP "
         "models, an engine flag for vllm/ and sglang/ (-M tensor_parallel_size=2), an option "
-        "of hf/ and reference/ models.")] = [],  # noqa: B006
+        "of hf/ and reference/ models; `execbench ls models` lists them.")] = [],  # noqa: B006
     max_retries: Annotated[int, typer.Option(help="Retries per failed request.")] = 5,
     timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
     retry_delay: Annotated[float, typer.Option(
@@ -190,6 +255,9 @@ def run(
     progress_every: Annotated[float, typer.Option(
         help="Seconds between one-line progress updates when stderr is not a terminal "
              "(a batch job's log); a terminal gets a progress bar.")] = 30.0,
+    dry_run: Annotated[bool, typer.Option(
+        help="Send nothing and write nothing: show the first prompt of each task, the "
+             "number of requests and an estimate of the input tokens.")] = False,
 ) -> None:
     """Evaluate MODEL on SUITE; re-run the same command to resume."""
     from execbench import runner
@@ -208,7 +276,7 @@ def run(
         _fail("--progress-every and --server-start-timeout must be > 0")
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
-        tasks=[t.strip() for t in tasks.split(",")] if tasks else None,
+        tasks=None if tasks is None else _task_list(tasks, known_only=False),
         base_url=",".join(model_base_url) or None, model_args=_pairs(model_arg, "-M"),
         retry_errors=retry_errors,
         price_input=price_input, price_output=price_output,
@@ -220,6 +288,13 @@ def run(
                                 max_connection_failures=max_connection_failures))
     from execbench.suite import SuiteError
 
+    if dry_run:
+        try:
+            work, total = runner.preview(config, out_dir)
+        except (runner.RunError, SuiteError) as exc:
+            _fail(str(exc))
+        _print_dry_run(config, out_dir, work, total)
+        return
     # A batch system ends a job with SIGTERM: stop as on Ctrl-C, so the samples are flushed,
     # the session recorded and a server the run started is stopped with it.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -253,7 +328,7 @@ def run(
     except KeyboardInterrupt:
         err.print(f"interrupted; run the same command again to resume from {out_dir}")
         raise typer.Exit(130) from None
-    _print_results([results], by_source=False)
+    _print_results([results])
     _print_usage(results)
     err.print(f"samples in {out_dir / runner.SAMPLES}, results in {out_dir / runner.RESULTS}, "
               f"settings and sessions in {out_dir / runner.RUN_CONFIG}", highlight=False)
@@ -304,6 +379,96 @@ def _print_usage(results: dict) -> None:
     err.print(said, highlight=False)
 
 
+CHARS_PER_TOKEN = 4
+"""The usual ratio of characters to tokens for English and code with BPE tokenizers; the
+estimate needs no tokenizer, so a dry run works for any model."""
+
+
+def _print_dry_run(config: RunConfig, out_dir: Path, work: list[tuple[Instance, int]],
+                   total: int) -> None:
+    """Requests per task with their estimated input tokens, then each task's first prompt."""
+    from execbench.models import ModelError, get_model
+    from execbench.tasks import get_task
+
+    try:
+        get_model(config.model, base_url=config.base_url, model_args=config.model_args)
+    except ModelError as exc:
+        err.print(f"[yellow]warning:[/] the run would stop here: {escape(str(exc))}",
+                  highlight=False)
+    per_task: dict[str, list[int]] = {}
+    firsts: dict[str, tuple[str, list]] = {}
+    for instance, _ in work:
+        messages = get_task(instance.task).prompt(instance, config.shots)
+        chars = sum(len(message["content"]) for message in messages)
+        per_task.setdefault(instance.task, []).append(chars)
+        firsts.setdefault(instance.task, (instance.id, messages))
+    say = [f"dry run: {len(work)} requests to {config.model} (n={config.n}); "
+           f"{total - len(work)} of {total} already in {out_dir}; nothing sent or written"]
+    tokens = 0
+    for task, sizes in per_task.items():
+        estimate = sum(sizes) // CHARS_PER_TOKEN
+        tokens += estimate
+        say.append(f"  {task}: {len(sizes)} requests, about {estimate:,} input tokens")
+    say.append(f"about {tokens:,} input tokens in all (characters / {CHARS_PER_TOKEN}; "
+               "responses not counted)")
+    for task, (instance_id, messages) in firsts.items():
+        say.append(f"\n--- first {task} prompt: {instance_id} ---")
+        say += [f"[{message['role']}]\n{message['content']}" for message in messages]
+    out.print("\n".join(say), highlight=False, markup=False)
+
+
+@app.command()
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    task: Annotated[str | None, typer.Option(help="Only this task's samples.")] = None,
+    verdict: Annotated[str | None, typer.Option(
+        help="Only samples with this verdict (correct, incorrect, unparsable, error, ...).")
+    ] = None,
+    source: Annotated[str | None, typer.Option(help="Only this source's samples.")] = None,
+    instance: Annotated[str | None, typer.Option(
+        help="Only this instance, or the instances whose id starts so.")] = None,
+    limit: Annotated[int, typer.Option(help="At most N samples.")] = 10,
+    fmt: Annotated[str, typer.Option("--format", help="text or json (one document).")
+                   ] = "text",
+) -> None:
+    """Show logged samples: the prompt (rendered again from the suite), the raw response,
+    the extracted answer, the truth and the verdict."""
+    from execbench.report.samples import Filter, load_samples
+    from execbench.runner import RunError
+
+    _at_least_one({"--limit": limit})
+    if fmt not in ("text", "json"):
+        _fail(f"unknown format {fmt!r}; choose text or json")
+    try:
+        shown = load_samples(run_dir, Filter(task, verdict, source, instance), limit)
+    except RunError as exc:
+        _fail(str(exc))
+    for warning in shown.warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    if not shown.samples:
+        _fail(f"no sample in {run_dir} matches")
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"model": shown.model, "samples": shown.samples},
+                                    indent=2, ensure_ascii=False) + "\n")
+        return
+    for record in shown.samples:
+        say = [f"=== {record['instance_id']} sample {record['sample']}: {record['verdict']} "
+               f"({shown.model}) ===",
+               f"answer: {record['answer']}", f"truth: {record['truth']}"]
+        if record["detail"]:
+            say.append(f"detail: {record['detail']}")
+        if record["prompt"] is None:
+            say.append("--- prompt: not in the suite ---")
+        else:
+            note = " (differs from the one sent)" if record["prompt_changed"] else ""
+            say.append(f"--- prompt{note} ---")
+            say += [f"[{message['role']}]\n{message['content']}" for message in record["prompt"]]
+        say.append("--- response ---")
+        say.append(record["response"] if record["response"] is not None
+                   else f"(none: {record['error']})")
+        out.print("\n".join(say) + "\n", highlight=False, markup=False)
+
+
 @app.command()
 def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
     """Re-extract and re-score the logged responses of RUN_DIR."""
@@ -314,7 +479,7 @@ def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")]) -> None:
         results = runner.rescore(run_dir)
     except (runner.RunError, SuiteError) as exc:
         _fail(str(exc))
-    _print_results([results], by_source=False)
+    _print_results([results])
 
 
 def _layouts() -> dict:
@@ -323,25 +488,9 @@ def _layouts() -> dict:
     return layouts()
 
 
-@app.command()
-def report(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders to compare.")],
-    fmt: Annotated[str, typer.Option("--format", help="text, markdown, csv or json.")] = "text",
-    by_source: Annotated[bool, typer.Option(help="One row per source.")] = False,
-    verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
-    layout: Annotated[str, typer.Option(
-        help="default (pass@k per task), or a layout: "
-             + "; ".join(f"{name} ({layout.description})"
-                         for name, layout in _layouts().items()) + ".")] = "default",
-    plot: Annotated[Path | None, typer.Option(
-        help="With a layout that has a figure (generalization, ces): also write it as a PNG "
-             "(needs the plot extra).")] = None,
-) -> None:
-    """Compare runs in one table."""
-    from execbench.report.tables import FORMATS as TABLE_FORMATS
-
-    if fmt not in TABLE_FORMATS:
-        _fail(f"unknown format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
+def _load_results(run_dirs: list[Path]) -> list[dict]:
+    """Each run's results.json; a folder without one is skipped with a warning, and no
+    run at all is an error."""
     results = []
     for folder in run_dirs:
         path = folder / "results.json"
@@ -355,49 +504,116 @@ def report(
         results.append(json.loads(path.read_text(encoding="utf-8")))
     if not results:
         _fail("no run with results to report")
-    if layout == "default":
-        if plot is not None:
-            _fail("--plot needs a layout that has a figure (--layout generalization or ces)")
-        _print_results(results, by_source=by_source, fmt=fmt, verdicts=verdicts)
-        return
+    return results
+
+
+def _ks(text: str | None, results: list[dict]) -> list[int]:
+    """The pass@k columns: those ``--k`` names, or every k up to the largest n."""
+    from execbench.report.tables import available_ks
+
+    available = available_ks(results)
+    if text is None:
+        return available
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        _fail(f"--k takes comma-separated whole numbers, not {text!r}")
+    if not ks or ks[0] < 1:
+        _fail(f"--k takes numbers of at least 1, not {text!r}")
+    if ks[-1] > available[-1]:
+        _fail(f"--k {ks[-1]}: no run drew that many samples (the most is n={available[-1]}), "
+              "so pass@k is not defined")
+    return ks
+
+
+@app.command()
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders to compare.")],
+    fmt: Annotated[str, typer.Option(
+        "--format", help="text (fits the terminal), markdown, csv (one table) or json (one "
+                         "document).")] = "text",
+    by_source: Annotated[bool, typer.Option(
+        help="One row per source (the default layout).")] = False,
+    verdicts: Annotated[bool, typer.Option(help="Also show verdict counts.")] = False,
+    layout: Annotated[str, typer.Option(
+        help="; ".join(f"{name}: {layout.description}"
+                       for name, layout in _layouts().items()) + ".")] = "default",
+    k: Annotated[str | None, typer.Option(
+        "--k", help="pass@k columns, comma-separated (default: every k up to the largest n).")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option(
+        help="With a layout that has a figure (generalization): also write it as a PNG "
+             "(needs the plot extra).")] = None,
+    html: Annotated[Path | None, typer.Option(
+        help="Also write one self-contained HTML page: leaderboard, every layout present "
+             "with its figures (the plot extra), verdicts and failures, and a sample browser.")
+    ] = None,
+) -> None:
+    """Compare runs: a layout's tables on stdout (and, with --html, a page to open)."""
+    import shutil
+
+    from execbench.report.layouts import View
+    from execbench.report.tables import FORMATS as TABLE_FORMATS
+    from execbench.report.tables import render, verdict_table
+
+    if fmt not in TABLE_FORMATS:
+        _fail(f"unknown format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
     chosen = _layouts().get(layout)
     if chosen is None:
-        _fail(f"unknown layout {layout!r}; choose default, {', '.join(_layouts())}")
-    if plot is not None and chosen.plot is None:
-        _fail(f"the {layout} layout has no figure to --plot")
-    _print_sections(chosen.sections(results), fmt)
-    if plot is not None:
+        _fail(f"unknown layout {layout!r}; choose one of {', '.join(_layouts())}")
+    if plot is not None and chosen.figure is None:
+        with_figure = [name for name, item in _layouts().items() if item.figure is not None]
+        _fail(f"--plot needs a layout that has a figure (--layout {' or '.join(with_figure)}); "
+              f"the {layout} layout has none")
+    if by_source and not chosen.by_source:
+        _fail(f"--by-source concerns the default layout; the {layout} layout has its own rows")
+    results = _load_results(run_dirs)
+    tables = chosen.sections(results, View(ks=_ks(k, results), by_source=by_source))
+    if verdicts:
+        tables.append(verdict_table(results))
+    sys.stdout.write(render(tables, fmt, width=shutil.get_terminal_size().columns))
+    if plot is not None and chosen.figure is not None:
         try:
-            err.print(f"plot written to {chosen.plot(results, plot)}")
+            image = chosen.figure(results)
         except RuntimeError as exc:
             _fail(str(exc))
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        plot.write_bytes(image)
+        err.print(f"plot written to {plot}", highlight=False)
+    if html is not None:
+        _write_html(html, run_dirs, results)
 
 
-def _print_sections(sections: list[tuple[str, tuple[list[str], list[list[str]]]]],
-                    fmt: str) -> None:
-    from execbench.report.tables import render_table
+def _write_html(path: Path, run_dirs: list[Path], results: list[dict]) -> None:
+    from execbench.report.html import render_html
 
-    for title, (headers, rows) in sections:
-        if fmt in ("text", "markdown"):
-            sys.stdout.write(f"\n{title}\n\n" if fmt == "text" else f"\n### {title}\n\n")
-        sys.stdout.write(render_table(headers, rows, fmt))
+    folders = [folder for folder in run_dirs if (folder / "results.json").is_file()]
+    try:
+        page, warnings = render_html(folders, results)
+    except RuntimeError as exc:
+        _fail(str(exc))
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    err.print(f"HTML report written to {path}", highlight=False)
 
 
-def _print_results(results: list[dict], *, by_source: bool, fmt: str = "text",
-                   verdicts: bool = False) -> None:
-    from execbench.report.tables import comparison_rows, render_table, verdict_rows
+def _print_results(results: list[dict]) -> None:
+    """The default table of one run, after ``run`` and ``score``."""
+    import shutil
 
-    headers, rows = comparison_rows(results, by_source=by_source)
-    sys.stdout.write(render_table(headers, rows, fmt))
-    if verdicts:
-        headers, rows = verdict_rows(results)
-        sys.stdout.write(render_table(headers, rows, fmt))
+    from execbench.report.tables import available_ks, comparison_table, render
+
+    table = comparison_table(results, available_ks(results))
+    sys.stdout.write(render([table], "text", width=shutil.get_terminal_size().columns))
 
 
 @app.command("ls")
-def list_things(what: Annotated[str, typer.Argument(help="tasks, formats or models.")] = "tasks"
-                ) -> None:
-    """List the available tasks, source formats or model providers."""
+def list_things(what: Annotated[str, typer.Argument(
+        help="tasks, formats, models, or a suite folder.")] = "tasks") -> None:
+    """List the tasks (with their -T options), source formats, model kinds (with their
+    environment variables and -M keys), or what a suite holds."""
     if what == "tasks":
         from execbench.tasks import get_task, task_names
 
@@ -405,16 +621,57 @@ def list_things(what: Annotated[str, typer.Argument(help="tasks, formats or mode
             task = get_task(name)
             out.print(f"{name:16} {task.description} [{task.family}]", highlight=False,
                       markup=False)
+            for option in task.options:
+                out.print(f"{'':16}   -T {option.name}={'|'.join(option.choices)}: "
+                          f"{option.help} (default {option.choices[0]})", highlight=False,
+                          markup=False)
     elif what == "formats":
-        for name in FORMATS:
-            out.print(name)
-    elif what == "models":
-        from execbench.models import PROVIDERS
+        from execbench.sources import DESCRIPTIONS
 
-        for name in PROVIDERS:
-            out.print(name)
+        for name, description in DESCRIPTIONS.items():
+            out.print(f"{name:10} {description}", highlight=False, markup=False)
+    elif what == "models":
+        from execbench.models import MODEL_KINDS
+
+        for kind in MODEL_KINDS:
+            out.print(f"{kind.name:26} {kind.description}", highlight=False, markup=False)
+            if kind.env:
+                out.print(f"{'':26}   environment: {kind.env}", highlight=False, markup=False)
+            if kind.model_args:
+                out.print(f"{'':26}   -M {kind.model_args}", highlight=False, markup=False)
+    elif Path(what).is_dir():
+        _list_suite(Path(what))
     else:
-        _fail("ls takes tasks, formats or models")
+        _fail(f"ls takes tasks, formats, models or a suite folder, not {what!r}")
+
+
+def _list_suite(folder: Path) -> None:
+    """What a suite holds: where it came from, with which options, and per task how many
+    instances, from how many programs and sources, with the first ids."""
+    from execbench.suite import SuiteError, load_suite
+
+    try:
+        manifest, instances, sha = load_suite(folder)
+    except SuiteError as exc:
+        _fail(str(exc))
+    say = [f"suite {folder}: {len(instances)} instances, sha256 {sha[:16]}, built by "
+           f"execbench {manifest['execbench_version']} on Python {manifest['python']}"]
+    for source in manifest["sources"]:
+        say.append(f"  source {source['name']} ({source['format']}, {source['origin']}): "
+                   f"{source['programs']} programs")
+    options = {key: manifest[key] for key in ("seed", "limit", "max_calls", "plus_inputs",
+                                              "mutate") if manifest.get(key) not in (None, False)}
+    options.update({f"-T {k}": v for k, v in manifest.get("task_options", {}).items()})
+    say.append("  options: " + (", ".join(f"{k}={v}" for k, v in options.items()) or "none"))
+    for task in manifest["tasks"]:
+        mine = [inst for inst in instances if inst.task == task]
+        programs = len({inst.program_id for inst in mine})
+        sources = ", ".join(sorted({inst.source for inst in mine})) or "none"
+        first = ", ".join(inst.id for inst in mine[:3])
+        say.append(f"  {task}: {len(mine)} instances from {programs} programs (sources: "
+                   f"{sources}){'; first: ' + first if first else ''}")
+    say.append(f"  skipped: {len(manifest['skipped'])} entries (listed in manifest.json)")
+    out.print("\n".join(say), highlight=False, markup=False)
 
 
 @app.command()

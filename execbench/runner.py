@@ -357,8 +357,9 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[Instan
             os.close(fd)
 
 
-def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
-    """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
+def _chosen(config: RunConfig) -> tuple[list[Instance], str]:
+    """The instances the run asks about and the suite's sha256; refuses unknown tasks and
+    an empty selection."""
     manifest, instances, sha = load_suite(Path(config.suite))
     unknown = sorted(set(config.tasks or []) - set(manifest["tasks"]))
     if unknown:
@@ -367,6 +368,19 @@ def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]
     chosen = select_instances(instances, config.tasks, config.limit)
     if not chosen:
         raise RunError("no instance selected (check --tasks and --limit)")
+    return chosen, sha
+
+
+def _missing(chosen: list[Instance], config: RunConfig,
+             done: dict[tuple[str, int], dict[str, Any]]) -> list[tuple[Instance, int]]:
+    return [(inst, s) for inst in chosen for s in range(config.n)
+            if (inst.id, s) not in done
+            or (config.retry_errors and done[(inst.id, s)]["verdict"] == ERROR)]
+
+
+def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
+    """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
+    chosen, sha = _chosen(config)
     if config.generate.max_connections < 1:
         raise RunError(f"max_connections must be at least 1, not "
                        f"{config.generate.max_connections} (no request would ever be sent)")
@@ -377,10 +391,17 @@ def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]
     out.mkdir(parents=True, exist_ok=True)
     _check_resume(out, config.pinned(sha), config)
     done = read_samples(out / SAMPLES, repair=True)
-    work = [(inst, s) for inst in chosen for s in range(config.n)
-            if (inst.id, s) not in done
-            or (config.retry_errors and done[(inst.id, s)]["verdict"] == ERROR)]
-    return work, len(chosen) * config.n
+    return _missing(chosen, config, done), len(chosen) * config.n
+
+
+def preview(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
+    """What ``plan`` would return, touching nothing: no folder made, no pin written, no
+    model created (a dry run needs no key). An earlier run in ``out`` with other pinned
+    settings is refused as ``plan`` would."""
+    chosen, sha = _chosen(config)
+    _check_pinned(out, config.pinned(sha), "use a new --out folder (or the same settings "
+                  "to resume)")
+    return _missing(chosen, config, read_samples(out / SAMPLES)), len(chosen) * config.n
 
 
 def run(config: RunConfig, out: Path,

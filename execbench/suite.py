@@ -34,6 +34,7 @@ from execbench.tasks.base import (
     SkipInstance,
     Task,
     build_cpu_budget,
+    check_options,
     get_task,
 )
 
@@ -65,6 +66,13 @@ class BuildOptions:
     task_options: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     workers: int | None = None
+    overwrite: bool = False
+    """Replace a different suite already in the output folder (else the build refuses)."""
+
+
+RECIPE = ("seed", "tasks", "task_options", "limit", "max_calls", "plus_inputs", "mutate",
+          "count", "limits")
+"""The manifest fields that, with the sources' bytes, decide a suite's contents."""
 
 
 def dumps(record: dict[str, Any]) -> str:
@@ -96,39 +104,54 @@ def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
 def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
                 warn: Callable[[str], None] = lambda _msg: None,
                 progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Build a suite into ``out``; returns the manifest. Bad records are warned and skipped."""
+    """Build a suite into ``out``; returns the manifest. Bad records are warned and skipped;
+    options that would be ignored, a source that cannot be read, and a different suite
+    already in ``out`` (without ``overwrite``) stop the build before any program runs."""
     tasks = [get_task(name) for name in options.tasks]
+    try:
+        check_options(tasks, options.task_options)
+    except OptionError as exc:
+        raise SuiteError(str(exc)) from None
     skipped: list[dict[str, Any]] = []
     sources: list[dict[str, Any]] = []
     programs: list[Program] = []
     seen: set[str] = set()
+    room = options.limit if options.limit is not None else float("inf")
     for spec in specs:
         try:
             loaded: Loaded = load_source(spec, options.fmt, plus_inputs=options.plus_inputs,
                                          count=options.count, seed=options.seed)
         except SourceError as exc:
-            warn(f"{spec}: {exc}")
-            skipped.append({"where": spec, "reason": str(exc)})
-            continue
-        for item in loaded.skipped:
+            raise SuiteError(str(exc)) from None
+        # Under --limit, what lies beyond the first N programs is not part of the build.
+        offset = len(programs)
+        listed = [item for item in loaded.skipped if offset + item.position < room]
+        for item in listed:
             warn(str(item))
-            skipped.append({"where": item.where, "id": item.id, "reason": item.reason})
+            skipped.append({"where": item.where, "id": item.id, "kind": item.kind,
+                            "reason": item.reason})
         kept = 0
         for program in loaded.programs:
             if program.id in seen:
-                reason = "a program with this id came from an earlier source"
-                skipped.append({"where": loaded.origin, "id": program.id, "reason": reason})
+                if len(programs) < room:
+                    reason = "a program with this id came from an earlier source"
+                    skipped.append({"where": loaded.origin, "id": program.id, "kind": "program",
+                                    "reason": reason})
                 continue
             seen.add(program.id)
             programs.append(program)
             kept += 1
         sources.append({"name": loaded.name, "format": loaded.format, "origin": loaded.origin,
-                        "sha256": loaded.sha256, "programs": kept,
-                        "skipped": len(loaded.skipped)})
+                        "sha256": loaded.sha256, "programs": kept, "skipped": len(listed)})
+    if options.plus_inputs and not any(source["format"] == "evalplus" for source in sources):
+        formats = ", ".join(sorted({source["format"] for source in sources}))
+        raise SuiteError(f"--plus-inputs adds the plus_input calls of evalplus sources "
+                         f"(HumanEval+, MBPP+), and no source is one (formats: {formats})")
     if not programs:
         raise SuiteError("no usable program in the given sources")
     if options.limit is not None:
         programs = programs[: options.limit]
+    _check_out(out, options, sources)
 
     calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
     try:
@@ -167,7 +190,10 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         "sources": sources,
         "counts": {"programs": len(programs), "calls": len(calls),
                    "instances": len(instances), "by_task": per_task,
-                   "skipped": len(skipped)},
+                   "programs_by_task": {task: len({i.program_id for i in instances
+                                                   if i.task == task})
+                                        for task in options.tasks},
+                   "skipped": _skip_counts(skipped)},
         "expected_output_mismatches": mismatches,
         "skipped": skipped,
         "instances_sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -183,6 +209,43 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True,
                                              ensure_ascii=False) + "\n")
     return manifest
+
+
+def _skip_counts(skipped: list[dict[str, Any]]) -> dict[str, Any]:
+    """Skips counted by what was lost: source records, whole programs (duplicates, no
+    mutant), calls (call-level problems, over the CPU budget), and instances per task (a
+    task found nothing to ask about a call)."""
+    instances: dict[str, int] = {}
+    for entry in skipped:
+        if entry["kind"] == "instance":
+            instances[entry["task"]] = instances.get(entry["task"], 0) + 1
+    return {"records": sum(e["kind"] == "record" for e in skipped),
+            "programs": sum(e["kind"] == "program" for e in skipped),
+            "calls": sum(e["kind"] == "call" for e in skipped), "instances": instances}
+
+
+def _check_out(out: Path, options: BuildOptions, sources: list[dict[str, Any]]) -> None:
+    """Refuse to replace a different suite in ``out`` unless ``options.overwrite``: a suite
+    that runs were made on must not change under them unnoticed. Rebuilding the same suite
+    (same sources, options and seed) is allowed, since it gives the same bytes."""
+    path = out / MANIFEST
+    if options.overwrite or not path.is_file():
+        return
+    try:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = {}
+    now = {"seed": options.seed, "tasks": options.tasks, "task_options": options.task_options,
+           "limit": options.limit, "max_calls": options.max_calls,
+           "plus_inputs": options.plus_inputs, "mutate": options.mutate,
+           "count": options.count, "limits": asdict(options.limits)}
+    differ = [key for key in RECIPE if earlier.get(key) != now[key]]
+    if [(s.get("origin"), s.get("sha256")) for s in earlier.get("sources", [])] != \
+            [(s["origin"], s["sha256"]) for s in sources]:
+        differ.insert(0, "sources")
+    if differ:
+        raise SuiteError(f"{out} holds a different suite ({', '.join(differ)} differ); add "
+                         "--overwrite to replace it, or choose another --out")
 
 
 def _build_instances(tasks: list[Task], programs: list[Program],
@@ -210,7 +273,8 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
     try:
         built = task.build(program, index, trace, ctx)
     except SkipInstance as exc:
-        skipped.append({"where": f"{program.id}#{index}", "task": task.name, "reason": str(exc)})
+        skipped.append({"where": f"{program.id}#{index}", "task": task.name, "kind": "instance",
+                        "reason": str(exc)})
         return
     for fields in built:
         instances.append(Instance.build(task.name, program, index, fields))
@@ -233,7 +297,7 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
         found = None if index is None else mutant_for(program, index, dict(traced)[index],
                                                       sandbox, seed, {})
         if found is None:
-            skipped.append({"where": program.id, "task": "mutate",
+            skipped.append({"where": program.id, "task": "mutate", "kind": "program",
                             "reason": "no mutant runs without error and changes the output"})
             continue
         mutant, _ = found
@@ -309,7 +373,7 @@ def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: l
     kept_calls, kept_traces = [], []
     for (program, index), trace, seconds in zip(calls, traces, cpu, strict=True):
         if trace.status == "timeout" or seconds > budget:
-            skipped.append({"where": f"{program.id}#{index}", "reason": reason})
+            skipped.append({"where": f"{program.id}#{index}", "kind": "call", "reason": reason})
         else:
             kept_calls.append((program, index))
             kept_traces.append(trace)

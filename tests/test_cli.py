@@ -78,7 +78,9 @@ def cruxeval(tmp_path_factory: pytest.TempPathFactory) -> Path:
     suite = tmp_path_factory.mktemp("cruxeval") / "suite"
     done = execbench("build", CRUXEVAL, "--tasks", "output,input", "--out", suite)
     assert done.returncode == 0, done.stderr
-    assert flat(done.stdout).startswith("1600 instances (output: 800, input: 800)")
+    assert done.stdout.splitlines()[:3] == [f"1600 instances -> {suite}",
+                                            "  output: 800 instances from 800 programs",
+                                            "  input: 800 instances from 800 programs"]
     return suite
 
 
@@ -176,9 +178,16 @@ def test_missing_source_is_an_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.jsonl"
     done = execbench("build", missing, "--out", tmp_path / "suite")
     assert done.returncode == 2
-    said = flat(done.stderr)
-    assert f"no such file or folder: {missing}" in said
-    assert "error: no usable program" in said and "Traceback" not in said
+    assert done.stderr == f"error: no such file or folder: {missing}\n"
+    assert not (tmp_path / "suite").exists()
+
+
+def test_a_missing_source_next_to_a_good_one_stops_the_build(tmp_path: Path) -> None:
+    good = write_jsonl(tmp_path / "good.jsonl", [json.dumps(GOOD[0])])
+    missing = tmp_path / "typo.jsonl"
+    done = execbench("build", good, missing, "--out", tmp_path / "suite")
+    assert done.returncode == 2
+    assert done.stderr == f"error: no such file or folder: {missing}\n"
     assert not (tmp_path / "suite").exists()
 
 
@@ -259,3 +268,199 @@ def test_doctor_lists_every_confinement_layer_and_its_state() -> None:
     assert state["seccomp"].startswith("on") == plan.seccomp
     assert state["landlock"].startswith("on") == bool(plan.landlock_abi)
     assert state["user"].startswith("on") == (plan.user is not None)
+
+
+def refused(*args: object) -> str:
+    """The one-line error of a command that must exit with 2."""
+    done = execbench(*args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
+    return done.stderr[len("error: "):].strip()
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "good.jsonl", [json.dumps(record) for record in GOOD])
+
+
+def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_path: Path) -> None:
+    said = refused("build", good, "--out", tmp_path / "s", "--tasks", "counterfactual",
+                   "-T", "taget=min")
+    assert said == ("unknown -T key 'taget'; did you mean 'target'? task options: "
+                    "mode (counterfactual), target (counterfactual)")
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_task_option_of_a_task_not_built_is_refused(good: Path, tmp_path: Path) -> None:
+    said = refused("build", good, "--out", tmp_path / "s", "--tasks", "output",
+                   "-T", "target=min")
+    assert said == ("-T target concerns the counterfactual task, which is not being built "
+                    "(tasks: output)")
+
+
+def test_options_for_other_sources_are_refused(good: Path, tmp_path: Path) -> None:
+    assert refused("build", good, "--out", tmp_path / "s", "--count", 5) == (
+        "--count sets how many programs the dsl source samples, and no source is dsl")
+    assert refused("build", good, "--out", tmp_path / "s", "--plus-inputs") == (
+        "--plus-inputs adds the plus_input calls of evalplus sources (HumanEval+, MBPP+), "
+        "and no source is one (formats: generic)")
+    assert not (tmp_path / "s").exists()
+
+
+def test_an_empty_task_list_is_refused(good: Path, tiny: Path, tmp_path: Path) -> None:
+    known = ", ".join(task_names())
+    assert refused("build", good, "--out", tmp_path / "s", "--tasks", "") == (
+        f"--tasks names no task; known tasks: {known}")
+    assert refused("run", "--suite", tiny, "--model", "reference/oracle", "--out",
+                   tmp_path / "run", "--tasks", " , ") == (
+        f"--tasks names no task; known tasks: {known}")
+    assert not (tmp_path / "run").exists()
+
+
+def test_building_onto_a_different_suite_needs_overwrite(good: Path, tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    assert execbench("build", good, "--out", suite).returncode == 0
+    before = (suite / "instances.jsonl").read_bytes()
+    again = execbench("build", good, "--out", suite)  # the same suite: rebuilt, same bytes
+    assert again.returncode == 0 and (suite / "instances.jsonl").read_bytes() == before
+    assert refused("build", good, "--out", suite, "--seed", 1, "--tasks", "output") == (
+        f"{suite} holds a different suite (seed, tasks differ); add --overwrite to replace "
+        "it, or choose another --out")
+    assert (suite / "instances.jsonl").read_bytes() == before
+    done = execbench("build", good, "--out", suite, "--seed", 1, "--tasks", "output",
+                     "--overwrite")
+    assert done.returncode == 0 and manifest_of(suite)["seed"] == 1
+
+
+def test_building_onto_a_run_needs_overwrite(good: Path, tiny: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
+                     "--out", run).returncode == 0
+    assert refused("build", good, "--out", run) == (
+        f"{run} holds a run (it has run.json); add --overwrite to replace it with a suite, "
+        "or choose another --out")
+    assert (run / "samples.jsonl").exists()
+    assert execbench("build", good, "--out", run, "--overwrite").returncode == 0
+    assert sorted(p.name for p in run.iterdir()) == ["instances.jsonl", "manifest.json"]
+
+
+def test_the_build_summary_counts_programs_per_task_and_skips_by_kind(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "mixed.jsonl", [
+        json.dumps(GOOD[0]), BAD[0],
+        json.dumps({"id": "branch", "entry_point": "f", "calls": ["1", "2"],
+                    "code": "def f(x):\n    if x > 5:\n        x = 0\n    return x\n"}),
+        json.dumps({"id": "boom", "entry_point": "f", "calls": ["0"],
+                    "code": "def f(x):\n    return 1 / x\n"})])
+    suite = tmp_path / "suite"
+    done = execbench("build", source, "--out", suite, "--tasks", "output,coverage")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"5 instances -> {suite}",
+        "  output: 4 instances from 2 programs",
+        "  coverage: 1 instances from 1 programs",
+        "traced 5 calls of 3 programs; skipped: 1 records, 1 instances (output 1) "
+        "(manifest.json lists each)"]
+    kinds = {entry["kind"] for entry in manifest_of(suite)["skipped"]}
+    assert kinds == {"record", "instance"}
+
+
+def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) -> None:
+    done = execbench("build", "humaneval", "--limit", 3, "--out", tmp_path / "three",
+                     "--tasks", "output")
+    assert done.returncode == 0 and done.stderr == ""
+    assert manifest_of(tmp_path / "three")["skipped"] == []
+    done = execbench("build", "humaneval", "--limit", 40, "--out", tmp_path / "forty",
+                     "--tasks", "output")
+    assert [line.split(" [")[1].split("]")[0] for line in done.stderr.splitlines()] == [
+        "humaneval/HumanEval/32", "humaneval/HumanEval/38"]
+
+
+def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
+                     "--out", run).returncode == 0
+    assert refused("report", run, "--plot", tmp_path / "p.png") == (
+        "--plot needs a layout that has a figure (--layout generalization); the default "
+        "layout has none")
+    assert refused("report", run, "--layout", "leaderboard", "--by-source") == (
+        "--by-source concerns the default layout; the leaderboard layout has its own rows")
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_ls_formats_describes_every_format_and_dsl() -> None:
+    from execbench.sources import DESCRIPTIONS, FORMATS
+
+    done = execbench("ls", "formats")
+    assert done.returncode == 0
+    assert set(DESCRIPTIONS) == {*FORMATS, "dsl"}
+    for name, description in DESCRIPTIONS.items():
+        assert f"{name:10} {description}" in done.stdout
+
+
+def test_ls_models_names_reference_models_env_vars_and_model_args() -> None:
+    said = flat(execbench("ls", "models").stdout)
+    for name in ("openai/<model>", "reference/oracle", "reference/constant",
+                 "reference/original", "hf/<hub id or folder>"):
+        assert name in said
+    for text in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "<NAME>_BASE_URL", "-M answer=TEXT",
+                 "-M device=cuda|cpu"):
+        assert text in said
+
+
+def test_ls_tasks_lists_the_task_options() -> None:
+    said = flat(execbench("ls", "tasks").stdout)
+    assert "-T target=max|min|random:" in said and "-T mode=mutate|generate:" in said
+
+
+def test_sampling_options_have_help() -> None:
+    wide = subprocess.run([EXECBENCH, "run", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "300"}, timeout=60)
+    said = flat(wide.stdout)
+    for flag, words in (("--temperature", "Sampling temperature"),
+                        ("--top-p", "Nucleus sampling"),
+                        ("--max-tokens", "Most tokens per response"),
+                        ("--model-arg", "execbench ls models")):
+        assert flag in said and words in said
+
+
+def test_dry_run_shows_prompts_requests_and_tokens_and_writes_nothing(tiny: Path,
+                                                                      tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    done = execbench("run", "--suite", tiny, "--model", "openai/gpt-4o-mini", "--out", run,
+                     "-n", 3, "--dry-run")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"dry run: 18 requests to openai/gpt-4o-mini (n=3); 0 of 18 already "
+                        f"in {run}; nothing sent or written")
+    assert lines[1].startswith("  output: 9 requests, about ")
+    assert lines[2].startswith("  input: 9 requests, about ")
+    assert "--- first output prompt: output/good/inc/0 ---" in lines
+    assert "assert inc(1) == ??" in lines
+    assert not run.exists()
+    if "OPENAI_API_KEY" not in os.environ:
+        assert "warning: the run would stop here:" in done.stderr
+
+
+def test_dry_run_counts_what_a_resume_would_skip(tiny: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out", run,
+                     "--tasks", "output").returncode == 0
+    done = execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out", run,
+                     "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == [
+        f"dry run: 3 requests to reference/oracle (n=1); 3 of 6 already in {run}; nothing "
+        "sent or written", "  input: 3 requests, about " + done.stdout.split(
+            "  input: 3 requests, about ")[1].splitlines()[0]]
+
+
+def test_ls_suite_says_what_it_holds(tiny: Path) -> None:
+    done = execbench("ls", tiny)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"suite {tiny}: 6 instances, sha256 ")
+    assert lines[1].startswith("  source good (generic, ")
+    assert "  output: 3 instances from 2 programs (sources: good); first: output/good/inc/0, "\
+           "output/good/inc/1, output/good/rev/0" in lines
+    assert refused("ls", tiny / "nowhere") == (
+        f"ls takes tasks, formats, models or a suite folder, not '{tiny / 'nowhere'}'")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from dotenv import load_dotenv
@@ -13,9 +14,47 @@ from execbench.models.base import Model, ModelError
 from execbench.models.openai import DOCUMENTED as OPENAI_FIELDS
 from execbench.models.openai import OpenAIModel
 
-__all__ = ["Model", "ModelError", "get_model"]
+__all__ = ["MODEL_KINDS", "Model", "ModelError", "get_model"]
 
 PROVIDERS = ("openai", "openai-api", "anthropic", "hf", "vllm", "sglang", "reference")
+
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One line of ``execbench ls models``: a model name pattern, what serves it, the
+    environment variables it reads and the ``-M`` keys it takes."""
+
+    name: str
+    description: str
+    env: str = ""
+    model_args: str = ""
+
+
+MODEL_KINDS = (
+    ModelKind("openai/<model>", "OpenAI's API", "OPENAI_API_KEY (required), OPENAI_BASE_URL",
+              "extra request fields the API documents (reasoning_effort=high, ...)"),
+    ModelKind("openai-api/<name>/<model>", "any OpenAI-compatible server (vLLM, SGLang, "
+              "Ollama, llama.cpp): --model-base-url or <NAME>_BASE_URL",
+              "<NAME>_BASE_URL, <NAME>_API_KEY (optional)",
+              "extra request fields, passed as given (top_k=20, ...)"),
+    ModelKind("anthropic/<model>", "Anthropic's API",
+              "ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL",
+              "extra request fields the API documents"),
+    ModelKind("vllm/<hub id or folder>", "a vLLM server the run starts and stops",
+              "EXECBENCH_VLLM_COMMAND (replaces the server command)",
+              "engine flags (tensor_parallel_size=2, ...)"),
+    ModelKind("sglang/<hub id or folder>", "an SGLang server the run starts and stops",
+              "EXECBENCH_SGLANG_COMMAND (replaces the server command)", "engine flags"),
+    ModelKind("hf/<hub id or folder>", "transformers in this process (the hf extra)", "",
+              "device=cuda|cpu, dtype=auto|float32|float16|bfloat16, batch_size=N"),
+    ModelKind("reference/oracle", "states the ground truth: must score 100%"),
+    ModelKind("reference/constant", "the same answer to every prompt: a floor", "",
+              "answer=TEXT"),
+    ModelKind("reference/original", "the unmutated program's output (mutation and choice "
+              "tasks): the reversion ceiling"),
+)
+"""Every kind of model name ``get_model`` accepts; the HTTP ones read keys from the
+environment or ./.env."""
 
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"

@@ -3,17 +3,16 @@ category, one column per run), the coherence rules that fired, the divergence ki
 category (Figure 7's data), and the consistency of each program's calls (Figure 6's data,
 also drawn as a PNG with ``--plot``).
 
-Every table function returns (headers, rows) of strings for ``tables.render_table``; the
-plot needs the ``plot`` extra (matplotlib), imported only when a plot is asked for.
+Every table function returns a typed ``Table``; the figure needs the ``plot`` extra
+(matplotlib), imported only when a figure is asked for.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from execbench.report.layouts import Layout, Section, register_layout
-from execbench.report.tables import MISSING, percent, run_labels
+from execbench.report.layouts import Layout, View, png, pyplot, register_layout
+from execbench.report.tables import Cell, Table, percent, run_labels
 
 TASK = "simulation"
 CATEGORIES = ("CO", "LO", "LC", "Others")
@@ -22,6 +21,12 @@ LEVELS = ("strong", "weak", "random")
 """The keys of ``task_metrics.simulation`` this report reads (reports reach tasks only
 through the results, never by importing them)."""
 KINDS = ("loop variable", "iterable", "predicate", "branch", "output")
+CATEGORY_NOTE = ("CO: only conditionals; LO: only loops; LC: loops and conditionals; Others: "
+                 "neither (statement-level if/for/while). Only coherent with a correct output "
+                 "counts as a success.")
+RULES_NOTE = ("rule1: a compound property differs from what its predicted parts give; rule2: "
+              "a predicate and its branch disagree; rule3: a right output after a wrong "
+              "property.")
 _CLASS_LABELS = {"coherent_correct": ("coherent", "correct output"),
                  "coherent_incorrect": ("coherent", "wrong output"),
                  "incoherent_correct": ("incoherent", "correct output"),
@@ -43,48 +48,49 @@ def _named(name: str, group: dict[str, Any]) -> str:
     return f"{name} ({group['samples']})" if group.get("samples") else name
 
 
-def table1(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def table1(results: list[dict[str, Any]]) -> Table:
     """Rows: category x class; columns: runs (shares of the category's samples, %)."""
     headers = ["programs", "reasoning", "output", *run_labels(results)]
-    rows = []
+    rows: list[list[Cell]] = []
     first = _groups(results[0])
     for position, (name, group) in enumerate(first):
         for key, (reasoning, output) in _CLASS_LABELS.items():
             cells = [percent(_groups(result)[position][1].get(key)) for result in results]
             rows.append([_named(name, group), reasoning, output, *cells])
-    return headers, rows
+    return Table("Execution simulation: coherence x output per construct category "
+                 "(% of samples)", headers, rows, keys=3, note=CATEGORY_NOTE)
 
 
-def rules_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def rules_table(results: list[dict[str, Any]]) -> Table:
     """Samples on which each rule fired, with the unreadable and failed ones."""
     headers = ["run", "samples", *RULES, "unparsable", "errors"]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         group = _block(result).get("all", {})
         fired = group.get("rules", {})
-        rows.append([label, str(group.get("samples", MISSING)),
-                     *(str(fired.get(rule, MISSING)) for rule in RULES),
-                     str(group.get("unparsable", MISSING)), str(group.get("errors", MISSING))])
-    return headers, rows
+        rows.append([label, group.get("samples"), *(fired.get(rule) for rule in RULES),
+                     group.get("unparsable"), group.get("errors")])
+    return Table("Coherence rules that fired (samples)", headers, rows, note=RULES_NOTE)
 
 
-def divergence_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def divergence_table(results: list[dict[str, Any]]) -> Table:
     """Coherent samples with a wrong output, by the kind of their first wrong property."""
     headers = ["run", "programs", *KINDS, "statement states (LV LI P B)"]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         for name, group in _groups(result):
             kinds = group.get("divergence", {})
             states = group.get("quadruples", {})
-            rows.append([label, name, *(str(kinds.get(kind, 0)) for kind in KINDS),
-                         " ".join(f"{k}:{v}" for k, v in states.items()) or MISSING])
-    return headers, rows
+            rows.append([label, name, *(kinds.get(kind, 0) for kind in KINDS),
+                         " ".join(f"{k}:{v}" for k, v in states.items()) or None])
+    return Table("Divergence points of coherent simulations with a wrong output (samples)",
+                 headers, rows, keys=2)
 
 
-def consistency_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def consistency_table(results: list[dict[str, Any]]) -> Table:
     """Programs by consistency across their calls (%), and how many could differ."""
     headers = ["run", "programs", *LEVELS, "with two coverages", "count"]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         block = _block(result)
         by_category = block.get("consistency_by_category", {})
@@ -92,25 +98,19 @@ def consistency_table(results: list[dict[str, Any]]) -> tuple[list[str], list[li
                   ("Total", block.get("consistency", {}))]
         for name, group in groups:
             rows.append([label, name, *(percent(group.get(level)) for level in LEVELS),
-                         percent(group.get("different_coverage")),
-                         str(group.get("programs", MISSING))])
-    return headers, rows
+                         percent(group.get("different_coverage")), group.get("programs")])
+    return Table("Consistency across each program's calls (% of programs)", headers, rows,
+                 keys=2)
 
 
-def plot(results: list[dict[str, Any]], path: Path) -> Path:
+def figure(results: list[dict[str, Any]]) -> bytes:
     """Figure 6 style: per run, the share of programs simulated with strong, weak and
     random consistency as stacked bars, and the share whose calls differ in coverage as a
     line (the most a run could have strong)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise RuntimeError("plots need matplotlib: pip install 'execbench[plot]'") from None
+    plt = pyplot()
     labels = run_labels(results)
     groups = [_block(result).get("consistency", {}) for result in results]
-    figure, axis = plt.subplots(figsize=(1.2 * len(results) + 2.5, 3.6))
+    fig, axis = plt.subplots(figsize=(1.2 * len(results) + 2.5, 3.6))
     bottom = [0.0] * len(results)
     for level, colour in zip(LEVELS, ("tab:green", "tab:orange", "tab:red"), strict=True):
         heights = [100 * (group.get(level) or 0.0) for group in groups]
@@ -122,22 +122,14 @@ def plot(results: list[dict[str, Any]], path: Path) -> Path:
     axis.set_ylabel("% of programs")
     axis.set_ylim(0, 105)
     axis.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    fig.tight_layout()
+    return png(fig)
 
 
-def _sections(results: list[dict[str, Any]]) -> list[Section]:
-    return [("Execution simulation: coherence x output per construct category "
-             "(% of samples)", table1(results)),
-            ("Coherence rules that fired (samples)", rules_table(results)),
-            ("Divergence points of coherent simulations with a wrong output (samples)",
-             divergence_table(results)),
-            ("Consistency across each program's calls (% of programs)",
-             consistency_table(results))]
+def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+    return [table1(results), rules_table(results), divergence_table(results),
+            consistency_table(results)]
 
 
 register_layout(Layout("ces", "CES Table 1 per construct category, rules fired, divergence "
-                       "kinds, consistency", _sections, plot))
+                       "kinds, consistency", _sections, figure))

@@ -1,8 +1,5 @@
 """The DexBench report: forward, backward and dual scores per source, the strict versus
-relaxed view of coverage prediction, the failure taxonomy, and the suite's complexity.
-
-Every function returns (headers, rows) of strings for ``tables.render_table``.
-"""
+relaxed view of coverage prediction, the failure taxonomy, and the suite's complexity."""
 
 from __future__ import annotations
 
@@ -11,15 +8,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from execbench.report.layouts import Layout, Section, register_layout
-from execbench.report.tables import MISSING, percent, run_labels
+from execbench.report.layouts import Layout, View, register_layout
+from execbench.report.tables import Cell, Table, percent, run_labels
 
 FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
-
-
-def _ks(results: list[dict[str, Any]]) -> list[int]:
-    most = max(result["run"]["n"] for result in results)
-    return [1, 5] if most >= 5 else [1]
 
 
 def _sources(results: list[dict[str, Any]]) -> list[str]:
@@ -28,10 +20,9 @@ def _sources(results: list[dict[str, Any]]) -> list[str]:
                    for source in result["metrics"][task]["by_source"]})
 
 
-def dual_table(results: list[dict[str, Any]], *, paired: bool = False
-               ) -> tuple[list[str], list[list[str]]]:
-    """One row per run; per source, R_exec, R_cf and R_dual at k = 1 (and 5)."""
-    ks = _ks(results)
+def dual_table(results: list[dict[str, Any]], ks: list[int], *, paired: bool = False
+               ) -> tuple[list[str], list[list[Cell]]]:
+    """One row per run; per source, R_exec, R_cf and R_dual at each k."""
     dual_key = "paired_pass@{k}" if paired else "pass@{k}"
     headers = ["run"]
     sources = _sources(results)
@@ -40,7 +31,7 @@ def dual_table(results: list[dict[str, Any]], *, paired: bool = False
             headers += [f"{source} {name} k={k}" for k in ks]
     rows = []
     for label, result in zip(run_labels(results), results, strict=True):
-        row = [label]
+        row: list[Cell] = [label]
         dual = result.get("paired_metrics", {}).get(DUAL, {}).get("by_source", {})
         for source in sources:
             for task in (FORWARD, BACKWARD):
@@ -52,40 +43,39 @@ def dual_table(results: list[dict[str, Any]], *, paired: bool = False
     return headers, rows
 
 
-def strict_relaxed_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def strict_relaxed_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[Cell]]]:
     """Coverage prediction: exact-set pass@1 next to mean Jaccard similarity."""
     headers = ["run", "source", "strict pass@1 (%)", "relaxed Jaccard (%)", "gap"]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         by_source = result["metrics"].get(FORWARD, {}).get("by_source", {})
         for source in sorted(by_source):
             group = by_source[source]
-            strict, relaxed = group.get("pass@1"), group.get("score")
-            gap = MISSING if strict is None or relaxed is None else \
-                f"{100 * (relaxed - strict):.1f}"
-            rows.append([label, source, percent(strict), percent(relaxed), gap])
+            strict, relaxed = percent(group.get("pass@1")), percent(group.get("score"))
+            gap = None if strict is None or relaxed is None else relaxed - strict
+            rows.append([label, source, strict, relaxed, gap])
     return headers, rows
 
 
-def failure_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def failure_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[Cell]]]:
     """Counts of each automatically labelled failure, per run and task."""
     names = sorted({name for result in results for task in (FORWARD, BACKWARD)
                     for name in result["metrics"].get(task, {}).get("all", {}).get("failures", {})})
     headers = ["run", "task", *names]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         for task in (FORWARD, BACKWARD):
             if task in result["metrics"]:
                 failures = result["metrics"][task]["all"].get("failures", {})
-                rows.append([label, task, *(str(failures.get(n, 0)) for n in names)])
+                rows.append([label, task, *(failures.get(n, 0) for n in names)])
     return headers, rows
 
 
-def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[str]]]:
+def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[Cell]]]:
     """Lines of code and cyclomatic complexity of the suites' selected programs."""
     headers = ["suite", "source", "programs", "LOC min", "LOC max", "LOC mean", "LOC std",
                "CC min", "CC max", "CC mean", "CC std", "CO", "LO", "LC", "Others"]
-    rows = []
+    rows: list[list[Cell]] = []
     for folder in suite_dirs:
         shapes: dict[str, dict[str, dict[str, Any]]] = {}
         with (folder / "instances.jsonl").open(encoding="utf-8") as handle:
@@ -95,27 +85,36 @@ def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[str]]
                     shapes.setdefault(record["source"], {})[record["program_id"]] = record["shape"]
         for source in sorted(shapes):
             programs = list(shapes[source].values())
-            row = [str(folder), source, str(len(programs))]
+            row: list[Cell] = [str(folder), source, len(programs)]
             for key in ("loc", "cyclomatic"):
                 values = [p[key] for p in programs]
                 spread = statistics.stdev(values) if len(values) > 1 else 0.0
-                row += [str(min(values)), str(max(values)), f"{statistics.mean(values):.2f}",
-                        f"{spread:.2f}"]
+                row += [min(values), max(values), float(statistics.mean(values)), spread]
             categories = [p["category"] for p in programs]
-            row += [str(categories.count(c)) for c in ("CO", "LO", "LC", "Others")]
+            row += [categories.count(c) for c in ("CO", "LO", "LC", "Others")]
             rows.append(row)
     return headers, rows
 
 
-def _sections(results: list[dict[str, Any]]) -> list[Section]:
+def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
     suites = sorted({Path(r["run"]["suite"]) for r in results})
+    ks = ", ".join(map(str, view.ks))
     return [
-        ("Dual-path reasoning, pass@k (%): R_dual = product of per-instance pass@k",
-         dual_table(results)),
-        ("R_dual, paired reading (sample i of both tasks)", dual_table(results, paired=True)),
-        ("Coverage prediction: strict vs relaxed", strict_relaxed_table(results)),
-        ("Failure taxonomy (samples)", failure_table(results)),
-        ("Suite complexity", complexity_table([s for s in suites if s.is_dir()])),
+        Table("Dual-path reasoning, pass@k (%)", *dual_table(results, view.ks),
+              note=f"R_exec: coverage prediction (executed lines exactly right); R_cf: "
+                   f"counterfactual (the target branch runs); R_dual: both on the same call, "
+                   f"the product of per-call pass@k; k = {ks}."),
+        Table("R_dual, paired reading (sample i of both tasks) (%)",
+              *dual_table(results, view.ks, paired=True),
+              note="Sample i of coverage and sample i of counterfactual must both be right."),
+        Table("Coverage prediction: strict vs relaxed", *strict_relaxed_table(results), keys=2,
+              note="strict: the executed-line set exactly right; relaxed: mean Jaccard "
+                   "similarity of predicted and executed lines; gap: relaxed - strict, points."),
+        Table("Failure taxonomy (samples)", *failure_table(results), keys=2),
+        Table("Suite complexity", *complexity_table([s for s in suites if s.is_dir()]), keys=2,
+              digits=2,
+              note="LOC: lines of code; CC: cyclomatic complexity; CO: an if but no loop; "
+                   "LO: a loop but no if; LC: both; Others: neither."),
     ]
 
 

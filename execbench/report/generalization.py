@@ -1,33 +1,34 @@
 """The generalization report: execution prediction (OC, MC, OR, MR) and execution choice
-(Pref, OC, MC, OR, MR) per source, the same by lines-of-code bin, and a plot of it.
+(Pref, OC, MC, OR, MR) per source, the same by lines-of-code bin, and a figure of it.
 
-Tables are (headers, rows) of strings for ``tables.render_table``; the plot needs the
-``plot`` extra (matplotlib), imported only when a plot is asked for.
+The figure needs the ``plot`` extra (matplotlib), imported only when a figure is asked for.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+import math
 from typing import Any
 
 from execbench.analysis.shape import bin_order
-from execbench.report.layouts import Layout, Section, register_layout
-from execbench.report.tables import percent, run_labels
+from execbench.report.layouts import Layout, View, png, pyplot, register_layout
+from execbench.report.tables import Cell, Table, percent, run_labels
 
 PREDICTION, CHOICE = "mutation", "choice"
 PREDICTION_KEYS = ("OC", "MC", "OR", "MR")
 CHOICE_KEYS = ("Pref", "OC", "MC", "OR", "MR")
+NOTE = ("OC/MC: output right on the original/mutant program; OR/MR: reverted, i.e. gave the "
+        "other program's output (lower is better); Pref: share of choices of the original.")
 
 
 def _block(result: dict[str, Any], task: str) -> dict[str, Any]:
     return result.get("task_metrics", {}).get(task, {})
 
 
-def table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def table(results: list[dict[str, Any]]) -> Table:
     """One row per (run, source), as in the paper's Table 3."""
     headers = ["run", "source", *(f"prediction {k}" for k in PREDICTION_KEYS),
                *(f"choice {k}" for k in CHOICE_KEYS)]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         prediction, choice = _block(result, PREDICTION), _block(result, CHOICE)
         sources = sorted(set(prediction.get("by_source", {})) | set(choice.get("by_source", {})))
@@ -36,60 +37,64 @@ def table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
             c = choice.get("by_source", {}).get(source, {})
             rows.append([label, source, *(percent(p.get(k)) for k in PREDICTION_KEYS),
                          *(percent(c.get(k)) for k in CHOICE_KEYS)])
-    return headers, rows
+    return Table("Execution prediction and execution choice (%)", headers, rows, note=NOTE,
+                 keys=2)
 
 
-def loc_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def loc_table(results: list[dict[str, Any]]) -> Table:
     """Execution prediction by lines-of-code bin (all sources together)."""
     headers = ["run", "LOC", *PREDICTION_KEYS, "problems"]
-    rows = []
+    rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         by_loc = _block(result, PREDICTION).get("by_loc", {})
         for name in sorted(by_loc, key=bin_order):
             group = by_loc[name]
             rows.append([label, name, *(percent(group.get(k)) for k in PREDICTION_KEYS),
-                         str(group.get("O_problems", 0))])
-    return headers, rows
+                         group.get("O_problems", 0)])
+    return Table("Execution prediction by lines of code (%)", headers, rows, keys=2,
+                 note=NOTE + " problems: original programs in the bin.")
 
 
-def plot(results: list[dict[str, Any]], path: Path) -> Path:
-    """Fig. 4 style: one panel per run, OC/MC/OR/MR against lines of code."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise RuntimeError("plots need matplotlib: pip install 'execbench[plot]'") from None
+def figure(results: list[dict[str, Any]]) -> bytes:
+    """Fig. 4 style: one panel per run (at most three to a row), OC/MC/OR/MR against lines
+    of code, each bin labelled with its number of problems. Lines that coincide stay
+    visible: each metric is drawn with its own marker size and a small sideways shift."""
+    plt = pyplot()
     labels = run_labels(results)
-    figure, axes = plt.subplots(1, len(results), figsize=(4.5 * len(results), 3.6),
-                                squeeze=False, sharey=True)
-    for axis, label, result in zip(axes[0], labels, results, strict=True):
+    columns = min(3, len(results))
+    rows = math.ceil(len(results) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.8 * columns, 3.8 * rows),
+                             squeeze=False, sharey=True)
+    styles = (("o-", 8), ("s-", 6.5), ("^--", 5), ("v--", 3.5))
+    for number, (label, result) in enumerate(zip(labels, results, strict=True)):
+        axis = axes[number // columns][number % columns]
         bins = _block(result, PREDICTION).get("by_loc", {})
         names = sorted(bins, key=bin_order)
-        for key, style in zip(PREDICTION_KEYS, ("o-", "s-", "o--", "s--"), strict=True):
-            values = [bins[n].get(key) for n in names]
-            points = [(i, 100 * v) for i, v in enumerate(values) if v is not None]
+        for shift, (key, (style, size)) in enumerate(zip(PREDICTION_KEYS, styles, strict=True)):
+            points = [(i + (shift - 1.5) * 0.04, percent(bins[n].get(key)))
+                      for i, n in enumerate(names)]
+            points = [(x, y) for x, y in points if y is not None]
             if points:
-                axis.plot([p[0] for p in points], [p[1] for p in points], style, label=key)
-        axis.set_xticks(range(len(names)), names)
-        axis.set_xlabel("lines of code")
+                axis.plot(*zip(*points, strict=True), style, markersize=size, label=key,
+                          alpha=0.85)
+        axis.set_xticks(range(len(names)),
+                        [f"{n}\n({bins[n].get('O_problems', 0)})" for n in names], fontsize=8)
+        axis.set_xlabel("lines of code (problems)")
         axis.set_title(label, fontsize=9)
         axis.set_ylim(-5, 105)
         axis.grid(alpha=0.3)
-    axes[0][0].set_ylabel("% of samples")
-    axes[0][-1].legend(loc="center right", fontsize=8)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+        axis.legend(loc="best", fontsize=7)
+    for number in range(len(results), rows * columns):
+        axes[number // columns][number % columns].set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("% of samples")
+    fig.tight_layout()
+    return png(fig)
 
 
-def _sections(results: list[dict[str, Any]]) -> list[Section]:
-    return [("Execution prediction and execution choice (%)", table(results)),
-            ("Execution prediction by lines of code (%)", loc_table(results))]
+def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+    return [table(results), loc_table(results)]
 
 
 register_layout(Layout("generalization", "OC/MC/OR/MR and choice, by source and by lines of "
-                       "code", _sections, plot))
+                       "code", _sections, figure))

@@ -1,29 +1,40 @@
-"""Report layouts: named sets of tables (and optionally a plot) that show runs the way a
+"""Report layouts: named sets of tables (and optionally a figure) that show runs the way a
 task family's paper does. Task families name their layout (``Task.layout``); report
-modules register the layouts; the CLI lists and dispatches them from ``layouts()``, so a
-new layout needs no change to the CLI.
+modules register the layouts; the CLI and the HTML report list and dispatch them from
+``layouts()``, so a new layout needs no change to either.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-Table = tuple[list[str], list[list[str]]]
-Section = tuple[str, Table]
-"""A titled table: (title, (headers, rows of strings))."""
+from execbench.report.tables import Table
+
+
+@dataclass(frozen=True)
+class View:
+    """What the reader asked to see, for layouts to honour."""
+
+    ks: list[int]
+    """The pass@k columns (``--k``; by default every k up to the largest n)."""
+    by_source: bool = False
+    """One row per source (``--by-source``), for layouts with ``by_source``."""
 
 
 @dataclass(frozen=True)
 class Layout:
     name: str
     description: str
-    sections: Callable[[list[dict[str, Any]]], list[Section]]
+    sections: Callable[[list[dict[str, Any]], View], list[Table]]
     """The tables of the layout for some runs' ``results.json`` records."""
-    plot: Callable[[list[dict[str, Any]], Path], Path] | None = None
-    """Draws the layout's figure to a PNG (``--plot``), where it has one."""
+    figure: Callable[[list[dict[str, Any]]], bytes] | None = None
+    """Draws the layout's figure as PNG bytes (``--plot``, the HTML report), where it has
+    one; needs matplotlib (the ``plot`` extra) and raises ``RuntimeError`` without it."""
+    by_source: bool = False
+    """Whether ``--by-source`` changes the layout (it is refused elsewhere)."""
 
 
 _LAYOUTS: dict[str, Layout] = {}
@@ -41,3 +52,23 @@ def layouts() -> dict[str, Layout]:
     from execbench import report  # noqa: F401
 
     return dict(sorted(_LAYOUTS.items()))
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend, or a clear error without it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError("plots need matplotlib: pip install 'execbench[plot]'") from None
+    return plt
+
+
+def png(figure: Any) -> bytes:
+    """A matplotlib figure as PNG bytes; the figure is closed."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    pyplot().close(figure)
+    return buffer.getvalue()

@@ -18,9 +18,23 @@ from execbench.sources import cruxeval, evalplus, generic, humaneval, pyfolder
 from execbench.sources.base import Loaded, Skipped, SourceError
 from execbench.sources.jsonl import Build, first_keys, load_records
 
-__all__ = ["FORMATS", "Loaded", "Skipped", "SourceError", "detect_format", "load_source"]
+__all__ = ["DESCRIPTIONS", "FORMATS", "GENERATED", "Loaded", "Skipped", "SourceError",
+           "detect_format", "load_source"]
 
 FORMATS: tuple[str, ...] = ("cruxeval", "humaneval", "evalplus", "generic", "pyfolder")
+
+DESCRIPTIONS = {
+    "cruxeval": "JSONL with id, code, input, output (CRUXEval); entry point f",
+    "humaneval": "JSONL(.gz) with task_id, prompt, canonical_solution, test, entry_point; "
+                 "calls from the test's candidate(...) lines; also the built-in name humaneval",
+    "evalplus": "HumanEval+ / MBPP+ JSONL(.gz); calls from base_input (--plus-inputs adds "
+                "plus_input)",
+    "generic": "JSONL with id, code, entry_point, calls (argument texts or {args, expected})",
+    "pyfolder": "a folder of .py files; calls from each file's __main__ block",
+    "dsl": "built-in name, not a file format: sampled DSL-List programs (--count, --seed)",
+}
+"""One line per format for ``execbench ls formats`` (``dsl`` is a generator, not a file
+format, and cannot be named with ``--format``)."""
 
 BUILTIN = "humaneval"
 """The spec that names the packaged HumanEval (when no file or folder has that name)."""

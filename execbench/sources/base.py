@@ -15,6 +15,11 @@ class Skipped:
     """``file:line`` (or ``file`` for a folder source), so a user can find the record."""
     reason: str
     id: str | None = None
+    kind: str = "record"
+    """``record`` (no program came of it) or ``call`` (its program is kept without it)."""
+    position: int = 0
+    """How many programs of the source come before it (a call's: its program's index), so
+    ``--limit N`` lists only what lies within the first N programs."""
 
     def __str__(self) -> str:
         label = f" [{self.id}]" if self.id else ""
@@ -33,6 +38,10 @@ class Loaded:
     sha256: str
     programs: list[Program] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+
+    def skip(self, where: str, reason: str, id: str | None = None) -> None:
+        """Record a record that gave no program, at the place it has among the programs."""
+        self.skipped.append(Skipped(where, reason, id, position=len(self.programs)))
 
 
 class SourceError(Exception):

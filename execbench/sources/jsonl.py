@@ -121,31 +121,33 @@ def load_records(loaded: Loaded, path: Path, id_key: str, build: Build) -> None:
     for line in read_jsonl(path):
         where = f"{loaded.origin}:{line.lineno}"
         if line.error is not None:
-            loaded.skipped.append(Skipped(where, line.error))
+            loaded.skip(where, line.error)
             continue
         if not isinstance(line.value, dict):
             reason = f"not a JSON object (got {type(line.value).__name__})"
-            loaded.skipped.append(Skipped(where, reason))
+            loaded.skip(where, reason)
             continue
         record = Record(line.value, "", loaded.name)
         try:
             record.id = f"{loaded.name}/{_record_id(record, id_key)}"
         except RecordError as exc:
-            loaded.skipped.append(Skipped(where, str(exc)))
+            loaded.skip(where, str(exc))
             continue
         pid = record.id
         if pid in seen:
             reason = f"duplicate id (first seen at line {seen[pid]})"
-            loaded.skipped.append(Skipped(where, reason, pid))
+            loaded.skip(where, reason, pid)
             continue
         seen[pid] = line.lineno
         try:
             program = build(record)
         except RecordError as exc:
-            loaded.skipped.append(Skipped(where, str(exc), pid))
+            loaded.skip(where, str(exc), pid)
             continue
         loaded.programs.append(program)
-        loaded.skipped.extend(Skipped(where, note, pid) for note in record.notes)
+        loaded.skipped.extend(Skipped(where, note, pid, kind="call",
+                                      position=len(loaded.programs) - 1)
+                              for note in record.notes)
 
 
 def _record_id(record: Record, id_key: str) -> str:

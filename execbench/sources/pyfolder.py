@@ -61,7 +61,7 @@ def load(loaded: Loaded, folder: Path) -> None:
         except RecordError as exc:
             reason = str(exc)
         where, file_id = _labels(loaded, relative)
-        loaded.skipped.append(Skipped(where, reason, file_id))
+        loaded.skip(where, reason, file_id)
 
 
 def _load_file(loaded: Loaded, relative: Path, text: str) -> None:
@@ -91,12 +91,13 @@ def _load_file(loaded: Loaded, relative: Path, text: str) -> None:
             else:
                 reason = (f"call {index} of {func}() uses a name local to the __main__ "
                           f"block {item.foreign_name!r}")
-                notes.append(Skipped(f"{where}:{item.lineno}", reason, pid))
+                notes.append(Skipped(f"{where}:{item.lineno}", reason, pid, kind="call",
+                                     position=len(loaded.programs)))
         meta = {"path": relative.as_posix(), "skipped_calls": len(notes)}
         try:
             program = build_program(Record({}, pid, loaded.name), code, func, calls, meta)
         except RecordError as exc:
-            loaded.skipped.append(Skipped(where, str(exc), pid))
+            loaded.skip(where, str(exc), pid)
             continue
         loaded.programs.append(program)
         loaded.skipped.extend(notes)

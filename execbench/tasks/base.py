@@ -194,6 +194,46 @@ class Metric:
 
 
 @dataclass(frozen=True)
+class TaskOption:
+    """A ``-T key=value`` build option a task takes. Declared once on the task, so that the
+    build's validation and ``execbench ls tasks`` read the same list."""
+
+    name: str
+    choices: tuple[str, ...]
+    """The values it accepts; the first is the default."""
+    help: str
+
+    def value(self, ctx: BuildContext) -> str:
+        """The value given at build time (checked by ``check_options``), else the default."""
+        return ctx.options.get(self.name, self.choices[0])
+
+
+def check_options(tasks: list[Task], given: dict[str, str]) -> None:
+    """Refuse ``-T`` options that would be ignored or are malformed: a key no task declares
+    (a misspelling), a key only tasks that are not being built declare, a value outside
+    the choices. Raises ``OptionError`` with one line saying which and what is accepted."""
+    import difflib
+
+    chosen = {option.name: option for task in tasks for option in task.options}
+    declared: dict[str, list[str]] = {}
+    for name in task_names():
+        for option in get_task(name).options:
+            declared.setdefault(option.name, []).append(name)
+    for key, value in given.items():
+        if key not in declared:
+            close = difflib.get_close_matches(key, list(declared), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            known = ", ".join(f"{k} ({', '.join(v)})" for k, v in sorted(declared.items()))
+            raise OptionError(f"unknown -T key {key!r}; {hint}task options: {known or 'none'}")
+        if key not in chosen:
+            raise OptionError(f"-T {key} concerns the {', '.join(declared[key])} task, which "
+                              f"is not being built (tasks: {', '.join(t.name for t in tasks)})")
+        if value not in chosen[key].choices:
+            raise OptionError(f"-T {key} must be one of {', '.join(chosen[key].choices)}, "
+                              f"not {value!r}")
+
+
+@dataclass(frozen=True)
 class Pairing:
     """A metric over two tasks posed on the same calls (``results.json``:
     ``paired_metrics.NAME``), declared by one of the two tasks."""
@@ -222,6 +262,7 @@ class TaskBase:
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
         return None
+    options: tuple[TaskOption, ...] = ()
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -236,7 +277,8 @@ class TaskBase:
 
 
 class OptionError(ValueError):
-    """A ``-T`` option has a value the task does not accept; the build stops with it."""
+    """A ``-T`` option no chosen task takes, or a value it does not accept; the build stops
+    with it before any program runs."""
 
 
 class SkipInstance(Exception):
@@ -263,6 +305,8 @@ class Task(Protocol):
         """Counts about the task's instances worth stating after a build (the manifest's
         ``task_counts.NAME``, printed by ``execbench build``), or None."""
         ...
+    options: tuple[TaskOption, ...]
+    """The ``-T`` build options the task takes (``check_options`` refuses any other)."""
 
     def metrics(self) -> tuple[Metric, ...]:
         """The numbers the task puts in ``results.json`` worth showing, headline first."""

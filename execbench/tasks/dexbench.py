@@ -49,11 +49,11 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
-    OptionError,
     Pairing,
     Score,
     SkipInstance,
     TaskBase,
+    TaskOption,
     pass_at_1,
     register,
 )
@@ -65,8 +65,11 @@ if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
 
-TARGET_RULES = ("max", "min", "random")
-MODES = ("mutate", "generate")
+TARGET = TaskOption("target", ("max", "min", "random"),
+                    "which unexecuted branch body is the target: the largest, the smallest, "
+                    "or a seeded choice")
+MODE = TaskOption("mode", ("mutate", "generate"),
+                  "mutate shows the original call to change; generate hides it")
 
 _INTRO = ("Below is a Python program between [PYTHON] and [/PYTHON], each line prefixed by "
           "its number, followed by a task between [TASK] and [/TASK].")
@@ -195,13 +198,6 @@ def _coverage_failure(predicted: set[int], truth: set[int], facts: dict[str, Any
     return None
 
 
-def _option(ctx: BuildContext, key: str, choices: tuple[str, ...]) -> str:
-    value = ctx.options.get(key, choices[0])
-    if value not in choices:
-        raise OptionError(f"-T {key} must be one of {', '.join(choices)}, not {value!r}")
-    return value
-
-
 def choose_target(shape: Shape, covered: set[int], rule: str,
                   rng: random.Random) -> dict[str, Any] | None:
     """Algorithm 1 (with the ``min``/``random`` variants of the target rule)."""
@@ -227,6 +223,7 @@ class CounterfactualMutation(_DualSelection):
     description = "change a call's arguments so an unexecuted branch runs (DexBench backward)"
     needs_sandbox = True
     pairings = (Pairing("dual", "coverage", "counterfactual"),)
+    options = (TARGET, MODE)
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description="R_cf: the target branch runs"),
@@ -236,8 +233,7 @@ class CounterfactualMutation(_DualSelection):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        rule = _option(ctx, "target", TARGET_RULES)
-        mode = _option(ctx, "mode", MODES)
+        rule, mode = TARGET.value(ctx), MODE.value(ctx)
         shape = shape_of(program.code)
         covered = shape.normalise(trace.lines)
         target = choose_target(shape, covered, rule,

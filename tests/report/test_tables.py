@@ -9,7 +9,7 @@ import json
 import pytest
 
 from execbench.metrics import summarize, verdict_counts
-from execbench.report.tables import comparison_rows, render_table, verdict_rows
+from execbench.report.tables import Table, comparison_table, render, verdict_table
 
 
 def samples(model_correct: dict[tuple[str, str, str], list[str]]) -> list[dict]:
@@ -56,9 +56,9 @@ def runs() -> list[dict]:
     return [results("alpha", "runs/alpha", 5, alpha), results("beta", "runs/beta", 1, beta)]
 
 
-def test_comparison_rows(runs: list[dict]) -> None:
-    headers, rows = comparison_rows(runs)
-    assert headers == [
+def test_comparison_table(runs: list[dict]) -> None:
+    table = comparison_table(runs, [1, 5])
+    assert table.headers == [
         "run",
         "input pass@1 (%)",
         "input pass@5 (%)",
@@ -67,90 +67,109 @@ def test_comparison_rows(runs: list[dict]) -> None:
         "output pass@5 (%)",
         "output accuracy CI95 (%)",
     ]
-    alpha, beta = rows
-    assert alpha[:3] == ["alpha", "0.0", "0.0"]
-    assert alpha[3] == "[0.0, 0.0]"
-    assert alpha[4:6] == ["70.0", "100.0"]
-    assert alpha[6].startswith("[") and alpha[6].endswith("]")
+    alpha, beta = table.rows
+    assert alpha[:4] == ["alpha", 0.0, 0.0, (0.0, 0.0)]
+    assert alpha[4:6] == pytest.approx([70.0, 100.0])
+    assert isinstance(alpha[6], tuple)
     # beta never ran the input task, and with n=1 it has no pass@5.
-    assert beta == ["beta", "-", "-", "-", "50.0", "-", "[0.0, 100.0]"]
+    assert beta == ["beta", None, None, None, 50.0, None, (0.0, 100.0)]
 
 
-def test_pass5_column_only_when_some_run_has_five_samples(runs: list[dict]) -> None:
-    headers, _ = comparison_rows(runs[1:])
-    assert not any("pass@5" in header for header in headers)
+def test_the_chosen_ks_are_the_columns(runs: list[dict]) -> None:
+    table = comparison_table(runs, [2])
+    assert [h for h in table.headers if "pass@" in h] == ["input pass@2 (%)",
+                                                          "output pass@2 (%)"]
 
 
 def test_rows_by_source(runs: list[dict]) -> None:
-    headers, rows = comparison_rows(runs, by_source=True)
-    assert headers[:2] == ["run", "source"]
-    assert [row[:2] for row in rows] == [
+    table = comparison_table(runs, [1, 5], by_source=True)
+    assert table.headers[:2] == ["run", "source"] and table.keys == 2
+    assert [row[:2] for row in table.rows] == [
         ["alpha", "cruxeval"],
         ["alpha", "humaneval"],
         ["beta", "cruxeval"],
     ]
-    alpha_human = rows[1]
+    alpha_human = table.rows[1]
     # alpha has no input instances from humaneval.
-    assert alpha_human[2:5] == ["-", "-", "-"]
-    assert alpha_human[5:7] == ["100.0", "100.0"]
+    assert alpha_human[2:5] == [None, None, None]
+    assert alpha_human[5:7] == [100.0, 100.0]
 
 
 def test_runs_of_the_same_model_are_told_apart(runs: list[dict]) -> None:
     again = results("alpha", "runs/alpha-v2", 1, samples({("output", "cruxeval", "o1"): ["a"]}))
-    _, rows = comparison_rows([*runs, again])
-    assert [row[0] for row in rows] == ["alpha (runs/alpha)", "beta", "alpha (runs/alpha-v2)"]
+    table = comparison_table([*runs, again], [1])
+    assert [row[0] for row in table.rows] == ["alpha (runs/alpha)", "beta",
+                                              "alpha (runs/alpha-v2)"]
 
 
-def test_verdict_rows(runs: list[dict]) -> None:
-    headers, rows = verdict_rows(runs)
-    assert headers == ["run", "correct", "incorrect", "unparsable", "error", "other",
-                       "truncated", "refused"]
-    assert rows == [
-        ["alpha", "7", "3", "1", "1", "3", "-", "-"],
-        ["beta", "1", "0", "0", "1", "0", "-", "-"],
-    ]
+def test_verdict_table(runs: list[dict]) -> None:
+    table = verdict_table(runs)
+    assert table.headers == ["run", "correct", "incorrect", "unparsable", "error", "other",
+                             "truncated", "refused"]
+    assert table.rows == [["alpha", 7, 3, 1, 1, 3, None, None],
+                          ["beta", 1, 0, 0, 1, 0, None, None]]
     runs[1]["counts"].update(truncated=1, refused=0)
-    assert verdict_rows(runs)[1][1][-2:] == ["1", "0"]
+    assert verdict_table(runs).rows[1][-2:] == [1, 0]
 
 
-def test_markdown(runs: list[dict]) -> None:
-    headers, rows = comparison_rows(runs)
-    lines = render_table(headers, rows, "markdown").splitlines()
-    assert lines[0] == "| " + " | ".join(headers) + " |"
+def test_markdown_tables_stay_apart(runs: list[dict]) -> None:
+    tables = [comparison_table(runs, [1, 5]), verdict_table(runs)]
+    blocks = render(tables, "markdown").split("\n\n")
+    assert blocks[0] == "### pass@k per task (%)"
+    lines = blocks[1].splitlines()
+    assert lines[0] == "| " + " | ".join(tables[0].headers) + " |"
     assert set(lines[1].replace("|", "").split()) == {"---"}
-    assert len(lines) == 2 + len(rows)
     assert lines[3].startswith("| beta | - |")
+    assert "### Verdicts (samples)" in blocks
 
 
 def test_markdown_escapes_pipes() -> None:
-    text = render_table(["run"], [["a|b"]], "markdown")
-    assert text.splitlines()[2] == "| a\\|b |"
+    text = render([Table("t", ["run"], [["a|b"]])], "markdown")
+    assert text.splitlines()[2:] == ["| run |", "| --- |", "| a\\|b |"]
 
 
-def test_csv_parses_back(runs: list[dict]) -> None:
-    headers, rows = comparison_rows(runs)
-    parsed = list(csv.reader(io.StringIO(render_table(headers, rows, "csv"))))
-    assert parsed == [headers, *rows]
+def test_csv_is_one_table_with_intervals_as_two_numbers(runs: list[dict]) -> None:
+    table = comparison_table(runs, [1])
+    parsed = list(csv.reader(io.StringIO(render([table], "csv"))))
+    assert parsed[0][:4] == ["run", "input pass@1 (%)", "input accuracy CI95 (%) low",
+                             "input accuracy CI95 (%) high"]
+    assert parsed[2] == ["beta", "", "", "", "50.0", "0.0", "100.0"]
+    both = list(csv.DictReader(io.StringIO(render([table, verdict_table(runs)], "csv"))))
+    assert [row["table"] for row in both] == [table.title] * 2 + ["Verdicts (samples)"] * 2
+    assert both[3]["error"] == "1" and both[3]["output pass@1 (%)"] == ""
 
 
-def test_json_loads(runs: list[dict]) -> None:
-    headers, rows = comparison_rows(runs)
-    loaded = json.loads(render_table(headers, rows, "json"))
-    assert [record["run"] for record in loaded] == ["alpha", "beta"]
-    assert loaded[1]["input pass@1 (%)"] == "-"
-    assert list(loaded[0]) == headers
+def test_json_is_one_document_of_numbers_and_pairs(runs: list[dict]) -> None:
+    loaded = json.loads(render([comparison_table(runs, [1]), verdict_table(runs)], "json"))
+    first, verdicts = loaded["tables"]
+    assert [record["run"] for record in first["rows"]] == ["alpha", "beta"]
+    assert first["rows"][1]["input pass@1 (%)"] is None
+    assert first["rows"][1]["output accuracy CI95 (%)"] == [0.0, 100.0]
+    assert first["rows"][0]["output pass@1 (%)"] == 70.0
+    assert verdicts["rows"][0]["correct"] == 7
+    assert list(first["rows"][0]) == first["columns"]
 
 
 def test_text_shows_models_and_cells_verbatim(runs: list[dict]) -> None:
-    headers, rows = comparison_rows(runs)
-    text = render_table(headers, rows, "text")
+    table = comparison_table(runs, [1, 5])
+    text = render([table], "text", width=300)
     assert "alpha" in text and "beta" in text
     assert "[0.0, 100.0]" in text  # brackets are not taken for rich markup
     assert "\x1b[" not in text
-    for header in headers:
+    for header in table.headers:
         assert header in text  # the table is wide enough that nothing wraps
+
+
+def test_a_wide_text_table_is_split_to_fit(runs: list[dict]) -> None:
+    table = comparison_table(runs, [1, 2, 3, 4, 5], by_source=True)
+    text = render([table], "text", width=70)
+    assert max(len(line) for line in text.splitlines()) <= 70
+    for header in table.headers:
+        assert header in text
+    # Each part repeats the columns that name a row.
+    assert text.count("│ alpha │ humaneval") == text.count("┃ run ") > 1
 
 
 def test_unknown_format_raises() -> None:
     with pytest.raises(ValueError, match="unknown table format"):
-        render_table(["run"], [["x"]], "html")
+        render([Table("t", ["run"], [["x"]])], "html")

@@ -8,6 +8,8 @@ and answered once by ``reference/oracle`` and once by ``reference/original``.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import subprocess
@@ -236,22 +238,21 @@ def test_report_prints_the_table_and_writes_the_plot(runs: dict[str, Path],
     plot = tmp_path / "plots" / "generalization.png"
     done = subprocess.run(
         [EXECBENCH, "report", str(runs["reference/oracle"]), str(runs["reference/original"]),
-         "--layout", "generalization", "--plot", str(plot)],
+         "--layout", "generalization", "--plot", str(plot), "--format", "csv"],
         capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert plot.read_bytes().startswith(PNG_SIGNATURE)
     assert "plot written to" in done.stderr
-    rows = [[cell.strip() for cell in line.strip("│┃ ").split("│" if "│" in line else "┃")]
-            for line in done.stdout.splitlines() if "│" in line or "┃" in line]
-    assert rows[0] == ["run", "source", "prediction OC", "prediction MC", "prediction OR",
-                       "prediction MR", "choice Pref", "choice OC", "choice MC", "choice OR",
-                       "choice MR"]
-    assert ["reference/oracle", "cruxeval", "100.0", "100.0", "0.0", "0.0", "50.0", "100.0",
-            "100.0", "0.0", "0.0"] in rows
-    assert ["reference/original", "cruxeval", "100.0", "0.0", "0.0", "100.0", "100.0",
-            "100.0", "-", "0.0", "-"] in rows
-    header = rows.index(["run", "LOC", "OC", "MC", "OR", "MR", "problems"])
-    bins = [row[1] for row in rows[header + 1:] if row[0] == "reference/oracle"]
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    assert rows[0] == ["table", "run", "source", "prediction OC", "prediction MC",
+                       "prediction OR", "prediction MR", "choice Pref", "choice OC", "choice MC",
+                       "choice OR", "choice MR", "LOC", "OC", "MC", "OR", "MR", "problems"]
+    first = "Execution prediction and execution choice (%)"
+    assert [first, "reference/oracle", "cruxeval", "100.0", "100.0", "0.0", "0.0", "50.0",
+            "100.0", "100.0", "0.0", "0.0", *[""] * 6] in rows
+    assert [first, "reference/original", "cruxeval", "100.0", "0.0", "0.0", "100.0", "100.0",
+            "100.0", "", "0.0", "", *[""] * 6] in rows
+    bins = [row[12] for row in rows[1:] if row[0] != first and row[1] == "reference/oracle"]
     assert bins == sorted(bins, key=bin_order)
     assert len(bins) >= 2
 

@@ -1,0 +1,141 @@
+"""One self-contained HTML page for some runs: a leaderboard, each layout's tables and
+figures, verdict and failure breakdowns, and a sample browser.
+
+Everything is inline (styles, script, figures as base64 PNG, samples as JSON), so the file
+opens anywhere with the network off. The leaderboard's column groups come from the task
+families' declared headline metrics and the sections from the layout registry, so a new
+family or layout appears without a change here. Prompts are rendered again from each
+run's suite (logs keep only their hash) and stored once per distinct prompt.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from itertools import groupby
+from pathlib import Path
+from typing import Any
+
+from execbench.report.layouts import View, layouts
+from execbench.report.leaderboard import headline, values
+from execbench.report.samples import load_samples
+from execbench.report.tables import (
+    Table,
+    available_ks,
+    cell_text,
+    percent,
+    run_labels,
+    verdict_table,
+)
+from execbench.tasks import get_task, task_names
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Column groups (one per family) and rows (one per run), best value per column marked."""
+    metrics = headline(results)
+    groups = [(family, list(members)) for family, members in
+              groupby(metrics, key=lambda m: m["family"])]
+    numbers = values(results, metrics)
+    best = []
+    for column, metric in enumerate(metrics):
+        present = [row[column] for row in numbers if row[column] is not None]
+        pick = max if metric["higher_is_better"] else min
+        best.append(pick(present) if present and len(results) > 1 else None)
+    rows = [{"label": label,
+             "cells": [{"text": cell_text(value), "best": value is not None and value == best[i]}
+                       for i, value in enumerate(row)]}
+            for label, row in zip(run_labels(results), numbers, strict=True)]
+    return {"groups": [{"family": family, "metrics": members} for family, members in groups],
+            "rows": rows}
+
+
+def _breakdown(results: list[dict[str, Any]]) -> list[Table]:
+    """Verdicts per run and task, and the failure labels tasks attach to samples."""
+    labels = run_labels(results)
+    verdicts = sorted({v for r in results for block in r["metrics"].values()
+                       for v in block["all"]["verdicts"]})
+    per_task = Table("Verdicts per task (samples)", ["run", "task", *verdicts],
+                     [[label, task, *(block["all"]["verdicts"].get(v, 0) for v in verdicts)]
+                      for label, result in zip(labels, results, strict=True)
+                      for task, block in sorted(result["metrics"].items())], keys=2)
+    failures = Table("Failure labels (samples)", ["run", "task", "failure", "samples"],
+                     [[label, task, name, count]
+                      for label, result in zip(labels, results, strict=True)
+                      for task, block in sorted(result["metrics"].items())
+                      for name, count in sorted(block["all"].get("failures", {}).items())],
+                     keys=2, note="Labels a task gives failed samples where a rule can "
+                                  "decide it (format_error, hallucination, ...).")
+    return [verdict_table(results), per_task] + ([failures] if failures.rows else [])
+
+
+def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The default layout, then the layout of every task family present, each with its
+    tables and, where it has one and matplotlib is installed, its figure."""
+    # A run may hold a task this execbench no longer has: it shows in the default layout.
+    present = {task for result in results for task in result["metrics"]} & set(task_names())
+    wanted = ["default", *sorted({get_task(t).layout for t in present
+                                  if get_task(t).layout is not None})]
+    view = View(ks=available_ks(results))
+    sections = []
+    for name in wanted:
+        layout = layouts()[name]
+        figure, note = None, ""
+        if layout.figure is not None:
+            try:
+                figure = base64.b64encode(layout.figure(results)).decode("ascii")
+            except RuntimeError as exc:
+                note = str(exc)
+        sections.append({"name": name, "description": layout.description,
+                         "tables": layout.sections(results, view), "figure": figure,
+                         "figure_note": note})
+    return sections
+
+
+def _samples(run_dirs: list[Path], labels: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Every run's samples for the browser; each distinct prompt is stored once."""
+    prompts: dict[str, int] = {}
+    rows, warnings = [], []
+    for run_dir, label in zip(run_dirs, labels, strict=True):
+        shown = load_samples(run_dir)
+        warnings += shown.warnings
+        for record in shown.samples:
+            prompt = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in record["prompt"]) \
+                if record["prompt"] is not None else "(not in the suite)"
+            rows.append({"run": label,
+                         "task": record["task"], "source": record["source"],
+                         "instance": record["instance_id"], "sample": record["sample"],
+                         "verdict": record["verdict"], "detail": record["detail"],
+                         "answer": record["answer"], "truth": record["truth"],
+                         "response": record["response"] if record["response"] is not None
+                         else f"(no response: {record['error']})",
+                         "prompt": prompts.setdefault(prompt, len(prompts))})
+    return {"prompts": list(prompts), "samples": rows}, warnings
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a <script> element: no ``</`` can close it early."""
+    return json.dumps(data, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
+
+
+def render_html(run_dirs: list[Path], results: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
+    and warnings about samples whose prompt cannot be shown as sent."""
+    try:
+        import jinja2
+    except ImportError:
+        raise RuntimeError("the HTML report needs Jinja2: pip install jinja2") from None
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["cell"] = cell_text
+    env.filters["percent"] = lambda v: cell_text(percent(v))
+    samples, warnings = _samples(run_dirs, run_labels(results))
+    page = env.get_template("report.html.j2").render(
+        runs=[{"label": label, **result["run"], "counts": result["counts"]}
+              for label, result in zip(run_labels(results), results, strict=True)],
+        leaderboard=_leaderboard(results), sections=_sections(results),
+        breakdown=_breakdown(results), samples_json=_script_json(samples),
+        style=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
+        script=(TEMPLATES / "report.js").read_text(encoding="utf-8"))
+    return page, warnings

@@ -1,0 +1,108 @@
+"""Every layout in every format, with and without verdicts, through the command line:
+json is one document and csv one table that parse back, text fits the terminal."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from execbench.report.layouts import layouts
+
+EXECBENCH = str(Path(sys.executable).parent / "execbench")
+
+
+def report(*args: object, columns: int = 100) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([EXECBENCH, "report", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+@pytest.mark.parametrize("layout", sorted(layouts()))
+def test_every_layout_and_format_parses(report_runs: list[Path], layout: str) -> None:
+    counts = []
+    for verdicts in ((), ("--verdicts",)):
+        done = {fmt: report(*report_runs, "--layout", layout, "--format", fmt, *verdicts)
+                for fmt in ("json", "csv", "text", "markdown")}
+        for fmt, result in done.items():
+            assert result.returncode == 0, (fmt, result.stderr)
+        document = json.loads(done["json"].stdout)
+        tables = document["tables"]
+        counts.append(len(tables))
+        titles = [table["title"] for table in tables]
+        assert ("Verdicts (samples)" in titles) == bool(verdicts)
+        for table in tables:
+            assert set(table) == {"title", "note", "columns", "rows"}
+            for row in table["rows"]:
+                assert list(row) == table["columns"]
+                for column, value in row.items():
+                    assert not isinstance(value, str) or not _numeric(value), (column, value)
+        rows = list(csv.reader(io.StringIO(done["csv"].stdout)))
+        assert len({len(row) for row in rows}) == 1  # one header, every row as wide
+        assert len(rows) - 1 == sum(len(table["rows"]) for table in tables)
+        if len(tables) > 1:
+            assert rows[0][0] == "table"
+        widest = max(len(line) for line in done["text"].stdout.splitlines())
+        assert widest <= 100, done["text"].stdout
+        for title in titles:
+            assert title in done["text"].stdout and f"### {title}" in done["markdown"].stdout
+    assert counts[1] == counts[0] + 1 >= 2
+
+
+def _numeric(text: str) -> bool:
+    """Whether a JSON string is a number or an interval written as text (it must not be)."""
+    try:
+        float(text.strip("[]").split(",")[0])
+    except ValueError:
+        return False
+    return True
+
+
+def test_intervals_are_pairs_and_pass_at_k_follows_k(report_runs: list[Path]) -> None:
+    every = json.loads(report(*report_runs, "--format", "json").stdout)["tables"][0]
+    oracle = every["rows"][0]
+    assert oracle["run"] == "reference/oracle"
+    assert oracle["output pass@1 (%)"] == oracle["output pass@2 (%)"] == 100.0
+    assert oracle["output accuracy CI95 (%)"] == [100.0, 100.0]
+    assert every["rows"][1]["output pass@2 (%)"] is None  # constant drew one sample
+    chosen = json.loads(report(*report_runs, "--format", "json", "--k", "2").stdout)
+    assert not any("pass@1" in column for column in chosen["tables"][0]["columns"])
+
+
+def test_k_beyond_the_samples_drawn_is_refused(report_runs: list[Path]) -> None:
+    done = report(*report_runs, "--k", "1,5")
+    assert done.returncode == 2
+    assert done.stderr == ("error: --k 5: no run drew that many samples (the most is n=2), "
+                           "so pass@k is not defined\n")
+    assert report(*report_runs, "--k", "one").returncode == 2
+
+
+def test_notes_explain_the_abbreviations(report_runs: list[Path]) -> None:
+    tables = json.loads(report(*report_runs, "--layout", "dexbench", "--format",
+                               "json").stdout)["tables"]
+    notes = {table["title"]: table["note"] for table in tables}
+    assert "CO: an if but no loop; LO: a loop but no if; LC: both" in notes["Suite complexity"]
+    assert "R_dual: both on the same call" in notes["Dual-path reasoning, pass@k (%)"]
+
+
+def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
+        report_runs: list[Path]) -> None:
+    pytest.importorskip("matplotlib")
+    import struct
+
+    from execbench.report.generalization import figure
+
+    results = [json.loads((run / "results.json").read_text()) for run in report_runs]
+
+    def size(png: bytes) -> tuple[int, int]:
+        return struct.unpack(">II", png[16:24])
+
+    one_row = size(figure(results))
+    two_rows = size(figure(results * 2))  # four panels: three, then one
+    assert two_rows[0] > one_row[0] and two_rows[1] == 2 * one_row[1]

@@ -1,0 +1,152 @@
+"""The HTML report, opened in real headless Chromium (Debian's package) and driven over
+the DevTools protocol: it renders (the screenshot is not blank), its script fills the
+leaderboard and the sample browser, a filter changes what is shown, and nothing is
+fetched from the network. Skipped, saying so, where /usr/bin/chromium is absent.
+
+Set EXECBENCH_SCREENSHOT=FILE.png to keep the screenshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+EXECBENCH = str(Path(sys.executable).parent / "execbench")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--remote-debugging-port=0"]
+
+
+@pytest.fixture(scope="module")
+def page(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("html") / "report.html"
+    done = subprocess.run([EXECBENCH, "report", *map(str, report_runs), "--html", str(path)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == f"HTML report written to {path}\n"
+    return path
+
+
+def test_the_page_is_one_self_contained_file(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
+    assert "<link" not in text and "<script src" not in text
+    assert 'src="data:image/png;base64,' in text  # the generalization figure
+    data = json.loads(re.search(r'<script type="application/json" id="sample-data">(.*?)'
+                                r"</script>", text, re.S).group(1))
+    assert len(data["samples"]) == 44 + 22
+    assert len(data["prompts"]) < len(data["samples"])  # each prompt stored once
+
+
+class DevTools:
+    """A minimal DevTools-protocol client: one page's websocket, calls by id."""
+
+    def __init__(self, socket: Any) -> None:
+        self.socket = socket
+        self.ident = 0
+
+    async def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.ident += 1
+        await self.socket.send_json({"id": self.ident, "method": method, "params": params})
+        async for message in self.socket:
+            reply = json.loads(message.data)
+            if reply.get("id") == self.ident:
+                assert "error" not in reply, reply
+                return reply["result"]
+        raise AssertionError(f"the browser closed during {method}")
+
+    async def evaluate(self, expression: str) -> Any:
+        result = await self.call("Runtime.evaluate", expression=expression,
+                                 returnByValue=True, awaitPromise=True)
+        assert "exceptionDetails" not in result, result
+        return result["result"].get("value")
+
+
+async def _drive(port: int) -> dict[str, Any]:
+    import aiohttp
+
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
+            targets = await response.json()
+        target = next(t for t in targets if t["type"] == "page")
+        async with session.ws_connect(target["webSocketDebuggerUrl"], max_msg_size=0) as socket:
+            tools = DevTools(socket)
+            for _ in range(200):
+                if await tools.evaluate("document.body && document.body.dataset.ready") == "yes":
+                    break
+                await asyncio.sleep(0.1)
+            seen: dict[str, Any] = {
+                "board": await tools.evaluate(
+                    "Array.from(document.querySelectorAll('#leaderboard tr.board-row th'))"
+                    ".map(th => th.textContent)"),
+                "fetched": await tools.evaluate(
+                    "performance.getEntriesByType('resource').map(e => e.name)"
+                    ".filter(name => !name.startsWith('data:'))"),
+                "before": await tools.evaluate(
+                    "[document.querySelectorAll('#samples .sample').length,"
+                    " document.getElementById('sample-count').textContent]"),
+            }
+            await tools.call("Emulation.setDeviceMetricsOverride", width=1280, height=1600,
+                             deviceScaleFactor=1, mobile=False)
+            shot = await tools.call("Page.captureScreenshot", format="png")
+            seen["png"] = base64.b64decode(shot["data"])
+            seen["after"] = await tools.evaluate(
+                "(() => { const s = document.getElementById('filter-verdict');"
+                " s.value = 'incorrect'; s.dispatchEvent(new Event('change'));"
+                " const cards = Array.from(document.querySelectorAll('#samples .sample'));"
+                " return [cards.length, document.getElementById('sample-count').textContent,"
+                " cards.every(c => c.classList.contains('incorrect')), location.hash]; })()")
+            return seen
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
+                    "(/usr/bin/chromium; Debian: apt-get install chromium)")
+def test_the_page_renders_and_filters_in_chromium(page: Path, tmp_path: Path) -> None:
+    image = pytest.importorskip("PIL.Image", reason="the screenshot check needs Pillow")
+    profile = tmp_path / "profile"
+    browser = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
+                                "--window-size=1280,1600", page.as_uri()],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert time.monotonic() < deadline, "Chromium did not open its DevTools port"
+            assert browser.poll() is None, "Chromium exited at start"
+            time.sleep(0.1)
+        seen = asyncio.run(asyncio.wait_for(
+            _drive(int(port_file.read_text().split()[0])), timeout=120))
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+            browser.wait()
+
+    assert seen["board"] == ["reference/oracle", "reference/constant"]
+    assert seen["fetched"] == []
+    assert seen["before"] == [50, "66 of 66 samples match"]  # the first page of 50
+    shown, said, all_incorrect, fragment = seen["after"]
+    assert said.endswith(" of 66 samples match") and 0 < shown < 50 and all_incorrect
+    assert said == f"{shown} of 66 samples match" and fragment == "#verdict=incorrect"
+
+    picture = image.open(io.BytesIO(seen["png"])).convert("RGB")
+    assert picture.size == (1280, 1600)
+    low, high = picture.convert("L").getextrema()
+    assert high - low > 150  # text on a background, not one flat colour
+    assert len(picture.getcolors(maxcolors=1 << 20)) > 50
+    if os.environ.get("EXECBENCH_SCREENSHOT"):
+        Path(os.environ["EXECBENCH_SCREENSHOT"]).write_bytes(seen["png"])
