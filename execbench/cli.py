@@ -400,7 +400,8 @@ def list_things(what: Annotated[str, typer.Argument(help="tasks, formats or mode
 
         for name in task_names():
             task = get_task(name)
-            out.print(f"{name:16} {task.description} [{task.family}]", highlight=False,
+            runs = " (runs model-written code, in the sandbox)" if task.runs_model_code else ""
+            out.print(f"{name:18} {task.description} [{task.family}]{runs}", highlight=False,
                       markup=False)
     elif what == "formats":
         for name in FORMATS:

@@ -216,6 +216,7 @@ class TaskBase:
     family = "other"
     layout: str | None = None
     pairings: tuple[Pairing, ...] = ()
+    runs_model_code = False
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -242,6 +243,9 @@ class Task(Protocol):
     description: str
     needs_sandbox: bool
     """True when scoring runs code (then the runner gives ``score`` a sandbox)."""
+    runs_model_code: bool
+    """True when scoring runs code the model wrote (in the sandbox, never elsewhere), not
+    only the benchmark's program on values read from the answer; ``ls tasks`` says so."""
     family: str
     """The family the task belongs to (``prediction``, ``dexbench``, ...): a column group
     of the leaderboard."""
