@@ -88,6 +88,9 @@ def build(
     mutate: Annotated[bool, typer.Option(
         help="Build every task on a single-site mutant of each program (unseen variants).")
     ] = False,
+    buggy: Annotated[bool, typer.Option(
+        help="Build every task on the known bug of each program (HumanEvalPack), with the "
+             "test call that reveals it; programs without one are skipped.")] = False,
     task_option: Annotated[list[str], typer.Option(
         "--task-option", "-T", help="Task option key=value (repeatable).")] = [],  # noqa: B006
     workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPUs).")] = None,
@@ -109,7 +112,7 @@ def build(
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
                     memory_mb=memory_mb)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
-                           plus_inputs=plus_inputs, mutate=mutate, count=count,
+                           plus_inputs=plus_inputs, mutate=mutate, buggy=buggy, count=count,
                            task_options=_pairs(task_option, "-T"),
                            limits=limits, workers=workers)
     warnings: list[str] = []

@@ -1,7 +1,7 @@
 """Bug prediction, localization and repair: building on known bugs, reading answers, and
 scoring repairs in the sandbox (including candidates that raise, loop, do not compile, try
-to write outside the sandbox or to forge a verdict); the whole of HumanEvalPack with the
-oracle (slow)."""
+to write outside the sandbox or to forge a verdict); ``--buggy`` builds; the whole of
+HumanEvalPack with the oracle (slow)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from execbench.cli import app
 from execbench.runner import RunConfig, read_samples, run
 from execbench.sandbox.pool import Sandbox
-from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import bug_lines
@@ -244,6 +244,33 @@ def test_ls_tasks_says_which_task_runs_model_code() -> None:
     assert REPAIR.runs_model_code and not PREDICTION.runs_model_code
 
 
+# --- --buggy --------------------------------------------------------------------------------
+
+def test_a_buggy_build_poses_each_task_on_the_bug_with_its_revealing_call(built,
+                                                                          tmp_path: Path) -> None:
+    source = str(write_toys(tmp_path / "toys.jsonl"))
+    manifest = build_suite([source], tmp_path / "suite", BuildOptions(
+        tasks=["output", "bug-prediction"], buggy=True, workers=1, limits=QUICK))
+    _, instances, _ = load_suite(tmp_path / "suite")
+    assert manifest["buggy"] is True
+    assert [(i.task, i.program_id, i.args, i.data["truth"]["repr"]) for i in instances] == [
+        ("output", "toys/Toy/0@buggy", _one(built, "bug-repair", "Toy/0").args, "5"),
+        ("output", "toys/Toy/1@buggy", "[4, 6]", "[3]")]
+    assert "x + 2" in instances[0].code
+    assert instances[1].mutation == {"bug_type": "excess logic",
+                                     "failure_symptoms": "incorrect output",
+                                     "reveals": "wrong value", "original_id": "toys/Toy/1",
+                                     "original_call_index": 1}
+    reasons = {s["where"]: s["reason"] for s in manifest["skipped"]}
+    assert reasons["toys/Toy/3"] == "the source states no bug for this program"
+    assert reasons["toys/Toy/5"] == "no call of the problem's tests reveals the bug"
+    # The bug that loops is posed too, and its endless run dropped as any ground truth would be.
+    assert reasons["toys/Toy/2@buggy#0"].startswith("the ground-truth run took more than 25%")
+    with pytest.raises(SuiteError, match="choose one"):
+        build_suite([source], tmp_path / "other", BuildOptions(tasks=["output"], buggy=True,
+                                                                mutate=True))
+
+
 # --- the whole of HumanEvalPack -----------------------------------------------------------
 
 @pytest.mark.slow
@@ -268,3 +295,18 @@ def test_humanevalpack_oracle_and_canonical_repairs(tmp_path: Path) -> None:
                 buggy = instance.code[instance.code.index(f"def {instance.entry_point}("):]
                 score = REPAIR.score(instance, _answer(f"```python\n{buggy}```"), sandbox)
                 assert score.verdict == "incorrect", instance.id
+
+
+@pytest.mark.slow
+def test_humanevalpack_buggy_output_prediction(tmp_path: Path) -> None:
+    """``--buggy --tasks output``: output prediction on each buggy program, at its
+    error-revealing call; the oracle scores 100%."""
+    if not PACK.is_file():
+        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
+    suite = tmp_path / "suite"
+    manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=["output"], buggy=True))
+    # 153 bugs return a wrong value; the 8 that raise or loop leave nothing to predict.
+    assert manifest["counts"]["by_task"] == {"output": 153}
+    run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
+    samples = read_samples(tmp_path / "run" / "samples.jsonl")
+    assert {s["verdict"] for s in samples.values()} == {"correct"}
