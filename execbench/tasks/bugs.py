@@ -32,7 +32,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.values import equal, is_exact
-from execbench.sources.bugs import Bug, Revealing, error_revealing_call
+from execbench.sources.bugs import WRONG_VALUE, Bug, Revealing, error_revealing_call
 from execbench.sources.generic import parse_module, top_level_names
 from execbench.sources.jsonl import RecordError
 from execbench.tasks.base import (
@@ -148,7 +148,6 @@ class _BugTask(TaskBase):
     """What the three tasks share: the program's bug, its error-revealing call, the test."""
 
     family = "ces"
-    name: str
 
     def _revealing(self, program: Program, ctx: BuildContext) -> tuple[Bug, Revealing]:
         bug = Bug.of(program)
@@ -173,7 +172,7 @@ class _BugTask(TaskBase):
                 ctx: BuildContext) -> tuple[Bug, dict[str, Any]]:
         bug, found = self._revealing(program, ctx)
         call = f"{program.entry_point}({program.calls[call_index].args})"
-        shown = found.trace.value_repr if found.how == "wrong value" else (
+        shown = found.trace.value_repr if found.how == WRONG_VALUE else (
             found.trace.exception["type"] if found.trace.exception else found.trace.status)
         return bug, {"test": f"assert {call} == {trace.value_repr}",
                      "bug": {"type": bug.type, "symptoms": bug.symptoms, "reveals": found.how,
