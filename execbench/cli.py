@@ -93,6 +93,9 @@ def build(
     mutate: Annotated[bool, typer.Option(
         help="Build every task on a single-site mutant of each program (unseen variants).")
     ] = False,
+    buggy: Annotated[bool, typer.Option(
+        help="Build every task on the known bug of each program (HumanEvalPack), with the "
+             "test call that reveals it; programs without one are skipped.")] = False,
     task_option: Annotated[list[str], typer.Option(
         "--task-option", "-T", help="Task option key=value (repeatable); `execbench ls tasks` "
                                     "lists each task's keys and values.")] = [],  # noqa: B006
@@ -119,7 +122,7 @@ def build(
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
                     memory_mb=memory_mb)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
-                           plus_inputs=plus_inputs, mutate=mutate,
+                           plus_inputs=plus_inputs, mutate=mutate, buggy=buggy,
                            count=100 if count is None else count,
                            task_options=_pairs(task_option, "-T"),
                            limits=limits, workers=workers, overwrite=overwrite)
@@ -619,7 +622,8 @@ def list_things(what: Annotated[str, typer.Argument(
 
         for name in task_names():
             task = get_task(name)
-            out.print(f"{name:16} {task.description} [{task.family}]", highlight=False,
+            runs = " (runs model-written code, in the sandbox)" if task.runs_model_code else ""
+            out.print(f"{name:18} {task.description} [{task.family}]{runs}", highlight=False,
                       markup=False)
             for option in task.options:
                 out.print(f"{'':16}   -T {option.name}={'|'.join(option.choices)}: "
@@ -659,8 +663,9 @@ def _list_suite(folder: Path) -> None:
     for source in manifest["sources"]:
         say.append(f"  source {source['name']} ({source['format']}, {source['origin']}): "
                    f"{source['programs']} programs")
-    options = {key: manifest[key] for key in ("seed", "limit", "max_calls", "plus_inputs",
-                                              "mutate") if manifest.get(key) not in (None, False)}
+    options = {key: manifest[key]
+               for key in ("seed", "limit", "max_calls", "plus_inputs", "mutate", "buggy")
+               if manifest.get(key) not in (None, False)}
     options.update({f"-T {k}": v for k, v in manifest.get("task_options", {}).items()})
     say.append("  options: " + (", ".join(f"{k}={v}" for k, v in options.items()) or "none"))
     for task in manifest["tasks"]:

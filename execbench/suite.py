@@ -63,6 +63,9 @@ class BuildOptions:
     """How many programs the ``dsl`` generator samples."""
     mutate: bool = False
     """Build every task on a single-site mutant of each program instead of the original."""
+    buggy: bool = False
+    """Build every task on the buggy program of each program whose source states a bug
+    (HumanEvalPack), with its error-revealing call only (``sources.bugs``)."""
     task_options: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     workers: int | None = None
@@ -107,6 +110,8 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     """Build a suite into ``out``; returns the manifest. Bad records are warned and skipped;
     options that would be ignored, a source that cannot be read, and a different suite
     already in ``out`` (without ``overwrite``) stop the build before any program runs."""
+    if options.mutate and options.buggy:
+        raise SuiteError("--mutate and --buggy each replace the programs: choose one")
     tasks = [get_task(name) for name in options.tasks]
     try:
         check_options(tasks, options.task_options)
@@ -163,6 +168,9 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         if options.mutate:
             programs, calls, traces = _mutate_all(sandbox, calls, traces, options.seed,
                                                   recording, skipped)
+        if options.buggy:
+            programs, calls, traces = _buggy_all(sandbox, calls, traces, options.seed,
+                                                  recording, skipped)
         ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
         try:
             instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
@@ -198,6 +206,8 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         "skipped": skipped,
         "instances_sha256": hashlib.sha256(text.encode()).hexdigest(),
     }
+    if options.buggy:  # absent otherwise, so that other suites keep their bytes
+        manifest["buggy"] = True
     recorded = [instance.id for instance in instances if instance.recorded]
     if recorded:
         # Absent when every instance's truth was traced here, so such suites keep their bytes.
@@ -281,6 +291,15 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
         per_task[task.name] += 1
 
 
+def _by_program(calls: list[tuple[Program, int]], traces: list[Trace]
+                ) -> list[tuple[Program, list[tuple[int, Trace]]]]:
+    """Each program with its traced calls, as (call index, trace) pairs, in source order."""
+    grouped: dict[str, tuple[Program, list[tuple[int, Trace]]]] = {}
+    for (program, index), trace in zip(calls, traces, strict=True):
+        grouped.setdefault(program.id, (program, []))[1].append((index, trace))
+    return list(grouped.values())
+
+
 def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
                 seed: int, recording: TraceOptions, skipped: list[dict[str, Any]]
                 ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
@@ -288,11 +307,8 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
     no valid mutant are dropped and listed as skipped."""
     from execbench.mutation import mutant_for, mutation_call
 
-    by_program: dict[str, tuple[Program, list[tuple[int, Trace]]]] = {}
-    for (program, index), trace in zip(calls, traces, strict=True):
-        by_program.setdefault(program.id, (program, []))[1].append((index, trace))
     mutated: list[Program] = []
-    for program, traced in by_program.values():
+    for program, traced in _by_program(calls, traces):
         index = mutation_call(program, traced, seed)
         found = None if index is None else mutant_for(program, index, dict(traced)[index],
                                                       sandbox, seed, {})
@@ -309,6 +325,40 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
             meta={**program.meta, "mutation": {**mutant.describe(), "original_id": program.id,
                                                "original_call_index": index}}))
     new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in mutated],
+                                      recording, None, skipped)
+    return [program for program, _ in new_calls], new_calls, traces
+
+
+def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
+               seed: int, recording: TraceOptions, skipped: list[dict[str, Any]]
+               ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
+    """Replace each program by its known bug's module, with the one call that reveals the
+    bug (the call the bug tasks show); programs with no bug, or none that a call reveals,
+    are dropped and listed as skipped. The buggy program's ``mutation`` says where it came
+    from, and it states no bug of its own (the bug tasks skip it)."""
+    from execbench.sources.bugs import Bug, error_revealing_call
+
+    buggy: list[Program] = []
+    for program, traced in _by_program(calls, traces):
+        bug = Bug.of(program)
+        found = None if bug is None else error_revealing_call(
+            program, bug, traced, sandbox, build_cpu_budget(sandbox), seed, {})
+        if bug is None or found is None:
+            reason = "the source states no bug for this program" if bug is None \
+                else "no call of the problem's tests reveals the bug"
+            skipped.append({"where": program.id, "task": "buggy", "kind": "program",
+                            "reason": reason})
+            continue
+        # The source's stated output belongs to the canonical program, not to the buggy one.
+        call = replace(program.calls[found.index], expected=None)
+        meta = {key: value for key, value in program.meta.items() if key != "bug"}
+        buggy.append(Program(
+            id=f"{program.id}@buggy", source=program.source, code=bug.code,
+            entry_point=program.entry_point, calls=(call,),
+            meta={**meta, "mutation": {"bug_type": bug.type, "failure_symptoms": bug.symptoms,
+                                       "reveals": found.how, "original_id": program.id,
+                                       "original_call_index": found.index}}))
+    new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in buggy],
                                       recording, None, skipped)
     return [program for program, _ in new_calls], new_calls, traces
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from execbench.program import Call, Program
 from execbench.sandbox import values
-from execbench.sources.generic import build_program
+from execbench.sources.bugs import Bug
+from execbench.sources.generic import build_program, parse_module, top_level_names
 from execbench.sources.jsonl import Record, RecordError
 
 ID_KEY = "task_id"
@@ -61,7 +62,29 @@ def build(record: Record) -> Program:
                           f"({len(record.notes)} use test-local names)")
     meta = {"task_id": record.get(ID_KEY, (str, int)), "prompt": prompt,
             "skipped_calls": len(record.notes)}
+    bug = _bug(record, prompt, entry_point)
+    if bug is not None:
+        meta["bug"] = bug.to_meta()
     return build_program(record, code, entry_point, calls, meta)
+
+
+def _bug(record: Record, prompt: str, entry_point: str) -> Bug | None:
+    """The record's known bug, if it states one (HumanEvalPack). A buggy body that does
+    not compile or loses the entry point is a note: the program is kept without its bug."""
+    body = record.optional("buggy_solution")
+    if body is None:
+        return None
+    bug = Bug(code=prompt + body, type=record.optional("bug_type") or "",
+              symptoms=record.optional("failure_symptoms") or "")
+    try:
+        tree = parse_module(bug.code)
+    except RecordError as exc:
+        record.notes.append(f"the buggy solution is left out: {exc}")
+        return None
+    if entry_point not in top_level_names(tree):
+        record.notes.append(f"the buggy solution is left out: it does not define {entry_point}")
+        return None
+    return bug
 
 
 def _is_builtin(name: str) -> bool:

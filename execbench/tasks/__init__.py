@@ -1,6 +1,6 @@
 """Benchmark tasks. Importing this package registers every built-in task."""
 
-from execbench.tasks import dexbench, generalization, prediction  # noqa: F401
+from execbench.tasks import bugs, dexbench, generalization, prediction  # noqa: F401
 from execbench.tasks.base import (
     BuildContext,
     OptionError,

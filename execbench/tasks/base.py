@@ -263,6 +263,7 @@ class TaskBase:
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
         return None
     options: tuple[TaskOption, ...] = ()
+    runs_model_code = False
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -290,6 +291,9 @@ class Task(Protocol):
     description: str
     needs_sandbox: bool
     """True when scoring runs code (then the runner gives ``score`` a sandbox)."""
+    runs_model_code: bool
+    """True when scoring runs code the model wrote (in the sandbox, never elsewhere), not
+    only the benchmark's program on values read from the answer; ``ls tasks`` says so."""
     family: str
     """The family the task belongs to (``prediction``, ``dexbench``, ...): a column group
     of the leaderboard."""

@@ -1,0 +1,376 @@
+"""Bug prediction, localization and repair (the CES paper's bug-related tasks, section 6.5).
+
+Built only on programs whose source states a bug (HumanEvalPack, ``sources.bugs``); any
+other program is skipped with that reason. Every instance of a program shows the same
+error-revealing test: a call of the problem's own tests on which the buggy program does
+not return what the canonical one returns (``sources.bugs.error_revealing_call``, chosen
+with the seed), written ``assert f(ARGS) == EXPECTED`` with the canonical program's value.
+
+* ``bug-prediction``: two instances per program, the buggy module (variant ``buggy``) and
+  the canonical one (``fixed``), each with the test; the answer is ``yes`` (buggy) or
+  ``no``. Besides pass@1, the share right on each variant is reported.
+* ``bug-localization``: the buggy module with numbered lines and the test; the answer is
+  a line number, right when it is one of the lines where the bug is (``bug_lines``).
+* ``bug-repair``: the buggy module and the test; the answer is a corrected entry-point
+  function. It is the one task that runs code a model wrote, and only in the sandbox: the
+  candidate module is the buggy module followed by the answer (so the original's imports
+  and helpers stay available), run on every test call of the problem; each value it
+  returns is compared here, in the parent, with the canonical program's traced value by
+  typed equality. The candidate can choose what it returns, never the verdict.
+
+The prompts ask the model to explain how the test's call runs before answering (inside
+``<REASONING>``, which extraction drops), as the simulation task does, and ``--shots 1``
+adds worked examples: a buggy and a correct one for prediction, the buggy one otherwise.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import re
+from typing import TYPE_CHECKING, Any
+
+from execbench.sandbox.values import equal, is_exact
+from execbench.sources.bugs import WRONG_VALUE, Bug, Revealing, error_revealing_call
+from execbench.sources.generic import parse_module, top_level_names
+from execbench.sources.jsonl import RecordError
+from execbench.tasks.base import (
+    CORRECT,
+    INCORRECT,
+    UNPARSABLE,
+    BuildContext,
+    Instance,
+    Message,
+    Metric,
+    Score,
+    SkipInstance,
+    TaskBase,
+    build_cpu_budget,
+    pass_at_1,
+    register,
+)
+from execbench.tasks.dexbench import numbered
+from execbench.tasks.extract import answer_text
+
+if TYPE_CHECKING:
+    from execbench.program import Program
+    from execbench.sandbox.pool import Sandbox
+    from execbench.sandbox.trace import Trace
+
+_REASONING = """\
+Before answering, explain inside <REASONING> and </REASONING> how the test's call runs \
+on this code, step by step: the values the variables take, the branches taken, the loop \
+iterations, and the value the call returns or the error it raises."""
+
+_EXAMPLE_BUGGY = '''\
+def count_vowels(text):
+    """Count the characters of text that are vowels (a, e, i, o, u), in either case."""
+    count = 0
+    for ch in text:
+        if ch in "aeiou":
+            count += 1
+    return count'''
+_EXAMPLE_FIXED = _EXAMPLE_BUGGY.replace('if ch in "aeiou":', 'if ch.lower() in "aeiou":')
+_EXAMPLE_TEST = 'assert count_vowels("Oak") == 2'
+_EXAMPLE_BUGGY_RUN = """\
+count starts at 0 and the loop takes "O", "a", "k". "O" is upper case and "aeiou" holds \
+only lower-case letters, so the condition is false and count stays 0. "a" is in "aeiou": count \
+becomes 1. "k" is not. The call returns 1, but the test expects 2: upper-case vowels are \
+never counted, though the docstring says either case counts. The fault is the condition \
+on line 5."""
+_EXAMPLE_FIXED_RUN = """\
+count starts at 0 and the loop takes "O", "a", "k". "O".lower() is "o", which is in \
+"aeiou": count becomes 1. "a" gives 2. "k".lower() is "k", not a vowel. The call returns \
+2, which is what the test expects, and the docstring's rule (either case) is what the \
+code does."""
+
+
+def _shown(code: str, test: str) -> str:
+    return f"[PYTHON]\n{code}\n[/PYTHON]\n[TEST]\n{test}\n[/TEST]"
+
+
+def _answered(reasoning: str, answer: str) -> str:
+    return f"<REASONING>\n{reasoning}\n</REASONING>\n[ANSWER]\n{answer}\n[/ANSWER]"
+
+
+def bug_lines(canonical: str, buggy: str, entry_point: str) -> list[int]:
+    """The lines of the buggy module where its entry point differs from the canonical one.
+
+    The two functions' non-blank lines (from ``def`` to the last statement, trailing
+    spaces ignored) are compared with ``difflib.SequenceMatcher``: a changed or inserted
+    line is a bug line; where lines were deleted, the buggy lines on both sides of the gap
+    are (a missing statement is "at" the line before it and the line after it; at either
+    end of the function, the one line there). Blank lines are left out so that a gap is
+    never "at" an empty line. Line numbers are the buggy module's, as Python counts them.
+    """
+    buggy_lines = _function_lines(buggy, entry_point)
+    canonical_lines = _function_lines(canonical, entry_point)
+    matcher = difflib.SequenceMatcher(None, [text for _, text in canonical_lines],
+                                      [text for _, text in buggy_lines], autojunk=False)
+    found: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "insert"):
+            found.update(range(j1, j2))
+        elif tag == "delete":
+            found.update({max(j1 - 1, 0), min(j1, len(buggy_lines) - 1)})
+    return sorted(buggy_lines[j][0] for j in found)
+
+
+def _function_lines(code: str, entry_point: str) -> list[tuple[int, str]]:
+    """The module's entry-point function as its non-blank lines, each with its line
+    number, trailing spaces removed."""
+    start, end = _function_span(code, entry_point)
+    return [(number, text.rstrip()) for number, text
+            in enumerate(_lines(code)[start - 1:end], start) if text.strip()]
+
+
+def function_source(code: str, entry_point: str) -> str:
+    """The text of the module's entry-point function, decorators included."""
+    start, end = _function_span(code, entry_point)
+    return "".join(_lines(code)[start - 1:end]).rstrip() + "\n"
+
+
+def _function_span(code: str, entry_point: str) -> tuple[int, int]:
+    """The first and last line of the entry point's last top-level definition (the one a
+    call reaches), decorators included."""
+    node = [n for n in parse_module(code).body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry_point][-1]
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno
+
+
+def _lines(code: str) -> list[str]:
+    """Lines as Python numbers them (``splitlines`` would also split at form feeds)."""
+    return io.StringIO(code, newline="").readlines()
+
+
+class _BugTask(TaskBase):
+    """What the three tasks share: the program's bug, its error-revealing call, the test."""
+
+    family = "ces"
+
+    def _revealing(self, program: Program, ctx: BuildContext) -> tuple[Bug, Revealing]:
+        bug = Bug.of(program)
+        if bug is None:
+            raise SkipInstance("the source states no bug for this program")
+        found = error_revealing_call(program, bug, ctx.traced, ctx.sandbox,
+                                     build_cpu_budget(ctx.sandbox), ctx.seed, ctx.memo)
+        if found is None:
+            raise SkipInstance("no call of the problem's tests reveals the bug")
+        return bug, found
+
+    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
+                     ctx: BuildContext) -> list[int]:
+        """The error-revealing call; a program with no bug, or none that a call reveals,
+        still gets its first call so that ``build`` records why it is skipped."""
+        try:
+            return [self._revealing(program, ctx)[1].index]
+        except SkipInstance:
+            return [index for index, _ in traced[:1]]
+
+    def _common(self, program: Program, call_index: int, trace: Trace,
+                ctx: BuildContext) -> tuple[Bug, dict[str, Any]]:
+        bug, found = self._revealing(program, ctx)
+        call = f"{program.entry_point}({program.calls[call_index].args})"
+        shown = found.trace.value_repr if found.how == WRONG_VALUE else (
+            found.trace.exception["type"] if found.trace.exception else found.trace.status)
+        return bug, {"test": f"assert {call} == {trace.value_repr}",
+                     "bug": {"type": bug.type, "symptoms": bug.symptoms, "reveals": found.how,
+                             "buggy_result": shown}}
+
+    def _prompt(self, intro: str, examples: list[tuple[str, str]], shown: str,
+                answer_format: str, shots: int) -> list[Message]:
+        parts = [intro, _REASONING, answer_format]
+        if shots:
+            for example, response in examples:
+                parts += [f"Example:\n\n{example}", response]
+            parts.append("Now the function to examine:")
+        parts.append(shown)
+        return [{"role": "user", "content": "\n\n".join(parts)}]
+
+
+class BugPrediction(_BugTask):
+    name = "bug-prediction"
+    description = "say whether a function is buggy, given its docstring and a test"
+    needs_sandbox = False
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name),
+                Metric("buggy", ("task_metrics", self.name, "buggy"),
+                       description="share of answers right on the buggy variants"),
+                Metric("fixed", ("task_metrics", self.name, "fixed"),
+                       description="share of answers right on the fixed variants"))
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        bug, common = self._common(program, call_index, trace, ctx)
+        return [{**common, "variant": "buggy", "code": bug.code, "truth": "yes"},
+                {**common, "variant": "fixed", "truth": "no"}]
+
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        intro = ("Below is a Python function, whose docstring says what it should do, and a "
+                 "test of it. Decide whether the function is buggy: whether the test fails "
+                 "on it (the call returns something other than the expected value, or "
+                 "raises).")
+        answer_format = ("Then write `yes` (the function is buggy) or `no` (it is correct), "
+                         "and nothing else, between [ANSWER] and [/ANSWER].")
+        examples = [(_shown(_EXAMPLE_BUGGY, _EXAMPLE_TEST), _answered(_EXAMPLE_BUGGY_RUN, "yes")),
+                    (_shown(_EXAMPLE_FIXED, _EXAMPLE_TEST), _answered(_EXAMPLE_FIXED_RUN, "no"))]
+        return self._prompt(intro, examples, _shown(instance.code, instance.data["test"]),
+                            answer_format, shots)
+
+    def reference_response(self, instance: Instance) -> str:
+        return f"[ANSWER]\n{instance.data['truth']}\n[/ANSWER]"
+
+    def score(self, instance: Instance, response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        extra = {"variant": instance.data["variant"]}
+        text = answer_text(response)
+        found = re.match(r"\s*(yes|no)\b", text or "", re.IGNORECASE)
+        if found is None:
+            return Score(UNPARSABLE, answer=text, extra=extra,
+                         detail="expected yes or no" if text else "empty response")
+        said = found.group(1).lower()
+        verdict = CORRECT if said == instance.data["truth"] else INCORRECT
+        return Score(verdict, answer=said, extra=extra)
+
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, Instance]) -> dict[str, Any]:
+        """The share of samples right on each variant (a failed request counts as wrong):
+        a model that always says ``yes`` gets ``buggy`` 1 and ``fixed`` 0."""
+        result: dict[str, Any] = {}
+        for variant in ("buggy", "fixed"):
+            mine = [s for s in samples if instances[s["instance_id"]].data["variant"] == variant]
+            result[variant] = sum(bool(s["correct"]) for s in mine) / len(mine) if mine else None
+            result[f"{variant}_samples"] = len(mine)
+        return result
+
+
+class BugLocalization(_BugTask):
+    name = "bug-localization"
+    description = "name the line of a buggy function where the bug is, given a failing test"
+    needs_sandbox = False
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        bug, common = self._common(program, call_index, trace, ctx)
+        lines = bug_lines(program.code, bug.code, program.entry_point)
+        if not lines:
+            raise SkipInstance("the buggy function has the canonical one's lines")
+        return [{**common, "code": bug.code, "truth": {"lines": lines}}]
+
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        intro = ("Below is a Python function with numbered lines, whose docstring says what "
+                 "it should do, and a test of it that fails. Find the line where the bug is.")
+        answer_format = ("Then write the number of that line, and nothing else, between "
+                         "[ANSWER] and [/ANSWER].")
+        example = _shown(numbered(_EXAMPLE_BUGGY), _EXAMPLE_TEST)
+        return self._prompt(intro, [(example, _answered(_EXAMPLE_BUGGY_RUN, "5"))],
+                            _shown(numbered(instance.code), instance.data["test"]),
+                            answer_format, shots)
+
+    def reference_response(self, instance: Instance) -> str:
+        return f"[ANSWER]\n{instance.data['truth']['lines'][0]}\n[/ANSWER]"
+
+    def score(self, instance: Instance, response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        text = answer_text(response)
+        found = re.match(r"\s*(?:line\s*)?(\d{1,9})\b", text or "", re.IGNORECASE)
+        if found is None:
+            return Score(UNPARSABLE, answer=text,
+                         detail="expected a line number" if text else "empty response")
+        line = int(found.group(1))
+        verdict = CORRECT if line in instance.data["truth"]["lines"] else INCORRECT
+        return Score(verdict, answer=str(line))
+
+
+class BugRepair(_BugTask):
+    name = "bug-repair"
+    description = "rewrite a buggy function so that the problem's tests pass"
+    needs_sandbox = True
+    runs_model_code = True
+
+    def build(self, program: Program, call_index: int, trace: Trace,
+              ctx: BuildContext) -> list[dict[str, Any]]:
+        bug, common = self._common(program, call_index, trace, ctx)
+        calls = [{"args": program.calls[index].args, "value": traced.value,
+                  "repr": traced.value_repr}
+                 for index, traced in ctx.traced if traced.status == "ok"
+                 and traced.value is not None and is_exact(traced.value)]
+        return [{**common, "code": bug.code,
+                 "truth": {"calls": calls,
+                           "function": function_source(program.code, program.entry_point)}}]
+
+    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        intro = ("Below is a Python function, whose docstring says what it should do, and a "
+                 "test of it that fails. Fix the bug.")
+        answer_format = (f"Then write the corrected function `{instance.entry_point}`, whole, "
+                         "in a ```python code block between [ANSWER] and [/ANSWER]. It replaces "
+                         "the buggy one in the same module, so the module's imports and other "
+                         "functions stay available.")
+        fixed = f"```python\n{_EXAMPLE_FIXED}\n```"
+        return self._prompt(intro, [(_shown(_EXAMPLE_BUGGY, _EXAMPLE_TEST),
+                                     _answered(_EXAMPLE_BUGGY_RUN, fixed))],
+                            _shown(instance.code, instance.data["test"]), answer_format, shots)
+
+    def reference_response(self, instance: Instance) -> str:
+        return f"[ANSWER]\n```python\n{instance.data['truth']['function']}```\n[/ANSWER]"
+
+    def score(self, instance: Instance, response: str | None,
+              sandbox: Sandbox | None) -> Score:
+        from execbench.sandbox.pool import Job
+        from execbench.sandbox.trace import RESULT_ONLY
+
+        text = answer_text(response)
+        if text is None:
+            return Score(UNPARSABLE, detail="empty response")
+        module, why = _candidate_module(instance.code, text, instance.entry_point)
+        if module is None:
+            return Score(UNPARSABLE, answer=text, detail=why)
+        if sandbox is None:
+            raise RuntimeError("bug-repair needs a sandbox to score")
+        calls = instance.data["truth"]["calls"]
+        traces = sandbox.map(Job(module, instance.entry_point, call["args"], RESULT_ONLY)
+                             for call in calls)
+        failures = [_failure(instance.entry_point, call, trace)
+                    for call, trace in zip(calls, traces, strict=True)]
+        wrong = [failure for failure in failures if failure is not None]
+        passed = len(calls) - len(wrong)
+        extra = {"passed": passed, "calls": len(calls)}
+        if wrong:
+            return Score(INCORRECT, answer=text, score=passed / len(calls), extra=extra,
+                         detail=f"{len(wrong)} of {len(calls)} test calls fail; first: {wrong[0]}")
+        return Score(CORRECT, answer=text, score=1.0, extra=extra)
+
+
+def _candidate_module(code: str, text: str, entry_point: str) -> tuple[str | None, str]:
+    """The module a repair runs as (the buggy module, then the answer), or None and why
+    there is none. Only compiled here, never run."""
+    try:
+        if entry_point not in top_level_names(parse_module(text)):
+            return None, f"the answer does not define {entry_point}"
+    except RecordError as exc:
+        return None, f"the answer's {exc}"
+    module = f"{code.rstrip()}\n\n\n{text}\n"
+    try:
+        parse_module(module)
+    except RecordError as exc:  # e.g. a ``from __future__`` import, which must open a file
+        return None, f"the answer does not compile after the buggy module: {exc} of the module"
+    return module, ""
+
+
+def _failure(entry_point: str, call: dict[str, Any], trace: Trace) -> str | None:
+    """Why the candidate's run of a test call is wrong, or None when it returned the
+    canonical value."""
+    where = f"{entry_point}({call['args']})"
+    if trace.status != "ok":
+        what = trace.exception["type"] if trace.exception else trace.detail
+        return f"{where}: {trace.status}" + (f" ({what})" if what else "")
+    if trace.value is not None and equal(trace.value, call["value"]):
+        return None
+    return f"{where} returned {trace.value_repr}, expected {call['repr']}"
+
+
+register(BugPrediction())
+register(BugLocalization())
+register(BugRepair())
