@@ -1,4 +1,11 @@
 """Reports: tables, layouts and plots of runs' results. Importing the package registers
 every layout."""
 
-from execbench.report import ces, dexbench, generalization, leaderboard, overview  # noqa: F401
+from execbench.report import (  # noqa: F401
+    ces,
+    dexbench,
+    generalization,
+    leaderboard,
+    overview,
+    vetting,
+)
