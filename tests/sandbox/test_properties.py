@@ -272,3 +272,65 @@ def test_recorded_predicates_agree_with_an_independent_recomputation(sandbox: Sa
             compared += 1
             mismatched += again != seen_value or type(again) is not type(seen_value)
     assert compared > 1_000 and mismatched == 0
+
+
+def _simple_loops(code: str) -> dict[int, tuple[list[str], bool, set[int]]]:
+    """``for`` loops whose target is a name or a flat tuple of names: line -> (names,
+    whether the target is a tuple, the lines of the loop body)."""
+    import ast
+
+    found = {}
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.For):
+            continue
+        target = node.target
+        names = [target] if isinstance(target, ast.Name) else list(
+            getattr(target, "elts", []))
+        if not names or not all(isinstance(n, ast.Name) for n in names):
+            continue
+        body = {n.lineno for stmt in node.body for n in ast.walk(stmt) if hasattr(n, "lineno")}
+        found[node.lineno] = ([n.id for n in names], isinstance(target, ast.Tuple), body)
+    return found
+
+
+def test_recorded_loop_items_agree_with_an_independent_recording(sandbox: Sandbox) -> None:
+    """On every call of the built-in HumanEval without recursion: the values the loop
+    target holds at the first line event of each iteration, read from the plain tracer's
+    variable snapshots, are the items the properties recorder saw the loop take, in
+    order (a tuple target is compared element by element)."""
+    from execbench.sandbox.values import is_exact
+
+    programs = load_source("humaneval").programs
+    calls = [(p, c) for p in programs for c in p.calls if _simple_loops(p.code)]
+    options = TraceOptions(states=True, max_states=5_000)
+    states = sandbox.map(Job(p.code, p.entry_point, c.args, options) for p, c in calls)
+    recorded = sandbox.map(Job(p.code, p.entry_point, c.args, PROPERTIES) for p, c in calls)
+    compared = 0
+    for (program, call), snapshot, trace in zip(calls, states, recorded, strict=True):
+        frames = {state["frame"] for state in snapshot.states if state["frame"]}
+        if trace.status != "ok" or snapshot.status != "ok" or len(frames) != 1 \
+                or len(snapshot.states) >= options.max_states:
+            continue
+        for line, (names, is_tuple, body) in _simple_loops(program.code).items():
+            records = trace.extra["properties"].get(str(line), [])
+            if any(r["items_truncated"] for r in records):
+                continue
+            items = [item for record in records for item in record["items"]]
+            steps = zip(snapshot.states, snapshot.states[1:], strict=False)
+            seen = [after["locals"] for before, after in steps
+                    if before["line"] == line and after["line"] in body]
+            assert len(seen) == len(items), (program.id, call.args, line)
+            for item, env in zip(items, seen, strict=True):
+                if is_tuple:
+                    if item[0] not in ("tuple", "list"):
+                        continue
+                    parts = item[1]
+                else:
+                    parts = [item]
+                observed = [env.get(name) for name in names]
+                if len(parts) != len(observed) or not all(map(is_exact, parts)) \
+                        or not all(v is not None and is_exact(v) for v in observed):
+                    continue
+                compared += 1
+                assert parts == observed, (program.id, call.args, line)
+    assert compared > 1_000
