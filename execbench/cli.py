@@ -589,11 +589,12 @@ def report(
 
 def _write_html(path: Path, run_dirs: list[Path], results: list[dict]) -> None:
     from execbench.report.html import render_html
+    from execbench.runner import RunError
 
     folders = [folder for folder in run_dirs if (folder / "results.json").is_file()]
     try:
         page, warnings = render_html(folders, results)
-    except RuntimeError as exc:
+    except RunError as exc:  # results.json without the run's settings or samples
         _fail(str(exc))
     for warning in warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)

@@ -56,9 +56,13 @@ def loc_table(results: list[dict[str, Any]]) -> Table:
 
 
 def figure(results: list[dict[str, Any]]) -> bytes:
-    """Fig. 4 style: one panel per run (at most three to a row), OC/MC/OR/MR against lines
-    of code, each bin labelled with its number of problems. Lines that coincide stay
-    visible: each metric is drawn with its own marker size and a small sideways shift."""
+    """Fig. 4 style: one panel per run with the mutation task (at most three to a row),
+    OC/MC/OR/MR against lines of code, each bin labelled with its number of problems.
+    Lines that coincide stay visible: each metric is drawn with its own marker size and a
+    small sideways shift."""
+    results = [result for result in results if _block(result, PREDICTION).get("by_loc")]
+    if not results:
+        raise RuntimeError(f"no run has the {PREDICTION} task, so there is no figure to draw")
     plt = pyplot()
     labels = run_labels(results)
     columns = min(3, len(results))
@@ -83,7 +87,8 @@ def figure(results: list[dict[str, Any]]) -> bytes:
         axis.set_title(label, fontsize=9)
         axis.set_ylim(-5, 105)
         axis.grid(alpha=0.3)
-        axis.legend(loc="best", fontsize=7)
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(loc="best", fontsize=7)
     for number in range(len(results), rows * columns):
         axes[number // columns][number % columns].set_visible(False)
     for row in axes:

@@ -16,14 +16,15 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
+import jinja2
+
 from execbench.report.layouts import View, layouts
-from execbench.report.leaderboard import headline, values
+from execbench.report.leaderboard import headline, rows
 from execbench.report.samples import load_samples
 from execbench.report.tables import (
     Table,
     available_ks,
     cell_text,
-    percent,
     run_labels,
     verdict_table,
 )
@@ -33,22 +34,22 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Column groups (one per family) and rows (one per run), best value per column marked."""
+    """Column groups (one per family) and rows (one per model), best value per column marked."""
     metrics = headline(results)
     groups = [(family, list(members)) for family, members in
               groupby(metrics, key=lambda m: m["family"])]
-    numbers = values(results, metrics)
+    table = rows(results, metrics)
     best = []
     for column, metric in enumerate(metrics):
-        present = [row[column] for row in numbers if row[column] is not None]
+        present = [cells[column] for _, cells in table if cells[column] is not None]
         pick = max if metric["higher_is_better"] else min
-        best.append(pick(present) if present and len(results) > 1 else None)
-    rows = [{"label": label,
-             "cells": [{"text": cell_text(value), "best": value is not None and value == best[i]}
-                       for i, value in enumerate(row)]}
-            for label, row in zip(run_labels(results), numbers, strict=True)]
+        best.append(pick(present) if len(present) > 1 else None)
     return {"groups": [{"family": family, "metrics": members} for family, members in groups],
-            "rows": rows}
+            "rows": [{"label": label,
+                      "cells": [{"text": cell_text(value),
+                                 "best": value is not None and value == best[i]}
+                                for i, value in enumerate(cells)]}
+                     for label, cells in table]}
 
 
 def _breakdown(results: list[dict[str, Any]]) -> list[Table]:
@@ -71,25 +72,29 @@ def _breakdown(results: list[dict[str, Any]]) -> list[Table]:
 
 
 def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The default layout, then the layout of every task family present, each with its
-    tables and, where it has one and matplotlib is installed, its figure."""
-    # A run may hold a task this execbench no longer has: it shows in the default layout.
-    present = {task for result in results for task in result["metrics"]} & set(task_names())
-    wanted = ["default", *sorted({get_task(t).layout for t in present
-                                  if get_task(t).layout is not None})]
-    view = View(ks=available_ks(results))
+    """The default layout for every run, then the layout of every task family present for
+    the runs that have its tasks, each with its tables and, where it has one and
+    matplotlib is installed, its figure."""
+    def layouts_of(result: dict[str, Any]) -> set[str]:
+        # A run may hold a task this execbench no longer has: it shows in the default layout.
+        return {layout for task in set(result["metrics"]) & set(task_names())
+                if (layout := get_task(task).layout) is not None}
+
+    wanted = sorted(set().union(*map(layouts_of, results)))
     sections = []
-    for name in wanted:
+    for name in ["default", *wanted]:
+        # A family's layout shows the runs that have its tasks.
+        shown = results if name == "default" else [r for r in results if name in layouts_of(r)]
         layout = layouts()[name]
         figure, note = None, ""
         if layout.figure is not None:
             try:
-                figure = base64.b64encode(layout.figure(results)).decode("ascii")
+                figure = base64.b64encode(layout.figure(shown)).decode("ascii")
             except RuntimeError as exc:
                 note = str(exc)
         sections.append({"name": name, "description": layout.description,
-                         "tables": layout.sections(results, view), "figure": figure,
-                         "figure_note": note})
+                         "tables": layout.sections(shown, View(ks=available_ks(shown))),
+                         "figure": figure, "figure_note": note})
     return sections
 
 
@@ -122,14 +127,9 @@ def _script_json(data: Any) -> str:
 def render_html(run_dirs: list[Path], results: list[dict[str, Any]]) -> tuple[str, list[str]]:
     """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
     and warnings about samples whose prompt cannot be shown as sent."""
-    try:
-        import jinja2
-    except ImportError:
-        raise RuntimeError("the HTML report needs Jinja2: pip install jinja2") from None
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["cell"] = cell_text
-    env.filters["percent"] = lambda v: cell_text(percent(v))
     samples, warnings = _samples(run_dirs, run_labels(results))
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result["run"], "counts": result["counts"]}

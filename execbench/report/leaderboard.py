@@ -1,4 +1,4 @@
-"""The leaderboard: one row per run, one column per headline metric of every task family
+"""The leaderboard: one row per model, one column per headline metric of every task family
 present, read through the metric declarations each run's ``results.json`` carries, so a
 new family appears here without any change to this module."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
-from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.report.tables import Table, percent, run_labels
 from execbench.tasks.base import Metric
 
 
@@ -21,25 +21,46 @@ def headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [seen[key] for key in sorted(seen, key=lambda k: (k[0], k[1]))]
 
 
-def values(results: list[dict[str, Any]], metrics: list[dict[str, Any]]) -> list[list[Cell]]:
-    """Per run, each declared metric's value as a percentage (None where the run lacks it)."""
+def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]
+         ) -> list[tuple[str, list[float | None]]]:
+    """One (label, percentages) row per model: a model's runs of different tasks (a
+    CRUXEval run, a DexBench run, ...) share its row. Runs of one model that share a task
+    (two prompts, say) cannot be merged and keep a row each, labelled with their folder."""
     readers = [Metric(m["name"], tuple(m["path"])) for m in metrics]
-    return [[percent(reader.read(result)) for reader in readers] for result in results]
+    by_model: dict[str, list[int]] = {}
+    for index, result in enumerate(results):
+        by_model.setdefault(result["run"]["model"], []).append(index)
+    labels = run_labels(results)
+    groups: list[tuple[str, list[int]]] = []
+    for model, members in by_model.items():
+        tasks = [set(results[i]["metrics"]) for i in members]
+        if sum(map(len, tasks)) == len(set().union(*tasks)):
+            groups.append((model, members))
+        else:
+            groups += [(labels[i], [i]) for i in members]
+    table = []
+    for label, members in groups:
+        cells = []
+        for reader in readers:
+            found = [reader.read(results[i]) for i in members]
+            cells.append(percent(next((v for v in found if v is not None), None)))
+        table.append((label, cells))
+    return table
 
 
 def table(results: list[dict[str, Any]]) -> Table:
     metrics = headline(results)
-    headers = ["run"] + [f"{m['family']}: {m['task']} {m['name']} (%)"
-                         + ("" if m["higher_is_better"] else " (lower is better)")
-                         for m in metrics]
-    rows = [[label, *row] for label, row in
-            zip(run_labels(results), values(results, metrics), strict=True)]
-    return Table("Leaderboard: headline metrics of every task family present", headers, rows)
+    headers = ["model"] + [f"{m['family']}: {m['task']} {m['name']} (%)"
+                           + ("" if m["higher_is_better"] else " (lower is better)")
+                           for m in metrics]
+    return Table("Leaderboard: headline metrics of every task family present", headers,
+                 [[label, *cells] for label, cells in rows(results, metrics)],
+                 note="One row per model; runs of one model on different tasks share it.")
 
 
 def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
     return [table(results)]
 
 
-register_layout(Layout("leaderboard", "one row per run, the headline metrics every task "
+register_layout(Layout("leaderboard", "one row per model, the headline metrics every task "
                        "family declares", _sections))

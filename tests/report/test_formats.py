@@ -106,3 +106,30 @@ def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
     one_row = size(figure(results))
     two_rows = size(figure(results * 2))  # four panels: three, then one
     assert two_rows[0] > one_row[0] and two_rows[1] == 2 * one_row[1]
+
+
+def test_a_models_runs_on_different_tasks_share_its_leaderboard_row(
+        report_runs: list[Path], tmp_path: Path) -> None:
+    from execbench.runner import RunConfig, load_run_config, run
+
+    suite = load_run_config(report_runs[0]).suite
+    parts = []
+    for tasks in (["output", "input"], ["coverage", "counterfactual"]):
+        parts.append(tmp_path / "-".join(tasks))
+        run(RunConfig(suite=suite, model="reference/oracle", tasks=tasks), parts[-1])
+
+    def board(*runs: Path) -> list[dict]:
+        done = report(*runs, "--layout", "leaderboard", "--format", "json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["tables"][0]["rows"]
+
+    merged = board(*parts, report_runs[1])
+    assert [row["model"] for row in merged] == ["reference/oracle", "reference/constant"]
+    oracle = merged[0]
+    assert oracle["prediction: output pass@1 (%)"] == 100.0
+    assert oracle["dexbench: coverage pass@1 (%)"] == 100.0
+    assert oracle["generalization: mutation OC (%)"] is None
+    # Two runs of one model on the same task cannot share a row.
+    apart = board(parts[0], report_runs[0])
+    assert [row["model"] for row in apart] == [f"reference/oracle ({parts[0]})",
+                                               f"reference/oracle ({report_runs[0]})"]
