@@ -627,7 +627,7 @@ def list_things(what: Annotated[str, typer.Argument(
             out.print(f"{name:18} {task.description} [{task.family}]{runs}", highlight=False,
                       markup=False)
             for option in task.options:
-                out.print(f"{'':16}   -T {option.name}={'|'.join(option.choices)}: "
+                out.print(f"{'':16}   -T {option.name}={option.accepted}: "
                           f"{option.help} (default {option.choices[0]})", highlight=False,
                           markup=False)
     elif what == "formats":

@@ -200,8 +200,21 @@ class TaskOption:
 
     name: str
     choices: tuple[str, ...]
-    """The values it accepts; the first is the default."""
+    """The values it accepts; the first is the default. For a ``whole`` option, only the
+    default."""
     help: str
+    whole: bool = False
+    """The option takes any whole number of at least 1 (``-T tests=5``)."""
+
+    @property
+    def accepted(self) -> str:
+        """The accepted values as ``ls tasks`` and error messages show them."""
+        return "N" if self.whole else "|".join(self.choices)
+
+    def accepts(self, value: str) -> bool:
+        if self.whole:
+            return value.isdigit() and int(value) >= 1
+        return value in self.choices
 
     def value(self, ctx: BuildContext) -> str:
         """The value given at build time (checked by ``check_options``), else the default."""
@@ -228,9 +241,11 @@ def check_options(tasks: list[Task], given: dict[str, str]) -> None:
         if key not in chosen:
             raise OptionError(f"-T {key} concerns the {', '.join(declared[key])} task, which "
                               f"is not being built (tasks: {', '.join(t.name for t in tasks)})")
-        if value not in chosen[key].choices:
-            raise OptionError(f"-T {key} must be one of {', '.join(chosen[key].choices)}, "
-                              f"not {value!r}")
+        option = chosen[key]
+        if not option.accepts(value):
+            what = "a whole number of at least 1" if option.whole \
+                else f"one of {', '.join(option.choices)}"
+            raise OptionError(f"-T {key} must be {what}, not {value!r}")
 
 
 @dataclass(frozen=True)

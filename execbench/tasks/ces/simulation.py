@@ -31,10 +31,10 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
-    OptionError,
     Score,
     SkipInstance,
     TaskBase,
+    TaskOption,
     pass_at_1,
     register,
 )
@@ -79,11 +79,12 @@ items written around `...` must then be right. End with the value the call retur
 `[output] = VALUE`. Write every value as a Python literal."""
 
 
+TESTS = TaskOption("tests", (str(coverage.DEFAULT_TESTS),), "calls per program, those "
+                   "touring different prime paths first", whole=True)
+
+
 def _tests(ctx: BuildContext) -> int:
-    text = ctx.options.get("tests", str(coverage.DEFAULT_TESTS))
-    if not text.isdigit() or int(text) < 1:
-        raise OptionError(f"-T tests must be a whole number of at least 1, not {text!r}")
-    return int(text)
+    return int(TESTS.value(ctx))
 
 
 def _qualifies(trace: Trace) -> bool:
@@ -110,6 +111,7 @@ class Simulation(TaskBase):
     family = "ces"
     layout = "ces"
     trace_options = PROPERTIES
+    options = (TESTS,)
 
     def metrics(self) -> tuple[Metric, ...]:
         path = ("task_metrics", self.name, "all")
