@@ -287,7 +287,7 @@ def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_pat
     said = refused("build", good, "--out", tmp_path / "s", "--tasks", "counterfactual",
                    "-T", "taget=min")
     assert said == ("unknown -T key 'taget'; did you mean 'target'? task options: "
-                    "mode (counterfactual), target (counterfactual)")
+                    "mode (counterfactual), target (counterfactual), tests (simulation)")
     assert not (tmp_path / "s").exists()
 
 
@@ -380,7 +380,7 @@ def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Pa
     assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
                      "--out", run).returncode == 0
     assert refused("report", run, "--plot", tmp_path / "p.png") == (
-        "--plot needs a layout that has a figure (--layout generalization); the default "
+        "--plot needs a layout that has a figure (--layout ces or generalization); the default "
         "layout has none")
     assert refused("report", run, "--layout", "leaderboard", "--by-source") == (
         "--by-source concerns the default layout; the leaderboard layout has its own rows")
