@@ -26,13 +26,13 @@ right "no bug" on the canonical program is not a bug found).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent
+from execbench.runner import SAMPLES, read_samples
 from execbench.suite import SuiteError, load_suite
 
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
@@ -43,10 +43,9 @@ CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 
 
 def _samples(result: dict[str, Any]) -> list[dict[str, Any]]:
-    path = Path(result["run"]["run_dir"]) / "samples.jsonl"
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    """The run's samples, the last record of each winning (a resumed run with
+    ``--retry-errors`` logs a sample again), as every report reads them."""
+    return list(read_samples(Path(result["run"]["run_dir"]) / SAMPLES).values())
 
 
 def _program(instance_id: str) -> str:
@@ -68,12 +67,13 @@ def _bug_lines(result: dict[str, Any]) -> dict[str, list[int]]:
     return {i.program_id: i.data["truth"]["lines"] for i in instances if i.task == LOCALIZATION}
 
 
-def _simulations(results: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def _simulations(results: list[dict[str, Any]], samples: list[list[dict[str, Any]]]
+                 ) -> dict[str, dict[str, dict[str, Any]]]:
     """Per model, per program: the first sample of its simulation on the buggy program."""
     found: dict[str, dict[str, dict[str, Any]]] = {}
-    for result in results:
+    for result, logged in zip(results, samples, strict=True):
         mine = found.setdefault(result["run"]["model"], {})
-        for sample in _samples(result):
+        for sample in logged:
             if sample["task"] == SIMULATION and sample["sample"] == 0 \
                     and BUGGY in sample["instance_id"]:
                 mine.setdefault(_program(sample["instance_id"]), sample)
@@ -98,12 +98,13 @@ def vet(sample: dict[str, Any] | None, bug_lines: list[int] | None) -> str:
 
 def vetting_table(results: list[dict[str, Any]]) -> Table:
     """Per model and bug task: the successes and their classes (% of the successes)."""
-    simulations = _simulations(results)
+    samples = [_samples(result) for result in results]
+    simulations = _simulations(results, samples)
     counts: dict[tuple[str, str], Counter[str]] = {}
-    for result in results:
+    for result, logged in zip(results, samples, strict=True):
         model = result["run"]["model"]
         lines = _bug_lines(result)
-        for sample in _samples(result):
+        for sample in logged:
             if sample["task"] not in BUG_TASKS or not sample["correct"] \
                     or sample["instance_id"].endswith("/fixed"):
                 continue
