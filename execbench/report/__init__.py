@@ -3,6 +3,7 @@ every layout."""
 
 from execbench.report import (  # noqa: F401
     ces,
+    codesense,
     dexbench,
     generalization,
     leaderboard,

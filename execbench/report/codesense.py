@@ -1,0 +1,134 @@
+"""The CodeSense report: accuracy per statement kind (the paper's Figure 4), by block size
+(Figure 3a), per loop question (Figure 5a), on branches, and abstract against concrete
+values (Figure 7), one pair of columns per run: ``strict`` is execbench's verdict (values
+read with the literal parser, type-aware equality), ``string`` whether the paper's
+normalised string comparison would have accepted the same answer, so numbers can be set
+beside the published ones and the gap between the two read off.
+
+Reads only ``task_metrics.<task>`` of each run's ``results.json`` (the tasks' summaries);
+the figure needs the ``plot`` extra (matplotlib), imported only when a figure is asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from execbench.report.layouts import Layout, View, png, pyplot, register_layout
+from execbench.report.tables import Cell, Table, percent, run_labels
+
+SECTIONS = (
+    ("statement", "Statement values by statement kind (% of samples)",
+     ("assignment", "arithmetic", "constant", "branch", "call")),
+    ("block", "Program state after the first k statements, by k (% of samples)", ()),
+    ("loop", "Loop properties (% of samples)", ("iterations", "body", "final", "after")),
+    ("branch", "Branches: is the line executed (% of samples)", ("branch",)),
+)
+"""(task, title, the order its kinds are shown in): the keys of ``task_metrics.TASK`` this
+report reads. Kinds a run has beyond the listed ones follow in name order (block sizes)."""
+VALUES = ("concrete", "abstract")
+MEASURES = ("strict", "string")
+NOTE = ("strict: type-aware equality of the parsed answer (1 != 1.0 != True); string: the "
+        "published benchmark's lower-cased, whitespace-stripped text comparison. Samples "
+        "in brackets.")
+
+
+def _block(result: dict[str, Any], task: str) -> dict[str, Any]:
+    return result.get("task_metrics", {}).get(task) or {}
+
+
+def _kinds(results: list[dict[str, Any]], task: str, order: tuple[str, ...]) -> list[str]:
+    """The listed kinds any run has, then the others any run has, in name order."""
+    present = {kind for result in results for kind in _block(result, task).get("by_kind", {})}
+    return [k for k in order if k in present] + sorted(present - set(order),
+                                                       key=lambda k: (len(k), k))
+
+
+def _headers(keys: list[str], results: list[dict[str, Any]]) -> list[str]:
+    return [*keys, *(f"{label} {measure}" for label in run_labels(results)
+                     for measure in MEASURES)]
+
+
+def _cells(group: dict[str, Any] | None) -> list[Cell]:
+    group = group or {}
+    return [percent(group.get("strict")), percent(group.get("string_match"))]
+
+
+def _samples(groups: list[dict[str, Any] | None]) -> str:
+    """The sample count of a row: one number, or each distinct one where runs differ."""
+    counts = {(g or {}).get("samples") for g in groups} - {None}
+    return "/".join(str(c) for c in sorted(counts)) or "0"
+
+
+def kinds_table(results: list[dict[str, Any]], task: str, title: str,
+                order: tuple[str, ...]) -> Table | None:
+    """Rows: the task's kinds then all; columns: strict and string accuracy per run. None
+    when no run has the task."""
+    kinds = _kinds(results, task, order)
+    if not kinds:
+        return None
+    rows: list[list[Cell]] = []
+    for kind in [*kinds, "all"]:
+        groups = [_block(r, task).get("by_kind", {}).get(kind) if kind != "all"
+                  else _block(r, task).get("all") for r in results]
+        rows.append([f"{kind} ({_samples(groups)})",
+                     *(cell for group in groups for cell in _cells(group))])
+    return Table(title, _headers([task], results), rows, note=NOTE)
+
+
+def values_table(results: list[dict[str, Any]]) -> Table | None:
+    """Figure 7's data: per task, concrete against abstract values, per run."""
+    rows: list[list[Cell]] = []
+    for task, _title, _order in SECTIONS:
+        for values in VALUES:
+            groups = [_block(r, task).get("by_values", {}).get(values) for r in results]
+            if any(groups):
+                rows.append([task, f"{values} ({_samples(groups)})",
+                             *(cell for group in groups for cell in _cells(group))])
+    if not rows:
+        return None
+    return Table("Abstract against concrete values (% of samples)",
+                 _headers(["task", "values"], results), rows, keys=2, note=NOTE)
+
+
+def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+    tables = [kinds_table(results, task, title, order) for task, title, order in SECTIONS]
+    tables.append(values_table(results))
+    found = [table for table in tables if table is not None]
+    if not found:
+        return [Table("CodeSense tasks", ["note"], [["none of these runs has a statement, "
+                                                     "block, loop or branch task"]])]
+    return found
+
+
+def figure(results: list[dict[str, Any]]) -> bytes:
+    """Figure 4/3a/5a style: one panel per task present, strict accuracy per kind as
+    grouped bars (one bar per run), the string-match accuracy as a hollow marker above."""
+    plt = pyplot()
+    labels = run_labels(results)
+    panels = [(task, _kinds(results, task, order)) for task, _title, order in SECTIONS]
+    panels = [(task, kinds) for task, kinds in panels if kinds]
+    if not panels:
+        raise RuntimeError("none of these runs has a statement, block, loop or branch task")
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.4 * len(panels) + 1.5, 3.6),
+                             squeeze=False)
+    width = 0.8 / len(results)
+    for axis, (task, kinds) in zip(axes[0], panels, strict=True):
+        for position, (label, result) in enumerate(zip(labels, results, strict=True)):
+            groups = [_block(result, task).get("by_kind", {}).get(kind) or {} for kind in kinds]
+            xs = [i + (position - (len(results) - 1) / 2) * width for i in range(len(kinds))]
+            axis.bar(xs, [percent(g.get("strict")) or 0.0 for g in groups], width,
+                     label=label)
+            axis.scatter(xs, [percent(g.get("string_match")) or 0.0 for g in groups],
+                         marker="_", color="black", s=60)
+        axis.set_title(task, fontsize=9)
+        axis.set_xticks(range(len(kinds)), kinds, rotation=30, ha="right", fontsize=8)
+        axis.set_ylim(0, 105)
+    axes[0][0].set_ylabel("% correct (bars: strict, dashes: string)")
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    fig.tight_layout()
+    return png(fig)
+
+
+register_layout(Layout("codesense", "CodeSense accuracy per statement kind, block size, loop "
+                       "question and branch, abstract vs concrete; strict and string match",
+                       _sections, figure))

@@ -1,0 +1,64 @@
+"""The ``codesense`` report layout: strict and string-match accuracy per kind of each
+CodeSense task, and abstract against concrete values, from ``results.json`` records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from execbench.report.codesense import figure, kinds_table, values_table
+from execbench.report.layouts import View, layouts
+
+
+def _group(samples: int, strict: float, string: float) -> dict[str, Any]:
+    return {"samples": samples, "strict": strict, "string_match": string}
+
+
+def _result(model: str, strict: float, **tasks: dict[str, Any]) -> dict[str, Any]:
+    statement = {"by_kind": {"call": _group(4, strict, 0.75), "assignment": _group(2, 1.0, 1.0)},
+                 "by_values": {"concrete": _group(6, strict, 0.75)},
+                 "all": _group(6, strict, 0.8)}
+    block = {"by_kind": {"block-10": _group(1, 0.0, 0.0), "block-2": _group(1, 1.0, 1.0)},
+             "by_values": {"concrete": _group(2, 0.5, 0.5)}, "all": _group(2, 0.5, 0.5)}
+    return {"run": {"model": model, "run_dir": model},
+            "task_metrics": {"statement": statement, "block": block, **tasks}}
+
+
+def test_kinds_follow_the_papers_order_and_runs_get_strict_and_string_columns() -> None:
+    results = [_result("m1", 0.5), _result("m2", 0.25)]
+    table = kinds_table(results, "statement", "t", ("assignment", "arithmetic", "call"))
+    assert table is not None
+    assert table.headers == ["statement", "m1 strict", "m1 string", "m2 strict", "m2 string"]
+    assert table.rows[0] == ["assignment (2)", 100.0, 100.0, 100.0, 100.0]
+    assert table.rows[1] == ["call (4)", 50.0, 75.0, 25.0, 75.0]
+    assert table.rows[-1][0] == "all (6)"
+    blocks = kinds_table(results, "block", "t", ())
+    assert blocks is not None
+    assert [row[0] for row in blocks.rows] == ["block-2 (1)", "block-10 (1)", "all (2)"]
+    assert kinds_table(results, "loop", "t", ("iterations",)) is None
+
+
+def test_abstract_and_concrete_runs_are_set_side_by_side() -> None:
+    abstract = _result("m1", 0.5)
+    abstract["task_metrics"]["statement"]["by_values"] = {"abstract": _group(6, 0.9, 0.9)}
+    table = values_table([_result("m1", 0.5), abstract])
+    assert table is not None
+    rows = {tuple(row[:2]): row[2:] for row in table.rows}
+    assert rows[("statement", "concrete (6)")] == [50.0, 75.0, None, None]
+    assert rows[("statement", "abstract (6)")] == [None, None, pytest.approx(90.0),
+                                                   pytest.approx(90.0)]
+
+
+def test_the_layout_is_registered_and_says_so_when_no_run_has_the_tasks() -> None:
+    layout = layouts()["codesense"]
+    tables = layout.sections([_result("m1", 0.5)], View(ks=[1]))
+    assert [t.title.split()[0] for t in tables] == ["Statement", "Program", "Abstract"]
+    empty = layout.sections([{"run": {"model": "m", "run_dir": "m"}, "task_metrics": {}}],
+                            View(ks=[1]))
+    assert "none of these runs" in empty[0].rows[0][0]
+
+
+def test_the_figure_is_a_png() -> None:
+    pytest.importorskip("matplotlib")
+    assert figure([_result("m1", 0.5), _result("m2", 0.25)]).startswith(b"\x89PNG")
