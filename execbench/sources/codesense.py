@@ -12,7 +12,8 @@ their truth from it. Which task file a record comes from is told by its keys:
     ``*args``/``**kwargs`` unpacked, empty ones left out; ``self.x`` entries are states,
     not arguments) and one statement fact: the statement's line (found by its text; when
     the text occurs more than once, the line at which the recorded states show the
-    published value), kind, the values before it and the value it gives (a ``Branch``
+    published value), kind (from the published ``Statement Type``, as published), the
+    values before it and the value it gives (a ``Branch``
     statement's ``Yes``/``No`` is the condition's bool).
 ``branch`` (``Source Code`` numbered ``1.``, ``question``, ``answer``)
     One branch fact ``{"line": N, "executed": bool}``; the line text quoted in the question
@@ -28,19 +29,21 @@ their truth from it. Which task file a record comes from is told by its keys:
     (there are no input instances: the ``input`` task must run the code, which it cannot).
 
 Values are the authors' ``repr`` texts, read with the literal parser; the value a question
-asks for must be a literal, while a value shown as context (arguments, states before a
-statement) that is not one is kept as an opaque ``["object", "unknown", text]``. Facts from
+asks for must be a literal, while a value shown as context (the states before a statement)
+that is not one is kept as an opaque ``["object", "unknown", text]``; an argument only has
+to be Python syntax, since the call is shown, never run. Facts from
 the ``_quantized`` files add ``"category"``, the published abstract value (an input/output
 trace carries ``category`` and ``input_category`` instead). Line numbers are lines of the
-program's code, which is the published function with its line numbers stripped; a method
-whose ``def`` line lost its indentation but not its body gets its body dedented (line
-numbers unchanged) so that it compiles.
+program's code, which is the published function with its line-number prefixes stripped.
 
-Skip reasons on the published files (counts in README.md): the asked value is not a
-Python literal (numpy arrays, objects, ``REPR FAILED``, texts cut short by the authors); an
-argument is not Python syntax (``REPR FAILED``, pandas tables), so no call text can be
-written; a branch question quotes a line that is not line N of the code (the published code
-drops comments); a loop question names no variable; a question's line is not a loop's line.
+Skip reasons on the published files (counts per file in README.md): the asked value is
+not a Python literal (numpy arrays, objects, ``REPR FAILED``, texts cut short by the
+authors); an argument is not Python syntax (``REPR FAILED``, pandas tables), so no call
+text can be written; a statement's text is on two lines and the recorded states do not tell
+which; a branch question quotes a line that is not line N of the code (the published code
+dropped comments); the code does not compile (cut at a ``#`` inside a string); a loop
+question names no variable, or pytest's ``@py_assert`` temporaries; a loop question's line
+is not a ``for``/``while`` line.
 """
 
 from __future__ import annotations
@@ -85,7 +88,6 @@ _LOOP_QUESTIONS = {
     "after": re.compile(r"What is the value of '(?P<variable>[^' ]+)' in line (?P<post>\d+) "
                         r"after executing '(?P<call>.*)'\?", re.S),
 }
-_MAX_DEDENT = 16
 
 
 def build(record: Record) -> Program:
@@ -243,8 +245,8 @@ def _function(text: str) -> tuple[str, str, ast.FunctionDef | ast.AsyncFunctionD
     """The function's code (the call appended after it cut off), its name and its node.
 
     The code starts at the function's first line, so its line numbers are the published
-    ones. A method published with its ``def`` at column 0 but its body still indented for
-    its class gets that extra indentation taken off (lines keep their numbers)."""
+    ones. (A method comes with its ``def`` at column 0 and its body still indented for its
+    class, which compiles as it is.)"""
     lines = text.split("\n")
     header = re.match(r"\s*(?:async\s+)?def\s+(\w+)\s*\(", lines[0])
     if header is None:
@@ -253,26 +255,12 @@ def _function(text: str) -> tuple[str, str, ast.FunctionDef | ast.AsyncFunctionD
     calls = [i for i, line in enumerate(lines) if i and line.startswith(f"{name}(")]
     if calls:
         lines = lines[:calls[-1]]
-    code, tree = _parsed("\n".join(lines).rstrip() + "\n")
+    code = "\n".join(lines).rstrip() + "\n"
+    tree = parse_module(code)
     node = tree.body[0] if tree.body else None
     if len(tree.body) != 1 or not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         raise RecordError("the code is not one function definition")
     return code, name, node
-
-
-def _parsed(code: str) -> tuple[str, ast.Module]:
-    """The code and its tree, its body dedented if that is what it takes to compile."""
-    try:
-        return code, parse_module(code)
-    except RecordError as first:
-        lines = code.split("\n")
-        for width in range(4, _MAX_DEDENT + 1, 4):
-            cut = "\n".join([lines[0]] + [line.removeprefix(" " * width) for line in lines[1:]])
-            try:
-                return cut, parse_module(cut)
-            except RecordError:
-                continue
-        raise first from None
 
 
 def _line_text(code: str, line: int) -> str:
