@@ -264,7 +264,7 @@ def _function(text: str) -> tuple[str, str, ast.FunctionDef | ast.AsyncFunctionD
 
 
 def _line_text(code: str, line: int) -> str:
-    lines = code.splitlines()
+    lines = code.split("\n")[:-1]  # the code ends with a newline; only "\n" ends a line
     if not 1 <= line <= len(lines):
         raise RecordError(f"line {line} is not a line of the function ({len(lines)} lines)")
     return lines[line - 1].strip()
