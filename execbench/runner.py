@@ -111,7 +111,8 @@ def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], dict
         with path.open("r+b") as handle:
             handle.truncate(end)
     samples: dict[tuple[str, int], dict[str, Any]] = {}
-    for number, line in enumerate(data[:end].decode("utf-8", "replace").splitlines(), 1):
+    # newlines only: a record keeps U+0085 and U+2028 raw, and splitlines would cut there
+    for number, line in enumerate(data[:end].decode("utf-8", "replace").split("\n"), 1):
         if line.strip():
             try:
                 record = json.loads(line)

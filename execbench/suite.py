@@ -448,8 +448,9 @@ def load_suite(folder: Path) -> tuple[dict[str, Any], list[Instance], str]:
                          f"{SCHEMA_VERSION}; rebuild the suite with this execbench")
     data = instances_path.read_bytes()
     try:
+        # Split on newlines only: records keep U+0085 and U+2028 raw, which splitlines cuts at
         instances = [Instance.from_record(json.loads(line))
-                     for line in data.decode("utf-8").splitlines() if line]
+                     for line in data.decode("utf-8").split("\n") if line]
     except (ValueError, InstanceError) as exc:
         raise SuiteError(f"{instances_path}: {exc}") from None
     return manifest, instances, hashlib.sha256(data).hexdigest()

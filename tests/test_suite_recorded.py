@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from execbench.runner import RunConfig, run
+from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import MANIFEST, BuildOptions, build_suite, load_suite
 
 # ``TABLE`` lives in the project this function came from: run alone, the call fails.
@@ -70,3 +70,23 @@ def test_a_malformed_recorded_trace_skips_the_record_with_its_reason(tmp_path: P
     assert reason == "key 'calls': item 1: recorded trace: unknown trace status 'fine'"
     assert any(reason in w for w in warnings)
     assert manifest["recorded_instances"] == ["output/project/lookup/0"]
+
+
+def test_unicode_line_breaks_in_records_survive_the_suite_and_sample_files(
+        tmp_path: Path) -> None:
+    # U+0085 and U+2028 are written raw (not escaped) and end a line for str.splitlines;
+    # CodeSense's published code has them. A recorded value carries them to both files.
+    text = "a\x85b\u2028c"
+    trace = {**RECORDED, "value": ["str", text], "value_repr": f"'{text}'"}
+    build_suite([str(_source(tmp_path, {"args": "'a'", "trace": trace}))], tmp_path / "suite",
+                BuildOptions(tasks=["output"], workers=1))
+    assert text in (tmp_path / "suite" / "instances.jsonl").read_text(encoding="utf-8")
+    _, [instance], _ = load_suite(tmp_path / "suite")
+    assert instance.data["truth"]["value"] == ["str", text]
+
+    for _ in range(2):  # the second run reads the logged samples back, and resumes on them
+        results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
+                      tmp_path / "run")
+        assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
+    assert text in (tmp_path / "run" / "samples.jsonl").read_text(encoding="utf-8")
+    assert len(read_samples(tmp_path / "run" / "samples.jsonl")) == 1

@@ -14,14 +14,15 @@ import importlib.resources
 from functools import partial
 from pathlib import Path
 
-from execbench.sources import cruxeval, evalplus, generic, humaneval, pyfolder
+from execbench.sources import codesense, cruxeval, evalplus, generic, humaneval, pyfolder
 from execbench.sources.base import Loaded, Skipped, SourceError
 from execbench.sources.jsonl import Build, first_keys, load_records
 
 __all__ = ["DESCRIPTIONS", "FORMATS", "GENERATED", "Loaded", "Skipped", "SourceError",
            "detect_format", "load_source"]
 
-FORMATS: tuple[str, ...] = ("cruxeval", "humaneval", "evalplus", "generic", "pyfolder")
+FORMATS: tuple[str, ...] = ("cruxeval", "humaneval", "evalplus", "generic", "pyfolder",
+                            "codesense")
 
 DESCRIPTIONS = {
     "cruxeval": "JSONL with id, code, input, output (CRUXEval); entry point f",
@@ -31,6 +32,8 @@ DESCRIPTIONS = {
                 "plus_input)",
     "generic": "JSONL with id, code, entry_point, calls (argument texts or {args, expected})",
     "pyfolder": "a folder of .py files; calls from each file's __main__ block",
+    "codesense": "CodeSense's published Python task files (statement, branch, loop, "
+                 "input/output, quantized); recorded truth, never run",
     "dsl": "built-in name, not a file format: sampled DSL-List programs (--count, --seed)",
 }
 """One line per format for ``execbench ls formats`` (``dsl`` is a generator, not a file
@@ -85,6 +88,8 @@ def detect_format(path: Path) -> str:
         raise SourceError(f"{path} holds no JSON object to detect its format from; "
                           f"name one with --format ({', '.join(FORMATS)})")
     present = set(keys)
+    if any(present >= codesense_keys for codesense_keys in codesense.KEY_SETS):
+        return "codesense"
     if present >= _CRUXEVAL_KEYS:
         return "cruxeval"
     if "base_input" in present:
@@ -123,6 +128,7 @@ def _jsonl_formats(plus_inputs: bool) -> dict[str, tuple[str, Build]]:
         "humaneval": (humaneval.ID_KEY, humaneval.build),
         "evalplus": (evalplus.ID_KEY, partial(evalplus.build, plus_inputs=plus_inputs)),
         "generic": (generic.ID_KEY, generic.build),
+        "codesense": (codesense.ID_KEY, codesense.build),
     }
 
 

@@ -110,13 +110,13 @@ def check_call(index: int, call: Call) -> None:
     try:
         values.parse_call_nodes(call.args)
     except values.LiteralError as exc:
-        raise RecordError(f"call {index}: arguments {_short(call.args)} do not parse "
+        raise RecordError(f"call {index}: arguments {excerpt(call.args)} do not parse "
                           f"({exc})") from None
     if call.expected is not None:
         try:
             values.parse_literal(call.expected)
         except values.LiteralError as exc:
-            raise RecordError(f"call {index}: expected value {_short(call.expected)} "
+            raise RecordError(f"call {index}: expected value {excerpt(call.expected)} "
                               f"is not a literal ({exc})") from None
 
 
@@ -161,6 +161,6 @@ def _bound(targets: list[ast.expr]) -> set[str]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _short(text: str, limit: int = 60) -> str:
+def excerpt(text: str, limit: int = 60) -> str:
     """A quoted, one-line excerpt of user text for a skip reason."""
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."

@@ -1,0 +1,389 @@
+"""CodeSense's published Python task files: real functions whose truth was recorded.
+
+The authors traced real projects' test runs and published, per task, one JSONL record per
+question (``../shared/data/codesense/*.jsonl.gz``). The functions need their projects
+around them (imports, globals, classes), so nothing here is ever run: each record becomes
+one program with one call whose trace is *recorded* (``Call.recorded``), and the tasks read
+their truth from it. Which task file a record comes from is told by its keys:
+
+``statement`` (``Statement Type``, ``Source Code``, ``Selected Statement``, ...)
+    The function (the appended call cut off), a call built from ``Function Input``
+    (keyword arguments in the signature's order; positional-only ones by position,
+    ``*args``/``**kwargs`` unpacked, empty ones left out; ``self.x`` entries are states,
+    not arguments) and one statement fact: the statement's line (found by its text; when
+    the text occurs more than once, the line at which the recorded states show the
+    published value), kind (from the published ``Statement Type``, as published), the
+    values before it and the value it gives (a ``Branch``
+    statement's ``Yes``/``No`` is the condition's bool).
+``branch`` (``Source Code`` numbered ``1.``, ``question``, ``answer``)
+    One branch fact ``{"line": N, "executed": bool}``; the line text quoted in the question
+    must be line N of the code (a trailing comment aside).
+``loop`` (``loop_code`` numbered ``1:`` or ``1.``, ``question``, ``answer``)
+    One loop fact, by the question's wording: ``iterations`` (loop_iteration files),
+    ``body`` (loop_body: the value of a variable at a line after its k-th iteration; k is
+    the published count, which numbers the values recorded at that line), ``after``
+    (loop_final and loop_after: a variable's value once the loop is done). ``line`` is the
+    loop's ``for``/``while`` line; a body fact adds ``"at": L``, the line the question names.
+``input_output`` (``code``, ``input``, ``output``, ``cyclomatic_complexity``)
+    A plain recorded trace: ``status`` ok and ``value`` the output, for the ``output`` task
+    (there are no input instances: the ``input`` task must run the code, which it cannot).
+
+Values are the authors' ``repr`` texts, read with the literal parser; the value a question
+asks for must be a literal, while a value shown as context (the states before a statement)
+that is not one is kept as an opaque ``["object", "unknown", text]``; an argument only has
+to be Python syntax, since the call is shown, never run. Facts from
+the ``_quantized`` files add ``"category"``, the published abstract value (an input/output
+trace carries ``category`` and ``input_category`` instead). Line numbers are lines of the
+program's code, which is the published function with its line-number prefixes stripped.
+
+Skip reasons on the published files (counts per file in README.md): the asked value is
+not a Python literal (numpy arrays, objects, ``REPR FAILED``, texts cut short by the
+authors); an argument is not Python syntax (``REPR FAILED``, pandas tables), so no call
+text can be written; a statement's text is on two lines and the recorded states do not tell
+which; a branch question quotes a line that is not line N of the code (the published code
+dropped comments); the code does not compile (cut at a ``#`` inside a string); a loop
+question names no variable, or pytest's ``@py_assert`` temporaries; a loop question's line
+is not a ``for``/``while`` line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+from typing import Any
+
+from execbench.program import Call, Program
+from execbench.sandbox import values
+from execbench.sandbox.trace import Trace
+from execbench.sources.generic import build_program, excerpt, parse_module
+from execbench.sources.jsonl import Record, RecordError
+
+ID_KEY = "idx"
+
+KEY_SETS: tuple[frozenset[str], ...] = (
+    frozenset({"idx", "Statement Type", "Source Code", "Selected Statement"}),
+    frozenset({"idx", "Source Code", "question", "answer"}),
+    frozenset({"idx", "loop_code", "question", "answer"}),
+    frozenset({"idx", "code", "input", "output", "cyclomatic_complexity"}),
+)
+"""Keys that tell each kind of CodeSense record apart (and the format from others)."""
+
+STATEMENT_KINDS = {"Assignment": "assignment", "Arithmetic Assignment": "arithmetic",
+                   "Constant Assignment": "constant", "Branch": "branch", "API": "call"}
+"""The published ``Statement Type`` and the statement task's kind for it."""
+
+_YES_NO = {"Yes": True, "No": False}
+_NUMBER = re.compile(r"(\d+)([.:])( ?)")
+_BRANCH_QUESTION = re.compile(r'Is line (\d+), "(.*)" executed when "(.*)" is called\?', re.S)
+_LOOP_QUESTIONS = {
+    "iterations": re.compile(r"How many times will the loop on line (?P<line>\d+) execute "
+                             r"when '(?P<call>.*)' is called\?", re.S),
+    "body": re.compile(r"What is the value of ' (?P<variable>[^' ]+) ' in line '(?P<line>\d+)' "
+                       r"after '(?P<iteration>\d+)' th iteration when '(?P<call>.*)' is "
+                       r"executed\?", re.S),
+    "final": re.compile(r"What is the final value of '(?P<variable>[^' ]+)' after the loop "
+                        r"\(lines (?P<line>\d+)-\d+\) completes when '(?P<call>.*)' is "
+                        r"executed\?", re.S),
+    "after": re.compile(r"What is the value of '(?P<variable>[^' ]+)' in line (?P<post>\d+) "
+                        r"after executing '(?P<call>.*)'\?", re.S),
+}
+
+
+def build(record: Record) -> Program:
+    """A program from one CodeSense record, of whichever task file it comes from."""
+    present = set(record.data)
+    for keys, builder in zip(KEY_SETS, _BUILDERS, strict=True):
+        if keys <= present:
+            return builder(record)
+    raise RecordError("not a CodeSense record (no statement, branch, loop or "
+                      "input/output keys)")
+
+
+def _statement(record: Record) -> Program:
+    published = record.get("Statement Type")
+    if published not in STATEMENT_KINDS:
+        raise RecordError(f"unknown Statement Type {published!r}")
+    code, entry_point, function = _function(record.get("Source Code"))
+    selected = record.get("Selected Statement").strip()
+    answer = record.get("Value After Statement Execution")
+    if published == "Branch":
+        value = ["bool", _yes_no(answer)]
+    else:
+        value = _asked(answer, "the value after the statement")
+    states = record.get("Variable States During Runtime", dict)
+    fact = {"task": "statement", "line": _statement_line(code, selected, answer, states),
+            "statement": selected, "kind": STATEMENT_KINDS[published],
+            "before": {name: _shown(text) for name, text in
+                       record.get("Variable Values Before Statement", dict).items()},
+            "value": value}
+    args = _arguments(function, record.get("Function Input", dict))
+    meta = {"kind": "statement", "statement_type": published}
+    project = record.optional("Program Information") or ""
+    if project.startswith("Project Name:"):
+        meta["project"] = project.removeprefix("Project Name:").strip()
+    return _program(record, code, entry_point, args, fact, meta)
+
+
+def _branch(record: Record) -> Program:
+    code, entry_point, _ = _function(_unnumbered(record.get("Source Code")))
+    question = record.get("question")
+    match = _BRANCH_QUESTION.fullmatch(question)
+    if match is None:
+        raise RecordError(f"question {excerpt(question)} is not 'Is line N, \"...\" executed "
+                          "when \"f(...)\" is called?'")
+    line, quoted, call = int(match[1]), match[2].strip(), match[3]
+    text = _line_text(code, line)
+    if not _same_line(text, quoted):
+        raise RecordError(f"the question quotes {excerpt(quoted)} as line {line}, "
+                          f"but that line is {excerpt(text)}")
+    fact = {"task": "branch", "line": line, "executed": _yes_no(record.get("answer"))}
+    return _program(record, code, entry_point, _call_arguments(call, entry_point), fact,
+                    {"kind": "branch"})
+
+
+def _loop(record: Record) -> Program:
+    code, entry_point, function = _function(_unnumbered(record.get("loop_code")))
+    kind, fields = _loop_question(record.get("question"))
+    answer = record.get("answer").strip()
+    if kind == "after":
+        line, post = _loop_range(record, int(fields["post"]))
+    else:
+        line = int(fields["line"])
+    loop = _enclosing_loop(function, line)
+    if loop is None or (kind != "body" and loop != line):
+        raise RecordError(f"line {line} is not {'in' if kind == 'body' else 'the line of'} "
+                          "a for or while loop")
+    fact: dict[str, Any] = {"task": "loop", "line": loop}
+    if kind == "iterations":
+        count = _asked(answer, "the iteration count")
+        if count[0] != "int":
+            raise RecordError(f"the iteration count {excerpt(answer)} is not a whole number")
+        fact.update(question="iterations", value=count)
+    elif kind == "body":
+        fact.update(at=line, question="body", variable=fields["variable"],
+                    iteration=int(fields["iteration"]), value=_asked(answer, "the value"))
+    else:
+        fact.update(question="after", variable=fields["variable"],
+                    value=_asked(answer, "the value"))
+    meta = {"kind": f"loop_{'iteration' if kind == 'iterations' else kind}"}
+    if kind == "after":
+        meta["post_loop_line"] = post
+    return _program(record, code, entry_point, _call_arguments(fields["call"], entry_point),
+                    fact, meta)
+
+
+def _input_output(record: Record) -> Program:
+    code, entry_point, _ = _function(record.get("code"))
+    output = record.get("output")
+    value = _asked(output, "the output")
+    extra = {}
+    if "quantized_value_output" in record.data:
+        extra = {"category": record.get("quantized_value_output"),
+                 "input_category": record.get("quantized_value_input")}
+    trace = Trace(status="ok", value=value, value_repr=values.to_literal(value), extra=extra)
+    meta = {"kind": "input_output", "quantized": bool(extra),
+            "difficulty": record.get("category"),
+            "cyclomatic_complexity": record.get("cyclomatic_complexity", int),
+            "index": record.get("index", int)}
+    call = Call(record.get("input"), recorded=trace)
+    return build_program(record, code, entry_point, [call], meta)
+
+
+def _loop_question(question: str) -> tuple[str, dict[str, str]]:
+    """Which loop question this is, and the parts it quotes."""
+    for kind, pattern in _LOOP_QUESTIONS.items():
+        match = pattern.fullmatch(question)
+        if match is None:
+            continue
+        variable = match.groupdict().get("variable")
+        if variable is not None and not variable.isidentifier():
+            raise RecordError(f"the question asks about {variable!r}, which is not a name in "
+                              "the code (pytest's assertion rewriting made it)")
+        return kind, match.groupdict()
+    raise RecordError(f"question {excerpt(question)} is none of the loop questions "
+                      "(each names a variable)")
+
+
+_BUILDERS: tuple[Callable[[Record], Program], ...] = (_statement, _branch, _loop,
+                                                      _input_output)
+
+
+def _program(record: Record, code: str, entry_point: str, args: str, fact: dict[str, Any],
+             meta: dict[str, Any]) -> Program:
+    """The program with its one recorded call, whose trace carries ``fact``."""
+    quantized = "quantized value" in record.data
+    if quantized:
+        fact["category"] = record.get("quantized value")
+    trace = Trace(status="ok", extra={"facts": [fact]})
+    return build_program(record, code, entry_point, [Call(args, recorded=trace)],
+                         {**meta, "quantized": quantized})
+
+
+# --------------------------------------------------------------------------- code
+
+
+def _unnumbered(text: str) -> str:
+    """The code without the ``1.``/``1:`` prefixes (and the one space after them, when the
+    file writes one) that branch and loop files put before each line."""
+    lines = text.split("\n")
+    first = _NUMBER.match(lines[0])
+    if first is None or first[1] != "1":
+        raise RecordError("the code's lines are not numbered from 1")
+    mark, space = first[2], first[3]
+    out = []
+    for number, line in enumerate(lines, 1):
+        prefix = f"{number}{mark}"
+        if not line.startswith(prefix):
+            raise RecordError(f"line {number} of the code does not start with {prefix!r}")
+        line = line.removeprefix(prefix)
+        out.append(line.removeprefix(space))
+    return "\n".join(out)
+
+
+def _function(text: str) -> tuple[str, str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The function's code (the call appended after it cut off), its name and its node.
+
+    The code starts at the function's first line, so its line numbers are the published
+    ones. (A method comes with its ``def`` at column 0 and its body still indented for its
+    class, which compiles as it is.)"""
+    lines = text.split("\n")
+    header = re.match(r"\s*(?:async\s+)?def\s+(\w+)\s*\(", lines[0])
+    if header is None:
+        raise RecordError(f"the code does not start with a def ({excerpt(lines[0])})")
+    name = header[1]
+    calls = [i for i, line in enumerate(lines) if i and line.startswith(f"{name}(")]
+    if calls:
+        lines = lines[:calls[-1]]
+    code = "\n".join(lines).rstrip() + "\n"
+    tree = parse_module(code)
+    node = tree.body[0] if tree.body else None
+    if len(tree.body) != 1 or not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        raise RecordError("the code is not one function definition")
+    return code, name, node
+
+
+def _line_text(code: str, line: int) -> str:
+    lines = code.split("\n")[:-1]  # the code ends with a newline; only "\n" ends a line
+    if not 1 <= line <= len(lines):
+        raise RecordError(f"line {line} is not a line of the function ({len(lines)} lines)")
+    return lines[line - 1].strip()
+
+
+def _same_line(text: str, quoted: str) -> bool:
+    """The quoted line is the code's line, give or take a comment the code dropped."""
+    return bool(text) and (quoted == text or quoted.startswith(text)
+                           and quoted[len(text):].lstrip().startswith("#"))
+
+
+def _statement_line(code: str, statement: str, answer: str,
+                    states: dict[str, Any]) -> int:
+    """The line holding the selected statement. The states the authors recorded tell
+    apart two lines with the same text: the one where a variable took the answer."""
+    lines = [n for n, text in enumerate(code.split("\n"), 1) if _same_line(text.strip(),
+                                                                         statement)]
+    if len(lines) > 1:
+        recorded = {int(at) for history in states.values() if isinstance(history, list)
+                    for at, text in _pairs(history) if text == answer}
+        lines = [n for n in lines if n in recorded] or lines
+    if len(lines) != 1:
+        where = ("is nowhere in the function" if not lines else f"is on lines {lines} of the "
+                 "function, and the recorded states do not tell which is meant")
+        raise RecordError(f"the statement {excerpt(statement)} {where}")
+    return lines[0]
+
+
+def _pairs(history: list[Any]) -> list[tuple[float, str]]:
+    return [(item[0], item[1]) for item in history if isinstance(item, list)
+            and len(item) == 2 and isinstance(item[0], int | float)]
+
+
+def _enclosing_loop(function: ast.AST, line: int) -> int | None:
+    """The line of the innermost for/while loop whose lines include ``line``."""
+    found = None
+    for node in ast.walk(function):
+        if (isinstance(node, ast.For | ast.AsyncFor | ast.While)
+                and node.lineno <= line <= (node.end_lineno or node.lineno)
+                and (found is None or node.lineno > found)):
+            found = node.lineno
+    return found
+
+
+def _loop_range(record: Record, post: int) -> tuple[int, int]:
+    """A loop_after record's loop line, checked against the line its question names."""
+    span, post_line = record.get("loop_range", list), record.get("post_loop_line", int)
+    if post != post_line or not span or not isinstance(span[0], int):
+        raise RecordError(f"the question's line {post} is not the record's post_loop_line "
+                          f"{post_line}, or loop_range {span!r} gives no line")
+    return span[0], post
+
+
+# --------------------------------------------------------------------------- calls
+
+
+def _arguments(function: ast.FunctionDef | ast.AsyncFunctionDef,
+               given: dict[str, Any]) -> str:
+    """Argument text for the recorded inputs (``name -> repr``), in the signature's order."""
+    spec = function.args
+    parts: list[str] = []
+    for param in spec.posonlyargs:
+        if param.arg in given:
+            parts.append(_argument(param.arg, given))
+    for param in spec.args:
+        if param.arg in given:
+            parts.append(f"{param.arg}={_argument(param.arg, given)}")
+    for param, star in ((spec.vararg, "*"), (spec.kwarg, "**")):
+        if param is not None and param.arg in given:
+            text = _argument(param.arg, given)
+            if text not in ("()", "{}"):
+                parts.append(star + text)
+    for param in spec.kwonlyargs:
+        if param.arg in given:
+            parts.append(f"{param.arg}={_argument(param.arg, given)}")
+    return ", ".join(parts)
+
+
+def _argument(name: str, given: dict[str, Any]) -> str:
+    text = given[name]
+    if not isinstance(text, str):
+        raise RecordError(f"the input {name!r} is not a text")
+    try:
+        values.parse_expression(text)
+    except values.LiteralError:
+        raise RecordError(f"the input {name!r} is not Python syntax: {excerpt(text)}") from None
+    return text.strip()
+
+
+def _call_arguments(call: str, entry_point: str) -> str:
+    """The argument text of a call quoted in a question, which must call the function."""
+    call = call.strip()
+    if not (call.startswith(f"{entry_point}(") and call.endswith(")")):
+        raise RecordError(f"the question's call {excerpt(call)} is not a call of "
+                          f"{entry_point}")
+    return call[len(entry_point) + 1:-1]
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _asked(text: str, what: str) -> list:
+    """The typed value a question asks for, which must be a literal."""
+    try:
+        return values.encode(values.parse_literal(text))
+    except values.LiteralError:
+        raise RecordError(f"{what} {excerpt(text.strip())} is not a Python literal") from None
+
+
+def _shown(text: Any) -> list:
+    """A value given as context: typed when it is a literal, else the authors' text."""
+    text = text if isinstance(text, str) else repr(text)
+    try:
+        return values.encode(values.parse_literal(text))
+    except values.LiteralError:
+        return ["object", "unknown", text]
+
+
+def _yes_no(text: str) -> bool:
+    if text.strip() not in _YES_NO:
+        raise RecordError(f"the answer {excerpt(text)} is not Yes or No")
+    return _YES_NO[text.strip()]
