@@ -97,7 +97,7 @@ def truth(value: list) -> dict[str, Any] | None:
 
 
 def normalise(text: str) -> str:
-    return " ".join(text.strip().strip("'\"`").rstrip(".").split()).lower()
+    return " ".join(text.strip().rstrip(".").strip("'\"`").split()).lower()
 
 
 def read_category(text: str) -> str | None:

@@ -195,7 +195,9 @@ def analyse(code: str, entry_point: str) -> Function | None:
         for line in range(node.lineno + 1, statement.end + 1):
             continuation.setdefault(line, node.lineno)
         if isinstance(node, ast.If | ast.For | ast.While):
-            conditional += [block[0].lineno for block in (node.body, node.orelse) if block]
+            # A body on the header's line runs whenever the header does, as far as lines tell.
+            conditional += [block[0].lineno for block in (node.body, node.orelse)
+                            if block and block[0].lineno > statement.end]
         elif isinstance(node, ast.Try | ast.TryStar):
             conditional += [h.body[0].lineno for h in node.handlers]
             conditional += [node.orelse[0].lineno] if node.orelse else []
