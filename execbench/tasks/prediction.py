@@ -51,7 +51,7 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
 from execbench.tasks.codesense.abstract import truth as abstract_truth
-from execbench.tasks.codesense.tasks import VALUES, score_value
+from execbench.tasks.codesense.tasks import VALUES, score_value, summarize_by_kind
 from execbench.tasks.extract import answer_text
 
 if TYPE_CHECKING:
@@ -129,6 +129,15 @@ class OutputPrediction(TaskBase):
         call = instance.call
         parts.append(_block(instance.code, f"assert {call} == ??"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
+
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, Instance]) -> dict[str, Any] | None:
+        """With abstract values, the CodeSense tasks' summary (strict and string-match
+        accuracy); None otherwise, so that other runs' results keep their shape."""
+        if not any(instances[s["instance_id"]].data.get("values") == "abstract"
+                   for s in samples):
+            return None
+        return summarize_by_kind(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:
         if instance.data.get("values") == "abstract":

@@ -167,6 +167,8 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
     oracle = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "oracle")
     assert all(m["all"]["pass@1"] == 1.0 for m in oracle["metrics"].values())
     assert oracle["task_metrics"]["loop"]["by_values"]["abstract"]["strict"] == 1.0
+    assert oracle["task_metrics"]["output"]["all"] == {"samples": 1, "strict": 1.0,
+                                                       "string_match": 1.0}
     baseline = run(RunConfig(suite=str(suite), model="reference/random-category"),
                    tmp_path / "random")
     samples = read_samples(tmp_path / "random" / "samples.jsonl")
@@ -180,3 +182,6 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
 def test_the_default_output_task_is_unchanged(tmp_path: Path) -> None:
     [output] = _instance(tmp_path, "output")
     assert output.data == {"truth": {"value": ["str", "11"], "repr": "'11'"}}
+    suite = tmp_path / "suite"
+    results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
+    assert "task_metrics" not in results
