@@ -185,3 +185,11 @@ def test_the_default_output_task_is_unchanged(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     assert "task_metrics" not in results
+
+
+def test_the_random_baseline_answers_only_abstract_instances(tmp_path: Path) -> None:
+    _instance(tmp_path, "loop")
+    run(RunConfig(suite=str(tmp_path / "suite"), model="reference/random-category"),
+        tmp_path / "run")
+    samples = read_samples(tmp_path / "run" / "samples.jsonl")
+    assert samples and {s["verdict"] for s in samples.values()} == {"error"}
