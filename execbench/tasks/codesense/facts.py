@@ -7,10 +7,11 @@ that is not (a published CodeSense record) brings them ready-made in
 
 Everything is read from the entry point's first frame: the states recorded before each of
 its line events, and the marked states of its ``return`` and ``exception`` events (see
-``sandbox.tracer``). The state after a line is the next state of that frame; a line whose
-next state is an exception did not finish and gives no fact; with no next state (the
-states were cut at their bound) there is no fact either, so a cut trace gives fewer
-facts, never wrong ones.
+``sandbox.tracer``). The state after a statement is the next state of that frame where
+another statement starts, or its return (a statement spanning lines reports several of
+them, in any order, as one start); a statement followed by an exception did not finish
+and gives no fact; with no such state (the states were cut at their bound) there is no
+fact either, so a cut trace gives fewer facts, never wrong ones.
 
 * statement: the first execution of each statement ``kinds`` classifies that finished: the
   values of the names it reads before it, and its value after (the assigned names, a
@@ -79,39 +80,50 @@ def entry_states(function: Function, entry_point: str, trace: Trace) -> list[Sta
     return [] if frame is None else [s for s in trace.states if s.get("frame") == frame]
 
 
-def _after(states: list[State], i: int, function: Function) -> State | None:
-    """The state once the statement starting at ``states[i]`` has finished: the next state
-    past its continuation lines; None if it raised or the states stop."""
-    first = states[i]["line"]
-    for state in states[i + 1:]:
-        if state.get("event") == "exception":
-            return None
-        if state.get("event") is None and function.continuation.get(state["line"]) == first:
+def _starts(states: list[State], function: Function) -> dict[int, int]:
+    """The states where a statement starts (index -> the statement's first line). A
+    multi-line statement may report its lines in any order (``y = [`` reports the line of
+    the first item, then comes back to its first line to store the list): the states of
+    one statement in a row are one start, at the first of them."""
+    starts: dict[int, int] = {}
+    inside: int | None = None
+    for i, state in enumerate(states):
+        if state.get("event") is not None:
+            inside = None
             continue
-        return state
+        line = state["line"]
+        owner = function.continuation.get(line, line if line in function.statements else None)
+        if owner is not None and owner != inside:
+            starts[i] = owner
+        inside = owner
+    return starts
+
+
+def _after(states: list[State], starts: dict[int, int], i: int) -> int | None:
+    """Where the statement starting at ``states[i]`` has finished: the index of the next
+    statement's start or of the frame's return; None if it raised or the states stop."""
+    for j in range(i + 1, len(states)):
+        event = states[j].get("event")
+        if event == "exception":
+            return None
+        if event == "return" or j in starts:
+            return j
     return None
-
-
-def _line_events(states: list[State], function: Function) -> list[int]:
-    """Indices of the states where a statement starts (not its continuation lines)."""
-    return [i for i, s in enumerate(states) if s.get("event") is None
-            and s["line"] in function.statements]
 
 
 def statement_facts(function: Function, states: list[State]) -> list[dict[str, Any]]:
     facts: dict[int, dict[str, Any]] = {}
-    for i in _line_events(states, function):
-        line = states[i]["line"]
+    starts = _starts(states, function)
+    for i, line in starts.items():
         statement = function.statements[line]
         if statement.kind is None or line in facts:
             continue
-        after = _after(states, i, function)
-        if after is None:
+        j = _after(states, starts, i)
+        if j is None:
             continue
-        before = states[i]["locals"]
+        after, before = states[j], states[i]["locals"]
         if statement.kind == "branch":
-            value: list | None = ["bool", after.get("event") is None
-                                  and after["line"] == statement.body_line]
+            value: list | None = ["bool", starts.get(j) == statement.body_line]
         else:
             values = [after["locals"].get(name) for name in statement.targets]
             if any(v is None for v in values):
@@ -130,21 +142,23 @@ def _changed(start: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
 
 def block_facts(function: Function, states: list[State], max_block: int
                 ) -> list[dict[str, Any]]:
-    starts = _line_events(states, function)
+    starts = _starts(states, function)
     if not starts:
         return []
-    entry = states[starts[0]]["locals"]
+    order = list(starts)
+    entry = states[order[0]]["locals"]
     facts = []
     for k in range(1, max_block + 1):
-        if k > len(starts):
+        if k > len(order):
             break
-        after = _after(states, starts[k - 1], function)
-        if after is None:
+        j = _after(states, starts, order[k - 1])
+        if j is None:
             break
+        after = states[j]
         changed = _changed(entry, after["locals"])
         if changed:
             facts.append({"task": "block", "size": k,
-                          "lines": [states[i]["line"] for i in starts[:k]], "after": changed})
+                          "lines": [starts[i] for i in order[:k]], "after": changed})
         if after.get("event") is not None:  # the frame returned
             break
     return facts

@@ -52,6 +52,34 @@ def test_a_condition_that_fails_is_false(sandbox: Sandbox) -> None:
     assert facts[6]["value"] == encode(False) and 7 not in facts
 
 
+MULTI_LINE = """\
+def f(a, b):
+    x = max(
+        a,
+        b,
+    )
+    y = [
+        a,
+        b + x,
+    ]
+    if (x >
+            a):
+        y = [
+            x]
+    return y
+"""
+
+
+def test_statements_spanning_lines_are_one_statement(sandbox: Sandbox) -> None:
+    # Python reports ``x = max(`` at 2, 3, 4 and 2 again, and ``y = [`` at 7, 8, then 6.
+    facts = {f["line"]: f["value"] for f in _facts(sandbox, "statement", MULTI_LINE, "3, 4")}
+    assert facts == {2: encode(4), 6: encode([3, 8]), 10: encode(True), 12: encode([4])}
+    blocks = _facts(sandbox, "block", MULTI_LINE, "3, 4")
+    assert [(f["lines"], f["after"]) for f in blocks] == [
+        ([2], {"x": encode(4)}), ([2, 6], {"x": encode(4), "y": encode([3, 8])}),
+        ([2, 6, 10], {"x": encode(4), "y": encode([3, 8])})]
+
+
 LOOPS = """\
 def f(xs, stop):
     total = 0
