@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import encode
+from execbench.sources import load_source
 from execbench.tasks.codesense.facts import NoFacts, facts_for
 
 STATES = TraceOptions(states=True)
@@ -188,3 +192,45 @@ def test_given_facts_are_used_as_they_are_and_nothing_is_derived() -> None:
 def test_a_call_that_did_not_finish_gives_no_facts() -> None:
     with pytest.raises(NoFacts, match="timeout"):
         facts_for("statement", "def f():\n    pass\n", "f", Trace(status="timeout"))
+
+
+DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
+
+
+def _outer_loops(code: str, entry_point: str) -> set[int]:
+    """Header lines of the entry point's loops that no other loop encloses (each runs at
+    most once per call)."""
+    func = next(n for n in ast.parse(code).body
+                if isinstance(n, ast.FunctionDef) and n.name == entry_point)
+    loops = [n for n in ast.walk(func) if isinstance(n, ast.For | ast.While)]
+    inner = {m.lineno for n in loops for m in ast.walk(n)
+             if m is not n and isinstance(m, ast.For | ast.While)}
+    return {n.lineno for n in loops} - inner
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ["humaneval", "cruxeval.jsonl"])
+def test_iteration_counts_agree_with_the_tracers_loop_counts(sandbox: Sandbox,
+                                                            spec: str) -> None:
+    """Two records of one run: the loop facts (from the states) and the tracer's own
+    per-header iteration counts, on every loop that runs at most once per call."""
+    if spec != "humaneval":
+        spec = str(DATA / spec)
+        if not Path(spec).is_file():
+            pytest.skip(f"{spec} not found (the shared benchmark data folder is absent)")
+    programs = load_source(spec, None, plus_inputs=False, count=0, seed=0).programs
+    jobs = [(p, call) for p in programs for call in p.calls[:3]]
+    traces = sandbox.map(Job(p.code, p.entry_point, call.args,
+                             TraceOptions(states=True, max_states=20_000)) for p, call in jobs)
+    checked = 0
+    for (program, _), trace in zip(jobs, traces, strict=True):
+        if trace.status != "ok" or sum(f["function"] == program.entry_point
+                                       for f in trace.frames) != 1:
+            continue  # recursion runs a loop in several frames: the counts add up there
+        once = _outer_loops(program.code, program.entry_point)
+        for fact in facts_for("loop", program.code, program.entry_point, trace):
+            if fact["question"] == "iterations" and fact["line"] in once:
+                assert fact["value"] == ["int", trace.loops.get(str(fact["line"]), 0)], \
+                    (program.id, fact)
+                checked += 1
+    assert checked > 200
