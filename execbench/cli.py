@@ -29,6 +29,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
 
+MAX_SHOTS = 3
+"""The most worked examples a prompt may show (CodeSense's abstract prompts use three)."""
+
 UNREACHABLE = 3
 """Exit status of a run that stopped because no model server answers: apart from bad input
 (2) and failed requests (1), so that a batch job can wait for the server and resume."""
@@ -227,7 +230,9 @@ def run(
     max_connections: Annotated[int, typer.Option(help="Concurrent requests.")] = 16,
     limit: Annotated[int | None, typer.Option(help="At most N instances per task.")] = None,
     tasks: Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")] = None,
-    shots: Annotated[int, typer.Option(help="0 (zero-shot) or 1 (one worked example).")] = 0,
+    shots: Annotated[int, typer.Option(
+        help="Worked examples in each prompt, 0 to 3 (the CodeSense tasks and abstract "
+             "values take up to 3; other tasks show their one example for any N >= 1).")] = 0,
     model_base_url: Annotated[list[str], typer.Option(
         metavar="URL",
         help="Base URL of the model's server; several (repeated, or separated by commas) "
@@ -267,8 +272,8 @@ def run(
 
     _at_least_one({"-n": samples, "--limit": limit, "--max-connections": max_connections,
                    "--max-connection-failures": max_connection_failures})
-    if shots not in (0, 1):
-        _fail("--shots must be 0 or 1")
+    if shots not in range(MAX_SHOTS + 1):
+        _fail(f"--shots must be 0 to {MAX_SHOTS}")
     if max_retries < 0 or retry_delay < 0 or timeout <= 0:
         _fail("--max-retries and --retry-delay must be >= 0 and --timeout > 0")
     if (price_input is None) != (price_output is None):

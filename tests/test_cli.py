@@ -252,6 +252,16 @@ def test_run_refuses_a_count_below_one(tiny: Path, tmp_path: Path,
     assert not (tmp_path / "run").exists()
 
 
+def test_run_takes_up_to_three_shots(tiny: Path, tmp_path: Path) -> None:
+    # CodeSense's abstract prompts show three worked examples; no task has more.
+    refused = execbench("run", "--suite", tiny, "--model", "reference/oracle",
+                        "--out", tmp_path / "four", "--shots", 4)
+    assert refused.returncode == 2 and refused.stderr == "error: --shots must be 0 to 3\n"
+    done = execbench("run", "--suite", tiny, "--model", "reference/oracle",
+                     "--out", tmp_path / "three", "--shots", 3)
+    assert done.returncode == 0, done.stderr
+
+
 def test_doctor_lists_every_confinement_layer_and_its_state() -> None:
     from execbench.sandbox import confine
 
@@ -287,7 +297,9 @@ def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_pat
     said = refused("build", good, "--out", tmp_path / "s", "--tasks", "counterfactual",
                    "-T", "taget=min")
     assert said == ("unknown -T key 'taget'; did you mean 'target'? task options: "
-                    "mode (counterfactual), target (counterfactual), tests (simulation)")
+                    "blocks (block), mode (counterfactual), questions (block, branch, loop, "
+                    "statement), target (counterfactual), tests (simulation), values (loop, "
+                    "output, statement)")
     assert not (tmp_path / "s").exists()
 
 

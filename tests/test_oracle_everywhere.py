@@ -10,7 +10,9 @@ and the oracle answers all of it once:
   as a literal), 20 DSL-List programs and the first 10 of HumanEvalPack;
 * with ``--run-slow``, CRUXEval, CRUXEval ``--mutate``, more of the built-in HumanEval,
   HumanEval+ and MBPP+ with ``--plus-inputs``, and HumanEvalPack, each cut with
-  ``--limit`` or ``--max-calls`` to well under a minute.
+  ``--limit`` or ``--max-calls`` to well under a minute; and HumanEval, CRUXEval and the DSL
+  with ``-T values=abstract`` (the CodeSense statement and loop tasks and the output task
+  asking for abstract categories).
 
 No (source, task) pair is excluded: on each of these sources every task builds instances
 (mutation and choice find a mutant that changes the output for most programs; under
@@ -52,9 +54,16 @@ SOURCES = [
     pytest.param("humanevalpack.jsonl.gz", {"limit": 10}, id="humanevalpack-10"),
     pytest.param("humanevalpack.jsonl.gz", {"limit": 40}, id="humanevalpack-40",
                  marks=pytest.mark.slow),
+    pytest.param("humaneval", {"limit": 30, "task_options": {"values": "abstract"}},
+                 id="humaneval-30-abstract", marks=pytest.mark.slow),
+    pytest.param("cruxeval.jsonl", {"limit": 300, "task_options": {"values": "abstract"}},
+                 id="cruxeval-300-abstract", marks=pytest.mark.slow),
+    pytest.param("dsl", {"count": 20, "task_options": {"values": "abstract"}},
+                 id="dsl-20-abstract", marks=pytest.mark.slow),
 ]
 
 KNOWN = {"humaneval-30": "humaneval/HumanEval/25", "humaneval-80": "humaneval/HumanEval/25",
+         "humaneval-30-abstract": "humaneval/HumanEval/25",
          "humanevalpack-40": "humanevalpack/Python/25"}
 """Programs whose counterfactual witness is an expression in the source (``3 * 19``)."""
 BUG_TASKS = {"bug-prediction", "bug-localization", "bug-repair"}

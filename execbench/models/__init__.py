@@ -50,6 +50,8 @@ MODEL_KINDS = (
     ModelKind("reference/oracle", "states the ground truth: must score 100%"),
     ModelKind("reference/constant", "the same answer to every prompt: a floor", "",
               "answer=TEXT"),
+    ModelKind("reference/random-category", "a uniformly random category of the value's "
+              "type, for abstract-value instances: CodeSense's random baseline"),
     ModelKind("reference/original", "the unmutated program's output (mutation and choice "
               "tasks): the reversion ceiling"),
 )

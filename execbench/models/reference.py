@@ -7,15 +7,20 @@ choose it), the floor a model must beat. ``reference/original`` answers the muta
 choice tasks with the unmutated program's output: pure recall, the reversion ceiling.
 ``reference/shortcut`` answers the simulation task with the right output after a
 simulation whose every property is wrong: a run of it must come out all incoherent.
+``reference/random-category`` answers abstract-value instances (``-T values=abstract``)
+with a category drawn uniformly from those of the value's type, seeded by the run's seed
+and the instance: the random baseline of CodeSense's Table 7.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Collection
 
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
 from execbench.tasks import get_task, task_names
+from execbench.tasks.codesense.abstract import random_category
 
 DEFAULT_CONSTANT = "[ANSWER]\nassert f(0) == 0\n[/ANSWER]"
 
@@ -77,6 +82,18 @@ class ShortcutModel(ModelBase):
         return Generation(text=task.shortcut_response(request.instance))
 
 
+class RandomCategoryModel(ModelBase):
+    name = "reference/random-category"
+
+    async def generate(self, request: Request, config: GenerateConfig) -> Generation:
+        data = request.instance.data
+        if data.get("values") != "abstract":
+            return Generation(text=None, error="reference/random-category answers only "
+                              "abstract-value instances (build with -T values=abstract)")
+        rng = random.Random(f"{request.seed}/{request.instance.id}/{request.sample}")
+        return Generation(text=f"<ans>{random_category(data['truth']['type'], rng)}</ans>")
+
+
 class ConstantModel(ModelBase):
     name = "reference/constant"
 
@@ -94,9 +111,12 @@ def get_reference_model(rest: str, model_args: dict[str, str]):
         return OriginalModel()
     if rest == "shortcut" and not model_args:
         return ShortcutModel()
+    if rest == "random-category" and not model_args:
+        return RandomCategoryModel()
     if rest == "constant" and set(model_args) <= {"answer"}:
         return ConstantModel(model_args.get("answer", DEFAULT_CONSTANT))
-    if rest in ("oracle", "original", "shortcut", "constant"):
+    if rest in ("oracle", "original", "shortcut", "random-category", "constant"):
         raise ModelError(f"reference/{rest} does not take model arguments {sorted(model_args)}")
     raise ModelError(f"unknown reference model {rest!r}; choose reference/oracle, "
-                     "reference/original, reference/shortcut or reference/constant")
+                     "reference/original, reference/shortcut, reference/random-category or "
+                     "reference/constant")

@@ -8,7 +8,9 @@ nothing. What is recorded, all as plain JSON:
   call (module-level ``def``/``import`` lines count, as a coverage tool would report).
 * ``events``: the ordered ``[line, frame]`` sequence, bounded by ``max_events``; ``frames``
   names each traced frame (``frame`` indexes it; 0 is the module body).
-* ``states``: encoded local variables at each line event, bounded, only when asked for.
+* ``states``: encoded local variables at each line event, bounded, only when asked for;
+  a frame's ``return`` and ``exception`` events add a state marked with ``"event"``, so that
+  the state after a frame's last line is known, and so is a line that raised.
 * ``branches``: per ``if``/``while``/``for`` header line, how often the body was entered
   (``true``) and skipped or left (``false``), plus the first outcomes in order (``seq``).
   ``loops`` is the per-header iteration count (the ``true`` count of a loop header).
@@ -161,6 +163,8 @@ class Recorder:
 
         def trace(frame, event, arg):
             if event != "line":
+                if record_states and event in ("return", "exception"):
+                    self._snapshot(frame, frame.f_lineno, index, event)
                 head = pending[0]
                 if head is not None:
                     # Leaving the frame right after a header means its body was skipped;
@@ -200,13 +204,18 @@ class Recorder:
         if len(seq) < self.options["max_branch_seq"]:
             seq.append(taken)
 
-    def _snapshot(self, frame, line: int, index: int) -> None:
+    def _snapshot(self, frame, line: int, index: int, event: str | None = None) -> None:
+        """The frame's locals before ``line`` runs, or, with ``event``, as the frame
+        returns or as an exception passes through it at ``line`` (the line did not finish)."""
         if len(self.states) >= self.options["max_states"]:
             return
         names = {k: encode(v, max_nodes=self.options["max_value_nodes"])
                  for k, v in frame.f_locals.items()
                  if not (k.startswith("__") and k.endswith("__")) and type(v) is not ModuleType}
-        self.states.append({"line": line, "frame": index, "locals": names})
+        state = {"line": line, "frame": index, "locals": names}
+        if event is not None:
+            state["event"] = event
+        self.states.append(state)
 
     def namespace(self) -> dict[str, Any]:
         """Names added to the program's module namespace before it runs."""

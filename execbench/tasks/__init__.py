@@ -11,5 +11,6 @@ from execbench.tasks.base import (
     task_names,
 )
 from execbench.tasks.ces import simulation  # noqa: F401
+from execbench.tasks.codesense import tasks as codesense  # noqa: F401
 
 __all__ = ["BuildContext", "OptionError", "Score", "SkipInstance", "Task", "get_task", "task_names"]

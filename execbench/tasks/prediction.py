@@ -1,5 +1,11 @@
 """Output prediction and input prediction (the CRUXEval-O / CRUXEval-I shape).
 
+With ``-T values=abstract`` the output task asks for the category of the returned value
+instead (CodeSense's abstract values, ``codesense.abstract``); its instances then carry
+``values: "abstract"`` and its scores the CodeSense fields. The input task skips calls
+whose trace was recorded where they ran: their code may not run alone, and an input
+answer can only be checked by running it.
+
 ``output``: the model sees the program and a call, and completes ``assert f(x) == ??``
 with the literal value returned. ``input``: it sees the program and a returned value, and
 completes ``assert f(??) == y`` with arguments; the answer is checked by running the
@@ -43,6 +49,9 @@ from execbench.tasks.base import (
     TaskBase,
     register,
 )
+from execbench.tasks.codesense import prompts as codesense_prompts
+from execbench.tasks.codesense.abstract import truth as abstract_truth
+from execbench.tasks.codesense.tasks import VALUES, score_value, summarize_by_kind
 from execbench.tasks.extract import answer_text
 
 if TYPE_CHECKING:
@@ -94,13 +103,25 @@ class OutputPrediction(TaskBase):
     description = "predict the value a call returns (CRUXEval-O style)"
     needs_sandbox = False
     family = "prediction"
+    options = (VALUES,)
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         _require_ok(trace)
-        return [{"truth": {"value": trace.value, "repr": trace.value_repr}}]
+        truth = {"value": trace.value, "repr": trace.value_repr}
+        if VALUES.value(ctx) == "concrete":
+            return [{"truth": truth}]
+        category = abstract_truth(trace.value)
+        if category is None:
+            raise SkipInstance(f"the return value's type ({trace.value[0]}) has no abstract "
+                               "categories")
+        return [{"truth": {**truth, **category}, "values": "abstract", "kind": "output"}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        if instance.data.get("values") == "abstract":
+            text = codesense_prompts.render("output", "abstract", shots, instance.code,
+                                            instance.call, {})
+            return [{"role": "user", "content": text}]
         parts = [_OUTPUT_INTRO]
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f({_EXAMPLE_ARGS}) == ??"))
@@ -109,11 +130,25 @@ class OutputPrediction(TaskBase):
         parts.append(_block(instance.code, f"assert {call} == ??"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, Instance]) -> dict[str, Any] | None:
+        """With abstract values, the CodeSense tasks' summary (strict and string-match
+        accuracy); None otherwise, so that other runs' results keep their shape."""
+        if not any(instances[s["instance_id"]].data.get("values") == "abstract"
+                   for s in samples):
+            return None
+        return summarize_by_kind(samples, instances)
+
     def reference_response(self, instance: Instance) -> str:
+        if instance.data.get("values") == "abstract":
+            return f"[ANSWER]\n{instance.data['truth']['category']}\n[/ANSWER]"
         return assertion_response(instance, instance.data["truth"]["repr"])
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
+        if instance.data.get("values") == "abstract":
+            return score_value(self.name, "abstract", instance.data["truth"], response,
+                               {"kind": "output", "values": "abstract"})
         value, failed = read_output(answer_text(response))
         if value is None:
             return failed
@@ -145,6 +180,9 @@ class InputPrediction(TaskBase):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
+        if program.calls[call_index].recorded is not None:
+            raise SkipInstance("the call's trace was recorded where it ran, and its code may "
+                               "not run alone: an input answer could not be checked")
         _require_ok(trace)
         return [{"truth": {"output": trace.value, "output_repr": trace.value_repr},
                  "given": given_arguments(program.calls[call_index].args)}]

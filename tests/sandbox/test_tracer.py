@@ -120,9 +120,10 @@ def test_multi_line_condition_is_one_branch(sandbox: Sandbox, args: str, lines: 
 
 def test_states_hold_the_locals_before_each_line(sandbox: Sandbox) -> None:
     trace = _run(sandbox, CLASSIFY, "[1, 5, 7], 4", "classify", TraceOptions(states=True))
-    assert len(trace.states) == len(trace.events)
-    assert [[s["line"], s["frame"]] for s in trace.states] == trace.events
-    at_return = [s for s in trace.states if s["line"] == 13]
+    lines = [s for s in trace.states if "event" not in s]
+    assert len(lines) == len(trace.events)
+    assert [[s["line"], s["frame"]] for s in lines] == trace.events
+    at_return = [s for s in lines if s["line"] == 13]
     assert at_return == [{"line": 13, "frame": 1, "locals": {
         "values": encode([1, 5, 7]), "threshold": encode(4), "total": encode(11), "v": encode(7)}}]
     # The first visit of line 10 (v=5) sees total after the else arm ran once for v=1.
@@ -132,6 +133,26 @@ def test_states_hold_the_locals_before_each_line(sandbox: Sandbox) -> None:
     # Module-level states leave out dunders and modules but keep globals.
     module_at_def = next(s for s in trace.states if s["line"] == 6)
     assert module_at_def["locals"] == {"LIMIT": encode(3)}
+
+
+CAUGHT = """\
+def f(xs):
+    total = 0
+    try:
+        total = xs[5]
+    except IndexError:
+        total = -1
+    return total
+"""
+
+
+def test_return_and_exception_events_add_marked_states(sandbox: Sandbox) -> None:
+    trace = _run(sandbox, CAUGHT, "[1, 2]", options=TraceOptions(states=True))
+    marked = [(s["line"], s["event"]) for s in trace.states if s["frame"] == 1 and "event" in s]
+    # The subscript on line 4 raised (its assignment never happened); line 7 returned.
+    assert marked == [(4, "exception"), (7, "return")]
+    at_return = next(s for s in trace.states if s.get("event") == "return" and s["frame"] == 1)
+    assert at_return["locals"] == {"xs": encode([1, 2]), "total": encode(-1)}
 
 
 def test_states_are_off_by_default_and_events_can_be_bounded(sandbox: Sandbox) -> None:

@@ -1,0 +1,115 @@
+"""Abstract values (CodeSense, Table 6): a coarse category in place of a concrete value.
+
+Each builtin type has its own categories (an int is Zero, Positive Regular, ...; a string
+is Empty, Alphabetic, Numeric or Mixed). A bool is checked before an int: ``True`` is the
+category "True", never "Positive Regular" (the paper's mapping code tests ``int`` first,
+and since ``bool`` is a subclass of ``int`` it files ``True`` under Positive Regular; we
+do not copy that). Types without categories (bytes, complex, frozenset) and opaque values
+have none: no abstract question is asked about them.
+
+An answer is one category name, read case-insensitively and ignoring surrounding quotes,
+spaces and a trailing full stop; it is right when it names the value's category.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "int": ("Negative Large", "Negative Regular", "Zero", "Positive Regular", "Positive Large"),
+    "float": ("Negative Large", "Negative Regular", "Negative Small", "Zero", "Positive Small",
+              "Positive Regular", "Positive Large"),
+    "str": ("Empty String", "Alphabetic String", "Numeric String", "Mixed String"),
+    "list": ("Empty List", "Non-Empty List"),
+    "tuple": ("Empty Tuple", "Non-Empty Tuple"),
+    "dict": ("Empty Dictionary", "Non-Empty Dictionary"),
+    "set": ("Empty Set", "Non-Empty Set"),
+    "bool": ("True", "False"),
+    "none": ("None",),
+}
+"""The categories of each type (by typed-JSON tag), as the paper's Table 6 lists them."""
+
+DEFINITIONS = """\
+- int: Zero (v == 0); Positive Regular (0 < v <= 10); Positive Large (v > 10); \
+Negative Regular (-10 <= v < 0); Negative Large (v < -10).
+- float: Zero (v == 0.0); Positive Small (0.0 < v <= 1.0); Positive Regular \
+(1.0 < v <= 10.0); Positive Large (v > 10.0); Negative Small (-1.0 <= v < 0.0); \
+Negative Regular (-10.0 <= v < -1.0); Negative Large (v < -10.0).
+- str: Empty String (no characters); Alphabetic String (only letters); Numeric String \
+(only digits); Mixed String (anything else).
+- list: Empty List or Non-Empty List. tuple: Empty Tuple or Non-Empty Tuple. dict: Empty \
+Dictionary or Non-Empty Dictionary. set: Empty Set or Non-Empty Set.
+- bool: True or False (a bool is never filed as a number). None: None."""
+"""The definitions every abstract prompt gives, in our words."""
+
+
+def _number(v: float, small: float | None) -> str:
+    if v == 0:
+        return "Zero"
+    sign = "Positive" if v > 0 else "Negative"
+    size = abs(v)
+    if small is not None and size <= small:
+        return f"{sign} Small"
+    if size <= 10:
+        return f"{sign} Regular"
+    return f"{sign} Large"
+
+
+def _string(s: str) -> str:
+    if not s:
+        return "Empty String"
+    if s.isalpha():
+        return "Alphabetic String"
+    if s.isdigit():
+        return "Numeric String"
+    return "Mixed String"
+
+
+_SIZED = {"list": "List", "tuple": "Tuple", "dict": "Dictionary", "set": "Set"}
+
+
+def category(value: list) -> str | None:
+    """The category of a typed-JSON value, or None when its type has none."""
+    tag = value[0]
+    if tag == "bool":  # before int, on purpose (see the module docstring)
+        return "True" if value[1] else "False"
+    if tag == "none":
+        return "None"
+    if tag == "int":
+        return _number(value[1], None)
+    if tag == "float":
+        number = float(value[1])
+        if number != number:  # NaN is in no range
+            return None
+        return _number(number, 1.0)
+    if tag == "str":
+        return _string(value[1])
+    if tag in _SIZED:
+        return f"{'Non-Empty' if value[1] else 'Empty'} {_SIZED[tag]}"
+    return None
+
+
+def truth(value: list) -> dict[str, Any] | None:
+    """The ground truth of an abstract question about ``value`` (None if it has none)."""
+    name = category(value)
+    return None if name is None else {"category": name, "type": value[0]}
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.strip().rstrip(".").strip("'\"`").split()).lower()
+
+
+def read_category(text: str) -> str | None:
+    """The category an answer names (its canonical spelling), or None."""
+    wanted = normalise(text)
+    for names in CATEGORIES.values():
+        for name in names:
+            if normalise(name) == wanted:
+                return name
+    return None
+
+
+def random_category(value_type: str, rng: random.Random) -> str:
+    """A category drawn uniformly from those of ``value_type`` (the random baseline)."""
+    return rng.choice(CATEGORIES[value_type])

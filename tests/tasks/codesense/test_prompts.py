@@ -1,0 +1,53 @@
+"""The CodeSense prompts, and their worked examples checked against real runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import TraceOptions
+from execbench.sandbox.values import equal
+from execbench.tasks.codesense.facts import facts_for
+from execbench.tasks.codesense.prompts import EXAMPLES, numbered, render
+from execbench.tasks.codesense.tasks import _asked
+
+
+def _run(sandbox: Sandbox, code: str, call: str):
+    entry, _, args = call.partition("(")
+    return sandbox.run(Job(code, entry, args[:-1], TraceOptions(states=True)))
+
+
+@pytest.mark.parametrize("task", sorted(EXAMPLES))
+def test_every_worked_example_states_what_its_run_does(sandbox: Sandbox, task: str) -> None:
+    for example in EXAMPLES[task]:
+        trace = _run(sandbox, example.code, example.call)
+        if task == "output":
+            assert equal(trace.value, example.value), example.call
+            continue
+        if task == "branch":
+            assert (example.fact["line"] in trace.lines) is example.value[1], example.fact
+            continue
+        entry = example.call.partition("(")[0]
+        derived = facts_for(task, example.code, entry, trace)
+        keys = ("line", "question", "variable", "iteration", "size", "before")
+        same = [f for f in derived if all(f.get(k) == example.fact.get(k) for k in keys)]
+        assert same, example.fact
+        assert equal(_asked(task, same[0]), example.value), example.fact
+
+
+def test_a_prompt_numbers_the_code_and_shows_k_examples() -> None:
+    code = "def f(x):\n    return x\n"
+    fact = {"task": "branch", "line": 2}
+    zero = render("branch", "concrete", 0, code, "f(1)", fact)
+    assert "1  def f(x):\n2      return x" in zero and "Example" not in zero
+    assert "Is line 2 executed" in zero and "yes or no" in zero
+    three = render("branch", "concrete", 3, code, "f(1)", fact)
+    assert three.count("Example:") == 3 and three.count("[ANSWER]\nno\n[/ANSWER]") == 2
+    assert numbered("a\nb").splitlines() == ["1  a", "2  b"]
+
+
+def test_abstract_prompts_define_the_categories_and_answer_with_one() -> None:
+    fact = {"task": "loop", "line": 3, "question": "iterations"}
+    text = render("loop", "abstract", 2, "def f():\n    pass\n", "f()", fact)
+    assert "Positive Regular (0 < v <= 10)" in text and "a bool is never filed" in text
+    assert text.count("[ANSWER]\nPositive Regular\n[/ANSWER]") == 2
