@@ -192,6 +192,7 @@ class CodeSenseTask(TaskBase):
     """What the four tasks share: facts -> instances, prompts, scoring, summaries."""
 
     family = "codesense"
+    layout = "codesense"
     needs_sandbox = False
     trace_options = STATES
     options: tuple[TaskOption, ...] = (QUESTIONS,)
