@@ -104,7 +104,7 @@ def get_model(
     if provider == "openai":
         url = base_url or _env("OPENAI_BASE_URL") or OPENAI_URL
         return OpenAIModel(name, rest, _check_urls(url), _require("OPENAI_API_KEY", name),
-                           model_args, OPENAI_FIELDS)
+                           model_args, OPENAI_FIELDS, official=True)
     if provider == "anthropic":
         url = base_url or _env("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
         return AnthropicModel(name, rest, _check_urls(url), _require("ANTHROPIC_API_KEY", name),
