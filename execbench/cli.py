@@ -663,6 +663,8 @@ def list_things(what: Annotated[str, typer.Argument(
                 out.print(f"{'':26}   environment: {kind.env}", highlight=False, markup=False)
             if kind.model_args:
                 out.print(f"{'':26}   -M {kind.model_args}", highlight=False, markup=False)
+            for setting, value in kind.sampling:
+                out.print(f"{'':26}   unset {setting}: {value}", highlight=False, markup=False)
     elif Path(what).is_dir():
         _list_suite(Path(what))
     else:

@@ -28,7 +28,7 @@ from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
-from execbench.models import get_model
+from execbench.models import get_model, sampling_defaults
 from execbench.models.base import GenerateConfig, Generation, Model, Request
 from execbench.sandbox.pool import Limits, Sandbox
 from execbench.suite import dumps, load_suite
@@ -73,12 +73,14 @@ class RunConfig:
 
     def record(self) -> dict[str, Any]:
         """The one serialisation of a run's settings: ``run.json`` holds it, with the
-        pinned values apart, and ``results.json`` repeats it under ``run``."""
+        pinned values apart, and ``results.json`` repeats it under ``run``. Settings left
+        unset (None) are the provider's, which ``sampling_defaults`` states in words."""
         return {"model": self.model, "suite": str(Path(self.suite).resolve()), "n": self.n,
                 "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
                 "base_url": self.base_url, "model_args": self.model_args,
                 "generate": asdict(self.generate), "price_input": self.price_input,
-                "price_output": self.price_output}
+                "price_output": self.price_output,
+                "sampling_defaults": sampling_defaults(self.model)}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> RunConfig:

@@ -51,14 +51,6 @@ NONSTREAMING_TOKENS = {
 """Models whose non-streaming requests Anthropic's SDK limits to fewer tokens than
 ``STREAM_ABOVE`` (its ``MODEL_NONSTREAMING_TOKENS``)."""
 
-DEFAULTS = {
-    "temperature": "1 (the API's default)",
-    "top_p": "not sent (the API refuses it beside a temperature on recent models)",
-    "max_tokens": f"{DEFAULT_MAX_TOKENS} (the API requires one)",
-}
-"""What the run sends, or the API uses, for what the run leaves unset."""
-
-
 class AnthropicModel(HttpModel):
     """A model served at ``{base_url}/v1/messages``.
 
@@ -97,9 +89,6 @@ class AnthropicModel(HttpModel):
         """Extended thinking asked for with ``-M thinking=...``."""
         thinking = self.extra_fields.get("thinking")
         return isinstance(thinking, dict) and thinking.get("type") != "disabled"
-
-    def sampling_defaults(self) -> dict[str, str]:
-        return dict(DEFAULTS)
 
     def stream_fields(self) -> dict[str, Any]:
         return {"stream": True}

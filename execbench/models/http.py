@@ -682,10 +682,6 @@ class HttpModel(ModelBase, ABC):
             return DEFAULT_TIMEOUT
         return min(LONG_TIMEOUT, max(DEFAULT_TIMEOUT, tokens / TOKENS_PER_SECOND))
 
-    def sampling_defaults(self) -> dict[str, str]:
-        """What the server uses for each sampling setting the run leaves unset, in words."""
-        return {}
-
     def _session_for(self, config: GenerateConfig) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=config.max_connections)

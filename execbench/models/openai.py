@@ -41,22 +41,6 @@ out), which ``openai/`` models check ``-M`` against. OpenAI-compatible servers
 (``openai-api/``) take fields of their own, so their ``-M`` keys are passed unchecked."""
 
 
-OFFICIAL_DEFAULTS = {
-    "temperature": "1 (the API's default; reasoning models take no other)",
-    "top_p": "1 (the API's default; reasoning models take no other)",
-    "max_tokens": "not sent: up to the model's output limit",
-}
-"""What OpenAI's API uses for what the run leaves unset (its chat completions reference)."""
-
-COMPATIBLE_DEFAULTS = {
-    "temperature": "the server's: vLLM and SGLang take the model's generation_config.json "
-                   "(often sampled, not greedy), else 1",
-    "top_p": "the server's: the model's generation_config.json, else 1",
-    "max_tokens": "not sent: the server's (vLLM: the rest of the context window)",
-}
-"""What OpenAI-compatible servers use for what the run leaves unset."""
-
-
 class OpenAIModel(HttpModel):
     """A model served at ``{base_url}/chat/completions``, on one or several base URLs.
 
@@ -90,16 +74,10 @@ class OpenAIModel(HttpModel):
         self.model = model
         self.reasoning = REASONING_MODEL.search(model) is not None
         self.auto_stream = not official
-        self.official = official
 
     def reasons(self) -> bool:
         """An o-series or gpt-5 model, or any model asked for a reasoning effort."""
         return self.reasoning or "reasoning_effort" in self.extra_fields
-
-    def sampling_defaults(self) -> dict[str, str]:
-        if self.official:
-            return dict(OFFICIAL_DEFAULTS)
-        return dict(COMPATIBLE_DEFAULTS)
 
     def stream_fields(self) -> dict[str, Any]:
         return {"stream": True, "stream_options": {"include_usage": True}}
