@@ -6,6 +6,7 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -244,7 +245,14 @@ def run(
         "models, an engine flag for vllm/ and sglang/ (-M tensor_parallel_size=2), an option "
         "of hf/ and reference/ models; `execbench ls models` lists them.")] = [],  # noqa: B006
     max_retries: Annotated[int, typer.Option(help="Retries per failed request.")] = 5,
-    timeout: Annotated[float, typer.Option(help="Seconds per request attempt.")] = 120.0,
+    timeout: Annotated[float | None, typer.Option(
+        help="Seconds an attempt may wait for data (each read, or each gap between the events "
+             "of a streamed reply). Default: 600 for reasoning models (o-series, gpt-5, "
+             "-M reasoning_effort, -M thinking); else 120, more for a long reply that is not "
+             "streamed (its max tokens at 128,000 an hour, up to 600).")] = None,
+    sample_deadline: Annotated[float | None, typer.Option(
+        help="Seconds one sample may take over all its attempts and back-off "
+             "(default 3600); 0: no deadline.")] = 3600.0,
     retry_delay: Annotated[float, typer.Option(
         help="First back-off in seconds before a retry; doubles each time, up to 60.")] = 1.0,
     retry_errors: Annotated[bool, typer.Option(
@@ -274,8 +282,10 @@ def run(
                    "--max-connection-failures": max_connection_failures})
     if shots not in range(MAX_SHOTS + 1):
         _fail(f"--shots must be 0 to {MAX_SHOTS}")
-    if max_retries < 0 or retry_delay < 0 or timeout <= 0:
+    if max_retries < 0 or retry_delay < 0 or (timeout is not None and timeout <= 0):
         _fail("--max-retries and --retry-delay must be >= 0 and --timeout > 0")
+    if sample_deadline is not None and sample_deadline < 0:
+        _fail("--sample-deadline must be >= 0 (0: no deadline)")
     if (price_input is None) != (price_output is None):
         _fail("--price-input and --price-output go together (a cost needs both)")
     if any(price is not None and price < 0 for price in (price_input, price_output)):
@@ -291,6 +301,7 @@ def run(
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,
                                 max_retries=max_retries, timeout=timeout,
+                                sample_deadline=sample_deadline or None,
                                 retry_base_delay=retry_delay,
                                 server_start_timeout=server_start_timeout,
                                 max_connection_failures=max_connection_failures))
@@ -315,16 +326,23 @@ def run(
             lines = _ProgressLines(len(work), progress_every)
             tally = {"correct": 0, "error": 0, "done": 0}
             terminal = err.is_terminal  # asked once: the question is a system call
+            shown = [0.0]
+
+            def note() -> str:
+                said = f"{tally['correct'] / tally['done']:.1%} correct"
+                return said + f", {tally['error']} errors" if tally["error"] else said
 
             def progress(record: dict) -> None:
+                # Called for every sample, hundreds a second on a fast server: the bar and
+                # its note are redrawn at most ten times a second, as the bar refreshes.
                 tally["done"] += 1
                 tally["correct"] += record["correct"]
                 tally["error"] += record["verdict"] == "error"
-                note = f"{tally['correct'] / tally['done']:.1%} correct"
-                if tally["error"]:
-                    note += f", {tally['error']} errors"
                 if terminal:
-                    bar.update(job, advance=1, note=note)
+                    now = time.monotonic()
+                    if now - shown[0] >= 0.1 or tally["done"] == len(work):
+                        shown[0] = now
+                        bar.update(job, completed=tally["done"], note=note())
                 else:
                     lines.update(tally["done"], note)
 
@@ -357,14 +375,15 @@ class _ProgressLines:
         self.every = every
         self.start = self.last = time.monotonic()
 
-    def update(self, done: int, note: str) -> None:
+    def update(self, done: int, note: Callable[[], str]) -> None:
+        """Print a line if it is time; ``note`` is made only then."""
         now = time.monotonic()
         if now - self.last < self.every and done < self.total:
             return
         self.last = now
         rate = done / max(now - self.start, 1e-9)
         left = f", about {(self.total - done) / rate:.0f} s left" if done < self.total else ""
-        err.print(f"progress: {done}/{self.total} samples ({done / self.total:.0%}), {note}, "
+        err.print(f"progress: {done}/{self.total} samples ({done / self.total:.0%}), {note()}, "
                   f"{rate:.1f} samples/s{left}", highlight=False)
 
 
@@ -649,6 +668,8 @@ def list_things(what: Annotated[str, typer.Argument(
                 out.print(f"{'':26}   environment: {kind.env}", highlight=False, markup=False)
             if kind.model_args:
                 out.print(f"{'':26}   -M {kind.model_args}", highlight=False, markup=False)
+            for setting, value in kind.sampling:
+                out.print(f"{'':26}   unset {setting}: {value}", highlight=False, markup=False)
     elif Path(what).is_dir():
         _list_suite(Path(what))
     else:

@@ -46,6 +46,13 @@ class Reply:
     (for malformed responses); ``delay`` seconds pass before anything is sent (slow
     servers, client timeouts). OpenAI replies only: ``refusal`` is sent as
     ``message.refusal`` with a null content, and ``parts`` as the content, a list of parts.
+
+    A request with ``"stream": true`` gets a 200 as server-sent events in the protocol's
+    streaming format, carrying the same answer in pieces (``piece`` characters each).
+    ``cut`` closes the connection after that many events, mid-stream, and ``end`` ends
+    the body properly after that many, before the last event; ``stream_error``
+    sends the protocol's error event after the first content event instead of the rest;
+    ``event_delay`` seconds pass between events.
     """
 
     text: str = "ok"
@@ -60,6 +67,11 @@ class Reply:
     code: str | int | None = None
     refusal: str | None = None
     parts: list[dict[str, Any]] | None = None
+    cut: int | None = None
+    end: int | None = None
+    event_delay: float = 0.0
+    stream_error: bool = False
+    piece: int = 3
 
     @classmethod
     def error(
@@ -160,7 +172,78 @@ def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def _openai_events(reply: Reply, request: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A chat completion as OpenAI streams it: ``chat.completion.chunk`` deltas (role
+    first), the finish reason in the last choice chunk, the usage in a chunk of no choices
+    when ``stream_options.include_usage`` asks for it, then ``[DONE]``."""
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[str, Any]:
+        return "", {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+                    "model": request.get("model"),
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    if reply.reasoning is not None:
+        events += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning, reply.piece)]
+    if reply.refusal is not None:
+        events += [chunk({"refusal": p}) for p in _pieces(reply.refusal, reply.piece)]
+    else:
+        events += [chunk({"content": p}) for p in _pieces(reply.text, reply.piece)]
+    if reply.stream_error:
+        return [*events[:2], ("", {"error": {"message": "scripted stream error",
+                                             "type": "server_error"}})]
+    events.append(chunk({}, reply.finish_reason or "stop"))
+    if (request.get("stream_options") or {}).get("include_usage"):
+        events.append(("", {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                            "choices": [], "usage": {
+                                "prompt_tokens": reply.input_tokens,
+                                "completion_tokens": reply.output_tokens,
+                                "total_tokens": reply.input_tokens + reply.output_tokens}}))
+    return [*events, ("", "[DONE]")]
+
+
+def _anthropic_events(reply: Reply, request: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A message as Anthropic streams it: ``message_start`` (input tokens), a ``ping``,
+    each content block's start, deltas and stop, ``message_delta`` (stop reason, output
+    tokens), ``message_stop``."""
+    message = {"id": "msg_fake", "type": "message", "role": "assistant",
+               "model": request.get("model"), "content": [], "stop_reason": None,
+               "stop_sequence": None,
+               "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1}}
+    events: list[tuple[str, Any]] = [("message_start", {"type": "message_start",
+                                                        "message": message}),
+                                     ("ping", {"type": "ping"})]
+    blocks = []
+    if reply.reasoning is not None:
+        blocks.append(("thinking", "thinking", reply.reasoning))
+    blocks.append(("text", "text", reply.text))
+    for index, (kind, key, text) in enumerate(blocks):
+        start = {"type": kind, key: ""} | ({"signature": ""} if kind == "thinking" else {})
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": start}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": index,
+                                            "delta": {"type": f"{kind}_delta", key: p}})
+                   for p in _pieces(text, reply.piece)]
+        if kind == "thinking":
+            events.append(("content_block_delta", {
+                "type": "content_block_delta", "index": index,
+                "delta": {"type": "signature_delta", "signature": "fake"}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    if reply.stream_error:
+        return [*events[:4], ("error", {"type": "error", "error": {
+            "type": "overloaded_error", "message": "Overloaded"}})]
+    events.append(("message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": reply.finish_reason or "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": reply.output_tokens}}))
+    return [*events, ("message_stop", {"type": "message_stop"})]
+
+
 PROTOCOLS = {OPENAI_PATH: _openai_body, ANTHROPIC_PATH: _anthropic_body}
+STREAMS = {OPENAI_PATH: _openai_events, ANTHROPIC_PATH: _anthropic_events}
 
 
 MODELS_PATH = "/v1/models"
@@ -206,8 +289,37 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and self.server.closing.wait(reply.delay):
             self.close_connection = True
             return
+        if body.get("stream") and reply.status == 200 and reply.raw is None:
+            self._stream(STREAMS[path](reply, body)[:reply.end], reply.cut, reply.event_delay)
+            return
         payload = reply.raw if reply.raw is not None else json.dumps(render(reply, body))
         self._send(reply.status, payload, reply.headers)
+
+    def _stream(self, events: list[tuple[str, Any]], cut: int | None, delay: float) -> None:
+        """Send ``events`` as server-sent events in HTTP chunks; with ``cut``, close the
+        connection after that many, as a server or proxy that fails mid-stream does."""
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for number, (name, data) in enumerate(events):
+                if cut is not None and number == cut:
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                    return
+                text = data if isinstance(data, str) else json.dumps(data)
+                event = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
+                encoded = event.encode()
+                self.wfile.write(f"{len(encoded):x}\r\n".encode() + encoded + b"\r\n")
+                self.wfile.flush()
+                if delay and self.server.closing.wait(delay):
+                    self.close_connection = True
+                    return
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
 
     def _send(self, status: int, payload: str, headers: dict[str, str]) -> None:
         data = payload.encode()

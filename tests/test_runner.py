@@ -724,6 +724,11 @@ def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[
     assert "--tasks output" in sessions[0]["command"] and "--tasks" not in sessions[1]["command"]
     assert all(s["host"] and s["python"] and s["execbench_version"] for s in sessions)
     assert usage["wall_seconds"] == pytest.approx(sum(s["seconds"] for s in sessions), abs=0.01)
+    stated = json.loads((out / runner.RUN_CONFIG).read_text())["sampling_defaults"]
+    assert stated == results["run"]["sampling_defaults"]
+    assert "generation_config.json" in stated["temperature"]  # an openai-api/ model
+    assert results["run"]["generate"]["timeout"] is None  # the provider's, by model
+    assert results["run"]["generate"]["sample_deadline"] == 3600
 
     said = flat(second.stderr)
     assert "usage: 12 requests (2 retries), 1,000 input and 140 output tokens; latency p50" in said

@@ -9,12 +9,14 @@ from pathlib import Path
 
 from dotenv import load_dotenv
 
+from execbench.models.anthropic import DEFAULT_MAX_TOKENS as ANTHROPIC_MAX_TOKENS
 from execbench.models.anthropic import AnthropicModel
 from execbench.models.base import Model, ModelError
+from execbench.models.hf import DEFAULT_MAX_NEW_TOKENS as HF_MAX_TOKENS
 from execbench.models.openai import DOCUMENTED as OPENAI_FIELDS
 from execbench.models.openai import OpenAIModel
 
-__all__ = ["MODEL_KINDS", "Model", "ModelError", "get_model"]
+__all__ = ["MODEL_KINDS", "Model", "ModelError", "get_model", "sampling_defaults"]
 
 PROVIDERS = ("openai", "openai-api", "anthropic", "hf", "vllm", "sglang", "reference")
 
@@ -28,25 +30,50 @@ class ModelKind:
     description: str
     env: str = ""
     model_args: str = ""
+    sampling: tuple[tuple[str, str], ...] = ()
+    """What each sampling setting (temperature, top_p, max_tokens) is when the run leaves
+    it unset, in words: the provider's own default, which differs between providers."""
+
+
+SERVER_DEFAULTS = (
+    ("temperature", "the server's: recent vLLM and SGLang take the model's generation_config.json "
+                    "(often sampling, not greedy), else 1"),
+    ("top_p", "the server's: the model's generation_config.json, else 1"),
+    ("max_tokens", "not sent: the server's (vLLM: what the context window leaves)"),
+)
+"""OpenAI-compatible servers, started by the run or not."""
 
 
 MODEL_KINDS = (
     ModelKind("openai/<model>", "OpenAI's API", "OPENAI_API_KEY (required), OPENAI_BASE_URL",
-              "extra request fields the API documents (reasoning_effort=high, ...)"),
+              "extra request fields the API documents (reasoning_effort=high, ...); "
+              "stream=true to stream replies",
+              (("temperature", "1 (the API's; reasoning models take no other)"),
+               ("top_p", "1 (the API's; reasoning models take no other)"),
+               ("max_tokens", "not sent: up to the model's output limit"))),
     ModelKind("openai-api/<name>/<model>", "any OpenAI-compatible server (vLLM, SGLang, "
               "Ollama, llama.cpp): --model-base-url or <NAME>_BASE_URL",
               "<NAME>_BASE_URL, <NAME>_API_KEY (optional)",
-              "extra request fields, passed as given (top_k=20, ...)"),
+              "extra request fields, passed as given (top_k=20, ...); stream=true|false "
+              "(default: replies over 21,333 tokens stream)", SERVER_DEFAULTS),
     ModelKind("anthropic/<model>", "Anthropic's API",
               "ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL",
-              "extra request fields the API documents"),
+              "extra request fields the API documents; stream=true|false (default: replies "
+              "over 21,333 tokens, or the model's lower limit, stream)",
+              (("temperature", "1 (the API's)"),
+               ("top_p", "not sent (recent models refuse it beside a temperature)"),
+               ("max_tokens", f"{ANTHROPIC_MAX_TOKENS} (the API requires one)"))),
     ModelKind("vllm/<hub id or folder>", "a vLLM server the run starts and stops",
               "EXECBENCH_VLLM_COMMAND (replaces the server command)",
-              "engine flags (tensor_parallel_size=2, ...)"),
+              "engine flags (tensor_parallel_size=2, ...)", SERVER_DEFAULTS),
     ModelKind("sglang/<hub id or folder>", "an SGLang server the run starts and stops",
-              "EXECBENCH_SGLANG_COMMAND (replaces the server command)", "engine flags"),
+              "EXECBENCH_SGLANG_COMMAND (replaces the server command)", "engine flags",
+              SERVER_DEFAULTS),
     ModelKind("hf/<hub id or folder>", "transformers in this process (the hf extra)", "",
-              "device=cuda|cpu, dtype=auto|float32|float16|bfloat16, batch_size=N"),
+              "device=cuda|cpu, dtype=auto|float32|float16|bfloat16, batch_size=N",
+              (("temperature", "0: greedy, whatever the model's generation_config.json says"),
+               ("top_p", "not used when greedy"),
+               ("max_tokens", f"{HF_MAX_TOKENS} (capped to what the context leaves)"))),
     ModelKind("reference/oracle", "states the ground truth: must score 100%"),
     ModelKind("reference/constant", "the same answer to every prompt: a floor", "",
               "answer=TEXT"),
@@ -57,6 +84,20 @@ MODEL_KINDS = (
 )
 """Every kind of model name ``get_model`` accepts; the HTTP ones read keys from the
 environment or ./.env."""
+
+
+
+def sampling_defaults(name: str) -> dict[str, str]:
+    """What the provider of model ``name`` uses for each sampling setting a run leaves
+    unset (empty for reference models, which do not sample): ``run.json`` records it, so
+    that two runs of one model through different providers show whether they were asked
+    for the same decoding."""
+    provider = name.partition("/")[0]
+    for kind in MODEL_KINDS:
+        if kind.name.partition("/")[0] == provider:
+            return dict(kind.sampling)
+    return {}
+
 
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
@@ -106,7 +147,7 @@ def get_model(
     if provider == "openai":
         url = base_url or _env("OPENAI_BASE_URL") or OPENAI_URL
         return OpenAIModel(name, rest, _check_urls(url), _require("OPENAI_API_KEY", name),
-                           model_args, OPENAI_FIELDS)
+                           model_args, OPENAI_FIELDS, official=True)
     if provider == "anthropic":
         url = base_url or _env("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
         return AnthropicModel(name, rest, _check_urls(url), _require("ANTHROPIC_API_KEY", name),

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
-from execbench.models.http import HttpModel, parse_model_args
+from execbench.models.http import (
+    STREAM_ABOVE,
+    Assembly,
+    HttpModel,
+    MalformedReply,
+    parse_model_args,
+)
 
 API_VERSION = "2023-06-01"
 
@@ -20,7 +27,6 @@ RESERVED = {
     "max_tokens": "--max-tokens",
     "temperature": "--temperature",
     "top_p": "--top-p",
-    "stream": "not available: replies are read whole",
 }
 """Request fields the provider fills from the run's settings, and where each comes from."""
 
@@ -33,11 +39,25 @@ DOCUMENTED = frozenset({
 a misspelt one would otherwise fail every request with a 400."""
 
 
+NONSTREAMING_TOKENS = {
+    "claude-opus-4-20250514": 8_192,
+    "claude-opus-4-0": 8_192,
+    "claude-4-opus-20250514": 8_192,
+    "anthropic.claude-opus-4-20250514-v1:0": 8_192,
+    "claude-opus-4@20250514": 8_192,
+    "anthropic.claude-opus-4-1-20250805-v1:0": 8_192,
+    "claude-opus-4-1@20250805": 8_192,
+}
+"""Models whose non-streaming requests Anthropic's SDK limits to fewer tokens than
+``STREAM_ABOVE`` (its ``MODEL_NONSTREAMING_TOKENS``)."""
+
 class AnthropicModel(HttpModel):
     """A model served at ``{base_url}/v1/messages``.
 
     ``model_args`` (``-M key=value``) are added to every request body, for options such as
-    ``top_k`` or ``thinking``.
+    ``top_k`` or ``thinking``. Replies are streamed when ``max_tokens`` is more than
+    Anthropic's SDK sends without streaming (``STREAM_ABOVE``, or the model's lower limit
+    in ``NONSTREAMING_TOKENS``), or with ``-M stream=true``.
     """
 
     path = "/v1/messages"
@@ -59,6 +79,23 @@ class AnthropicModel(HttpModel):
         super().__init__(name, base_urls, headers, extra)
         self.model = model
 
+    def max_tokens(self, config: GenerateConfig) -> int:
+        return config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS
+
+    def stream_above(self) -> int:
+        return NONSTREAMING_TOKENS.get(self.model, STREAM_ABOVE)
+
+    def reasons(self) -> bool:
+        """Extended thinking asked for with ``-M thinking=...``."""
+        thinking = self.extra_fields.get("thinking")
+        return isinstance(thinking, dict) and thinking.get("type") != "disabled"
+
+    def stream_fields(self) -> dict[str, Any]:
+        return {"stream": True}
+
+    def assembly(self) -> Assembly:
+        return MessageStream()
+
     def payload(self, request: Request, config: GenerateConfig) -> dict[str, Any]:
         """Move system messages to the top-level ``system`` field, the only place the API
         accepts them. The API has no sampling seed, so seeds are dropped. Recent models
@@ -66,11 +103,10 @@ class AnthropicModel(HttpModel):
         temperature is sent."""
         system = [m["content"] for m in request.messages if m["role"] == "system"]
         messages = [m for m in request.messages if m["role"] != "system"]
-        max_tokens = config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
-            "max_tokens": max_tokens,
+            "max_tokens": self.max_tokens(config),
         }
         if system:
             payload["system"] = "\n\n".join(system)
@@ -97,3 +133,48 @@ class AnthropicModel(HttpModel):
             output_tokens=usage.get("output_tokens"),
             extra=extra,
         )
+
+
+class MessageStream(Assembly):
+    """A streamed message (``message_start``, content block starts, deltas and stops,
+    ``message_delta``, ``message_stop``) assembled into the message the API would have
+    sent whole, as Anthropic's SDK accumulates it: text and thinking deltas appended to
+    their blocks, the stop reason and output tokens from ``message_delta`` (and its input
+    tokens when it has them). ``ping`` is skipped; an ``error`` event (say, overloaded
+    mid-way) makes the reply malformed."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] | None = None
+
+    def feed(self, event: str, data: str) -> bool:
+        if event == "ping":
+            return False
+        payload = json.loads(data)
+        kind = event or payload["type"]
+        if kind == "error":
+            raise MalformedReply("error event in the stream", data)
+        if kind == "message_start":
+            self.message = {**payload["message"], "content": []}
+            self.message["usage"] = dict(self.message.get("usage") or {})
+            return False
+        message = self.message
+        if message is None:
+            raise ValueError(f"{kind} before message_start")
+        if kind == "content_block_start":
+            message["content"].append(dict(payload["content_block"]))
+        elif kind == "content_block_delta":
+            block, delta = message["content"][payload["index"]], payload["delta"]
+            if delta["type"] == "text_delta":
+                block["text"] = block.get("text", "") + delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "message_delta":
+            message["stop_reason"] = payload["delta"].get("stop_reason")
+            for key, value in (payload.get("usage") or {}).items():
+                if value is not None:
+                    message["usage"][key] = value
+        return kind == "message_stop"
+
+    def body(self) -> dict[str, Any]:
+        assert self.message is not None  # feed returns True only after message_start
+        return self.message

@@ -21,7 +21,13 @@ class GenerateConfig:
     seed: int | None = None
     max_connections: int = 16
     max_retries: int = 5
-    timeout: float = 120.0
+    timeout: float | None = None
+    """Seconds an attempt may wait for data (each read, not the whole reply); None: the
+    provider chooses by model and reply length (``HttpModel.attempt_timeout``)."""
+    sample_deadline: float | None = 3600.0
+    """Seconds one sample may take over all its attempts and back-off: no attempt or
+    back-off starts after it, and a stream under way is cut at it. The default is the hour
+    Anthropic's SDK reckons its longest reply (128,000 tokens) takes; None: no deadline."""
     retry_base_delay: float = 1.0
     """First back-off delay in seconds; doubles on each retry (with jitter), capped at 60 s."""
     server_start_timeout: float = 900.0

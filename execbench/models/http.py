@@ -19,7 +19,7 @@ import random
 import time
 import urllib.request
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -292,33 +292,143 @@ class Endpoints:
                               "--model-base-url and that the server is running")
 
 
-async def post_json(
+class MalformedReply(Exception):
+    """A 2xx reply that cannot be used: a body that is not JSON or has the wrong shape, a
+    stream that ends before its last event or carries an error event. Usually a proxy or
+    server hiccup, so worth another attempt; ``body`` is what came, for the error record."""
+
+    def __init__(self, reason: str, body: str) -> None:
+        super().__init__(reason)
+        self.body = body
+
+
+Reader = Callable[[aiohttp.ClientResponse, float | None], Awaitable[T]]
+"""Turns a 2xx response into the caller's result, raising :class:`MalformedReply` when the
+reply is unusable (and aiohttp's errors when the connection fails while it reads). The
+second argument is the sample's deadline on the ``time.monotonic`` clock (None: none),
+which a stream, whose length no read timeout bounds, is cut at with TimeoutError."""
+
+
+def json_reader(parse: Callable[[Any], T]) -> Reader[T]:
+    """Read the whole body as JSON and ``parse`` it (which raises one of ``MALFORMED`` on
+    missing fields)."""
+
+    async def read(response: aiohttp.ClientResponse, deadline: float | None) -> T:
+        body = await response.read()
+        try:
+            return parse(json.loads(body))
+        except MALFORMED as exc:
+            raise MalformedReply(f"{type(exc).__name__} {exc}",
+                                 body.decode("utf-8", "replace")) from None
+
+    return read
+
+
+class Assembly(ABC):
+    """Builds one reply from a protocol's server-sent events, in the non-streamed reply's
+    shape, so that the provider's ``parse`` reads both and a streamed sample is recorded
+    exactly as a non-streamed one would be."""
+
+    @abstractmethod
+    def feed(self, event: str, data: str) -> bool:
+        """Take one event (its ``event:`` name, '' if none, and its data); True once the
+        stream's last event has come. Raises :class:`MalformedReply` for an error event and
+        one of ``MALFORMED`` for an event that does not fit the protocol."""
+
+    @abstractmethod
+    def body(self) -> dict[str, Any]:
+        """The reply as the non-streaming API would have sent it."""
+
+
+async def server_sent_events(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str, str]]:
+    """The ``(event, data)`` pairs of an ``text/event-stream`` body, as the SSE standard
+    delimits them (a blank line ends an event; ``data:`` lines join with newlines; comment
+    lines, which servers send to keep a connection alive, are skipped). Chunks are split at
+    line ends here rather than with aiohttp's line reader, which refuses lines over 128 KiB."""
+    pending = b""
+    name, data = "", []
+    async for chunk in response.content.iter_any():
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw in lines:
+            line = raw.rstrip(b"\r").decode("utf-8")
+            if not line:
+                if data or name:
+                    yield name, "\n".join(data)
+                name, data = "", []
+                continue
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                name = value
+            elif field == "data":
+                data.append(value)
+    if data:
+        yield name, "\n".join(data)
+
+
+def stream_reader(assembly: Callable[[], Assembly], parse: Callable[[Any], T]) -> Reader[T]:
+    """Read a streamed reply event by event and ``parse`` what :class:`Assembly` made of it.
+
+    A server that answers a streaming request with a plain JSON body (some compatible
+    servers ignore ``stream``) is read as JSON. A stream that stops before its last event
+    (the connection closed mid-way) or sends an error event is a :class:`MalformedReply`,
+    retried like any unusable reply; the text received so far goes into the error record.
+    """
+    whole = json_reader(parse)
+
+    async def read(response: aiohttp.ClientResponse, deadline: float | None) -> T:
+        if response.content_type == "application/json":
+            return await whole(response, deadline)
+        built = assembly()
+        last = ""
+        try:
+            async for event, data in server_sent_events(response):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError("the sample's deadline passed mid-stream")
+                last = data
+                if built.feed(event, data):
+                    return parse(built.body())
+            reason = "the stream ended before its last event"
+        except MalformedReply:
+            raise
+        except MALFORMED as exc:
+            reason = f"{type(exc).__name__} {exc}"
+        raise MalformedReply(reason, last)
+
+    return read
+
+
+async def post(
     session: aiohttp.ClientSession,
     endpoints: Endpoints,
-    payload: dict[str, Any],
+    data: bytes,
     headers: dict[str, str],
     config: GenerateConfig,
-    parse: Callable[[Any], T],
+    read: Reader[T],
+    attempt_timeout: float,
 ) -> tuple[T, int, Endpoint]:
-    """POST ``payload`` and return ``(parse(response JSON), attempts, endpoint)``.
+    """POST ``data`` (JSON) and return ``(read(response), attempts, endpoint)``.
 
     Each attempt goes to the endpoint :meth:`Endpoints.pick` chooses, so a retry may go to
-    another replica. ``parse`` extracts what the caller needs and raises one of
-    ``MALFORMED`` when fields are missing: a 200 with a truncated or incomplete body is
-    treated like a server error and retried, since it is usually a proxy or server hiccup.
-    At most ``config.max_retries`` retries are made; 4xx statuses other than 408/429 mean
-    the request itself is wrong and fail at once. Raises :class:`RequestFailed` describing
-    the last failure, :class:`OutOfQuota` at the first out-of-quota reply, or
-    :class:`Unreachable` when the circuit breaker trips.
+    another replica. A 2xx reply that ``read`` finds unusable is treated like a server
+    error and retried. At most ``config.max_retries`` retries are made, and none starts
+    after ``config.sample_deadline``; 4xx statuses other than 408/429 mean the request
+    itself is wrong and fail at once. Raises :class:`RequestFailed` describing the last
+    failure, :class:`OutOfQuota` at the first out-of-quota reply, or :class:`Unreachable`
+    when the circuit breaker trips.
+
+    ``attempt_timeout`` bounds each wait for data, not the whole reply (like httpx's read
+    timeout): for a streamed reply the gap between events, for a whole one the time the
+    server takes to send it. Waiting for a free pooled connection is not the server being
+    slow, so it is not bounded by it; otherwise a deep queue would turn into timeouts. No
+    attempt or back-off starts after the sample's deadline, and a stream is cut at it; a
+    whole reply under way is bounded by ``attempt_timeout`` alone (an aiohttp ``total``
+    timeout would add a timer to every request, a tenth of the client's time per request
+    at hundreds of connections).
     """
-    # Waiting for a free pooled connection is not the server being slow, so only the
-    # network phases are bounded; otherwise a deep queue would turn into timeouts. Like
-    # httpx's read timeout, sock_read bounds each wait for data, not the whole reply.
-    timeout = aiohttp.ClientTimeout(
-        total=None, connect=None, sock_connect=config.timeout, sock_read=config.timeout
-    )
-    data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
-    headers = {**headers, "content-type": "application/json"}
+    deadline = (None if config.sample_deadline is None
+                else time.monotonic() + config.sample_deadline)
     attempts = 0
     while True:
         attempts += 1
@@ -327,15 +437,28 @@ async def post_json(
         endpoint = endpoints.pick()
         try:
             async with session.post(
-                endpoint.url, data=data, headers=headers, timeout=timeout,
-                allow_redirects=False, proxy=endpoint.proxy,
+                endpoint.url, data=data, headers=headers,
+                timeout=_timeout(attempt_timeout), allow_redirects=False,
+                proxy=endpoint.proxy,
             ) as response:
-                status, body = response.status, await response.read()
+                status = response.status
+                if 200 <= status < 300:
+                    result = await read(response, deadline)
+                    endpoints.done(endpoint, healthy=True, connected=True)
+                    return result, attempts, endpoint
+                body = await response.read()
                 reply_headers = response.headers
+        except MalformedReply as exc:
+            summary, detail = f"malformed response ({exc})", exc.body
+            retryable = True
         except TimeoutError as exc:
             connected = not isinstance(exc, aiohttp.ConnectionTimeoutError)
-            phase = "ReadTimeout" if connected else "ConnectTimeout"
-            summary, detail = "timed out", f"{phase} (limit {config.timeout:g} s)"
+            if deadline is not None and time.monotonic() >= deadline:
+                summary = "deadline passed"
+                detail = f"no answer within --sample-deadline {config.sample_deadline:g} s"
+            else:
+                phase = "ReadTimeout" if connected else "ConnectTimeout"
+                summary, detail = "timed out", f"{phase} (limit {attempt_timeout:g} s)"
             retryable = True
         except RETRYABLE_TRANSPORT as exc:
             summary, detail = "connection error", f"{type(exc).__name__} {exc}"
@@ -344,41 +467,48 @@ async def post_json(
             summary, detail = "request error", f"{type(exc).__name__} {exc}"
             retryable = False
         else:
-            if 200 <= status < 300:
-                try:
-                    result = parse(json.loads(body))
-                except MALFORMED as exc:
-                    summary = f"malformed response ({type(exc).__name__} {exc})"
-                    detail, retryable = body.decode("utf-8", "replace"), True
-                else:
-                    endpoints.done(endpoint, healthy=True, connected=True)
-                    return result, attempts, endpoint
-            else:
-                text = body.decode("utf-8", "replace")
-                quota = _quota_message(status, text)
-                if quota is not None:
-                    endpoints.done(endpoint, healthy=True, connected=True)
-                    raise OutOfQuota(
-                        f"the API refused {endpoint.url} as out of quota (HTTP 429 "
-                        f"{OUT_OF_QUOTA}: {_one_line(quota)}); add credit or use another key, "
-                        "then run the same command again to resume"
-                    )
-                summary, detail = f"HTTP {status}", text
-                # A 4xx is about the request (or the account), not the server's health.
-                healthy = status < 500
-                retryable = status >= 500 or status in RETRY_STATUSES
-                wait = retry_after(reply_headers)
+            text = body.decode("utf-8", "replace")
+            quota = _quota_message(status, text)
+            if quota is not None:
+                endpoints.done(endpoint, healthy=True, connected=True)
+                raise OutOfQuota(
+                    f"the API refused {endpoint.url} as out of quota (HTTP 429 "
+                    f"{OUT_OF_QUOTA}: {_one_line(quota)}); add credit or use another key, "
+                    "then run the same command again to resume"
+                )
+            summary, detail = f"HTTP {status}", text
+            # A 4xx is about the request (or the account), not the server's health.
+            healthy = status < 500
+            retryable = status >= 500 or status in RETRY_STATUSES
+            wait = retry_after(reply_headers)
         endpoints.done(endpoint, healthy=healthy, connected=connected,
                        failure=f"{summary}: {_one_line(detail)}")
         endpoints.check_breaker(config.max_connection_failures)
-        if not retryable or attempts > config.max_retries:
+        delay = retry_delay(attempts, config, wait)
+        # A replica that cannot be reached says nothing about the others: go there at once.
+        if not connected and endpoints.elsewhere(endpoint):
+            delay = 0.0
+        late = deadline is not None and time.monotonic() + delay >= deadline
+        if not retryable or attempts > config.max_retries or late:
             noun = "attempt" if attempts == 1 else "attempts"
             raise RequestFailed(
                 f"{summary} after {attempts} {noun}: {_one_line(detail)}", attempts, endpoint
             )
-        # A replica that cannot be reached says nothing about the others: go there at once.
-        if connected or not endpoints.elsewhere(endpoint):
-            await asyncio.sleep(retry_delay(attempts, config, wait))
+        if delay:
+            await asyncio.sleep(delay)
+
+
+_TIMEOUTS: dict[float, aiohttp.ClientTimeout] = {}
+
+
+def _timeout(attempt: float) -> aiohttp.ClientTimeout:
+    """The aiohttp timeout of one attempt, ``attempt`` on connecting and on each read; made
+    once per limit, not once per request."""
+    made = _TIMEOUTS.get(attempt)
+    if made is None:
+        made = _TIMEOUTS[attempt] = aiohttp.ClientTimeout(
+            total=None, connect=None, sock_connect=attempt, sock_read=attempt)
+    return made
 
 
 def proxy_for(url: str) -> str | None:
@@ -433,6 +563,26 @@ def parse_model_args(
     return fields
 
 
+STREAM_ABOVE = 21_333
+"""The largest ``max_tokens`` sent without streaming (when the provider streams long
+replies). Anthropic's SDK refuses a non-streaming request that may take over ten
+minutes, reckoning an hour for 128,000 tokens (``_calculate_nonstreaming_timeout``), which
+puts the line here; a reply that long gives no sign of life for minutes, so intermediaries
+cut such connections, and a stream shows progress with every event."""
+
+TOKENS_PER_SECOND = 128_000 / 3600
+"""The generation speed that reckoning assumes, which sizes a non-streamed attempt's
+timeout from its ``max_tokens``."""
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds an attempt may wait for data, by default: for a short reply or between the
+events of a stream."""
+
+LONG_TIMEOUT = 600.0
+"""Seconds an attempt may wait for data from a reasoning model, or for a long non-streamed
+reply: both SDKs' default timeout (ten minutes). A reasoning model may think for minutes
+before it sends anything, and OpenAI's stream nothing while they think."""
+
 class HttpModel(ModelBase, ABC):
     """A model behind an HTTP JSON endpoint, or several replicas of one; subclasses only
     translate the protocol.
@@ -441,6 +591,12 @@ class HttpModel(ModelBase, ABC):
     generations, and its connection pool is sized from the config the runner actually
     passes. A model must be used from a single event loop and closed with :meth:`aclose`
     when done; a generation after ``aclose`` opens a new session.
+
+    Replies are streamed when ``-M stream=true`` says so, or, unless ``-M stream=false``
+    says not, when the provider streams long replies (:attr:`auto_stream`) and
+    ``max_tokens`` exceeds :meth:`stream_above`. Streamed or not, a sample is recorded the
+    same way: the stream is assembled into the non-streamed reply's shape and parsed by the
+    same :meth:`parse`.
     """
 
     path: str
@@ -448,6 +604,9 @@ class HttpModel(ModelBase, ABC):
     probe_path: str
     """What the health probe asks for, under each base URL: the model list, which every
     server of the protocol serves, cheaply."""
+    auto_stream: bool = True
+    """Whether replies whose ``max_tokens`` exceeds :meth:`stream_above` are streamed
+    without being asked."""
 
     def __init__(
         self,
@@ -460,9 +619,14 @@ class HttpModel(ModelBase, ABC):
         self.endpoints = Endpoints([base_urls] if isinstance(base_urls, str) else base_urls,
                                    self.path)
         self.headers = headers
+        self._post_headers = {**headers, "content-type": "application/json"}
+        self.stream = _stream_choice(extra_fields.pop("stream", None), name)
+        """``-M stream``: True or False as the user chose, None to follow the provider."""
         self.extra_fields = extra_fields
         """Fields from ``-M`` added to every request body."""
         self._session: aiohttp.ClientSession | None = None
+        self._whole = json_reader(self.parse)
+        self._streamed = stream_reader(self.assembly, self.parse)
 
     @property
     def urls(self) -> list[str]:
@@ -476,6 +640,47 @@ class HttpModel(ModelBase, ABC):
     @abstractmethod
     def parse(self, body: Any) -> Generation:
         """A generation from a 200 response body; raises one of ``MALFORMED`` if unusable."""
+
+    @abstractmethod
+    def stream_fields(self) -> dict[str, Any]:
+        """What a request body adds to be streamed."""
+
+    @abstractmethod
+    def assembly(self) -> Assembly:
+        """A fresh assembly of one streamed reply."""
+
+    def max_tokens(self, config: GenerateConfig) -> int | None:
+        """The token limit requests carry (None: the server's own)."""
+        return config.max_tokens
+
+    def stream_above(self) -> int:
+        """The largest ``max_tokens`` sent without streaming."""
+        return STREAM_ABOVE
+
+    def reasons(self) -> bool:
+        """Whether the model thinks before it answers (so may be silent for minutes)."""
+        return False
+
+    def streams(self, config: GenerateConfig) -> bool:
+        """Whether this run's requests ask for a streamed reply."""
+        if self.stream is not None:
+            return self.stream
+        tokens = self.max_tokens(config)
+        return self.auto_stream and tokens is not None and tokens > self.stream_above()
+
+    def attempt_timeout(self, config: GenerateConfig, streamed: bool) -> float:
+        """Seconds an attempt may wait for data: ``--timeout`` when given; else
+        ``LONG_TIMEOUT`` for a reasoning model, ``DEFAULT_TIMEOUT`` between the events of
+        a stream, and for a whole reply the time ``max_tokens`` take at
+        ``TOKENS_PER_SECOND``, within those two."""
+        if config.timeout is not None:
+            return config.timeout
+        if self.reasons():
+            return LONG_TIMEOUT
+        tokens = self.max_tokens(config)
+        if streamed or tokens is None:
+            return DEFAULT_TIMEOUT
+        return min(LONG_TIMEOUT, max(DEFAULT_TIMEOUT, tokens / TOKENS_PER_SECOND))
 
     def _session_for(self, config: GenerateConfig) -> aiohttp.ClientSession:
         if self._session is None:
@@ -497,12 +702,18 @@ class HttpModel(ModelBase, ABC):
         what the run actually waited.
         """
         session = self._session_for(config)
-        payload = {**self.payload(request, config), **self.extra_fields}
+        payload = self.payload(request, config)
+        payload.update(self.extra_fields)
+        streamed = self.streams(config)
+        if streamed:
+            payload.update(self.stream_fields())
+        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
         start = time.perf_counter()
         try:
-            generation, attempts, endpoint = await post_json(
-                session, self.endpoints, payload, self.headers, config, self.parse
-            )
+            generation, attempts, endpoint = await post(
+                session, self.endpoints, data, self._post_headers, config,
+                self._streamed if streamed else self._whole,
+                self.attempt_timeout(config, streamed))
         except RequestFailed as exc:
             return Generation(
                 text=None,
@@ -520,3 +731,10 @@ class HttpModel(ModelBase, ABC):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _stream_choice(value: Any, provider: str) -> bool | None:
+    """``-M stream=true|false`` as a bool (None when not given)."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise ModelError(f"{provider}: -M stream takes true or false, not {value!r}")

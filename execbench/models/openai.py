@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
-from execbench.models.http import HttpModel, parse_model_args
+from execbench.models.http import Assembly, HttpModel, MalformedReply, parse_model_args
 
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d+(?:-|$)|gpt-5)", re.IGNORECASE)
 """OpenAI's reasoning models (o1, o3-mini, o4-mini, gpt-5, gpt-5-mini, ...), also behind a
@@ -23,7 +24,7 @@ RESERVED = {
     "max_completion_tokens": "--max-tokens",
     "seed": "--seed",
     "n": "-n (one request per sample)",
-    "stream": "not available: replies are read whole",
+    "stream_options": "-M stream (a stream always asks for its usage)",
 }
 """Request fields the provider fills from the run's settings, and where each comes from."""
 
@@ -47,6 +48,11 @@ class OpenAIModel(HttpModel):
     llama.cpp) usually accept anonymous requests. ``model_args`` (``-M key=value``) are
     added to every request body, for server options such as ``reasoning_effort`` or
     vLLM's ``chat_template_kwargs``; with ``documented``, only those fields are taken.
+
+    ``official`` is OpenAI's own API, whose replies are streamed only with ``-M
+    stream=true``: OpenAI refuses to stream some models (o3, gpt-5) to an organization it
+    has not verified, while a compatible server streams any reply, so there long replies
+    are streamed without being asked.
     """
 
     path = "/chat/completions"
@@ -60,12 +66,24 @@ class OpenAIModel(HttpModel):
         api_key: str | None,
         model_args: Mapping[str, str] | None = None,
         documented: frozenset[str] | None = None,
+        official: bool = False,
     ) -> None:
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         extra = parse_model_args(model_args or {}, RESERVED, name, documented)
         super().__init__(name, base_urls, headers, extra)
         self.model = model
         self.reasoning = REASONING_MODEL.search(model) is not None
+        self.auto_stream = not official
+
+    def reasons(self) -> bool:
+        """An o-series or gpt-5 model, or any model asked for a reasoning effort."""
+        return self.reasoning or "reasoning_effort" in self.extra_fields
+
+    def stream_fields(self) -> dict[str, Any]:
+        return {"stream": True, "stream_options": {"include_usage": True}}
+
+    def assembly(self) -> Assembly:
+        return ChatStream()
 
     def payload(self, request: Request, config: GenerateConfig) -> dict[str, Any]:
         """Only settings the user chose are sent, so each server applies its own defaults.
@@ -144,3 +162,48 @@ def _string(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"content part is {type(value).__name__}, expected a string")
     return value
+
+
+class ChatStream(Assembly):
+    """A streamed chat completion (``chat.completion.chunk`` events, then ``[DONE]``)
+    assembled into a ``chat.completion``: the first choice's content, refusal and
+    reasoning deltas joined, its last finish reason, and the usage the last chunk carries
+    (``stream_options.include_usage``). An event carrying ``error`` (OpenAI's SDK raises
+    on one) makes the reply malformed."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list[str]] = {"content": [], "refusal": [], "reasoning": []}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+
+    def feed(self, event: str, data: str) -> bool:
+        if data.strip() == "[DONE]":
+            return True
+        chunk = json.loads(data)
+        if chunk.get("error"):
+            raise MalformedReply("error event in the stream", data)
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            for key, field in (("content", "content"), ("refusal", "refusal"),
+                               ("reasoning", "reasoning_content"), ("reasoning", "reasoning")):
+                piece = delta.get(field)
+                if piece:
+                    self.parts[key].append(_string(piece))
+            if choice.get("finish_reason") is not None:
+                self.finish_reason = choice["finish_reason"]
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        return False
+
+    def body(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant",
+                                   "content": "".join(self.parts["content"]) or None}
+        if self.parts["refusal"]:
+            message["refusal"] = "".join(self.parts["refusal"])
+        if self.parts["reasoning"]:
+            message["reasoning_content"] = "".join(self.parts["reasoning"])
+        return {"choices": [{"index": 0, "message": message,
+                             "finish_reason": self.finish_reason}],
+                "usage": self.usage}

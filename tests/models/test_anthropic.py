@@ -162,3 +162,70 @@ def test_model_args_reach_the_request_body() -> None:
 def test_model_args_cannot_set_what_the_run_sets() -> None:
     with pytest.raises(ModelError, match="system: the task's system message"):
         AnthropicModel("anthropic/fake", "claude-fake", "http://h", "ak", {"system": "x"})
+
+
+def both_ways(reply: Reply, model: str = "claude-fake", max_tokens: int = 30_000,
+              model_args: dict[str, str] | None = None) -> tuple[Generation, Generation, list]:
+    """The same reply asked for with the default max_tokens and with ``max_tokens``, and
+    the request bodies the server saw."""
+    with FakeServer(scripted(reply)) as server:
+        client = AnthropicModel("anthropic/fake", model, server.anthropic_base_url, "ak",
+                                model_args)
+
+        async def go() -> tuple[Generation, Generation]:
+            try:
+                whole = await client.generate(Request([{"role": "user", "content": "a"}],
+                                                      {}, 0), FAST)
+                config = GenerateConfig(max_retries=2, retry_base_delay=0.01, timeout=2.0,
+                                        max_tokens=max_tokens)
+                return whole, await client.generate(
+                    Request([{"role": "user", "content": "b"}], {}, 0), config)
+            finally:
+                await client.aclose()
+
+        whole, other = asyncio.run(go())
+        return whole, other, server.requests
+
+
+@pytest.mark.parametrize("reply", [
+    Reply(text="42", input_tokens=21, output_tokens=4, reasoning="6*7 is 42"),
+    Reply(text="[1, 2, 3", finish_reason="max_tokens", piece=1),
+    Reply(text="", finish_reason="refusal"),
+])
+def test_past_the_sdk_limit_replies_stream_and_are_recorded_alike(reply: Reply) -> None:
+    """Anthropic's SDK refuses non-streaming requests whose max_tokens may take over ten
+    minutes (more than 21,333); such requests are streamed, and assembled into the same
+    record as a whole reply."""
+    whole, streamed, [short, long] = both_ways(reply)
+    assert "stream" not in short.body and short.body["max_tokens"] == 4096
+    assert long.body["stream"] is True and long.body["max_tokens"] == 30_000
+    assert streamed.error is None and streamed.attempts == 1
+    for field in ("text", "input_tokens", "output_tokens", "extra", "stop_reason",
+                  "truncated", "refused"):
+        assert getattr(streamed, field) == getattr(whole, field), field
+
+
+def test_the_stream_threshold_follows_the_sdk() -> None:
+    _, _, [_, at_limit] = both_ways(Reply(), max_tokens=21_333)
+    assert "stream" not in at_limit.body
+    # Claude Opus 4 is limited to 8,192 tokens without streaming.
+    _, _, [_, opus] = both_ways(Reply(), model="claude-opus-4-0", max_tokens=8_193)
+    assert opus.body["stream"] is True
+    _, kept, [_, unstreamed] = both_ways(Reply(text="42"), model_args={"stream": "false"})
+    assert "stream" not in unstreamed.body and kept.text == "42"
+    _, _, [short, _] = both_ways(Reply(), model_args={"stream": "true"})
+    assert short.body["stream"] is True
+
+
+def test_a_cut_or_overloaded_stream_is_retried() -> None:
+    config = GenerateConfig(max_retries=2, retry_base_delay=0.01, timeout=2.0,
+                            max_tokens=30_000)
+    for first in (Reply(text="forty-two", cut=5), Reply(stream_error=True)):
+        with FakeServer(scripted(first, Reply(text="forty-two"))) as server:
+            gen = generate(server.anthropic_base_url, config)
+        assert gen.error is None and gen.text == "forty-two" and gen.attempts == 2
+    with FakeServer(scripted(Reply(stream_error=True))) as server:
+        gen = generate(server.anthropic_base_url, config)
+    assert gen.text is None and gen.attempts == 3
+    assert gen.error is not None and "error event in the stream" in gen.error
+    assert "overloaded_error" in gen.error

@@ -557,3 +557,107 @@ def test_a_replica_that_dies_hands_its_requests_to_the_other() -> None:
         gens = asyncio.run(go())
     assert time.perf_counter() - start < 2, "a retry elsewhere does not wait out the back-off"
     assert {(g.text, g.endpoint, g.error) for g in gens} == {("up", up.base_url, None)}
+
+
+def streamed_and_whole(reply: Reply, official: bool = False,
+                       model_args: dict[str, str] | None = None,
+                       ) -> tuple[Generation, Generation, list]:
+    """The same reply asked for with a short and with a long max_tokens (streamed unless
+    the model is OpenAI's own), and the request bodies the server saw."""
+    with FakeServer(scripted(reply)) as server:
+        model = OpenAIModel("openai-api/fake/m", "m", server.base_url, None, model_args,
+                            official=official)
+
+        async def go() -> tuple[Generation, Generation]:
+            try:
+                whole = await model.generate(request("short"), FAST)
+                long = GenerateConfig(max_retries=3, retry_base_delay=0.01, timeout=2.0,
+                                      max_tokens=http.STREAM_ABOVE + 1)
+                return whole, await model.generate(request("long"), long)
+            finally:
+                await model.aclose()
+
+        whole, streamed = asyncio.run(go())
+        return whole, streamed, server.requests
+
+
+@pytest.mark.parametrize("reply", [
+    Reply(text="assert f(1) == 2", input_tokens=31, output_tokens=9, reasoning="one plus one"),
+    Reply(text="[1, 2, 3, 4, 5, 6, 7", finish_reason="length", piece=1),
+    Reply(refusal="I cannot help with that", finish_reason="stop"),
+    Reply(text=""),
+])
+def test_a_long_reply_is_streamed_and_recorded_as_a_whole_one(reply: Reply) -> None:
+    whole, streamed, [short, long] = streamed_and_whole(reply)
+    assert "stream" not in short.body
+    assert long.body["stream"] is True
+    assert long.body["stream_options"] == {"include_usage": True}
+    assert long.body["max_tokens"] == http.STREAM_ABOVE + 1
+    assert streamed.error is None and streamed.attempts == 1
+    for field in ("text", "input_tokens", "output_tokens", "extra", "stop_reason",
+                  "truncated", "refused"):
+        assert getattr(streamed, field) == getattr(whole, field), field
+
+
+def test_openai_streams_only_when_asked() -> None:
+    """OpenAI refuses streams of some models to unverified organizations: its own API is
+    streamed with -M stream=true only."""
+    _, unasked, [_, long] = streamed_and_whole(Reply(text="42"), official=True)
+    assert "stream" not in long.body and unasked.text == "42"
+    _, asked, [short, long] = streamed_and_whole(Reply(text="42"), official=True,
+                                                 model_args={"stream": "true"})
+    assert short.body["stream"] is True and long.body["stream"] is True
+    assert asked.text == "42" and asked.output_tokens == 5
+
+
+def test_stream_false_keeps_long_replies_whole() -> None:
+    _, whole, [_, long] = streamed_and_whole(Reply(text="42"), model_args={"stream": "false"})
+    assert "stream" not in long.body and whole.text == "42"
+    with pytest.raises(ModelError, match="-M stream takes true or false"):
+        OpenAIModel("openai-api/fake/m", "m", "http://h/v1", None, {"stream": "maybe"})
+    with pytest.raises(ModelError, match="stream_options: -M stream"):
+        OpenAIModel("openai-api/fake/m", "m", "http://h/v1", None, {"stream_options": "{}"})
+
+
+STREAMED = GenerateConfig(max_retries=2, retry_base_delay=0.01, timeout=2.0)
+
+
+def generate_streamed(server: FakeServer) -> Generation:
+    model = OpenAIModel("openai-api/fake/m", "m", server.base_url, None, {"stream": "true"})
+
+    async def go() -> Generation:
+        try:
+            return await model.generate(request(), STREAMED)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def test_a_stream_cut_mid_way_is_retried() -> None:
+    with FakeServer(scripted(Reply(text="forty-two", cut=3), Reply(text="forty-two"))) as server:
+        gen = generate_streamed(server)
+    assert gen.error is None and gen.text == "forty-two" and gen.attempts == 2
+
+
+def test_a_stream_cut_every_time_is_an_error_record() -> None:
+    with FakeServer(scripted(Reply(text="forty-two", cut=2))) as server:
+        gen = generate_streamed(server)
+        assert server.count("What is 6*7?") == 3
+    assert gen.text is None and gen.attempts == 3
+    assert gen.error is not None and gen.error.startswith("connection error after 3 attempts")
+
+
+def test_an_error_event_in_the_stream_is_retried() -> None:
+    with FakeServer(scripted(Reply(stream_error=True), Reply(text="42"))) as server:
+        gen = generate_streamed(server)
+    assert gen.error is None and gen.text == "42" and gen.attempts == 2
+
+
+def test_a_stream_that_ends_before_its_last_event_is_malformed() -> None:
+    """A proxy that ends the body properly, but before [DONE], has not sent a whole answer."""
+    with FakeServer(scripted(Reply(text="forty-two", end=4))) as server:
+        gen = generate_streamed(server)
+    assert gen.text is None and gen.attempts == 3
+    assert gen.error is not None
+    assert gen.error.startswith("malformed response (the stream ended before its last event)")

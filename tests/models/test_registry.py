@@ -183,3 +183,19 @@ def test_several_base_urls_are_replicas() -> None:
         get_model("openai-api/my-server/m", base_url="http://a:1/v1,b:2")
     with pytest.raises(ModelError, match="a base URL is listed twice"):
         get_model("openai-api/my-server/m", base_url="http://a:1/v1,http://a:1/v1")
+
+
+def test_each_provider_states_its_sampling_defaults() -> None:
+    """The same model through two providers is decoded differently unless the run sets
+    the sampling: each provider says what it uses for what is left unset."""
+    from execbench.models import sampling_defaults
+
+    hf = sampling_defaults("hf/Qwen/Qwen2.5-0.5B")
+    served = sampling_defaults("openai-api/vllm/Qwen/Qwen2.5-0.5B")
+    assert set(hf) == set(served) == {"temperature", "top_p", "max_tokens"}
+    assert hf["temperature"].startswith("0: greedy")
+    assert "generation_config.json" in served["temperature"]
+    assert sampling_defaults("vllm/Qwen/Qwen2.5-0.5B") == served
+    assert sampling_defaults("anthropic/claude-x")["max_tokens"].startswith("4096")
+    assert sampling_defaults("openai/gpt-4o")["temperature"].startswith("1")
+    assert sampling_defaults("reference/oracle") == {}

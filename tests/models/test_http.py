@@ -1,0 +1,94 @@
+"""What the HTTP providers share: how long an attempt may wait, and a sample's deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from execbench.models.anthropic import AnthropicModel
+from execbench.models.base import GenerateConfig, Generation, Request
+from execbench.models.http import DEFAULT_TIMEOUT, LONG_TIMEOUT, STREAM_ABOVE, HttpModel
+from execbench.models.openai import OpenAIModel
+from tests.fakeserver import FakeServer, Reply, scripted
+
+URL = "http://127.0.0.1:9/v1"
+
+
+def openai(model: str = "m", args: dict[str, str] | None = None,
+           official: bool = False) -> OpenAIModel:
+    return OpenAIModel("openai/x", model, URL, "k", args, official=official)
+
+
+def anthropic(args: dict[str, str] | None = None) -> AnthropicModel:
+    return AnthropicModel("anthropic/x", "claude-x", URL, "k", args)
+
+
+def wait(model: HttpModel, **settings: float | None) -> float:
+    config = GenerateConfig(**settings)  # type: ignore[arg-type]
+    return model.attempt_timeout(config, model.streams(config))
+
+
+def test_reasoning_models_may_think_for_ten_minutes() -> None:
+    assert wait(openai("o3-mini", official=True)) == LONG_TIMEOUT
+    assert wait(openai("gpt-5", official=True), max_tokens=64) == LONG_TIMEOUT
+    assert wait(openai("m", {"reasoning_effort": "high"})) == LONG_TIMEOUT
+    thinking = '{"type": "enabled", "budget_tokens": 2048}'
+    assert wait(anthropic({"thinking": thinking})) == LONG_TIMEOUT
+    assert wait(anthropic({"thinking": '{"type": "disabled"}'})) == DEFAULT_TIMEOUT
+
+
+def test_a_whole_reply_gets_the_time_its_max_tokens_take() -> None:
+    """128,000 tokens an hour, as Anthropic's SDK reckons, within 120 s and 600 s."""
+    assert wait(openai()) == DEFAULT_TIMEOUT  # the server's own limit: unknown
+    assert wait(openai(), max_tokens=1024) == DEFAULT_TIMEOUT
+    assert wait(openai(), max_tokens=8192) == pytest.approx(8192 * 3600 / 128_000)
+    assert wait(anthropic()) == DEFAULT_TIMEOUT  # 4096 tokens: 115 s
+    assert wait(openai(official=True), max_tokens=100_000) == LONG_TIMEOUT  # not streamed
+
+
+def test_a_stream_waits_between_events_and_timeout_overrides() -> None:
+    assert wait(openai(), max_tokens=STREAM_ABOVE + 1) == DEFAULT_TIMEOUT
+    assert wait(anthropic(), max_tokens=60_000) == DEFAULT_TIMEOUT
+    assert wait(openai("o3", official=True), timeout=30.0) == 30.0
+    assert wait(anthropic(), max_tokens=60_000, timeout=5.0) == 5.0
+
+
+def generate(server: FakeServer, config: GenerateConfig) -> Generation:
+    model = OpenAIModel("openai-api/fake/m", "m", server.base_url, None)
+
+    async def go() -> Generation:
+        try:
+            return await model.generate(Request([{"role": "user", "content": "q"}], {}, 0),
+                                        config)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def test_no_attempt_starts_after_the_sample_deadline() -> None:
+    config = GenerateConfig(max_retries=50, retry_base_delay=0.1, timeout=2.0,
+                            sample_deadline=0.5)
+    with FakeServer(scripted(Reply.error(503))) as server:
+        start = time.monotonic()
+        gen = generate(server, config)
+        took = time.monotonic() - start
+    assert gen.text is None and gen.error is not None and gen.error.startswith("HTTP 503")
+    assert 1 < gen.attempts < 10 and took < 2.0
+
+
+def test_a_stream_is_cut_at_the_sample_deadline() -> None:
+    """A stream that keeps coming is no longer bounded by the read timeout: the deadline
+    ends it, and no attempt follows."""
+    slow = Reply(text="x" * 40, piece=1, event_delay=0.05)
+    config = GenerateConfig(max_retries=5, retry_base_delay=0.01, timeout=2.0,
+                            sample_deadline=0.5, max_tokens=STREAM_ABOVE + 1)
+    with FakeServer(scripted(slow)) as server:
+        start = time.monotonic()
+        gen = generate(server, config)
+        took = time.monotonic() - start
+    assert gen.text is None and gen.attempts == 1 and took < 1.5
+    assert gen.error == ("deadline passed after 1 attempt: no answer within "
+                         "--sample-deadline 0.5 s")
