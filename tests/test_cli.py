@@ -377,14 +377,17 @@ def test_the_build_summary_counts_programs_per_task_and_skips_by_kind(tmp_path: 
 
 
 def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) -> None:
-    done = execbench("build", "humaneval", "--limit", 3, "--out", tmp_path / "three",
+    good = [json.dumps({"id": f"p{k}", "code": f"def f(x):\n    return x + {k}\n",
+                        "input": "1", "output": str(1 + k)}) for k in range(5)]
+    source = tmp_path / "crux.jsonl"
+    source.write_text("\n".join([*good[:3], "{not json", *good[3:]]) + "\n")
+    done = execbench("build", source, "--limit", 3, "--out", tmp_path / "three",
                      "--tasks", "output")
     assert done.returncode == 0 and done.stderr == ""
     assert manifest_of(tmp_path / "three")["skipped"] == []
-    done = execbench("build", "humaneval", "--limit", 40, "--out", tmp_path / "forty",
+    done = execbench("build", source, "--limit", 4, "--out", tmp_path / "four",
                      "--tasks", "output")
-    assert [line.split(" [")[1].split("]")[0] for line in done.stderr.splitlines()] == [
-        "humaneval/HumanEval/32", "humaneval/HumanEval/38"]
+    assert [line.split(": ")[0] for line in done.stderr.splitlines()] == [f"skipped {source}:4"]
 
 
 def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Path) -> None:

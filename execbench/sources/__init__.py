@@ -17,6 +17,7 @@ from pathlib import Path
 from execbench.sources import codesense, cruxeval, evalplus, generic, humaneval, pyfolder
 from execbench.sources.base import Loaded, Skipped, SourceError
 from execbench.sources.jsonl import Build, first_keys, load_records
+from execbench.sources.replay import TestCalls
 
 __all__ = ["DESCRIPTIONS", "FORMATS", "GENERATED", "Loaded", "Skipped", "SourceError",
            "detect_format", "load_source"]
@@ -116,16 +117,18 @@ def _load_builtin(fmt: str | None) -> Loaded:
 
 def _load_jsonl(path: Path, origin: str, name: str, fmt: str, plus_inputs: bool) -> Loaded:
     loaded = Loaded(name=name, format=fmt, origin=origin, sha256=_sha256(path))
-    id_key, build = _jsonl_formats(plus_inputs)[fmt]
-    load_records(loaded, path, id_key, build)
+    with TestCalls() as test_calls:
+        id_key, build = _jsonl_formats(plus_inputs, test_calls)[fmt]
+        load_records(loaded, path, id_key, build)
     return loaded
 
 
-def _jsonl_formats(plus_inputs: bool) -> dict[str, tuple[str, Build]]:
-    """The record id key and builder of each JSONL format."""
+def _jsonl_formats(plus_inputs: bool, test_calls: TestCalls) -> dict[str, tuple[str, Build]]:
+    """The record id key and builder of each JSONL format (HumanEval's records some calls
+    by running the test, in a sandbox ``test_calls`` starts only when a record needs it)."""
     return {
         "cruxeval": (cruxeval.ID_KEY, cruxeval.build),
-        "humaneval": (humaneval.ID_KEY, humaneval.build),
+        "humaneval": (humaneval.ID_KEY, partial(humaneval.build, test_calls=test_calls)),
         "evalplus": (evalplus.ID_KEY, partial(evalplus.build, plus_inputs=plus_inputs)),
         "generic": (generic.ID_KEY, generic.build),
         "codesense": (codesense.ID_KEY, codesense.build),

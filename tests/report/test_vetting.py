@@ -1,5 +1,6 @@
 """The ``ces-vetting`` layout: bug-task successes sorted by the same model's simulation of
-the buggy program, by hand and end to end on HumanEvalPack with ``reference/oracle``."""
+the buggy program, by hand, end to end on HumanEvalPack with ``reference/oracle``, and end
+to end with scripted answers over HTTP that land in each class."""
 
 from __future__ import annotations
 
@@ -9,9 +10,14 @@ from typing import Any
 
 import pytest
 
-from execbench.report.vetting import vet
-from execbench.runner import RunConfig, run
-from execbench.suite import BuildOptions, build_suite
+from execbench.report.vetting import BUG_TASKS, CLASSES, SIMULATION, vet
+from execbench.runner import RunConfig, read_samples, run
+from execbench.sandbox.values import to_literal
+from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.tasks import get_task
+from execbench.tasks.base import Instance
+from execbench.tasks.ces.simulation import answer_lines
+from tests.fakeserver import FakeServer, Reply, prompt_of
 from tests.test_cli import execbench
 
 PACK = Path(__file__).resolve().parents[3] / "shared" / "data" / "humanevalpack.jsonl.gz"
@@ -60,3 +66,109 @@ def test_oracle_successes_are_all_confident(tmp_path: Path) -> None:
                                                                        100.0)
         assert [row[name] for name in ("likely", "suspicious", "incoherent",
                                        "not simulated")] == [0.0] * 4
+
+
+def _altered(properties: list[dict[str, Any]], prop_id: str, truth_repr: str) -> str:
+    """A coherent simulation that goes wrong at ``prop_id``: every property as it was but
+    that loop variable's first value, and a wrong output (a loop variable is no part of any
+    other property, so no rule ties the rest to it; a wrong output after it is what a
+    wrong value carried on gives)."""
+    values = {}
+    for prop in properties:
+        listed = list(prop["values"])
+        if prop["id"] == prop_id:
+            listed[0] = ["int", 0] if listed[0] == ["none"] else ["none"]
+        values[prop["id"]] = "[" + ", ".join(to_literal(v) for v in listed) + "]"
+    return answer_lines(properties, values, "0" if truth_repr == "None" else "None")
+
+
+def _scripted(bugs: list[Instance], simulations: list[Instance]
+              ) -> tuple[dict[str, str], dict[str, str]]:
+    """Per prompt, the scripted reply, and the class each chosen program's simulation is
+    written to have. Programs are taken in order: the first whose buggy run has a loop
+    variable before the bug's first line goes wrong there (suspicious), the first with
+    one at or after it goes wrong there (likely), the next with any property states the
+    right output after a wrong simulation (incoherent), the next is simulated right
+    (confident). The chosen programs' bug-task answers are right; the others' cannot be
+    read, so only the chosen four have successes to vet."""
+    bug_lines = {i.program_id: i.data["truth"]["lines"] for i in bugs
+                 if i.task == "bug-localization"}
+    wanted: dict[str, str] = {}
+    replies: dict[str, str] = {}
+    for instance in simulations:
+        program = instance.program_id.removesuffix("@buggy")
+        truth = instance.data["truth"]
+        first_bug = min(bug_lines[program])
+        loops = [p for p in truth["properties"] if p["kind"] == "loop_variable" and p["values"]]
+        before = [p for p in loops if p["line"] < first_bug]
+        after = [p for p in loops if p["line"] >= first_bug]
+        task = get_task(SIMULATION)
+        if before and "suspicious" not in wanted.values():
+            wanted[program], reply = "suspicious", _altered(truth["properties"], before[0]["id"],
+                                                            truth["repr"])
+        elif after and "likely" not in wanted.values():
+            wanted[program], reply = "likely", _altered(truth["properties"], after[0]["id"],
+                                                        truth["repr"])
+        elif truth["properties"] and "incoherent" not in wanted.values():
+            wanted[program], reply = "incoherent", task.shortcut_response(instance)
+        elif "confident" not in wanted.values():
+            wanted[program], reply = "confident", task.reference_response(instance)
+        else:
+            reply = "I cannot say."
+        replies[prompt_text(task, instance)] = f"<REASONING>Step by step.</REASONING>\n{reply}"
+    for instance in bugs:
+        task = get_task(instance.task)
+        replies[prompt_text(task, instance)] = task.reference_response(instance) \
+            if instance.program_id in wanted else "I cannot say."
+    return replies, wanted
+
+
+def prompt_text(task: Any, instance: Instance) -> str:
+    return task.prompt(instance, 0)[-1]["content"]
+
+
+@pytest.mark.slow
+def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
+    """End to end on the first nine HumanEvalPack programs: a bug-task suite and a
+    ``--buggy`` simulation suite, answered over HTTP by a scripted server with one program
+    written for each class (see ``_scripted``); the report puts each program's successes on
+    all three bug tasks in that class, and the chosen programs are the ones checked by hand
+    (Python/0's first loop, line 12, runs before its bug on line 15; Python/8's loop, line
+    15, after its bug on line 13)."""
+    if not PACK.is_file():
+        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
+    bugs, buggy = tmp_path / "bugs", tmp_path / "buggy"
+    build_suite([str(PACK)], bugs, BuildOptions(tasks=list(BUG_TASKS), limit=9, workers=1))
+    build_suite([str(PACK)], buggy, BuildOptions(tasks=[SIMULATION], limit=9, buggy=True,
+                                                 workers=1))
+    replies, wanted = _scripted(load_suite(bugs)[1], load_suite(buggy)[1])
+    assert wanted == {"humanevalpack/Python/0": "suspicious",
+                      "humanevalpack/Python/1": "incoherent",
+                      "humanevalpack/Python/2": "confident",
+                      "humanevalpack/Python/8": "likely"}
+
+    def responder(body: dict, attempt: int) -> Reply:
+        return Reply(text=replies[prompt_of(body)])
+
+    with FakeServer(responder) as server:
+        for suite, out in ((bugs, tmp_path / "run-bugs"), (buggy, tmp_path / "run-sim")):
+            run(RunConfig(suite=str(suite), model="openai-api/fake/scripted",
+                          base_url=server.base_url), out)
+    classes = {s["instance_id"].split("/", 1)[1].rsplit("/", 1)[0].removesuffix("@buggy"):
+               s["extra"]["class"]
+               for s in read_samples(tmp_path / "run-sim" / "samples.jsonl").values()
+               if s["extra"] and "class" in s["extra"]}
+    assert {name: classes[name] for name in wanted} == {
+        "humanevalpack/Python/0": "coherent_incorrect",
+        "humanevalpack/Python/1": "incoherent_correct",
+        "humanevalpack/Python/2": "coherent_correct",
+        "humanevalpack/Python/8": "coherent_incorrect"}
+
+    done = execbench("report", tmp_path / "run-bugs", tmp_path / "run-sim", "--layout",
+                     "ces-vetting", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = [row for table in json.loads(done.stdout)["tables"] for row in table["rows"]]
+    assert sorted(row["task"] for row in rows) == sorted(BUG_TASKS)
+    for row in rows:
+        assert (row["model"], row["successes"]) == ("openai-api/fake/scripted", 4)
+        assert [row[name] for name in CLASSES] == [25.0, 25.0, 25.0, 25.0, 0.0], row

@@ -3,14 +3,19 @@ nothing the program does (its value, stdout, lines, events and branch outcomes).
 
 from __future__ import annotations
 
+import ast
+import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from execbench.sandbox.pool import Job, Limits, Sandbox
+from execbench.sandbox.properties import clauses_of
 from execbench.sandbox.trace import Trace, TraceOptions
-from execbench.sandbox.values import decode
+from execbench.sandbox.values import LiteralError, decode, is_exact
 from execbench.sources import load_source
+from tests.sandbox.recompute import DRIVER, PER_LINE, evaluated, job_args, sites
 
 PROPERTIES = TraceOptions(recorder="properties")
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -334,3 +339,101 @@ def test_recorded_loop_items_agree_with_an_independent_recording(sandbox: Sandbo
                 compared += 1
                 assert parts == observed, (program.id, call.args, line)
     assert compared > 1_000
+
+
+def _comparable(encoded: list) -> bool:
+    """A value both sides can be compared on: written in full, or an object whose repr
+    holds no address (``range(0, 3)``, ``dict_items([...])``)."""
+    return is_exact(encoded) or encoded[0] == "object" and "0x" not in encoded[-1]
+
+
+def _agree(recorded: list | None, redone: list, compared: Counter) -> bool:
+    """One recorded value against its recomputation (``["value", v]``); a value too large
+    for the recorder's bound, or an object with an address, is counted and passed over."""
+    if recorded is None or redone[0] != "value":
+        return recorded is None and redone[0] != "value"
+    if not (_comparable(recorded) and _comparable(redone[1])):
+        compared["not comparable (truncated, or an object with an address)"] += 1
+        return True
+    compared["values"] += 1
+    return recorded == redone[1]
+
+
+def _loop_agrees(record: dict, redone: list, compared: Counter) -> bool:
+    iterable, *parts = redone
+    if iterable[0] == "iterator":  # the recorder keeps the items the loop took
+        items = record["items"]
+        if record["items_truncated"] or not all(map(is_exact, items)):
+            compared["not comparable (truncated, or an object with an address)"] += 1
+            ok = record["iterable"] is None
+        else:
+            compared["values"] += 1
+            ok = record["iterable"] is None and iterable[1][:len(items)] == items
+    else:
+        ok = _agree(record["iterable"], iterable, compared)
+    return ok and len(parts) == len(record["parts"]) and all(
+        _agree(r, p, compared) for r, p in zip(record["parts"], parts, strict=True))
+
+
+def _test_agrees(record: dict, redone: list, node: ast.expr, compared: Counter) -> bool:
+    predicate, *clauses = redone
+    operands = clauses_of(node)
+    try:
+        truths = {id(o): bool(decode(c[1])) for o, c in zip(operands, clauses, strict=True)
+                  if c[0] == "value"}
+        reached = evaluated(node, truths)
+    except (LiteralError, KeyError):  # an operand with no value to take the truth of
+        compared["not comparable (truncated, or an object with an address)"] += 1
+        return _agree(record["value"], predicate, compared)
+    return _agree(record["value"], predicate, compared) and all(
+        _agree(r, c, compared) if id(o) in reached else r is None
+        for o, r, c in zip(operands, record["clauses"], clauses, strict=True))
+
+
+@pytest.mark.slow
+def test_recorded_properties_agree_with_a_recomputation_on_frame_locals(
+        sandbox: Sandbox) -> None:
+    """On every call of the built-in HumanEval, each loop's iterable and its non-constant
+    parts, and each condition's predicate and ``and``/``or`` operands (with those that
+    short-circuiting skips recorded as not evaluated), as the recorder saw them, equal
+    the values of the same source texts evaluated on the frame's variables at the line
+    event that starts the statement, in the unmodified program run under a separate
+    ``sys.settrace`` (``tests/sandbox/recompute.py``, which also says what is left out and
+    why). Every evaluation is compared, in order, up to 30 per line and call."""
+    programs = load_source("humaneval").programs
+    left_out: Counter = Counter()
+    plans = {}
+    for program in programs:
+        plans[program.id], skipped = sites(program.code)
+        left_out.update(skipped)
+    calls = [(p, c) for p in programs for c in p.calls if plans[p.id]]
+    recorded = sandbox.map(Job(p.code, p.entry_point, c.args, PROPERTIES) for p, c in calls)
+    redone = sandbox.map(Job(DRIVER, "recompute", job_args(p.code, p.entry_point, c.args,
+                                                           plans[p.id]))
+                         for p, c in calls)
+    compared: Counter = Counter()
+    wrong = []
+    for (program, call), trace, again in zip(calls, recorded, redone, strict=True):
+        if trace.status != "ok" or again.status != "ok":
+            compared["calls not run to the end (a limit)"] += 1
+            continue
+        mine = json.loads(decode(again.value))
+        for site in plans[program.id]:
+            theirs = trace.extra["properties"].get(str(site.line), [])
+            evaluations = mine[str(site.line)]
+            # Past its bound (HumanEval/75's million loop tests) the recorder keeps the
+            # first records only: those are compared, their count is not.
+            if len(evaluations) != min(len(theirs), PER_LINE) \
+                    and not trace.extra["properties_truncated"]:
+                wrong.append((program.id, call.args[:40], site.line, "count"))
+                continue
+            for record, values in zip(theirs, evaluations, strict=False):
+                agrees = _loop_agrees(record, values, compared) if site.kind == "loop" \
+                    else _test_agrees(record, values, site.node, compared)
+                if not agrees:
+                    wrong.append((program.id, call.args[:40], site.line, site.texts[0]))
+    print(f"statements left out: {dict(left_out)}; compared: {dict(compared)}")
+    assert wrong == []
+    assert compared["values"] > 10_000
+    # Nearly every loop and condition of HumanEval is checked.
+    assert sum(left_out.values()) < sum(map(len, plans.values())) / 10

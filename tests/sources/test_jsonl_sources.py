@@ -95,7 +95,7 @@ def test_cruxeval_inputs_are_argument_texts(tmp_path: Path) -> None:
     assert [s.where for s in loaded.skipped] == [f"{path}:3", f"{path}:4"]
 
 
-def test_humaneval_keeps_only_calls_that_stand_alone(tmp_path: Path) -> None:
+def test_humaneval_reads_written_calls_and_records_built_ones(tmp_path: Path) -> None:
     test = "\n".join([
         "def check(candidate):",
         "    assert candidate(1) == 2",
@@ -106,25 +106,46 @@ def test_humaneval_keeps_only_calls_that_stand_alone(tmp_path: Path) -> None:
         "    assert abs(candidate(1.5) - 3.0) < 1e-6",
         "    assert candidate(1) == 2",
         "    print(candidate(-1))",
+        "    if False:",
+        "        candidate(x + 100)",
     ])
     record = {"task_id": "T/0", "prompt": "def double(x):\n", "entry_point": "double",
               "canonical_solution": "    return 2 * x\n", "test": test}
+    # HumanEvalPack's shape: the parameter has the function's name, and the test calls
+    # check itself at the end (blanked, so only the recording run calls the function).
     only_loop = {**record, "task_id": "T/1",
-                 "test": "def check(candidate):\n    for x in [1]:\n        candidate(x)\n"}
-    path = _write(tmp_path / "he.jsonl", [json.dumps(record), json.dumps(only_loop)])
+                 "test": "def check(double):\n    for x in [[5], [6]]:\n        double(x)\n"
+                         "\ncheck(double)\n",
+                 "canonical_solution": "    x.append(0)\n    return x\n"}
+    many = {**record, "task_id": "T/2",
+            "test": "def check(candidate):\n    import random\n    for _ in range(50):\n"
+                    "        candidate(random.randint(0, 10**9))\n        assert False\n"}
+    no_check = {**record, "task_id": "T/3", "test": "for x in [1]:\n    assert double(x)\n"}
+    path = _write(tmp_path / "he.jsonl", [json.dumps(r) for r in (record, only_loop, many,
+                                                                   no_check)])
     loaded = load_source(str(path))
     assert loaded.format == "humaneval"
-    [program] = loaded.programs
-    assert program.code == "def double(x):\n    return 2 * x\n"
-    assert program.calls == (Call("1", "2"), Call("3", "6"),
-                             Call("x=list(range(3))", "[0, 1, 2, 0, 1, 2]"),
-                             Call("1.5"), Call("-1"))
-    assert program.meta["skipped_calls"] == 1
+    first, loop, failing = loaded.programs
+    assert first.code == "def double(x):\n    return 2 * x\n"
+    # Written calls keep their text and asserted output; the loop's calls are recorded
+    # in the test's order, in place, and a repeated argument text is dropped.
+    assert first.calls == (Call("1", "2"), Call("3", "6"),
+                           Call("x=list(range(3))", "[0, 1, 2, 0, 1, 2]"),
+                           Call("0"), Call("2"), Call("1.5"), Call("-1"))
+    # The arguments as the test passed them, before the function appended to them.
+    assert loop.calls == (Call("[5]"), Call("[6]"))
+    # A failing assertion ends the test; what it called before that is kept.
+    assert len(failing.calls) == 1 and failing.calls[0].args.isdigit()
+    assert first.meta["skipped_calls"] == 1
     assert [(s.where, s.id, s.reason) for s in loaded.skipped] == [
-        (f"{path}:1", "he/T/0", "call 4 uses a test-local name 'x'"),
-        (f"{path}:2", "he/T/1", "no call of double in 'test' can run on its own "
-                                "(1 use test-local names)"),
+        (f"{path}:1", "he/T/0",
+         "call 8 uses a test-local name 'x' and the test never reached it"),
+        (f"{path}:4", "he/T/3", "no call of double in 'test' could be read or recorded (the "
+                                "call on test line 2 uses a test-local name 'x', and the test "
+                                "defines no check() to run)"),
     ]
+    # The same file gives the same calls (the sandbox reseeds random for every run).
+    assert load_source(str(path)).programs == loaded.programs
 
 
 def test_evalplus_writes_inputs_as_literals(tmp_path: Path) -> None:

