@@ -395,8 +395,8 @@ def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Pa
     assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
                      "--out", run).returncode == 0
     assert refused("report", run, "--plot", tmp_path / "p.png") == (
-        "--plot needs a layout that has a figure (--layout ces or codesense or generalization); the default "
-        "layout has none")
+        "--plot needs a layout that has a figure (--layout ces or codesense or generalization); "
+        "the default layout has none")
     assert refused("report", run, "--layout", "leaderboard", "--by-source") == (
         "--by-source concerns the default layout; the leaderboard layout has its own rows")
     assert not (tmp_path / "p.png").exists()
