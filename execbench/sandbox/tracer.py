@@ -55,11 +55,14 @@ class CompiledProgram(NamedTuple):
     """A program ready to run many times (a runner caches these by source text)."""
 
     code: CodeType
-    heads: dict[int, tuple[frozenset[int], int]]
-    """Each if/while/for header line -> (lines of its header, first line of its body). The
-    header may span several lines (a long condition); the outcome is decided by the first
-    line event after the header that falls outside those lines. Headers whose body starts
-    on the header's own line cannot be observed by line events and are left out."""
+    heads: dict[int, tuple[frozenset[int], range]]
+    """Each if/while/for header line -> (lines of its header, lines of its body's first
+    statement). The header may span several lines (a long condition); the outcome is
+    decided by the first line event after the header that falls outside those lines: the
+    body was entered if that event is on any line of the body's first statement, since a
+    statement spanning lines may report a later line first (``y = [\n a]`` reports the
+    line of ``a`` before its own). Headers whose body starts on the header's own line
+    cannot be observed by line events and are left out."""
     loops: frozenset[int]
     """Header lines of while/for loops."""
     imports: frozenset[str]
@@ -91,7 +94,7 @@ def compile_program(source: str, recorder: str = "lines") -> CompiledProgram:
     the one way a program is made runnable. The facts come from the tree as written, so
     instrumentation that keeps line numbers leaves them unchanged."""
     tree = ast.parse(source)
-    heads: dict[int, tuple[frozenset[int], int]] = {}
+    heads: dict[int, tuple[frozenset[int], range]] = {}
     loops: set[int] = set()
     imports: set[str] = set()
     for node in _statements(tree):
@@ -107,9 +110,10 @@ def compile_program(source: str, recorder: str = "lines") -> CompiledProgram:
             continue
         if not isinstance(node, ast.If):
             loops.add(node.lineno)
-        body_line = node.body[0].lineno
-        if body_line > test_end:
-            heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)), body_line)
+        first = node.body[0]
+        if first.lineno > test_end:
+            heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)),
+                                  range(first.lineno, (first.end_lineno or first.lineno) + 1))
     prepared = RECORDERS[recorder].prepare(tree)
     return CompiledProgram(compile(prepared, PROGRAM_FILE, "exec"), heads, frozenset(loops),
                            frozenset(imports), recorder)
@@ -182,9 +186,9 @@ class Recorder:
                 self.events_truncated = True
             head = pending[0]
             if head is not None:
-                span, body_line = heads[head]
+                span, body = heads[head]
                 if line not in span:
-                    self._outcome(head, line == body_line)
+                    self._outcome(head, line in body)
                     pending[0] = None
             if line in heads:
                 pending[0] = line

@@ -347,6 +347,32 @@ def test_a_condition_that_raises_is_no_branch_outcome(sandbox: Sandbox) -> None:
     assert "3" not in trace.branches
 
 
+SPANNING_BODY = """\
+def f(a):
+    total = 0
+    for x in range(a):
+        total += sum([
+            x])
+    if a > 0:
+        y = [
+            a]
+        return y
+    return total
+"""
+
+
+@pytest.mark.parametrize(("args", "loop", "branch"), [
+    ("2", {"true": 2, "false": 1, "seq": "TTF"}, {"true": 1, "false": 0, "seq": "T"}),
+    ("0", {"true": 0, "false": 1, "seq": "F"}, {"true": 0, "false": 1, "seq": "F"}),
+])
+def test_a_body_whose_first_statement_spans_lines_counts_as_entered(
+        sandbox: Sandbox, args: str, loop: dict, branch: dict) -> None:
+    # Python reports the line of ``x``/``a`` (5, 8) before the statement's first line.
+    trace = _run(sandbox, SPANNING_BODY, args)
+    assert trace.branches == {"3": loop, "6": branch}
+    assert trace.loops == {"3": loop["true"]}
+
+
 def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
     """The recorder seam, in this process: a recorder that wraps every comparison so its
     value is recorded where it is evaluated, once, while lines and branches are recorded
