@@ -81,6 +81,17 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def _body_question(fact: dict[str, Any]) -> str:
+    """A published in-loop fact counts the values its variable took at one line (``at``),
+    not the loop's iterations: a line inside the body may run several times per
+    iteration, or not at all, so the question names that line."""
+    variable, nth = fact.get("variable"), _ordinal(fact.get("iteration", 0))
+    if "at" in fact:
+        return (f"What is the value of `{variable}` just after line {fact['at']} has run "
+                f"for the {nth} time?")
+    return f"What is the value of `{variable}` at the end of the {nth} iteration of this loop?"
+
+
 def question(task: str, code: str, call: str, fact: dict[str, Any]) -> str:
     """The question part of a prompt (without the format line)."""
     parts = [f"[PYTHON]\n{numbered(code)}\n[/PYTHON]"]
@@ -95,8 +106,7 @@ def question(task: str, code: str, call: str, fact: dict[str, Any]) -> str:
                      "order), and what are their values?")
     elif task == "loop":
         asked = {"iterations": "How many times does the body of this loop run?",
-                 "body": f"What is the value of `{fact.get('variable')}` at the end of the "
-                         f"{_ordinal(fact.get('iteration', 0))} iteration of this loop?",
+                 "body": _body_question(fact),
                  "after": f"What is the value of `{fact.get('variable')}` just after "
                           "execution leaves this loop?"}[fact["question"]]
         parts.append(f"Call: {call}\n\nLoop on line {fact['line']}. {asked}")

@@ -51,3 +51,14 @@ def test_abstract_prompts_define_the_categories_and_answer_with_one() -> None:
     text = render("loop", "abstract", 2, "def f():\n    pass\n", "f()", fact)
     assert "Positive Regular (0 < v <= 10)" in text and "a bool is never filed" in text
     assert text.count("[ANSWER]\nPositive Regular\n[/ANSWER]") == 2
+
+
+def test_a_published_in_loop_fact_asks_about_its_line_not_the_loop_iteration() -> None:
+    code = "def f(xs):\n    for x in xs:\n        y = x * 2\n    return y\n"
+    derived = {"task": "loop", "line": 2, "question": "body", "variable": "y", "iteration": 2}
+    published = {**derived, "at": 3}
+    assert "at the end of the 2nd iteration of this loop" in render(
+        "loop", "concrete", 0, code, "f([1, 2])", derived)
+    text = render("loop", "concrete", 0, code, "f([1, 2])", published)
+    assert "Loop on line 2" in text
+    assert "value of `y` just after line 3 has run for the 2nd time" in text
