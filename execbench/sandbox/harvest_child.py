@@ -6,14 +6,17 @@ dependencies: it imports only the standard library, ``tracer``, ``values`` and `
 (all stdlib-only), which the parent copies beside it; pytest comes from the user's
 environment.
 
-Every Python frame passes through ``_Harvest.global_trace`` once, at its ``call`` event.
-A frame of a function the parent listed (defined in the project's own source files, not
-its tests) is counted; if the function passed the parent's filters, the call's arguments
-are encoded, refused when they are not builtin values (they could not be written as
-argument text), deduplicated per function, and then sampled: reservoir sampling, seeded,
-decided when the call starts, so only about ``K * (1 + ln(n / K))`` of a function's ``n``
-distinct calls are ever traced. A sampled call gets its own ``tracer.Recorder`` (states
-on) for its frame only: a project function it calls is a call of its own. When the frame
+Every Python frame passes through ``_Harvest.global_trace`` once, at its ``call`` event
+(a generator's frame at each resumption). A frame of a function the parent listed
+(defined in the project's own source files, not its tests) is counted; if the function
+passed the parent's filters and its arguments are of builtin types (a shallow check),
+the call is sampled: reservoir sampling, seeded, decided when the call starts, so only
+about ``K * (1 + ln(n / K))`` of a function's ``n`` such calls are looked at further.
+Only then are the arguments encoded in full: a call whose arguments hold a value that
+is not a builtin one or is over the value bound, or that repeats arguments already
+sampled for the function, is dropped without taking the slot. A sampled call gets its
+own ``tracer.Recorder`` (states on) for its frame only: a project function it calls is
+a call of its own. When the frame
 returns, its trace, renumbered to the function's source (line 1 is the ``def`` line), is
 appended to the records file in one ``write``; a later call that takes the same reservoir
 slot carries a higher ``ordinal`` and the parent keeps that one. So records on disk
@@ -40,6 +43,10 @@ from execbench.sandbox.values import encode, is_exact, to_literal
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 _RETURNS = frozenset(dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST")
                      if name in dis.opmap)
+_BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, tuple, set,
+                      frozenset, dict})
+"""Types ``values.encode`` writes as values; a first, shallow check of every call's
+arguments (the sampled calls' arguments are then encoded in full)."""
 _CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
 _COUNTS_EVERY = 0.5
 
@@ -65,15 +72,25 @@ def isolate_network() -> str:
 class _Function:
     """One function the parent listed: where its source starts, and why it is skipped."""
 
-    __slots__ = ("id", "offset", "skip", "program", "seen", "distinct")
+    __slots__ = ("id", "offset", "skip", "program", "parameters", "seen", "calls",
+                 "opaque", "candidates")
 
-    def __init__(self, spec: dict[str, Any], program: tracer.CompiledProgram) -> None:
+    def __init__(self, spec: dict[str, Any], program: tracer.CompiledProgram,
+                 code: Any) -> None:
         self.id: str = spec["id"]
         self.offset: int = spec["def_line"] - 1
         self.skip: str | None = spec["skip"]
         self.program = program
+        flags = code.co_flags
+        self.parameters = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                           + bool(flags & _CO_VARARGS)
+                                           + bool(flags & _CO_VARKEYWORDS)]
         self.seen: set[int] = set()
-        self.distinct = 0
+        self.calls = 0
+        self.opaque = 0
+        """Calls with an argument whose type is not a builtin value's."""
+        self.candidates = 0
+        """Calls that could be sampled: ``calls - opaque``, for a function not filtered."""
 
 
 class _CallRecorder(tracer.Recorder):
@@ -112,39 +129,63 @@ class _Harvest:
         self.specs: dict[str, dict[str, Any]] = {
             os.path.realpath(os.path.join(config["root"], rel)): functions
             for rel, functions in config["files"].items()}
-        self.by_file: dict[str, dict[tuple[int, str], _Function] | None] = {}
-        self.by_code: dict[Any, _Function | None] = {}
-        self.calls: dict[str, int] = {}
+        self.by_file: dict[str, tuple[tracer.CompiledProgram, dict[int, Any]] | None] = {}
+        self.by_code: dict[int, tuple[Any, _Function | None]] = {}
+        """Keyed by ``id``: hashing a code object hashes its bytecode and constants. The
+        code object is kept with its entry, so its id cannot be reused."""
+        self.functions: list[_Function] = []
         self.dropped: dict[str, int] = {}
         self.open = 0
+        self.late_samples = 0
+        """Calls sampled after the first ``max_calls`` of their function (into a taken slot)."""
         self.tests = [0, 0]
         self.last_counts = 0.0
 
     # ------------------------------------------------------------------ tracing
 
-    def global_trace(self, frame, event, arg):
-        code = frame.f_code
-        try:
-            function = self.by_code[code]
-        except KeyError:
-            function = self.by_code[code] = self._classify(code)
-        if function is None:
-            return None
-        self.calls[function.id] = self.calls.get(function.id, 0) + 1
-        if function.skip is not None:
-            return self._drop("its function was filtered out")
-        call = self._arguments(code, frame.f_locals)
+    def global_trace(self):
+        """The ``sys.settrace`` function. It runs at the start of every frame in the test
+        run, so the common paths (not a project function; a filtered one; arguments that
+        are not builtin values; not sampled) touch only local names and counters."""
+        by_code, classify, max_calls = self.by_code, self._classify, self.max_calls
+        randrange, builtin = self.rng.randrange, _BUILTIN
+
+        def trace(frame, event, arg):
+            code = frame.f_code
+            known = by_code.get(id(code))
+            if known is None or known[0] is not code:
+                known = by_code[id(code)] = (code, classify(code))
+            function = known[1]
+            if function is None:
+                return None
+            function.calls += 1
+            if function.skip is not None:
+                return None
+            frame_locals = frame.f_locals
+            for name in function.parameters:
+                if type(frame_locals[name]) not in builtin:
+                    function.opaque += 1
+                    return None
+            function.candidates += 1
+            ordinal = function.candidates
+            slot = ordinal - 1 if ordinal <= max_calls else randrange(ordinal)
+            if slot >= max_calls:
+                return None
+            return self._sampled(function, code, frame_locals, slot, ordinal)
+
+        return trace
+
+    def _sampled(self, function: _Function, code, frame_locals: dict[str, Any], slot: int,
+                 ordinal: int):
+        if ordinal > self.max_calls:
+            self.late_samples += 1
+        call = self._arguments(code, frame_locals)
         if isinstance(call, str):
             return self._drop(call)
         key = hash(call["text"])
         if key in function.seen:
             return self._drop("repeated arguments")
         function.seen.add(key)
-        function.distinct += 1
-        ordinal = function.distinct
-        slot = ordinal - 1 if ordinal <= self.max_calls else self.rng.randrange(ordinal)
-        if slot >= self.max_calls:
-            return self._drop("not sampled")
         self.open += 1
         return _CallRecorder(self, function, slot, ordinal, call).enter(code)
 
@@ -155,17 +196,26 @@ class _Harvest:
         filename = code.co_filename
         if filename not in self.by_file:
             self.by_file[filename] = self._load(filename)
-        functions = self.by_file[filename]
-        return None if functions is None else functions.get((code.co_firstlineno, code.co_name))
+        loaded = self.by_file[filename]
+        if loaded is None:
+            return None
+        program, specs = loaded
+        spec = specs.get(code.co_firstlineno)
+        if spec is None or spec["name"] != code.co_name:
+            return None
+        function = spec.get("function")
+        if function is None:  # one per function, whatever its code objects (a reload)
+            function = spec["function"] = _Function(spec, program, code)
+            self.functions.append(function)
+        return function
 
-    def _load(self, filename: str) -> dict[tuple[int, str], _Function] | None:
+    def _load(self, filename: str) -> tuple[tracer.CompiledProgram, dict[int, Any]] | None:
         specs = self.specs.get(os.path.realpath(filename))
         if specs is None:
             return None
         with open(filename, encoding="utf-8") as handle:
             program = tracer.compile_program(handle.read())
-        return {(int(first), spec["name"]): _Function(spec, program)
-                for first, spec in specs.items()}
+        return program, {int(first): spec for first, spec in specs.items()}
 
     def _arguments(self, code, frame_locals: dict[str, Any]) -> dict[str, Any] | str:
         """The call's arguments as encoded values and argument text, or why they cannot be
@@ -225,10 +275,17 @@ class _Harvest:
         if not final and now - self.last_counts < _COUNTS_EVERY:
             return
         self.last_counts = now
+        calls = {function.id: function.calls for function in self.functions}
         dropped = dict(self.dropped)
+        dropped["its function was filtered out"] = sum(
+            f.calls for f in self.functions if f.skip is not None)
+        dropped["an argument is not a builtin value"] = dropped.get(
+            "an argument is not a builtin value", 0) + sum(f.opaque for f in self.functions)
+        dropped["not sampled"] = sum(max(f.candidates - self.max_calls, 0)
+                                     for f in self.functions) - self.late_samples
         if final and self.open:
             dropped["the run ended during the call"] = self.open
-        _write(self.out, json.dumps({"kind": "counts", "calls": self.calls, "dropped": dropped,
+        _write(self.out, json.dumps({"kind": "counts", "calls": calls, "dropped": dropped,
                                      "tests": self.tests, **extra}) + "\n")
 
     def pytest_collection_finish(self, session) -> None:
@@ -283,7 +340,7 @@ def main() -> None:
     except ImportError as exc:
         harvest.write_counts(final=True, error=f"pytest cannot be imported: {exc}")
         sys.exit(3)
-    sys.settrace(harvest.global_trace)
+    sys.settrace(harvest.global_trace())
     try:
         status = pytest.main(config["pytest_args"], plugins=[harvest])
     finally:

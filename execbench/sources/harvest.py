@@ -35,6 +35,7 @@ applied, since a test suite needs to start processes and write where it likes.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import shutil
@@ -94,7 +95,9 @@ class HarvestResult:
     """``kept`` and each reason a function called by the tests was dropped, plus
     ``NEVER_CALLED`` (listed functions the tests never called)."""
     calls: Counter = field(default_factory=Counter)
-    """``kept`` and each reason a call was dropped."""
+    """``kept`` and each reason a call was dropped: they add up to ``seen``."""
+    seen: int = 0
+    """Calls of the listed functions the tests made (a generator's resumptions count)."""
     tests: tuple[int, int] = (0, 0)
     """Tests finished, tests collected."""
     pytest_exit: int | None = None
@@ -305,10 +308,8 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
                 if time.monotonic() - start > options.timeout:
                     result.timed_out = True
                     _signal_group(child.pid, signal.SIGTERM)
-                    try:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
                         child.wait(_GRACE_SECONDS)
-                    except subprocess.TimeoutExpired:
-                        pass
                     break
         finally:
             _signal_group(child.pid, signal.SIGKILL)
@@ -324,6 +325,7 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
     result.calls.update(counts.get("dropped", {}))
     result.calls[REPLACED] += reader.received - len(reader.kept)
     called = counts.get("calls", {})
+    result.seen = sum(called.values())
     kept = Counter(function for function, _ in reader.kept)
     result.calls["kept"] = len(reader.kept)
     for f in functions:
@@ -337,10 +339,8 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
 
 
 def _signal_group(pid: int, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has ended
         os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class _Records:
