@@ -684,7 +684,7 @@ def harvest(
     for what, counts in (("functions", result.functions), ("calls", result.calls)):
         dropped = {k: v for k, v in counts.items() if k not in ("kept", NEVER_CALLED)}
         said = f"{what}: {counts['kept']} kept, {sum(dropped.values()):,} dropped"
-        say.append(said + (f" ({never} more never called)" if what == "functions" else ""))
+        say.append(said + (f", {never} never called by the tests" if what == "functions" else ""))
         say += [f"  {n:>9,}  {reason}" for reason, n in
                 sorted(dropped.items(), key=lambda item: (-item[1], item[0]))]
     out.print("\n".join(say), highlight=False, markup=False)

@@ -315,6 +315,8 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
             _signal_group(child.pid, signal.SIGKILL)
             child.wait()
     reader.read()
+    if progress is not None:
+        progress({"seconds": time.monotonic() - start, **reader.status()})
     counts = reader.counts
     result.pytest_exit = counts.get("exit")
     result.network = counts.get("network", result.network)
