@@ -340,6 +340,7 @@ def main() -> None:
     except ImportError as exc:
         harvest.write_counts(final=True, error=f"pytest cannot be imported: {exc}")
         sys.exit(3)
+    random.seed(config["seed"])  # tests drawing unseeded random inputs repeat run to run
     sys.settrace(harvest.global_trace())
     try:
         status = pytest.main(config["pytest_args"], plugins=[harvest])

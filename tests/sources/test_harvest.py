@@ -7,6 +7,7 @@ projects in ../shared/data/projects and builds suites from them.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import tarfile
@@ -300,6 +301,35 @@ def test_a_hanging_suite_is_stopped_at_the_timeout_with_what_it_recorded(tmp_pat
     records = read(tmp_path / "out.jsonl")
     assert "pkg.core.total" in records and "pkg.core.spin" not in records
     assert result.calls["the run ended during the call"] == 1
+
+
+def test_the_tests_run_on_a_scratch_copy_without_secrets_or_network(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        root = tmp_path / "project"
+        guards = textwrap.dedent(f"""
+
+            def test_guards():
+                import os, socket
+                assert "SECRET_TOKEN" not in os.environ
+                assert os.getcwd() != {str(root)!r}
+                assert os.environ["HOME"].startswith(os.path.dirname(os.getcwd()))
+                try:
+                    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+                except OSError:
+                    return
+                raise AssertionError("the test reached the harvesting machine's port")
+            """)
+        make_project(root, guards)
+        result = harvest(root, tmp_path / "out.jsonl", HarvestOptions())
+    if not result.network.startswith("on"):
+        pytest.skip(f"this machine gives no network namespace: {result.network}")
+    assert result.pytest_exit == 0, result.log
+    assert not (root / "pkg" / "__pycache__").exists()  # the original was not written
 
 
 def test_the_same_seed_gives_the_same_file(harvested, tmp_path: Path) -> None:
