@@ -177,15 +177,15 @@ class _Harvest:
 
     def _sampled(self, function: _Function, code, frame_locals: dict[str, Any], slot: int,
                  ordinal: int):
+        """Encode a sampled call's arguments and start its recorder. A call that cannot be
+        kept gives its ordinal back, so the next candidate takes its place in the sample."""
+        call = self._arguments(code, frame_locals)
+        if isinstance(call, str) or hash(call["text"]) in function.seen:
+            function.candidates -= 1
+            return self._drop("repeated arguments" if isinstance(call, dict) else call)
+        function.seen.add(hash(call["text"]))
         if ordinal > self.max_calls:
             self.late_samples += 1
-        call = self._arguments(code, frame_locals)
-        if isinstance(call, str):
-            return self._drop(call)
-        key = hash(call["text"])
-        if key in function.seen:
-            return self._drop("repeated arguments")
-        function.seen.add(key)
         self.open += 1
         return _CallRecorder(self, function, slot, ordinal, call).enter(code)
 

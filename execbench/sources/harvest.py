@@ -322,10 +322,12 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
     result.network = counts.get("network", result.network)
     result.tests = tuple(counts.get("tests", (0, 0)))
     result.log = log_path.read_text(errors="replace")[-4000:]
-    if "error" in counts:
-        result.warnings.append(counts["error"])
-    result.calls.update(counts.get("dropped", {}))
-    result.calls[REPLACED] += reader.received - len(reader.kept)
+    if "error" in counts or "tests" not in counts:
+        said = counts.get("error") or (result.log.strip().splitlines() or ["no output"])[-1]
+        raise HarvestError(f"the tests did not start under {options.python}: {said}")
+    result.calls.update({k: n for k, n in counts.get("dropped", {}).items() if n})
+    if reader.received > len(reader.kept):
+        result.calls[REPLACED] = reader.received - len(reader.kept)
     called = counts.get("calls", {})
     result.seen = sum(called.values())
     kept = Counter(function for function, _ in reader.kept)

@@ -359,6 +359,14 @@ def test_bad_input_is_refused(tmp_path: Path) -> None:
         harvest(tmp_path / "missing", tmp_path / "out.jsonl")
     with pytest.raises(HarvestError, match="no interpreter"):
         harvest(tmp_path, tmp_path / "out.jsonl", HarvestOptions(python="/no/python"))
+    # An interpreter without pytest (no site-packages): the child says so, nothing is written.
+    bare = tmp_path / "bare-python"
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    bare.chmod(0o755)
+    root = make_project(tmp_path / "project")
+    with pytest.raises(HarvestError, match="did not start under .*pytest cannot be imported"):
+        harvest(root, tmp_path / "out.jsonl", HarvestOptions(python=str(bare)))
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 @pytest.mark.slow
