@@ -120,6 +120,8 @@ class _CallRecorder(tracer.Recorder):
 class _Harvest:
     def __init__(self, config: dict[str, Any]) -> None:
         self.out = os.open(config["out"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self.pid = os.getpid()
+        """A process a test forks inherits the tracer and this file; it writes nothing."""
         self.max_calls: int = config["max_calls"]
         self.max_chars: int = config["max_trace_chars"]
         self.options = {**tracer.DEFAULT_OPTIONS, "states": True,
@@ -248,6 +250,8 @@ class _Harvest:
     def finish(self, recorder: _CallRecorder, raised: BaseException | None, value: Any) -> None:
         """Write a sampled call's record (its frame has just returned or raised)."""
         self.open -= 1
+        if os.getpid() != self.pid:
+            return
         if recorder.events_truncated:
             self._drop(f"more than {self.options['max_events']} line events")
             return
@@ -272,7 +276,7 @@ class _Harvest:
 
     def write_counts(self, final: bool = False, **extra: Any) -> None:
         now = time.monotonic()
-        if not final and now - self.last_counts < _COUNTS_EVERY:
+        if os.getpid() != self.pid or not final and now - self.last_counts < _COUNTS_EVERY:
             return
         self.last_counts = now
         calls = {function.id: function.calls for function in self.functions}

@@ -67,11 +67,14 @@ NEVER_CALLED = "never called by the tests"
 
 
 class HarvestError(ValueError):
-    """The harvest cannot start (no such folder, no interpreter)."""
+    """The harvest cannot run: no such folder, no interpreter, or the tests could not start
+    under it (pytest missing). A suite that fails or hangs is not an error."""
 
 
 @dataclass(frozen=True)
 class HarvestOptions:
+    """What ``execbench harvest`` takes; the bounds keep the run and the file small."""
+
     python: str = sys.executable
     pytest_args: tuple[str, ...] = ()
     seed: int = 0
@@ -91,6 +94,8 @@ class HarvestOptions:
 
 @dataclass
 class HarvestResult:
+    """What happened, for the summary the command prints (the file holds only records)."""
+
     functions: Counter = field(default_factory=Counter)
     """``kept`` and each reason a function called by the tests was dropped, plus
     ``NEVER_CALLED`` (listed functions the tests never called)."""

@@ -279,12 +279,27 @@ def test_recorded_values_agree_with_an_independent_recording(harvested, tmp_path
 
 
 def test_a_failing_suite_still_yields_its_records(tmp_path: Path) -> None:
-    root = make_project(tmp_path / "project",
-                        "\n\ndef test_broken():\n    assert total([4]) == 0\n")
+    """Also: a process a test forks inherits the tracer but writes no records."""
+    root = make_project(tmp_path / "project", textwrap.dedent("""
+
+        def test_broken():
+            assert total([4]) == 0
+
+
+        def test_forked():
+            import os
+            pid = os.fork()
+            if pid == 0:
+                for i in range(100):
+                    total([i, 99])
+                os._exit(0)
+            os.waitpid(pid, 0)
+        """))
     result = harvest(root, tmp_path / "out.jsonl", HarvestOptions())
-    assert result.pytest_exit == 1 and result.tests == (6, 6)
+    assert result.pytest_exit == 1 and result.tests == (7, 7)
     assert "1 failed" in result.log
-    assert "pkg.core.total" in read(tmp_path / "out.jsonl")
+    total = read(tmp_path / "out.jsonl")["pkg.core.total"]
+    assert {c["args"] for c in total["calls"]} == {"[1, 2, 30]", "[5]", "[4]"}
 
 
 def test_a_hanging_suite_is_stopped_at_the_timeout_with_what_it_recorded(tmp_path: Path
