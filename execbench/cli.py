@@ -685,7 +685,7 @@ def harvest(
         dropped = {k: v for k, v in counts.items() if k not in ("kept", NEVER_CALLED)}
         said = f"{what}: {counts['kept']} kept, {sum(dropped.values()):,} dropped"
         say.append(said + (f", {never} never called by the tests" if what == "functions" else ""))
-        say += [f"  {n:>9,}  {reason}" for reason, n in
+        say += [f"  {n:>11,}  {reason}" for reason, n in
                 sorted(dropped.items(), key=lambda item: (-item[1], item[0]))]
     out.print("\n".join(say), highlight=False, markup=False)
     if result.pytest_exit is None and not result.timed_out:
