@@ -479,3 +479,50 @@ def test_ls_suite_says_what_it_holds(tiny: Path) -> None:
            "output/good/inc/1, output/good/rev/0" in lines
     assert refused("ls", tiny / "nowhere") == (
         f"ls takes tasks, formats, models or a suite folder, not '{tiny / 'nowhere'}'")
+
+
+def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: Path) -> None:
+    from tests.sources.test_harvest import make_project
+
+    project = make_project(tmp_path / "project")
+    out = tmp_path / "harvest.jsonl"
+    done = execbench("harvest", project, "--out", out, "--max-calls", "3", "--progress-every",
+                     "0")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "tests: 5 of 5 finished (pytest exit status 0); network: " + \
+        lines[0].split("network: ")[1]
+    assert lines[1] == "functions: 5 kept, 5 dropped, 0 never called by the tests"
+    assert "1  generator or coroutine" in [line.strip() for line in lines]
+    [calls] = [line for line in lines if line.startswith("calls: ")]
+    assert calls.startswith("calls: 9 kept, ")
+    assert any(line.endswith("  not sampled") for line in lines)
+    # Not a terminal: a progress line now and then, never a bar.
+    assert "progress: 5/5 tests, 9 calls of 5 functions recorded" in done.stderr
+    assert f"wrote 5 functions to {out}" in flat(done.stderr)
+
+    suite = tmp_path / "suite"
+    assert execbench("build", out, "--tasks", "output", "--out", suite).returncode == 0
+    run = tmp_path / "run"
+    done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
+    assert done.returncode == 0, done.stderr
+    assert pass_at(run, "output", 1) == 1.0
+
+
+def test_harvest_with_pytest_args_runs_only_those_tests(tmp_path: Path) -> None:
+    from tests.sources.test_harvest import make_project
+
+    project = make_project(tmp_path / "project")
+    done = execbench("harvest", project, "--out", tmp_path / "h.jsonl",
+                     "--pytest-args", "-k 'total or fails'")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("tests: 2 of 2 finished")
+
+
+def test_harvest_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
+    assert refused("harvest", tmp_path / "none", "--out", tmp_path / "h.jsonl") == (
+        f"{tmp_path / 'none'} is not a folder")
+    assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--max-calls", "0") == (
+        "--max-calls must be at least 1, not 0")
+    assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--pytest-args",
+                   "'unclosed") == "--pytest-args: No closing quotation"

@@ -153,6 +153,11 @@ class Recorder:
         code = frame.f_code
         if code.co_filename != PROGRAM_FILE:
             return None
+        return self.enter(code)
+
+    def enter(self, code: CodeType):
+        """Start recording a new frame of ``code``: the local trace function for it. The
+        sandbox enters every frame of the program; ``harvest`` enters one frame per call."""
         index = len(self.frames)
         self.frames.append({"function": code.co_name, "line": code.co_firstlineno})
         return self._frame_tracer(index)
@@ -164,6 +169,7 @@ class Recorder:
         heads = self.heads
         pending: list[Any] = [None]  # the branch header whose outcome is still open
         record_states = self.options["states"]
+        leave = self.leave
 
         def trace(frame, event, arg):
             if event != "line":
@@ -177,6 +183,7 @@ class Recorder:
                         self._outcome(head, False)
                     if event in ("return", "exception"):
                         pending[0] = None
+                leave(frame, event, arg)
                 return trace
             line = frame.f_lineno
             lines_add(line)
@@ -221,6 +228,11 @@ class Recorder:
             state["event"] = event
         self.states.append(state)
 
+    def leave(self, frame, event: str, arg: Any) -> None:
+        """A ``return`` or ``exception`` event of a traced frame. The sandbox learns a
+        call's result from the call itself; a recorder that watches calls it did not make
+        (``harvest``) takes it from here."""
+
     def namespace(self) -> dict[str, Any]:
         """Names added to the program's module namespace before it runs."""
         return {}
@@ -257,7 +269,8 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__qualname__, "message": message[:500]}
 
 
-def _result_value(value: Any) -> dict[str, Any]:
+def result_value(value: Any) -> dict[str, Any]:
+    """The ``value`` and ``value_repr`` fields of a trace for a returned value."""
     enc = encode(value)
     text = to_literal(enc) if is_exact(enc) else enc[-1] if enc[0] == "object" else None
     return {"value": enc, "value_repr": text}
@@ -292,7 +305,7 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
         phase = "call"
         value = fn(*call_args, **call_kwargs)
         sys.settrace(None)
-        out.update(_result_value(value))
+        out.update(result_value(value))
     except BaseException as exc:  # noqa: BLE001 - everything the program does is data
         sys.settrace(None)
         out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"

@@ -1,0 +1,357 @@
+"""The child side of ``execbench harvest``: run a project's pytest suite, recording calls.
+
+Started by ``sources.harvest`` as ``python -m execbench.sandbox.harvest_child CONFIG`` with
+the user's interpreter, in a scratch copy of the project. It must not need execbench's
+dependencies: it imports only the standard library, ``tracer``, ``values`` and ``confine``
+(all stdlib-only), which the parent copies beside it; pytest comes from the user's
+environment.
+
+Every Python frame passes through ``_Harvest.global_trace`` once, at its ``call`` event
+(a generator's frame at each resumption). A frame of a function the parent listed
+(defined in the project's own source files, not its tests) is counted; if the function
+passed the parent's filters and its arguments are of builtin types (a shallow check),
+the call is sampled: reservoir sampling, seeded, decided when the call starts, so only
+about ``K * (1 + ln(n / K))`` of a function's ``n`` such calls are looked at further.
+Only then are the arguments encoded in full: a call whose arguments hold a value that
+is not a builtin one or is over the value bound, or that repeats arguments already
+sampled for the function, is dropped without taking the slot. A sampled call gets its
+own ``tracer.Recorder`` (states on) for its frame only: a project function it calls is
+a call of its own. When the frame
+returns, its trace, renumbered to the function's source (line 1 is the ``def`` line), is
+appended to the records file in one ``write``; a later call that takes the same reservoir
+slot carries a higher ``ordinal`` and the parent keeps that one. So records on disk
+survive however the run ends; the counters are written as a snapshot now and then, at
+the end, and on ``SIGTERM``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dis
+import json
+import keyword
+import os
+import random
+import signal
+import sys
+import time
+from typing import Any
+
+from execbench.sandbox import confine, tracer
+from execbench.sandbox.values import encode, is_exact, to_literal
+
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+_RETURNS = frozenset(dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST")
+                     if name in dis.opmap)
+_BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, tuple, set,
+                      frozenset, dict})
+"""Types ``values.encode`` writes as values; a first, shallow check of every call's
+arguments (the sampled calls' arguments are then encoded in full)."""
+_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
+_COUNTS_EVERY = 0.5
+
+
+def isolate_network() -> str:
+    """Leave the network: an empty network namespace, as root or, where the kernel allows
+    unprivileged user namespaces, inside one that maps the invoking user to itself."""
+    if confine.isolate_network():
+        return "on: empty network namespace"
+    uid, gid = os.getuid(), os.getgid()
+    try:
+        if ctypes.CDLL(None, use_errno=True).unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
+            return "off: this machine allows no new network namespace"
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    except OSError as exc:
+        return f"off: {exc}"
+    return "on: empty network namespace (in a user namespace)"
+
+
+class _Function:
+    """One function the parent listed: where its source starts, and why it is skipped."""
+
+    __slots__ = ("id", "offset", "skip", "program", "parameters", "seen", "calls",
+                 "opaque", "candidates")
+
+    def __init__(self, spec: dict[str, Any], program: tracer.CompiledProgram,
+                 code: Any) -> None:
+        self.id: str = spec["id"]
+        self.offset: int = spec["def_line"] - 1
+        self.skip: str | None = spec["skip"]
+        self.program = program
+        flags = code.co_flags
+        self.parameters = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                           + bool(flags & _CO_VARARGS)
+                                           + bool(flags & _CO_VARKEYWORDS)]
+        self.seen: set[int] = set()
+        self.calls = 0
+        self.opaque = 0
+        """Calls with an argument whose type is not a builtin value's."""
+        self.candidates = 0
+        """Calls that could be sampled: ``calls - opaque``, for a function not filtered."""
+
+
+class _CallRecorder(tracer.Recorder):
+    """The sandbox's recorder for one call's frame, plus what the sandbox learns from
+    making the call itself: the result, taken from the frame's ``return`` event."""
+
+    def __init__(self, harvest: _Harvest, function: _Function, slot: int, ordinal: int,
+                 call: dict[str, Any]) -> None:
+        super().__init__(function.program, harvest.options)
+        self.harvest = harvest
+        self.function = function
+        self.slot = slot
+        self.ordinal = ordinal
+        self.call = call
+        self.raised: BaseException | None = None
+
+    def leave(self, frame, event: str, arg: Any) -> None:
+        if event == "exception":
+            self.raised = arg[1]
+        elif event == "return":
+            code = frame.f_code.co_code
+            returned = frame.f_lasti < len(code) and code[frame.f_lasti] in _RETURNS
+            self.harvest.finish(self, None if returned else self.raised or RuntimeError(
+                "the frame ended without returning"), arg)
+
+
+class _Harvest:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.out = os.open(config["out"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self.pid = os.getpid()
+        """A process a test forks inherits the tracer and this file; it writes nothing."""
+        self.max_calls: int = config["max_calls"]
+        self.max_chars: int = config["max_trace_chars"]
+        self.options = {**tracer.DEFAULT_OPTIONS, "states": True,
+                        "max_events": config["max_events"], "max_states": config["max_events"],
+                        "max_value_nodes": config["max_value_nodes"]}
+        self.rng = random.Random(config["seed"])
+        self.specs: dict[str, dict[str, Any]] = {
+            os.path.realpath(os.path.join(config["root"], rel)): functions
+            for rel, functions in config["files"].items()}
+        self.by_file: dict[str, tuple[tracer.CompiledProgram, dict[int, Any]] | None] = {}
+        self.by_code: dict[int, tuple[Any, _Function | None]] = {}
+        """Keyed by ``id``: hashing a code object hashes its bytecode and constants. The
+        code object is kept with its entry, so its id cannot be reused."""
+        self.functions: list[_Function] = []
+        self.dropped: dict[str, int] = {}
+        self.open = 0
+        self.late_samples = 0
+        """Calls sampled after the first ``max_calls`` of their function (into a taken slot)."""
+        self.tests = [0, 0]
+        self.last_counts = 0.0
+
+    # ------------------------------------------------------------------ tracing
+
+    def global_trace(self):
+        """The ``sys.settrace`` function. It runs at the start of every frame in the test
+        run, so the common paths (not a project function; a filtered one; arguments that
+        are not builtin values; not sampled) touch only local names and counters."""
+        by_code, classify, max_calls = self.by_code, self._classify, self.max_calls
+        randrange, builtin = self.rng.randrange, _BUILTIN
+
+        def trace(frame, event, arg):
+            code = frame.f_code
+            known = by_code.get(id(code))
+            if known is None or known[0] is not code:
+                known = by_code[id(code)] = (code, classify(code))
+            function = known[1]
+            if function is None:
+                return None
+            function.calls += 1
+            if function.skip is not None:
+                return None
+            frame_locals = frame.f_locals
+            for name in function.parameters:
+                if type(frame_locals[name]) not in builtin:
+                    function.opaque += 1
+                    return None
+            function.candidates += 1
+            ordinal = function.candidates
+            slot = ordinal - 1 if ordinal <= max_calls else randrange(ordinal)
+            if slot >= max_calls:
+                return None
+            return self._sampled(function, code, frame_locals, slot, ordinal)
+
+        return trace
+
+    def _sampled(self, function: _Function, code, frame_locals: dict[str, Any], slot: int,
+                 ordinal: int):
+        """Encode a sampled call's arguments and start its recorder. A call that cannot be
+        kept gives its ordinal back, so the next candidate takes its place in the sample."""
+        call = self._arguments(code, frame_locals)
+        if isinstance(call, str) or hash(call["text"]) in function.seen:
+            function.candidates -= 1
+            return self._drop("repeated arguments" if isinstance(call, dict) else call)
+        function.seen.add(hash(call["text"]))
+        if ordinal > self.max_calls:
+            self.late_samples += 1
+        self.open += 1
+        return _CallRecorder(self, function, slot, ordinal, call).enter(code)
+
+    def _drop(self, reason: str) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    def _classify(self, code) -> _Function | None:
+        filename = code.co_filename
+        if filename not in self.by_file:
+            self.by_file[filename] = self._load(filename)
+        loaded = self.by_file[filename]
+        if loaded is None:
+            return None
+        program, specs = loaded
+        spec = specs.get(code.co_firstlineno)
+        if spec is None or spec["name"] != code.co_name:
+            return None
+        function = spec.get("function")
+        if function is None:  # one per function, whatever its code objects (a reload)
+            function = spec["function"] = _Function(spec, program, code)
+            self.functions.append(function)
+        return function
+
+    def _load(self, filename: str) -> tuple[tracer.CompiledProgram, dict[int, Any]] | None:
+        specs = self.specs.get(os.path.realpath(filename))
+        if specs is None:
+            return None
+        with open(filename, encoding="utf-8") as handle:
+            program = tracer.compile_program(handle.read())
+        return program, {int(first): spec for first, spec in specs.items()}
+
+    def _arguments(self, code, frame_locals: dict[str, Any]) -> dict[str, Any] | str:
+        """The call's arguments as encoded values and argument text, or why they cannot be
+        written as text."""
+        names = code.co_varnames
+        count, kwonly = code.co_argcount, code.co_kwonlyargcount
+        positional = [frame_locals[name] for name in names[:count]]
+        keywords = {name: frame_locals[name] for name in names[count:count + kwonly]}
+        rest = count + kwonly
+        if code.co_flags & _CO_VARARGS:
+            positional.extend(frame_locals[names[rest]])
+            rest += 1
+        if code.co_flags & _CO_VARKEYWORDS:
+            keywords.update(frame_locals[names[rest]])
+        bound = self.options["max_value_nodes"]
+        args = [encode(value, max_nodes=bound, max_chars=self.max_chars) for value in positional]
+        kwargs = {name: encode(value, max_nodes=bound, max_chars=self.max_chars)
+                  for name, value in keywords.items()}
+        every = [*args, *kwargs.values()]
+        if any(value[0] == "truncated" for value in every):
+            return "an argument is larger than the value bound"
+        if not all(is_exact(value) for value in every):
+            return "an argument is not a builtin value"
+        if not all(name.isidentifier() and not keyword.iskeyword(name) for name in kwargs):
+            return "a keyword argument's name is not an identifier"
+        text = ", ".join([*map(to_literal, args),
+                          *(f"{name}={to_literal(value)}" for name, value in kwargs.items())])
+        return {"text": text, "args": args, "kwargs": kwargs}
+
+    def finish(self, recorder: _CallRecorder, raised: BaseException | None, value: Any) -> None:
+        """Write a sampled call's record (its frame has just returned or raised)."""
+        self.open -= 1
+        if os.getpid() != self.pid:
+            return
+        if recorder.events_truncated:
+            self._drop(f"more than {self.options['max_events']} line events")
+            return
+        trace: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None,
+                                 "args": recorder.call["args"],
+                                 "kwargs": recorder.call["kwargs"], "exception": None}
+        if raised is None:
+            trace.update(tracer.result_value(value))
+        else:
+            trace["status"] = "exception"
+            trace["exception"] = {**tracer.describe_exception(raised), "phase": "call"}
+        trace.update(_renumbered(recorder.result(), recorder.function.offset))
+        line = json.dumps({"kind": "call", "function": recorder.function.id,
+                           "slot": recorder.slot, "ordinal": recorder.ordinal,
+                           "args": recorder.call["text"], "trace": trace}) + "\n"
+        if len(line) > self.max_chars:
+            self._drop(f"trace longer than {self.max_chars} characters")
+            return
+        _write(self.out, line)
+
+    # ------------------------------------------------------------------ progress
+
+    def write_counts(self, final: bool = False, **extra: Any) -> None:
+        now = time.monotonic()
+        if os.getpid() != self.pid or not final and now - self.last_counts < _COUNTS_EVERY:
+            return
+        self.last_counts = now
+        calls = {function.id: function.calls for function in self.functions}
+        dropped = dict(self.dropped)
+        dropped["its function was filtered out"] = sum(
+            f.calls for f in self.functions if f.skip is not None)
+        dropped["an argument is not a builtin value"] = dropped.get(
+            "an argument is not a builtin value", 0) + sum(f.opaque for f in self.functions)
+        dropped["not sampled"] = sum(max(f.candidates - self.max_calls, 0)
+                                     for f in self.functions) - self.late_samples
+        if final and self.open:
+            dropped["the run ended during the call"] = self.open
+        _write(self.out, json.dumps({"kind": "counts", "calls": calls, "dropped": dropped,
+                                     "tests": self.tests, **extra}) + "\n")
+
+    def pytest_collection_finish(self, session) -> None:
+        self.tests[1] = len(session.items)
+        self.write_counts()
+
+    def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        self.tests[0] += 1
+        self.write_counts()
+
+
+def _renumbered(result: dict[str, Any], offset: int) -> dict[str, Any]:
+    """The recorder's fields with file lines turned into lines of the function's source;
+    the one frame is the function's, starting at its ``def`` line."""
+    return {
+        **result,
+        "lines": [line - offset for line in result["lines"]],
+        "events": [[line - offset, 0] for line, _ in result["events"]],
+        "frames": [{"function": frame["function"], "line": 1} for frame in result["frames"]],
+        "states": [{**state, "line": state["line"] - offset, "frame": 0}
+                   for state in result["states"]],
+        "branches": {str(int(line) - offset): outcome
+                     for line, outcome in result["branches"].items()},
+        "loops": {str(int(line) - offset): count for line, count in result["loops"].items()},
+    }
+
+
+def _write(fd: int, text: str) -> None:
+    data = text.encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def main() -> None:
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        config = json.load(handle)
+    network = isolate_network()
+    confine.die_with_parent()
+    for path in reversed(config["paths"]):
+        sys.path.insert(0, path)
+    harvest = _Harvest(config)
+    harvest.write_counts(final=True, network=network)
+
+    def stop(signum, frame) -> None:
+        sys.settrace(None)
+        harvest.write_counts(final=True, stopped=True)
+        os._exit(124)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        import pytest
+    except ImportError as exc:
+        harvest.write_counts(final=True, error=f"pytest cannot be imported: {exc}")
+        sys.exit(3)
+    random.seed(config["seed"])  # tests drawing unseeded random inputs repeat run to run
+    sys.settrace(harvest.global_trace())
+    try:
+        status = pytest.main(config["pytest_args"], plugins=[harvest])
+    finally:
+        sys.settrace(None)
+    harvest.write_counts(final=True, exit=int(status))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,407 @@
+"""``execbench harvest``: record calls of a project's functions while its own tests run.
+
+The parent side. It lists the project's functions (source files only: not tests, not
+``conftest.py``, not ``setup.py`` or docs), decides which pass the filters, copies the
+project to a scratch folder, and runs its pytest suite there in a child process
+(``sandbox.harvest_child``) with the given interpreter, so the project's dependencies are
+the user's environment. It then writes the generic JSONL format (``sources.generic``): one
+record per function with its kept calls, each call's argument text and recorded trace, so
+``execbench build FILE.jsonl`` builds tasks on them without running anything.
+
+What a record's ``code`` is: the function's own source from its ``def`` line to its last
+line, decorators left out (the recorded frame is the undecorated function's, and line 1 of
+``code`` is the ``def`` line), dedented when it is a method or nested function. It compiles
+on its own and defines the function at module level; it is shown, never run (it may need
+its module's globals).
+
+Filters (CodeSense, section 2.3), each drop counted by reason: functions with no
+statements (comments, a docstring, ``pass``), with one statement (a wrapper when that
+statement only calls another function), generators and coroutines (their calls return
+an iterator, not a value), longer than ``max_lines``, or whose source does not compile on
+its own once dedented; calls whose arguments are not builtin values (they cannot be
+written as argument text) or are over the value bound, repeated arguments, calls not
+sampled (at most ``max_calls`` per function, reservoir sampling with the seed), calls over
+the line-event or size bound.
+
+What guards the run: a scratch copy (the project's folder is not written), a scrubbed
+environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch folder and
+a fixed hash seed), an empty network namespace where the machine allows one (the child
+reports it), a new process group killed as a whole at the end or at ``timeout``. Not
+guarded: the tests may read any file the user can and write outside the scratch folder by
+absolute path; the kernel layers of the sandbox (Landlock, seccomp, another user) are not
+applied, since a test suite needs to start processes and write where it likes.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from execbench.sandbox import confine, harvest_child, tracer, values
+
+_TEST_DIRS = frozenset({"tests", "test", "testing"})
+_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env",
+                           ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+                           "node_modules", "build", "dist", "docs", "doc", "site-packages",
+                           ".eggs"})
+_CHILD_MODULES = (tracer, values, confine, harvest_child)
+_POLL_SECONDS = 0.2
+_GRACE_SECONDS = 3.0
+REPLACED = "replaced in the sample by a later call"
+NO_CALL_KEPT = "no call kept"
+NEVER_CALLED = "never called by the tests"
+
+
+class HarvestError(ValueError):
+    """The harvest cannot run: no such folder, no interpreter, or the tests could not start
+    under it (pytest missing). A suite that fails or hangs is not an error."""
+
+
+@dataclass(frozen=True)
+class HarvestOptions:
+    """What ``execbench harvest`` takes; the bounds keep the run and the file small."""
+
+    python: str = sys.executable
+    pytest_args: tuple[str, ...] = ()
+    seed: int = 0
+    max_calls: int = 5
+    """Calls kept per function."""
+    max_events: int = 1_000
+    """Line events per call; a longer call is dropped (its states would be cut)."""
+    max_value_nodes: int = 100
+    """Nodes per encoded value (``values.encode``)."""
+    max_trace_chars: int = 500_000
+    """Characters of one call's record."""
+    max_lines: int = 200
+    """Lines of a function's source."""
+    timeout: float = 600.0
+    """Wall-clock seconds for the whole test run."""
+
+
+@dataclass
+class HarvestResult:
+    """What happened, for the summary the command prints (the file holds only records)."""
+
+    functions: Counter = field(default_factory=Counter)
+    """``kept`` and each reason a function called by the tests was dropped, plus
+    ``NEVER_CALLED`` (listed functions the tests never called)."""
+    calls: Counter = field(default_factory=Counter)
+    """``kept`` and each reason a call was dropped: they add up to ``seen``."""
+    seen: int = 0
+    """Calls of the listed functions the tests made (a generator's resumptions count)."""
+    tests: tuple[int, int] = (0, 0)
+    """Tests finished, tests collected."""
+    pytest_exit: int | None = None
+    timed_out: bool = False
+    network: str = "unknown"
+    log: str = ""
+    """The end of pytest's output."""
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Function:
+    """A function of the project's source, as listed for the child."""
+
+    id: str
+    name: str
+    file: str
+    first_line: int
+    """The line ``co_firstlineno`` gives: the first decorator's, else the ``def`` line."""
+    def_line: int
+    code: str
+    skip: str | None
+
+
+# --------------------------------------------------------------------------- listing
+
+
+def is_test_file(relative: Path) -> bool:
+    name = relative.name
+    return (name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
+            or any(part in _TEST_DIRS for part in relative.parts[:-1]))
+
+
+def source_files(root: Path) -> Iterator[Path]:
+    """The project's own source files, relative to ``root``, in a fixed order."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith(".")
+                         and not (Path(folder) / d / "pyvenv.cfg").exists())
+        for name in sorted(files):
+            relative = (Path(folder) / name).relative_to(root)
+            if name.endswith(".py") and name != "setup.py" and not is_test_file(relative):
+                yield relative
+
+
+def list_functions(root: Path, max_lines: int, warn: Callable[[str], None]) -> list[Function]:
+    """Every ``def`` in the project's source files, each with why it is skipped (or None)."""
+    functions: list[Function] = []
+    for relative in source_files(root):
+        try:
+            text = (root / relative).read_text(encoding="utf-8")
+            tree = ast.parse(text)
+        except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+            warn(f"{relative}: not read ({type(exc).__name__}: {exc})")
+            continue
+        module = ".".join(relative.with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        lines = text.splitlines(keepends=True)
+        for node, qualname in _defs(tree.body, ""):
+            code = textwrap.dedent("".join(lines[node.lineno - 1:node.end_lineno]))
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            functions.append(Function(f"{module}.{qualname}", node.name, relative.as_posix(),
+                                      first, node.lineno, code,
+                                      _skip_reason(node, code, max_lines)))
+    counts = Counter(f.id for f in functions)
+    return [f if counts[f.id] == 1 else replace(f, id=f"{f.id}:{f.def_line}")
+            for f in functions]
+
+
+def _defs(body: list[ast.stmt], prefix: str
+          ) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """Function definitions with their qualified names, as ``__qualname__`` spells them."""
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node, prefix + node.name
+            yield from _defs(node.body, f"{prefix}{node.name}.<locals>.")
+        elif isinstance(node, ast.ClassDef):
+            yield from _defs(node.body, f"{prefix}{node.name}.")
+        else:
+            for name in ("body", "orelse", "finalbody", "handlers"):
+                block = getattr(node, name, None)
+                if block:
+                    yield from _defs(block, prefix)
+
+
+def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef, code: str, max_lines: int
+                 ) -> str | None:
+    if isinstance(node, ast.AsyncFunctionDef) or _yields(node):
+        return "generator or coroutine"
+    body = [s for s in node.body if not _is_docstring(s) and not isinstance(s, ast.Pass)
+            and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                     and s.value.value is Ellipsis)]
+    if not body:
+        return "no statements (comments, docstring or pass only)"
+    if len(body) == 1:
+        only = body[0]
+        value = only.value if isinstance(only, ast.Return | ast.Expr) else None
+        return "wrapper of another call" if isinstance(value, ast.Call) else "one statement"
+    if node.end_lineno - node.lineno + 1 > max_lines:
+        return f"longer than {max_lines} lines"
+    try:
+        tree = ast.parse(code)
+        compile(tree, "<harvest>", "exec", dont_inherit=True)
+    except SyntaxError:
+        return "does not compile on its own"
+    if _without_docstrings(tree.body[0]) != _without_docstrings(node):
+        return "dedenting would change a string in it"
+    return None
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
+
+
+def _yields(node: ast.AST) -> bool:
+    """Whether the function itself (not a nested function) contains ``yield``."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if isinstance(child, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+                          | ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(child))
+    return False
+
+
+def _without_docstrings(node: ast.AST) -> str:
+    """The tree's dump with docstrings blanked and decorators dropped: what dedenting may
+    change harmlessly."""
+    tree = ast.parse(ast.unparse(node))
+    for child in ast.walk(tree):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                child.decorator_list = []
+            if child.body and _is_docstring(child.body[0]):
+                child.body[0] = ast.Pass()
+    return ast.dump(tree)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def harvest(project: Path, out: Path, options: HarvestOptions = HarvestOptions(),
+            progress: Callable[[dict[str, Any]], None] | None = None,
+            warn: Callable[[str], None] = lambda message: None) -> HarvestResult:
+    """Run ``project``'s tests with the recorder and write ``out``; see the module doc."""
+    project = project.resolve()
+    if not project.is_dir():
+        raise HarvestError(f"{project} is not a folder")
+    if shutil.which(options.python) is None and not Path(options.python).is_file():
+        raise HarvestError(f"no interpreter {options.python!r}")
+    result = HarvestResult()
+    functions = list_functions(project, options.max_lines, result.warnings.append)
+    for message in result.warnings:
+        warn(message)
+    with tempfile.TemporaryDirectory(prefix="execbench-harvest-") as scratch:
+        records = _run(project, Path(scratch), functions, options, result, progress)
+    _write(out, functions, records)
+    return result
+
+
+def _run(project: Path, scratch: Path, functions: list[Function], options: HarvestOptions,
+         result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None
+         ) -> dict[tuple[str, int], dict[str, Any]]:
+    root = scratch / "project"
+    shutil.copytree(project, root, symlinks=True,
+                    ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".tox",
+                                                  ".nox", ".pytest_cache", ".mypy_cache"))
+    lib = scratch / "lib"
+    (lib / "execbench" / "sandbox").mkdir(parents=True)
+    for package in ("execbench", "execbench/sandbox"):
+        (lib / package / "__init__.py").write_text("")
+    for module in _CHILD_MODULES:
+        shutil.copy(module.__file__, lib / "execbench" / "sandbox")
+    for folder in ("home", "tmp"):
+        (scratch / folder).mkdir()
+    files: dict[str, dict[str, Any]] = {}
+    for f in functions:
+        files.setdefault(f.file, {})[str(f.first_line)] = {
+            "id": f.id, "name": f.name, "def_line": f.def_line, "skip": f.skip}
+    records_path = scratch / "records.jsonl"
+    config = {"root": str(root), "out": str(records_path), "files": files,
+              "paths": [str(p) for p in (root, root / "src") if p.is_dir()],
+              "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
+              "seed": options.seed, "max_calls": options.max_calls,
+              "max_events": options.max_events, "max_value_nodes": options.max_value_nodes,
+              "max_trace_chars": options.max_trace_chars}
+    (scratch / "config.json").write_text(json.dumps(config))
+    env = confine.scrubbed_environment(os.environ)
+    env.update(HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"), PYTHONHASHSEED="0",
+               PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=os.pathsep.join([str(lib), *filter(None, [env.get("PYTHONPATH")])]))
+    log_path = scratch / "pytest.log"
+    reader = _Records(records_path)
+    start = time.monotonic()
+    with open(log_path, "wb") as log:
+        child = subprocess.Popen(
+            [options.python, "-m", "execbench.sandbox.harvest_child", str(scratch / "config.json")],
+            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        try:
+            while child.poll() is None:
+                time.sleep(_POLL_SECONDS)
+                reader.read()
+                if progress is not None:
+                    progress({"seconds": time.monotonic() - start, **reader.status()})
+                if time.monotonic() - start > options.timeout:
+                    result.timed_out = True
+                    _signal_group(child.pid, signal.SIGTERM)
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        child.wait(_GRACE_SECONDS)
+                    break
+        finally:
+            _signal_group(child.pid, signal.SIGKILL)
+            child.wait()
+    reader.read()
+    if progress is not None:
+        progress({"seconds": time.monotonic() - start, **reader.status()})
+    counts = reader.counts
+    result.pytest_exit = counts.get("exit")
+    result.network = counts.get("network", result.network)
+    result.tests = tuple(counts.get("tests", (0, 0)))
+    result.log = log_path.read_text(errors="replace")[-4000:]
+    if "error" in counts or "tests" not in counts:
+        said = counts.get("error") or (result.log.strip().splitlines() or ["no output"])[-1]
+        raise HarvestError(f"the tests did not start under {options.python}: {said}")
+    result.calls.update({k: n for k, n in counts.get("dropped", {}).items() if n})
+    if reader.received > len(reader.kept):
+        result.calls[REPLACED] = reader.received - len(reader.kept)
+    called = counts.get("calls", {})
+    result.seen = sum(called.values())
+    kept = Counter(function for function, _ in reader.kept)
+    result.calls["kept"] = len(reader.kept)
+    for f in functions:
+        if kept[f.id]:
+            result.functions["kept"] += 1
+        elif not called.get(f.id):
+            result.functions[NEVER_CALLED] += 1
+        else:
+            result.functions[f.skip or NO_CALL_KEPT] += 1
+    return reader.kept
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has ended
+        os.killpg(pid, signum)
+
+
+class _Records:
+    """Reads the child's records file as it grows: per function and reservoir slot, the
+    call with the highest ordinal (the latest sampling decision), and the last counts."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.kept: dict[tuple[str, int], dict[str, Any]] = {}
+        self.received = 0
+        self.counts: dict[str, Any] = {}
+
+    def read(self) -> None:
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
+        self.offset += end
+        for line in data[:end].splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("kind") == "counts":
+                self.counts = {**self.counts, **record}
+            elif record.get("kind") == "call":
+                self.received += 1
+                key = (record["function"], record["slot"])
+                if key not in self.kept or self.kept[key]["ordinal"] < record["ordinal"]:
+                    self.kept[key] = record
+
+    def status(self) -> dict[str, Any]:
+        done, total = self.counts.get("tests", (0, 0))
+        return {"tests": done, "total": total, "calls": len(self.kept),
+                "functions": len({function for function, _ in self.kept})}
+
+
+def _write(out: Path, functions: list[Function], records: dict[tuple[str, int], dict[str, Any]]
+           ) -> None:
+    by_function: dict[str, list[dict[str, Any]]] = {}
+    for (function, _), record in records.items():
+        by_function.setdefault(function, []).append(record)
+    lines = []
+    for f in functions:
+        calls = sorted(by_function.get(f.id, []), key=lambda r: r["ordinal"])
+        if calls:
+            lines.append(json.dumps({
+                "id": f.id, "code": f.code, "entry_point": f.name,
+                "calls": [{"args": r["args"], "trace": r["trace"]} for r in calls],
+                "meta": {"file": f.file, "line": f.def_line}}))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

@@ -1,0 +1,409 @@
+"""``harvest``: a hand-written project with a pytest suite, harvested in a child process.
+
+The child runs this interpreter (it has pytest). The slow test harvests the three real
+projects in ../shared/data/projects and builds suites from them.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import tarfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from execbench.runner import RunConfig, run
+from execbench.sandbox.trace import Trace
+from execbench.sandbox.values import parse_call_nodes, to_literal
+from execbench.sources.harvest import (
+    NEVER_CALLED,
+    NO_CALL_KEPT,
+    HarvestError,
+    HarvestOptions,
+    harvest,
+)
+from execbench.suite import BuildOptions, build_suite
+
+PROJECTS = Path(__file__).resolve().parents[3] / "shared" / "data" / "projects"
+
+CORE = '''\
+"""A tiny project for the harvest tests."""
+
+SCALE = 3
+
+
+def clamp(x, low, high):
+    # keep x within bounds
+    if x < low:
+        return low
+    if x > high:
+        return high
+    return x
+
+
+def total(xs):
+    acc = 0
+    for x in xs:
+        acc += clamp(x, 0, 10) * SCALE
+    return acc
+
+
+def only_comment():
+    # nothing here
+    pass
+
+
+def one(x):
+    return x + 1
+
+
+def wrapper(xs):
+    return total(xs)
+
+
+class Box:
+    def __init__(self, items):
+        self.items = list(items)
+        self.size = len(self.items)
+
+    @staticmethod
+    def pair(a, b):
+        first = min(a, b)
+        return (first, max(a, b))
+
+
+def make_box(n):
+    items = list(range(n))
+    return Box(items)
+
+
+def fails(x):
+    if x < 0:
+        raise ValueError("negative")
+    return x * 2
+
+
+def count_up(n):
+    for i in range(n):
+        yield i
+'''
+
+TESTS = '''\
+import pytest
+
+from pkg.core import Box, clamp, count_up, fails, make_box, one, only_comment, total, wrapper
+
+
+def helper(x):
+    y = x + 1
+    return y * 2
+
+
+def test_total():
+    assert total([1, 2, 30]) == 39
+    assert wrapper([5]) == 15
+
+
+def test_many_clamps():
+    for i in range(60):
+        clamp(i, 5, 20)
+
+
+def test_small_things(doubled):
+    only_comment()
+    assert one(1) == 2
+    assert helper(doubled) == 10
+    assert Box.pair(3, 1) == (1, 3)
+    assert list(count_up(3)) == [0, 1, 2]
+
+
+def test_box():
+    assert make_box(3).size == 3
+
+
+def test_fails():
+    with pytest.raises(ValueError):
+        fails(-1)
+    assert fails(2) == 4
+    assert fails(2) == 4
+'''
+
+CONFTEST = '''\
+import pytest
+
+
+def conf_helper(x):
+    y = x * 2
+    return y
+
+
+@pytest.fixture
+def doubled():
+    return conf_helper(2)
+'''
+
+
+def make_project(root: Path, extra_tests: str = "") -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core.py").write_text(CORE)
+    (root / "tests").mkdir()
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "conftest.py").write_text(CONFTEST)
+    (root / "tests" / "test_core.py").write_text(TESTS + extra_tests)
+    return root
+
+
+def read(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def harvested(tmp_path_factory: pytest.TempPathFactory):
+    root = make_project(tmp_path_factory.mktemp("tiny") / "project")
+    out = root.parent / "harvest.jsonl"
+    updates: list[dict] = []
+    result = harvest(root, out, HarvestOptions(max_calls=4), progress=updates.append)
+    return root, out, result, updates
+
+
+def test_records_calls_of_the_projects_own_functions_only(harvested) -> None:
+    _, out, result, updates = harvested
+    records = read(out)
+    # conftest.py and the test file are not the project's source; Box.__init__'s calls
+    # have an opaque argument (self); one-statement, comment-only, wrapper and generator
+    # functions are filtered out.
+    assert sorted(records) == ["pkg.core.Box.pair", "pkg.core.clamp", "pkg.core.fails",
+                               "pkg.core.make_box", "pkg.core.total"]
+    assert result.pytest_exit == 0 and not result.timed_out and result.tests == (5, 5)
+    assert result.functions == {"kept": 5, "one statement": 1, "wrapper of another call": 1,
+                                "no statements (comments, docstring or pass only)": 1,
+                                "generator or coroutine": 1, NO_CALL_KEPT: 1}
+    assert NEVER_CALLED not in result.functions
+    assert updates and updates[-1]["calls"] == result.calls["kept"]
+
+    pair = records["pkg.core.Box.pair"]
+    assert pair["code"].startswith("def pair(a, b):\n    first")  # dedented, no decorator
+    assert pair["meta"] == {"file": "pkg/core.py",
+                            "line": CORE.splitlines().index("    def pair(a, b):") + 1}
+
+
+def test_a_trace_is_the_sandbox_schema_renumbered_to_the_function(harvested) -> None:
+    _, out, _, _ = harvested
+    total = read(out)["pkg.core.total"]
+    assert total["code"].splitlines()[0] == "def total(xs):"
+    [call] = [c for c in total["calls"] if c["args"] == "[1, 2, 30]"]
+    trace = Trace.from_dict(call["trace"])
+    assert (trace.status, trace.value, trace.value_repr) == ("ok", ["int", 39], "39")
+    assert trace.args == [["list", [["int", 1], ["int", 2], ["int", 30]]]]
+    assert trace.frames == [{"function": "total", "line": 1}]
+    assert trace.lines == [2, 3, 4, 5]
+    assert trace.events == [[2, 0], [3, 0], [4, 0], [3, 0], [4, 0], [3, 0], [4, 0], [3, 0],
+                            [5, 0]]
+    assert trace.loops == {"3": 3} and trace.branches["3"]["seq"] == "TTTF"
+    # Locals before each line, in the one frame; clamp's own frame is not in this trace.
+    assert trace.states[0] == {"line": 2, "frame": 0,
+                               "locals": {"xs": ["list", [["int", 1], ["int", 2], ["int", 30]]]}}
+    assert trace.states[-1]["locals"]["acc"] == ["int", 39]
+    assert {s["frame"] for s in trace.states} == {0}
+
+
+def test_exceptions_opaque_values_sampling_and_duplicates(harvested) -> None:
+    _, out, result, _ = harvested
+    records = read(out)
+    fails = {c["args"]: c["trace"] for c in records["pkg.core.fails"]["calls"]}
+    assert fails["-1"]["status"] == "exception"
+    assert fails["-1"]["exception"] == {"type": "ValueError", "message": "negative",
+                                        "phase": "call"}
+    assert fails["-1"]["lines"] == [2, 3]
+    assert fails["2"]["value"] == ["int", 4]
+
+    [box] = records["pkg.core.make_box"]["calls"]
+    assert box["trace"]["value"][:2] == ["object", "Box"]
+    assert "at 0x?" in box["trace"]["value"][2]
+
+    clamps = records["pkg.core.clamp"]["calls"]
+    assert len(clamps) == 4 and len({c["args"] for c in clamps}) == 4
+    assert result.calls["kept"] == sum(len(r["calls"]) for r in records.values())
+    assert result.calls["not sampled"] > 0
+    assert result.calls["repeated arguments"] >= 1  # fails(2), twice
+    assert result.calls["an argument is not a builtin value"] >= 1  # Box.__init__(self, ...)
+    assert result.calls["its function was filtered out"] >= 4
+    assert sum(result.calls.values()) == result.seen  # every call is counted once
+
+
+def test_recorded_values_agree_with_an_independent_recording(harvested, tmp_path) -> None:
+    """A plain ``sys.setprofile`` recorder, run on the same test suite, logs each call of
+    the project's functions with its arguments and return value; every harvested call
+    that returned must be among them."""
+    root, out, _, _ = harvested
+    log = tmp_path / "log.jsonl"
+    script = textwrap.dedent(f'''
+        import json, sys
+        import pytest
+        sys.path.insert(0, {str(root)!r})
+        stack, calls = [], []
+
+        def profile(frame, event, arg):
+            code = frame.f_code
+            if event not in ("call", "return") or not code.co_filename.endswith("core.py"):
+                return
+            if event == "call":
+                names = code.co_varnames[:code.co_argcount]
+                stack.append((code.co_name, [repr(frame.f_locals[n]) for n in names]))
+            else:
+                name, args = stack.pop()
+                calls.append([name, ", ".join(args), repr(arg)])
+
+        sys.setprofile(profile)
+        pytest.main(["-q", "-p", "no:cacheprovider", {str(root)!r}])
+        sys.setprofile(None)
+        open({str(log)!r}, "w").write(json.dumps(calls))
+    ''')
+    subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, timeout=120,
+                   check=True)
+    seen = {(name, args): value for name, args, value in json.loads(log.read_text())}
+    checked = 0
+    for record in read(out).values():
+        for call in record["calls"]:
+            trace = call["trace"]
+            if trace["status"] == "ok" and trace["value"][0] != "object":
+                assert seen[(record["entry_point"], call["args"])] == trace["value_repr"]
+                checked += 1
+    assert checked >= 8
+
+
+def test_a_failing_suite_still_yields_its_records(tmp_path: Path) -> None:
+    """Also: a process a test forks inherits the tracer but writes no records."""
+    root = make_project(tmp_path / "project", textwrap.dedent("""
+
+        def test_broken():
+            assert total([4]) == 0
+
+
+        def test_forked():
+            import os
+            pid = os.fork()
+            if pid == 0:
+                for i in range(100):
+                    total([i, 99])
+                os._exit(0)
+            os.waitpid(pid, 0)
+        """))
+    result = harvest(root, tmp_path / "out.jsonl", HarvestOptions())
+    assert result.pytest_exit == 1 and result.tests == (7, 7)
+    assert "1 failed" in result.log
+    total = read(tmp_path / "out.jsonl")["pkg.core.total"]
+    assert {c["args"] for c in total["calls"]} == {"[1, 2, 30]", "[5]", "[4]"}
+
+
+def test_a_hanging_suite_is_stopped_at_the_timeout_with_what_it_recorded(tmp_path: Path
+                                                                          ) -> None:
+    spin = "\n\ndef spin(n):\n    while n >= 0:\n        n += 1\n    return n\n"
+    root = make_project(tmp_path / "project", "\n\ndef test_zz_hangs():\n"
+                        "    from pkg.core import spin\n    spin(0)\n")
+    (root / "pkg" / "core.py").write_text(CORE + spin)
+    start = time.monotonic()
+    result = harvest(root, tmp_path / "out.jsonl", HarvestOptions(timeout=6))
+    assert time.monotonic() - start < 20
+    assert result.timed_out and result.pytest_exit is None
+    assert result.tests == (5, 6)
+    records = read(tmp_path / "out.jsonl")
+    assert "pkg.core.total" in records and "pkg.core.spin" not in records
+    assert result.calls["the run ended during the call"] == 1
+
+
+def test_the_tests_run_on_a_scratch_copy_without_secrets_or_network(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        root = tmp_path / "project"
+        guards = textwrap.dedent(f"""
+
+            def test_guards():
+                import os, socket
+                assert "SECRET_TOKEN" not in os.environ
+                assert os.getcwd() != {str(root)!r}
+                assert os.environ["HOME"].startswith(os.path.dirname(os.getcwd()))
+                try:
+                    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+                except OSError:
+                    return
+                raise AssertionError("the test reached the harvesting machine's port")
+            """)
+        make_project(root, guards)
+        result = harvest(root, tmp_path / "out.jsonl", HarvestOptions())
+    if not result.network.startswith("on"):
+        pytest.skip(f"this machine gives no network namespace: {result.network}")
+    assert result.pytest_exit == 0, result.log
+    assert not (root / "pkg" / "__pycache__").exists()  # the original was not written
+
+
+def test_the_same_seed_gives_the_same_file(harvested, tmp_path: Path) -> None:
+    root, out, _, _ = harvested
+    again = tmp_path / "again.jsonl"
+    harvest(root, again, HarvestOptions(max_calls=4))
+    assert again.read_bytes() == out.read_bytes()
+    for record in read(again).values():
+        for call in record["calls"]:
+            parse_call_nodes(call["args"])
+            assert call["args"] == ", ".join(map(to_literal, call["trace"]["args"]))
+
+
+def test_a_harvest_file_builds_tasks_the_oracle_gets_right(harvested, tmp_path: Path) -> None:
+    _, out, result, _ = harvested
+    manifest = build_suite([str(out)], tmp_path / "suite", BuildOptions(tasks=["output"]))
+    # every call but make_box's (an opaque value) and fails(-1) (raised) is an instance
+    assert manifest["counts"]["by_task"]["output"] == result.calls["kept"] - 2
+    assert len(manifest["recorded_instances"]) == result.calls["kept"] - 2
+    results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
+                  tmp_path / "run")
+    assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
+
+
+def test_bad_input_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HarvestError, match="is not a folder"):
+        harvest(tmp_path / "missing", tmp_path / "out.jsonl")
+    with pytest.raises(HarvestError, match="no interpreter"):
+        harvest(tmp_path, tmp_path / "out.jsonl", HarvestOptions(python="/no/python"))
+    # An interpreter without pytest (no site-packages): the child says so, nothing is written.
+    bare = tmp_path / "bare-python"
+    bare.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    bare.chmod(0o755)
+    root = make_project(tmp_path / "project")
+    with pytest.raises(HarvestError, match="did not start under .*pytest cannot be imported"):
+        harvest(root, tmp_path / "out.jsonl", HarvestOptions(python=str(bare)))
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PROJECTS.is_dir(), reason=f"{PROJECTS} not found (see its README.md)")
+@pytest.mark.parametrize("archive", sorted(p.name for p in PROJECTS.glob("*.tar.gz")))
+def test_real_projects(archive: str, tmp_path: Path) -> None:
+    with tarfile.open(PROJECTS / archive) as tar:
+        tar.extractall(tmp_path, filter="data")
+    [root] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    out = tmp_path / "harvest.jsonl"
+    result = harvest(root, out, HarvestOptions())
+    assert not result.timed_out and result.pytest_exit == 0, result.log
+    assert result.functions["kept"] > 0 and result.calls["kept"] > 0
+    again = tmp_path / "again.jsonl"
+    harvest(root, again, HarvestOptions())
+    assert again.read_bytes() == out.read_bytes()
+
+    suites = []
+    for name in ("suite", "rebuilt"):
+        build_suite([str(out)], tmp_path / name, BuildOptions(tasks=["output"]))
+        suites.append((tmp_path / name / "instances.jsonl").read_bytes())
+    assert suites[0] == suites[1] and suites[0]
+    results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
+                  tmp_path / "run")
+    assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
