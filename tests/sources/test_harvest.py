@@ -388,6 +388,10 @@ def test_bad_input_is_refused(tmp_path: Path) -> None:
 @pytest.mark.skipif(not PROJECTS.is_dir(), reason=f"{PROJECTS} not found (see its README.md)")
 @pytest.mark.parametrize("archive", sorted(p.name for p in PROJECTS.glob("*.tar.gz")))
 def test_real_projects(archive: str, tmp_path: Path) -> None:
+    """Each project harvests, and every task on recorded calls builds from the file,
+    byte-identically twice, with the oracle at 100%. Harvesting again with the same seed
+    gives the same file: checked on the smallest project only (more-itertools' suite takes
+    minutes under the tracer)."""
     with tarfile.open(PROJECTS / archive) as tar:
         tar.extractall(tmp_path, filter="data")
     [root] = [p for p in tmp_path.iterdir() if p.is_dir()]
@@ -395,15 +399,19 @@ def test_real_projects(archive: str, tmp_path: Path) -> None:
     result = harvest(root, out, HarvestOptions())
     assert not result.timed_out and result.pytest_exit == 0, result.log
     assert result.functions["kept"] > 0 and result.calls["kept"] > 0
-    again = tmp_path / "again.jsonl"
-    harvest(root, again, HarvestOptions())
-    assert again.read_bytes() == out.read_bytes()
+    if archive.startswith("inflection"):
+        again = tmp_path / "again.jsonl"
+        harvest(root, again, HarvestOptions())
+        assert again.read_bytes() == out.read_bytes()
 
+    tasks = ["output", "statement", "block", "loop", "branch"]
     suites = []
     for name in ("suite", "rebuilt"):
-        build_suite([str(out)], tmp_path / name, BuildOptions(tasks=["output"]))
+        manifest = build_suite([str(out)], tmp_path / name, BuildOptions(tasks=tasks))
         suites.append((tmp_path / name / "instances.jsonl").read_bytes())
     assert suites[0] == suites[1] and suites[0]
+    assert all(manifest["counts"]["by_task"].get(task) for task in tasks), manifest["counts"]
     results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
                   tmp_path / "run")
-    assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
+    assert {task: results["metrics"][task]["all"]["pass@1"] for task in tasks} == \
+        dict.fromkeys(tasks, 1.0)
