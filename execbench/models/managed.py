@@ -47,6 +47,7 @@ from execbench.models.base import (
     Unreachable,
 )
 from execbench.models.openai import OpenAIModel
+from execbench.sandbox.process_group import stop_group
 
 LOG = "server.log"
 TAIL_LINES = 15
@@ -217,14 +218,7 @@ class ManagedModel(ModelBase):
         process, self.process = self.process, None
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(STOP_GRACE)
-        # Workers the server started are in its group and may outlive it.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        stop_group(process, STOP_GRACE)
 
     async def aclose(self) -> None:
         try:

@@ -35,11 +35,9 @@ applied, since a test suite needs to start processes and write where it likes.
 from __future__ import annotations
 
 import ast
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -52,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench.sandbox import confine, harvest_child, tracer, values
+from execbench.sandbox.process_group import stop_group
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env",
@@ -312,13 +311,9 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
                     progress({"seconds": time.monotonic() - start, **reader.status()})
                 if time.monotonic() - start > options.timeout:
                     result.timed_out = True
-                    _signal_group(child.pid, signal.SIGTERM)
-                    with contextlib.suppress(subprocess.TimeoutExpired):
-                        child.wait(_GRACE_SECONDS)
                     break
         finally:
-            _signal_group(child.pid, signal.SIGKILL)
-            child.wait()
+            stop_group(child, _GRACE_SECONDS)
     reader.read()
     if progress is not None:
         progress({"seconds": time.monotonic() - start, **reader.status()})
@@ -345,11 +340,6 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
         else:
             result.functions[f.skip or NO_CALL_KEPT] += 1
     return reader.kept
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group has ended
-        os.killpg(pid, signum)
 
 
 class _Records:

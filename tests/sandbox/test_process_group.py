@@ -1,0 +1,42 @@
+"""Stopping a child with every process it started, including one that ignores SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from execbench.sandbox.process_group import stop_group
+
+# The child starts a grandchild that ignores SIGTERM, then waits for it.
+STUBBORN = ("import signal, subprocess, sys\n"
+            "subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)'])\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "import time; time.sleep(60)\n")
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
+def test_the_whole_group_ends_even_when_it_ignores_sigterm() -> None:
+    child = subprocess.Popen([sys.executable, "-c", STUBBORN], start_new_session=True)
+    time.sleep(1.0)  # let the grandchild start
+    started = time.monotonic()
+    stop_group(child, grace=0.5)
+    assert child.returncode == -9
+    deadline = time.monotonic() + 5
+    while _group_alive(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the grandchild is reaped by init once killed
+    assert not _group_alive(child.pid)
+    assert time.monotonic() - started < 5
+    stop_group(child, grace=0.5)  # a second stop of an ended group is harmless
