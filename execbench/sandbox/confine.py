@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import struct
 import sys
@@ -90,6 +91,10 @@ _DENIED_SYSCALLS = (
     "setfsuid", "setfsgid", "capset",
     "chmod", "fchmod", "fchmodat", "fchmodat2",
     "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl", "ipc", "mq_open", "mq_unlink",
+    "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "memfd_create",
+    "memfd_secret",
 )
 _SELF_ONLY_SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 _PID_ZERO_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
@@ -110,16 +115,52 @@ def scrubbed_environment(environ: dict[str, str] | os._Environ) -> dict[str, str
     return {k: v for k, v in environ.items() if k in ENV_ALLOWED or k.startswith("LC_")}
 
 
-def isolate_network() -> bool:
-    """Move this process (and so every runner) into an empty network namespace, if allowed
-    (needs CAP_SYS_ADMIN: root, or a container that grants it)."""
+_CLONE_NEWNS, _CLONE_NEWIPC, _CLONE_NEWNET = 0x00020000, 0x08000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+_MNT_DETACH = 2
+
+
+def _unshare(flags: int) -> bool:
     try:
-        return _libc().unshare(0x40000000) == 0  # CLONE_NEWNET
+        return _libc().unshare(flags) == 0
     except (OSError, AttributeError):
         return False
 
 
+def isolate_network() -> bool:
+    """Move this process (and so every runner) into an empty network namespace, if allowed
+    (needs CAP_SYS_ADMIN: root, or a container that grants it)."""
+    return _unshare(_CLONE_NEWNET)
+
+
+def isolate_ipc() -> bool:
+    """Move this process (and so every runner) into an IPC namespace of its own: System V
+    objects and message queues made in it die with the worker and cannot see the host's."""
+    return _unshare(_CLONE_NEWIPC)
+
+
+def bound_root(root: str, size_bytes: int, files: int) -> bool:
+    """Mount a tmpfs of ``size_bytes`` and ``files`` inodes on ``root``, in a mount namespace
+    of this process's own (made private first, so the mount never reaches the host's), so a
+    program can fill neither the host's memory nor its disk. False where not allowed."""
+    if not _unshare(_CLONE_NEWNS):
+        return False
+    libc = _libc()
+    if libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None) != 0:
+        return False
+    options = f"size={size_bytes},nr_inodes={files},mode=0700".encode()
+    return libc.mount(b"tmpfs", os.fsencode(root), b"tmpfs",
+                      ctypes.c_ulong(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC), options) == 0
+
+
+def release_root(root: str) -> None:
+    """Unmount what ``bound_root`` mounted (its memory is freed), so the folder can go."""
+    _libc().umount2(os.fsencode(root), _MNT_DETACH)
+
+
+@functools.cache
 def _libc() -> Any:
+    """The C library, opened once (in the zygote, so every runner inherits it open)."""
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -137,11 +178,31 @@ class Plan:
     read_paths: tuple[str, ...] = ()
     user: tuple[int, int] | None = None
     seccomp: bool = False
+    seccomp_program: bytes = b""
+    """The compiled filter (``compile_seccomp``), with a mark where each runner's pid goes."""
+    network: bool = False
+    """Whether the zygote is in an empty network namespace (its runners are with it)."""
+    ipc: bool = False
+    """Whether the zygote is in an IPC namespace of its own."""
+    temp_bytes: int = 0
+    """The size of the tmpfs on the temporary root; 0 where none could be mounted."""
+    temp_files: int = 0
     warnings: list[str] = field(default_factory=list)
 
-    def layers(self, network_isolated: bool) -> dict[str, str]:
+    def layers(self) -> dict[str, str]:
         """A line per layer for ``execbench doctor`` and the worker's hello."""
+        network_isolated = self.network
+        ipc = ("own IPC namespace" if self.ipc else "") + \
+            ("; " if self.ipc and self.seccomp else "") + \
+            ("System V IPC, message queues and memfd refused by seccomp" if self.seccomp else "")
         return {
+            "isolation": "on: a runner per unit (one program's calls, or one candidate), "
+                         "killed and reaped before the next unit starts; its answers relayed "
+                         "and checked by the zygote",
+            "ipc": f"on: {ipc}" if ipc else "off: programs may use System V IPC",
+            "temp root": f"on: a tmpfs of {self.temp_bytes // 2 ** 20} MB and "
+                         f"{self.temp_files} files in a private mount namespace"
+            if self.temp_bytes else "off: not size-bounded (each file is, by RLIMIT_FSIZE)",
             "seccomp": "on: process creation, sockets, ptrace, mounts and more refused"
             if self.seccomp else "off",
             "landlock": f"on (ABI {self.landlock_abi}): writes only under the sandbox root, "
@@ -261,10 +322,16 @@ def _drop_user(uid: int, gid: int) -> None:
         raise ConfinementError("the runner is still privileged after setresuid")
 
 
-def _apply_seccomp() -> None:
-    seccomp = _seccomp_module()
-    if seccomp is None:
-        raise ConfinementError("pyseccomp or libseccomp is no longer importable")
+_PID_MARK = 0x7A5E1D00
+"""Stands for the runner's pid in the filter the zygote compiles once; each runner writes
+its own pid over it before loading it (pids stay below 2**22, so the mark is never one)."""
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_BPF_JMP, _BPF_K = 0x05, 0x00
+_INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter: code, jt, jf, k
+
+
+def _filter(seccomp: Any, pid: int) -> Any:
+    """The runners' seccomp rules, for a runner whose pid is ``pid``."""
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_SYSCALLS:
@@ -279,10 +346,65 @@ def _apply_seccomp() -> None:
     _add(rules, deny, "ioprio_set", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
     for request in _TERMINAL_INJECTION:
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
-    pid = os.getpid()
     for name in _SELF_ONLY_SIGNALS:
         rules.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
-    rules.load()
+    return rules
+
+
+def _export(rules: Any) -> bytes:
+    fd = os.memfd_create("execbench-seccomp")
+    try:
+        with os.fdopen(os.dup(fd), "w+b") as handle:
+            rules.export_bpf(handle)
+        return os.pread(fd, 1 << 20, 0)
+    finally:
+        os.close(fd)
+
+
+def _pid_slots(program: bytes) -> list[int]:
+    """Offsets of the ``k`` fields that hold the pid mark in jumps."""
+    size = _INSTRUCTION.size
+    return [offset + 4 for offset in range(0, len(program), size)
+            if _INSTRUCTION.unpack_from(program, offset)[3] == _PID_MARK
+            and _INSTRUCTION.unpack_from(program, offset)[0] & 0x07 == _BPF_JMP]
+
+
+def compile_seccomp() -> bytes:
+    """The runners' filter as a BPF program, compiled once in the zygote (libseccomp takes
+    milliseconds to build it, which a runner per unit cannot afford). Built a second time
+    for another pid to check that the pid sits where ``_pid_slots`` finds it and nowhere
+    else, so a runner's patched copy is exactly the filter libseccomp would build for it."""
+    seccomp = _seccomp_module()
+    if seccomp is None:
+        raise ConfinementError("pyseccomp or libseccomp is not importable")
+    program = _export(_filter(seccomp, _PID_MARK))
+    other = _export(_filter(seccomp, _PID_MARK + 1))
+    slots = _pid_slots(program)
+    expected = bytearray(program)
+    for offset in slots:
+        struct.pack_into("=I", expected, offset, _PID_MARK + 1)
+    if not slots or bytes(expected) != other or len(program) % _INSTRUCTION.size:
+        raise ConfinementError("the seccomp filter's pid could not be located")
+    return program
+
+
+def _load_seccomp(program: bytes) -> None:
+    """Load the zygote's filter with this runner's pid written in (``no_new_privs`` is
+    set first, as the kernel requires of an unprivileged caller)."""
+    if not program:
+        raise ConfinementError("seccomp is planned but no filter was compiled")
+    patched = bytearray(program)
+    for offset in _pid_slots(program):
+        struct.pack_into("=I", patched, offset, os.getpid())
+    buffer = ctypes.create_string_buffer(bytes(patched), len(patched))
+    fprog = struct.pack("=HxxxxxxQ", len(patched) // _INSTRUCTION.size,
+                        ctypes.addressof(buffer))
+    libc = _libc()
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        _fail("prctl(PR_SET_NO_NEW_PRIVS)")
+    holder = ctypes.create_string_buffer(fprog, len(fprog))
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, holder, 0, 0) != 0:
+        _fail("prctl(PR_SET_SECCOMP)")
 
 
 def _add(rules: Any, action: int, name: str, *args: Any) -> None:
@@ -315,7 +437,7 @@ def apply(plan: Plan) -> None:
         _drop_user(*plan.user)
     die_with_parent()
     if plan.seccomp:
-        _apply_seccomp()
+        _load_seccomp(plan.seccomp_program)
 
 
 def probe(root: str) -> Plan:
@@ -326,6 +448,12 @@ def probe(root: str) -> Plan:
     """
     plan = Plan(root=root, landlock_abi=_landlock_abi(), read_paths=_read_paths(),
                 user=_unprivileged_user(), seccomp=_seccomp_module() is not None)
+    if plan.seccomp:
+        try:
+            plan.seccomp_program = compile_seccomp()
+        except (OSError, ConfinementError) as exc:
+            plan.seccomp = False
+            plan.warnings.append(f"seccomp could not be compiled ({exc}); left out")
     if not plan.landlock_abi:
         plan.warnings.append("Landlock is not available (Linux >= 5.13 with Landlock "
                              "enabled): programs may read any file the runner can read")
@@ -356,7 +484,8 @@ def _try_in_child(plan: Plan, layer: str) -> str | None:
         return None
     single = Plan(root=plan.root, read_paths=plan.read_paths,
                   landlock_abi=plan.landlock_abi if layer == "landlock" else 0,
-                  user=plan.user if layer == "user" else None, seccomp=layer == "seccomp")
+                  user=plan.user if layer == "user" else None, seccomp=layer == "seccomp",
+                  seccomp_program=plan.seccomp_program)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:

@@ -1,486 +1,125 @@
-"""A sandbox worker: ``python -m execbench.sandbox.worker``.
+"""A sandbox worker: ``python -m execbench.sandbox.worker``, the zygote.
 
-Two processes per worker:
+The zygote starts once, imports the tracer and the standard modules benchmark programs use,
+sets the resource limits, moves into namespaces of its own where permitted (an empty
+network, its own IPC, a private mount namespace with a size-bounded tmpfs as the temporary
+root), probes which kernel layers the machine offers (``confine.probe``), and then, for
+each *unit* the parent sends (a batch of jobs: calls of one program, or one candidate):
 
-* the **zygote** starts once, imports the tracer and the standard modules benchmark
-  programs use, sets the resource limits (address space, file size), moves into an empty
-  network namespace where permitted, probes which kernel layers the machine offers
-  (``confine.probe``) and then only forks runners and reaps them; it never runs program
-  code, so it holds no audit hook;
-* a **runner**, forked from the warm zygote, first confines itself for good (Landlock, an
-  unprivileged user, seccomp: ``confine.apply``; then the audit hook), and then serves
-  calls one at a time. Each call gets a
-  fresh module namespace, a fresh temp working directory, a reseeded ``random``, a fresh
-  ``decimal`` context, a capped stdout, and a CPU-time budget (``ITIMER_PROF``: the runner
-  is killed by ``SIGPROF`` when it overruns). After the call the runner checks that the
-  call left no trace in the process (builtins, imported modules, environment, signal
-  handlers, threads, file descriptors, recursion limit); if it did, the runner answers and
-  exits, and the zygote forks a clean one. A runner that dies mid-call (crash,
-  ``os._exit``, CPU overrun, or killed by the parent at the wall-clock limit) is reaped by
-  the zygote, which reports how it died, and replaced.
+1. forks a fresh runner (``runner``) with two pipes of its own; the runner confines itself
+   and says it is ready;
+2. hands it the batch, then relays its answers to the parent, checking each frame: a
+   ``result`` must name the next job's ``seq`` and be followed by exactly the payload it
+   announced; anything else is a protocol violation that ends the unit;
+3. enforces each job's wall-clock limit (from the previous answer) by killing the runner;
+4. kills the runner once the batch is answered (or it recycles, or dies), reaps it, and
+   only then wipes the temporary root and forks the next unit's runner.
 
-Forking once per runner rather than once per call is what makes tracing fast: a fork of
-a Python process costs about a millisecond of copy-on-write page faults on each side.
+So the parent-facing pipes are never in a process that runs program code, and no unit's
+runner is alive, or its files present, when the next unit starts: what one unit leaves
+behind (patched modules, threads, a process answering ahead on the pipe) dies with it.
+The zygote never runs program code, so it holds no audit hook; a runner cannot signal it,
+trace it or read its memory (seccomp, Landlock, another uid).
 
-The audit hook refuses process creation, signals, sockets, ctypes, changing limits, and
-writes outside the sandbox's temp root, with a clear ``SandboxViolation``; the kernel
-layers under it hold when Python code gets around it.
-
-Protocol on the inherited stdin/stdout pipes (moved to private descriptors at start-up so
-no print can corrupt it). The parent sends a 4-byte big-endian length and a JSON body: the
-limits once, then batches of jobs (``{"jobs": [...]}``: one message for several calls, so
-the pipe costs are shared); a runner answers each job of a batch in turn. The worker
-answers in frames of a 4-byte length, a one-byte tag and a body: tag ``J`` is a JSON
-message with a ``kind``: ``hello`` (zygote ready; the confinement layers), ``ready`` (a
-runner started; its pid), ``result`` (the job's ``seq``, whether the runner recycles, and
-the ``size`` of its payload), ``died`` (the runner ended: how); tag ``C`` is the next chunk
-of the payload announced by the last ``result``.
-
-Every frame fits in ``PIPE_BUF`` bytes and is written by one ``write``, which the kernel
-makes atomic, so frames never interleave or tear. A runner killed while it sends a big
-payload leaves whole chunks followed by the zygote's ``died`` frame; the parent sees the
-payload is short and discards it.
+Parent -> zygote: a length-prefixed JSON message (``frames.pack``): the limits once, then a
+batch ``{"jobs": [...]}`` at a time. Zygote -> parent, in frames (``frames``): ``hello``
+(the layers), then per batch each job's ``result`` (``seq``, ``recycle``: why the runner
+stopped after it, ``size``) and its payload chunks, or a ``died`` message for the job
+whose run ended the runner (``status``, ``detail``); after a ``result`` with ``recycle``
+or a ``died``, the jobs left of the batch are the parent's to send again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
-import io
 import json
 import os
 import resource
-import select
 import signal
-import stat
-import struct
 import sys
 import time
-from collections import OrderedDict
-from operator import is_
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from execbench.sandbox import confine, tracer
+from execbench.sandbox import confine, frames, hygiene, runner, tracer  # noqa: F401 - warm
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any
-
-# Standard modules the zygote imports once, so that runners find them in sys.modules;
-# a program importing anything else makes its runner recycle after the call.
-PRELOAD = (
-    "re", "math", "string", "collections", "itertools", "functools", "heapq", "bisect", "copy",
-    "json", "random", "typing", "operator", "statistics", "datetime", "hashlib", "fractions",
-    "decimal", "textwrap", "unicodedata", "array", "enum", "dataclasses", "numbers",
-    "calendar", "cmath", "difflib", "abc", "contextlib", "sys", "os",
-)
-
-_BLOCKED_EVENTS = frozenset({
-    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-    "subprocess.Popen", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
-    "socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo",
-    "socket.gethostbyname", "socket.gethostbyaddr", "resource.setrlimit", "resource.prlimit",
-    "os.setuid", "os.setgid", "os.chroot", "os.startfile", "webbrowser.open", "sys.addaudithook",
-    "winreg.OpenKey", "mmap.__new__",
-})
-_PATH_EVENTS = frozenset({
-    "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown",
-    "os.symlink", "os.link", "os.utime", "os.chflags", "os.lchflags", "shutil.rmtree",
-    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.move", "shutil.chown",
-    "os.removexattr", "os.setxattr",
-})
-EXIT_PARENT_GONE = 75
-"""A runner's exit code when the parent closed the job pipe: the zygote then stops too. A
-program calling ``os._exit(75)`` makes the whole worker stop; the parent then reports the
-call as crashed and starts a new worker, so nothing is misclassified."""
-EXIT_UNCONFINED = 76
-"""A runner's exit code when a kernel layer the probe found working failed: the zygote stops
-rather than fork runners that would serve with fewer layers than reported."""
-_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-_WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT,
-                    signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
+_READY_SECONDS = 60.0
+"""How long a new runner may take to confine itself and say it is ready."""
+_STILLBORN = 3
+"""Runners in a row that die before they are ready, after which the worker stops: one is
+bad luck (memory), a string of them a machine that cannot start runners."""
+TEMP_FILES = 4096
+"""Files and folders the temporary root may hold at once (a tmpfs inode bound)."""
 
 
-class SandboxViolation(PermissionError):
-    """Raised inside a runner when the program attempts something the sandbox forbids."""
+def temp_bytes(limits: dict[str, Any]) -> int:
+    """The temporary root's size: room for a few files of the largest size a call may write."""
+    return max(8 * int(limits["file_bytes"]), 64 * 2 ** 20)
 
 
-class _OutputLimit(BaseException):
-    """Not an Exception subclass, so ``except Exception`` in the program does not hide it."""
+class _Stop(Exception):
+    """The worker must stop: the parent closed its pipe, or runners cannot start."""
 
 
-class _CappedText(io.TextIOBase):
-    """A stdout that keeps the first ``limit`` characters and then fails every write."""
+@dataclass
+class _Runner:
+    """The zygote's handle on one runner: its pid, a pidfd where the kernel has them (which
+    turns readable when it dies), and the zygote's ends of its two pipes."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.parts: list[str] = []
-        self.size = 0
-        self.exceeded = False
+    pid: int
+    jobs: int
+    answers: frames.FrameReader
+    pidfd: int | None
+    status: int | None = None
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if self.exceeded:
-            raise _OutputLimit
-        room = self.limit - self.size
-        if len(text) > room:
-            self.parts.append(text[:room])
-            self.size = self.limit
-            self.exceeded = True
-            raise _OutputLimit
-        self.parts.append(text)
-        self.size += len(text)
-        return len(text)
-
-    def getvalue(self) -> str:
-        return "".join(self.parts)
+    def end(self) -> int:
+        """Kill and reap the runner; its wait status. Only after this may another start."""
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self.status = os.waitpid(self.pid, 0)[1]
+        for fd in (self.jobs, self.answers.fd, self.pidfd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        return self.status
 
 
-def _audit_hook(root: str):
-    prefix = root.rstrip(os.sep) + os.sep
-
-    def inside(path: Any) -> bool:
-        if isinstance(path, int):
-            return False
+def _fork(plan: confine.Plan, limits: dict[str, Any], keep_out: tuple[int, ...]) -> _Runner:
+    """A new runner whose only descriptors besides the standard ones are its own pipes, at
+    ``runner.JOBS_FD`` and ``runner.ANSWERS_FD``; ``keep_out`` (the parent's pipes) are
+    closed in it before anything else happens there."""
+    jobs_read, jobs_write = os.pipe()
+    answers_read, answers_write = os.pipe()
+    gc.collect()
+    gc.freeze()  # keep the runner's collector off the zygote's objects
+    pid = os.fork()
+    if pid == 0:
         try:
-            real = os.path.realpath(os.fsdecode(path))
-        except (TypeError, ValueError):
-            return False
-        return real == root or real.startswith(prefix)
-
-    def hook(event: str, args: tuple) -> None:
-        if event in _BLOCKED_EVENTS or event.startswith("ctypes."):
-            raise SandboxViolation(f"blocked by the execbench sandbox: {event}")
-        if event == "open":
-            path, mode, flags = args
-            writing = any(c in mode for c in "wax+") if isinstance(mode, str) else \
-                bool((flags or 0) & _WRITE_FLAGS)
-            if writing and not inside(path):
-                raise SandboxViolation(f"blocked by the execbench sandbox: write to {path!r}")
-        elif event in _PATH_EVENTS:
-            for path in args[:2]:
-                if isinstance(path, str | bytes | os.PathLike) and not inside(path):
-                    raise SandboxViolation(f"blocked by the execbench sandbox: {event} {path!r}")
-
-    return hook
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-_WORKDIR_MODE = stat.S_IFDIR | 0o700
-_ENCODER = json.JSONEncoder(ensure_ascii=False)
-"""One encoder for results: ``json.dumps`` with options builds a new one per call."""
-JSON, CHUNK = b"J", b"C"
-FRAME_BYTES = select.PIPE_BUF
-"""The most a frame may hold: one ``write`` of up to ``PIPE_BUF`` bytes to a pipe is atomic."""
-_CHUNK_BYTES = FRAME_BYTES - 5
-
-
-def _frame(tag: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body) + 1) + tag + body
-
-
-def _send(fd: int, message: dict[str, Any]) -> None:
-    _write_all(fd, _frame(JSON, json.dumps(message).encode()))
-
-
-def _send_result(fd: int, message: dict[str, Any], payload: bytes) -> None:
-    """A ``result`` frame and the payload in chunks, several frames per write where they fit."""
-    frames = [_frame(JSON, json.dumps({**message, "size": len(payload)}).encode())]
-    frames += [_frame(CHUNK, payload[i:i + _CHUNK_BYTES])
-               for i in range(0, len(payload), _CHUNK_BYTES)]
-    batch = b""
-    for frame in frames:
-        if len(batch) + len(frame) > FRAME_BYTES:
-            _write_all(fd, batch)
-            batch = b""
-        batch += frame
-    _write_all(fd, batch)
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    parts = []
-    while size:
-        try:
-            chunk = os.read(fd, size)
-        except BlockingIOError:  # a program made the shared job pipe non-blocking
-            os.set_blocking(fd, True)
-            continue
-        if not chunk:
-            return None
-        parts.append(chunk)
-        size -= len(chunk)
-    return b"".join(parts)
-
-
-def _receive(fd: int) -> dict[str, Any] | None:
-    header = _read_exact(fd, 4)
-    body = _read_exact(fd, struct.unpack(">I", header)[0]) if header else None
-    return None if body is None else json.loads(body)
-
-
-class _Snapshot:
-    """Process state a call must leave as it found it, or the runner is recycled."""
-
-    def __init__(self) -> None:
-        import builtins
-
-        self.builtins = _Frozen(builtins.__dict__)
-        self.modules = set(sys.modules)
-        self.module_dicts = {name: _Frozen(vars(sys.modules[name])) for name in PRELOAD
-                             if name in sys.modules}
-        self.own = [(name, _Frozen(vars(sys.modules[name]))) for name in _RUNNER_MODULES
-                    if name in sys.modules]
-        self.calls = [(name, names, tuple(map(vars(sys.modules[name]).get, names)))
-                      for name, names in _RUNNER_CALLS.items() if name in sys.modules]
-        self.streams = (sys.stdout, sys.stderr)
-        self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
-        self.environ = dict(os.environ._data)  # bytes to bytes: compared in C
-        self.signals = [signal.getsignal(s) for s in _WATCHED_SIGNALS]
-        self.recursion = sys.getrecursionlimit()
-        self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
-
-    def restore_builtins(self) -> bool:
-        """Put the builtins back at once (the runner's own code uses them); True if changed."""
-        import builtins
-
-        current = builtins.__dict__
-        if self.builtins.same(current):
-            return False
-        saved = dict(zip(self.builtins.keys, self.builtins.values, strict=True))
-        update = current.update  # looked up before the builtins are emptied
-        current.clear()
-        update(saved)
-        return True
-
-    def dirt(self, modules: frozenset[str]) -> str | None:
-        """What the last call changed, or None. Cheap enough to run after every call."""
-        if len(sys.modules) != len(self.modules) or not self.modules.issuperset(sys.modules):
-            new = sys.modules.keys() - self.modules
-            if len(self.modules) + len(new) != len(sys.modules) \
-                    or not all(map(_is_codec_module, new)):
-                return "new modules imported"
-            self.modules |= new  # codecs loaded on first use: tables, no state
-        for name in modules:
-            saved = self.module_dicts.get(name)
-            if saved is not None and not saved.same(vars(sys.modules[name])):
-                return f"module {name} changed"
-        for name, saved in self.own:  # reached by __import__ or sys.modules, not by imports
-            if not saved.same(vars(sys.modules[name])):
-                return f"module {name} changed"
-        for name, names, values in self.calls:
-            if not all(map(is_, map(vars(sys.modules[name]).get, names), values)):
-                return f"module {name} changed"
-        environ = os.environ
-        if type(environ) is not os._Environ or type(environ._data) is not dict \
-                or environ._data != self.environ:
-            return "environment changed"
-        if [signal.getsignal(s) for s in _WATCHED_SIGNALS] != self.signals:
-            return "signal handlers changed"
-        if signal.pthread_sigmask(signal.SIG_BLOCK, ()) != self.mask:
-            return "signal mask changed"
-        if _threads() > 1:
-            return "threads left running"
-        if sys.getrecursionlimit() != self.recursion:
-            return "recursion limit changed"
-        if self.fds is not None and len(os.listdir("/proc/self/fd")) != self.fds:
-            return "file descriptors left open"
-        return None
-
-
-_OTHER_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL)
-_TIMER_SLACK = 0.05
-"""CPU seconds past its budget a call may end before its timer's signal lands (the timer
-counts in scheduler ticks); more than that means the program stopped the timer."""
-_RUNNER_MODULES = ("__main__", "execbench.sandbox.tracer", "execbench.sandbox.properties",
-                   "execbench.sandbox.values", "execbench.sandbox.confine")
-"""Modules of the runner itself, checked whole after every call, whatever the program
-imports: a program reaches them through ``__import__`` or ``sys.modules`` as easily as
-through ``import``."""
-_RUNNER_CALLS = {
-    "os": ("write", "read", "listdir", "lstat", "chdir", "mkdir", "umask", "getpid",
-           "set_blocking", "path", "environ", "_exit"),
-    "sys": ("settrace", "setrecursionlimit", "getrecursionlimit", "modules"),
-    "signal": ("setitimer", "getsignal", "pthread_sigmask", "signal"),
-    "time": ("process_time",),
-    "json": ("dumps", "loads", "JSONEncoder"),
-    "json.encoder": ("c_make_encoder", "encode_basestring", "encode_basestring_ascii"),
-    "json.decoder": ("scanstring", "JSONDecoder"),
-    "struct": ("pack", "unpack"),
-}
-"""The standard-library functions the runner calls to run, record and answer a call,
-checked one by one after every call (a whole-dict check of ``os`` and ``posix`` alone
-would cost more than tracing a typical call)."""
-
-
-def _threads() -> int:
-    """Threads of this process, as the kernel counts them (``threading`` does not see
-    threads started with ``_thread``)."""
+            for fd in (*keep_out, jobs_write, answers_read):
+                os.close(fd)
+            above = runner.ANSWERS_FD + 1
+            moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, above)
+                     for fd in (jobs_read, answers_write)]
+            os.close(jobs_read)
+            os.close(answers_write)
+            for fd, target in zip(moved, (runner.JOBS_FD, runner.ANSWERS_FD), strict=True):
+                os.dup2(fd, target, inheritable=False)
+                os.close(fd)
+        except BaseException:  # noqa: BLE001 - a runner must never return into the zygote
+            os._exit(1)
+        runner.run(plan, limits)
+    os.close(jobs_read)
+    os.close(answers_write)
     try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return sys.modules["threading"].active_count() if "threading" in sys.modules else 1
-
-
-def _is_codec_module(name: str) -> bool:
-    """Modules the codec registry imports the first time a program names an encoding
-    (``text.encode('shift_jis')``): code tables with no state a program could leave
-    changed, kept rather than costing a new runner (and its compile cache) each time."""
-    return name.startswith(("encodings.", "_codecs_")) or name == "_multibytecodec"
-
-
-class _Frozen:
-    """A namespace's keys and values as they were, compared by identity only, so no
-    user-defined ``__eq__`` ever runs here, and in C (``map`` over ``operator.is_``): this
-    check runs after every call, on about 160 builtins."""
-
-    def __init__(self, namespace: dict) -> None:
-        self.keys = tuple(namespace)
-        self.values = tuple(namespace.values())
-
-    def same(self, namespace: dict) -> bool:
-        """True if ``namespace`` holds the same key objects, in the same order, bound to the
-        same value objects (a key deleted and added back counts as a change)."""
-        return len(namespace) == len(self.keys) and all(map(is_, namespace, self.keys)) \
-            and all(map(is_, namespace.values(), self.values))
-
-
-def _compile(key: tuple[str, str]) -> tracer.CompiledProgram:
-    return tracer.compile_program(*key)
-
-
-class Runner:
-    """Serves calls until one leaves the process dirty; forked from the zygote."""
-
-    def __init__(self, proto_in: int, proto_out: int, limits: dict[str, Any], root: str,
-                 programs: OrderedDict, arguments: OrderedDict) -> None:
-        self.proto_in = proto_in
-        self.proto_out = proto_out
-        self.limits = limits
-        self.root = root
-        self.programs = programs
-        self.arguments = arguments
-        self.counter = 0
-        self.workdir = ""
-        self._new_workdir()
-        self.snapshot = _Snapshot()
-
-    def _new_workdir(self) -> None:
-        self.counter += 1
-        self.workdir = os.path.join(self.root, f"{os.getpid()}-{self.counter}")
-        umask = os.umask(0o077)  # whatever umask a program left (chmod is refused)
-        try:
-            os.mkdir(self.workdir, _WORKDIR_MODE & 0o777)
-        finally:
-            os.umask(umask)
-
-    def _empty_workdir(self) -> bool:
-        """Every call starts in an empty working folder, and nothing a call wrote anywhere
-        in the temporary root (``HOME`` and ``TMPDIR`` point there) is left for the next.
-        The folder is kept while calls leave the root holding just it, empty (the common
-        case: two listings and no mkdir, rmdir or path checks per call); otherwise the
-        root is emptied and a new folder made. False when the call left files the runner
-        cannot remove (a tree deeper than its recursion limit): it then recycles, and the
-        zygote, which may recurse deeper, removes them."""
-        try:
-            if os.listdir(self.root) == [os.path.basename(self.workdir)] \
-                    and os.lstat(self.workdir).st_mode == _WORKDIR_MODE \
-                    and not os.listdir(self.workdir):
-                return True
-        except OSError:
-            pass
-        if not _wipe(self.root):
-            return False
-        self._new_workdir()
-        return True
-
-    def _cached(self, cache: OrderedDict, key: Any, make) -> Any:
-        hit = cache.get(key)
-        if hit is not None:
-            cache.move_to_end(key)
-            return hit
-        value = cache[key] = make(key)
-        if len(cache) > 1024:
-            cache.popitem(last=False)
-        return value
-
-    def serve(self) -> bool:
-        """Answer batches of jobs, each job's result as soon as it is ready; True when the
-        parent closed the pipe, False when recycling (the rest of the batch is then left
-        for the parent to send to the next runner)."""
-        _send(self.proto_out, {"kind": "ready", "pid": os.getpid()})
-        while True:
-            batch = _receive(self.proto_in)
-            if batch is None:
-                return True
-            for job in batch["jobs"]:
-                payload, dirt = self.call(job)
-                message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
-                _send_result(self.proto_out, message, payload)
-                if dirt is not None:
-                    return False
-
-    def call(self, job: dict[str, Any]) -> tuple[bytes, str | None]:
-        """Run one job; returns the JSON payload and why the runner must recycle, if so."""
-        try:
-            key = (job["code"], job["options"]["recorder"])
-            program = self._cached(self.programs, key, _compile)
-            args = self._cached(self.arguments, job["args"], tracer.compile_args)
-        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-            phase = "compile" if key not in self.programs else "arguments"
-            exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
-            return json.dumps({"status": "exception", "exception": exception}).encode(), None
-        os.chdir(self.workdir)
-        limits = self.limits
-        if "random" in sys.modules:
-            sys.modules["random"].seed(0)
-        if "decimal" in sys.modules:
-            sys.modules["decimal"].setcontext(sys.modules["decimal"].Context())
-        stdout = _CappedText(int(limits["stdout_bytes"]))
-        sys.stdout = sys.stderr = stdout
-        start = time.process_time()
-        budget = min(float(job.get("cpu_seconds") or limits["cpu_seconds"]),
-                     float(limits["cpu_seconds"]))
-        signal.setitimer(signal.ITIMER_PROF, budget)
-        try:
-            result = tracer.run(program, job["entry_point"], args, job["options"])
-        except _OutputLimit:
-            result = {"status": "output_limit"}
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-            elapsed = time.process_time() - start
-            for timer in _OTHER_TIMERS:  # a program's alarm must not kill a later call
-                signal.setitimer(timer, 0)
-            sys.settrace(None)
-            builtins_changed = self.snapshot.restore_builtins()
-            sys.stdout, sys.stderr = self.snapshot.streams
-            sys.setrecursionlimit(self.snapshot.recursion)
-        result["cpu_time"] = elapsed
-        if elapsed > budget + _TIMER_SLACK:
-            # The program stopped its own timer (setitimer, a blocked SIGPROF) and ran past
-            # its budget: the verdict is the one the timer would have given.
-            result = {"status": "timeout", "detail": "CPU time limit", "cpu_time": elapsed}
-        if stdout.exceeded:
-            result["status"] = "output_limit"
-        result["stdout"] = stdout.getvalue()
-        os.chdir(self.root)
-        cleaned = self._empty_workdir()
-        dirt = "out of memory" if result["status"] == "memory" else \
-            "builtins changed" if builtins_changed else \
-            "files left that could not be removed" if not cleaned else \
-            self.snapshot.dirt(program.imports)
-        try:
-            payload = _ENCODER.encode(result).encode("utf-8", "surrogatepass")
-        except (ValueError, TypeError, RecursionError, MemoryError) as exc:
-            detail = f"result not serialisable: {type(exc).__name__}"
-            payload = json.dumps({"status": "crashed", "detail": detail}).encode()
-        return payload, dirt
+        pidfd: int | None = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    watch = () if pidfd is None else (pidfd,)
+    return _Runner(pid, jobs_write, frames.FrameReader(answers_read, watch), pidfd)
 
 
 def _describe_death(status: int) -> dict[str, Any]:
@@ -493,6 +132,126 @@ def _describe_death(status: int) -> dict[str, Any]:
     return {"status": "crashed", "detail": f"exited with code {code} before answering"}
 
 
+class _Zygote:
+    def __init__(self, proto_in: int, proto_out: int, limits: dict[str, Any],
+                 plan: confine.Plan) -> None:
+        self.proto_in = proto_in
+        self.proto_out = proto_out
+        self.limits = limits
+        self.plan = plan
+        self.wall = float(limits["wall_seconds"])
+        self.child: _Runner | None = None
+
+    def _start(self) -> _Runner:
+        self.child = _fork(self.plan, self.limits, (self.proto_in, self.proto_out))
+        return self.child
+
+    def _ready(self, child: _Runner) -> _Runner:
+        """The runner once it says it is ready (confined), or a fresh one in its place when
+        it died first; ``_STILLBORN`` tries, then the worker stops."""
+        for _ in range(_STILLBORN):
+            try:
+                first = child.answers.next(time.monotonic() + _READY_SECONDS)
+            except (TimeoutError, frames.Broken, frames.Interrupted):
+                first = None
+            if first is not None and first[0] == frames.JSON and first[1]["kind"] == "ready":
+                child.answers.watch += (self.proto_in,)
+                return child
+            status = child.end()
+            self._clean()
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) == runner.EXIT_UNCONFINED:
+                raise _Stop("a confinement layer failed in a runner")
+            child = self._start()
+        raise _Stop("runners die before they are ready")
+
+    def serve(self) -> None:
+        """Units, one after another, until the parent closes its pipe. The next runner is
+        forked (and confines itself) while the parent decides the next batch."""
+        while True:
+            child = self._start()
+            try:
+                body = frames.receive_raw(self.proto_in)
+                if body is None:
+                    raise _Stop("the parent closed its pipe")
+                self._unit(self._ready(child), body)
+            finally:
+                if self.child is not None:
+                    self.child.end()
+                self._clean()
+
+    def _unit(self, child: _Runner, body: bytes) -> None:
+        """Hand one batch to the runner and relay its answers; see the module docstring."""
+        seqs = [job.get("seq") for job in json.loads(body)["jobs"]]
+        try:
+            frames.write_all(child.jobs, len(body).to_bytes(4, "big") + body)
+        except OSError:
+            self._died(child)
+            return
+        deadline = time.monotonic() + self.wall
+        for seq in seqs:
+            try:
+                outcome = self._relay(child, seq, deadline)
+            except TimeoutError:
+                child.end()
+                frames.send(self.proto_out, {"kind": "died", "status": "timeout",
+                                             "detail": f"wall-clock limit {self.wall:g}s"})
+                return
+            except frames.Interrupted as interrupted:
+                if self.proto_in in interrupted.ready:
+                    raise _Stop("the parent closed its pipe") from None
+                self._died(child)
+                return
+            except frames.Broken as broken:
+                child.end()
+                frames.send(self.proto_out, {"kind": "died", "status": "crashed",
+                                             "detail": f"protocol violation: {broken}"})
+                return
+            if outcome is None:
+                self._died(child)
+                return
+            if outcome:  # the runner recycles: the rest of the batch is for a fresh one
+                return
+            deadline = time.monotonic() + self.wall
+
+    def _relay(self, child: _Runner, seq: Any, deadline: float) -> bool | None:
+        """Relay one job's result and payload; whether the runner recycles after it, or None
+        when the runner's pipe ended first."""
+        got = child.answers.next(deadline)
+        if got is None:
+            return None
+        tag, message = got
+        size = message.get("size") if tag == frames.JSON else None
+        recycle = message.get("recycle") if tag == frames.JSON else None
+        if tag != frames.JSON or message["kind"] != "result" or message.get("seq") != seq \
+                or type(size) is not int or not 0 <= size <= frames.MAX_RESULT_BYTES \
+                or not (recycle is None or isinstance(recycle, str)):
+            raise frames.Broken("not the result of the job in hand")
+        recycle = None if recycle is None else recycle[:200]
+        frames.send(self.proto_out, {"kind": "result", "seq": seq, "recycle": recycle,
+                                     "size": size})
+        while size > 0:
+            got = child.answers.next(max(deadline, time.monotonic() + 5.0))
+            if got is None:
+                return None
+            if got[0] != frames.CHUNK or len(got[1]) > size:
+                raise frames.Broken("a result's payload is not as announced")
+            frames.write_all(self.proto_out, frames.frame(frames.CHUNK, got[1]))
+            size -= len(got[1])
+        return recycle is not None
+
+    def _died(self, child: _Runner) -> None:
+        """The runner ended before answering the job in hand: say how."""
+        frames.send(self.proto_out, {"kind": "died", **_describe_death(child.end())})
+
+    def _clean(self) -> None:
+        """What the last runner left is no business of the next one."""
+        with _deep_recursion():
+            hygiene.wipe(self.plan.root)
+        os.chmod(self.plan.root, 0o700)
+        if self.plan.user is not None:
+            os.chown(self.plan.root, *self.plan.user)
+
+
 def _set_limits(limits: dict[str, Any]) -> None:
     """Resource limits, set once in the zygote; runners inherit them."""
     memory = int(limits["memory_mb"]) * 1024 * 1024
@@ -502,52 +261,6 @@ def _set_limits(limits: dict[str, Any]) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then fails with EFBIG
     sys.setrecursionlimit(int(limits["recursion_limit"]))
-
-
-def _run_runner(plan: confine.Plan, *args: Any) -> None:
-    """The runner's whole life; it must never return into the zygote's code."""
-    code = 1
-    try:
-        signal.signal(signal.SIGPROF, signal.SIG_DFL)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 2)  # the zygote keeps the parent's stderr (a terminal?), a program not
-        os.close(null)
-        try:
-            confine.apply(plan)
-        except (OSError, confine.ConfinementError):
-            code = EXIT_UNCONFINED
-            return
-        sys.addaudithook(_audit_hook(plan.root))
-        code = EXIT_PARENT_GONE if Runner(*args).serve() else 0
-    except BaseException:  # noqa: BLE001 - the zygote reports the exit code
-        pass
-    finally:
-        os._exit(code)
-
-
-def _wipe(root: str) -> bool:
-    """Remove everything inside ``root``; False if some of it could not be removed. The
-    tree is a program's: ``shutil.rmtree`` does not follow its links; it recurses per
-    level, so the zygote lifts its own recursion limit for it."""
-    import shutil  # rare in runners, so loaded lazily
-
-    try:
-        entries = os.listdir(root)
-    except OSError:
-        return False
-    for entry in entries:
-        path = os.path.join(root, entry)
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except (OSError, RecursionError):
-            pass
-    try:
-        return not os.listdir(root)
-    except OSError:
-        return False
 
 
 @contextlib.contextmanager
@@ -562,18 +275,16 @@ def _deep_recursion() -> Iterator[None]:
         sys.setrecursionlimit(limit)
 
 
-def _reset(root: str, plan: confine.Plan, proto_in: int) -> None:
-    """Before each fork, undo what a dead runner may have left that would stop the next one
-    from starting: the temporary root's owner and mode, and the job pipe's blocking mode
-    (a runner shares that pipe's open file description with the zygote)."""
-    os.chmod(root, 0o700)
-    if plan.user is not None:
-        os.chown(root, *plan.user)
-    os.set_blocking(proto_in, True)
+def _isolate(root: str, limits: dict[str, Any]) -> dict[str, Any]:
+    """The zygote's namespaces, each where the machine allows it."""
+    size = temp_bytes(limits)
+    bounded = confine.bound_root(root, size, TEMP_FILES)
+    return {"network": confine.isolate_network(), "ipc": confine.isolate_ipc(),
+            "temp_bytes": size if bounded else 0, "temp_files": TEMP_FILES if bounded else 0}
 
 
 def main() -> None:
-    """The zygote: move the protocol pipes aside, read the limits, confine, fork runners."""
+    """The zygote: move the protocol pipes aside, read the limits, isolate, serve units."""
     confine.die_with_parent()
     proto_in, proto_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
@@ -583,41 +294,35 @@ def main() -> None:
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
     sys.stdout = sys.__stdout__ = open(os.devnull, "w")  # noqa: SIM115
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
-    limits = _receive(proto_in)
+    limits = frames.receive(proto_in)
     if limits is None:
         return
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
     root = os.path.realpath(os.path.join(base, f"execbench-sandbox-{os.getpid()}"))
     os.makedirs(root, mode=0o700, exist_ok=True)
+    isolated = _isolate(root, limits)
     os.chdir(root)
     os.environ["TMPDIR"] = os.environ["HOME"] = root
-    for name in PRELOAD:
+    for name in hygiene.PRELOAD:
         __import__(name)
-    isolated = confine.isolate_network()
     _set_limits(limits)
     plan = confine.probe(root)
-    programs: OrderedDict = OrderedDict()
-    arguments: OrderedDict = OrderedDict()
-    _send(proto_out, {"kind": "hello", "pid": os.getpid(), "network_isolated": isolated,
-                      "layers": plan.layers(isolated), "warnings": plan.warnings})
+    for key, value in isolated.items():
+        setattr(plan, key, value)
+    if not plan.temp_bytes:
+        plan.warnings.append("no private tmpfs could be mounted (needs root or CAP_SYS_ADMIN): "
+                             "the temporary root is not size-bounded")
+    frames.send(proto_out, {"kind": "hello", "pid": os.getpid(), "network_isolated":
+                            plan.network, "layers": plan.layers(), "warnings": plan.warnings})
     try:
-        while True:
-            gc.collect()
-            gc.freeze()  # keep the runner's collector off the zygote's objects
-            _reset(root, plan, proto_in)
-            pid = os.fork()
-            if pid == 0:
-                _run_runner(plan, proto_in, proto_out, limits, root, programs, arguments)
-            _, status = os.waitpid(pid, 0)
-            if os.WIFEXITED(status) and os.WEXITSTATUS(status) in (EXIT_PARENT_GONE,
-                                                                   EXIT_UNCONFINED):
-                return
-            _send(proto_out, {"kind": "died", "pid": pid, **_describe_death(status)})
-            with _deep_recursion():
-                _wipe(root)  # what the runner left is no business of the next one
+        _Zygote(proto_in, proto_out, limits, plan).serve()
+    except (_Stop, OSError):
+        pass
     finally:
         with _deep_recursion():
-            _wipe(root)
+            hygiene.wipe(root)
+        if plan.temp_bytes:
+            confine.release_root(root)
         with contextlib.suppress(OSError):
             os.rmdir(root)
 

@@ -318,7 +318,7 @@ class BugRepair(_BugTask):
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        from execbench.sandbox.pool import Job
+        from execbench.sandbox.pool import Job, new_unit
         from execbench.sandbox.trace import RESULT_ONLY
 
         text = answer_text(response)
@@ -330,8 +330,9 @@ class BugRepair(_BugTask):
         if sandbox is None:
             raise RuntimeError("bug-repair needs a sandbox to score")
         calls = instance.data["truth"]["calls"]
-        traces = sandbox.map(Job(module, instance.entry_point, call["args"], RESULT_ONLY)
-                             for call in calls)
+        unit = new_unit()  # this candidate's calls share a runner that serves nothing else
+        traces = sandbox.map(Job(module, instance.entry_point, call["args"], RESULT_ONLY,
+                                 unit=unit) for call in calls)
         failures = [_failure(instance.entry_point, call, trace)
                     for call, trace in zip(calls, traces, strict=True)]
         wrong = [failure for failure in failures if failure is not None]

@@ -285,7 +285,7 @@ class CounterfactualMutation(_DualSelection):
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        from execbench.sandbox.pool import Job
+        from execbench.sandbox.pool import Job, new_unit
         from execbench.sandbox.trace import RESULT_ONLY
 
         text = answer_text(response)
@@ -297,7 +297,8 @@ class CounterfactualMutation(_DualSelection):
             return args
         if sandbox is None:
             raise RuntimeError("the counterfactual task needs a sandbox to score")
-        trace = sandbox.run(Job(instance.code, instance.entry_point, args, RESULT_ONLY))
+        trace = sandbox.run(Job(instance.code, instance.entry_point, args, RESULT_ONLY,
+                               unit=new_unit()))
         shape = shape_of(instance.code)
         lines = shape.normalise(trace.lines)
         truth = instance.data["truth"]

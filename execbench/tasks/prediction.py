@@ -218,12 +218,13 @@ class InputPrediction(TaskBase):
 
 def run_and_compare(instance: Instance, args: str, sandbox: Sandbox | None) -> Score:
     """Run the program on ``args`` in the sandbox and compare with the expected output."""
-    from execbench.sandbox.pool import Job
+    from execbench.sandbox.pool import Job, new_unit
     from execbench.sandbox.trace import RESULT_ONLY
 
     if sandbox is None:
         raise RuntimeError("the input task needs a sandbox to score")
-    trace = sandbox.run(Job(instance.code, instance.entry_point, args, RESULT_ONLY))
+    trace = sandbox.run(Job(instance.code, instance.entry_point, args, RESULT_ONLY,
+                           unit=new_unit()))
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail
         return Score(INCORRECT, answer=args, detail=f"program {trace.status}: {what}")

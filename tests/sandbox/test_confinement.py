@@ -259,9 +259,9 @@ return 'done'"""
 
 
 def test_the_probe_reports_every_layer() -> None:
-    layers = PLAN.layers(network_isolated=False)
-    assert set(layers) == {"seccomp", "landlock", "user", "network", "environment",
-                           "audit hook"}
+    layers = PLAN.layers()
+    assert set(layers) == {"isolation", "ipc", "temp root", "seccomp", "landlock", "user",
+                           "network", "environment", "audit hook"}
     with Sandbox(workers=1) as box:
         box.run(Job("def f():\n    return 1\n", "f", ""))
         assert set(box.layers) == set(layers)
@@ -283,7 +283,8 @@ def test_apply_in_a_child_holds_without_any_audit_hook(tmp_path: Path) -> None:
 import os, socket, sys
 from execbench.sandbox import confine
 confine.apply(confine.Plan(root={str(root)!r}, landlock_abi={plan.landlock_abi},
-              read_paths={plan.read_paths!r}, user={plan.user!r}, seccomp={plan.seccomp}))
+              read_paths={plan.read_paths!r}, user={plan.user!r}, seccomp={plan.seccomp},
+              seccomp_program=confine.compile_seccomp() if {plan.seccomp} else b""))
 results = {{}}
 for name, action in [
     ("fork", os.fork), ("socket", socket.socket),

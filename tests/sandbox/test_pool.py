@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from execbench.sandbox.pool import Job, Limits, Sandbox, Trace
+from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, new_unit
 from execbench.sandbox.values import decode
 from tests.conftest import QUICK
 
@@ -484,14 +484,28 @@ def test_a_program_sees_no_call_of_another_program_queued_behind_it() -> None:
 
 
 def test_a_codec_loaded_on_first_use_keeps_the_runner_but_an_import_does_not() -> None:
-    pid = "import os\n\ndef f(*a):\n    return os.getpid()\n"
-    codec = "import os\n\ndef f():\n    'x'.encode('shift_jis')\n    return os.getpid()\n"
-    other = "import os, wave\n\ndef f():\n    return os.getpid()\n"
+    """Within one unit (calls of one program, sent as one batch), a codec the registry
+    loads on first use keeps the runner; an import recycles it for the unit's next call."""
+    code = ("import os\n\ndef f(kind):\n    if kind == 'codec':\n"
+            "        'x'.encode('shift_jis')\n    elif kind == 'import':\n"
+            "        __import__('wave')\n    return os.getpid()\n")
+    kinds = ["codec", "plain", "import", "plain"]
     with Sandbox(workers=1) as sandbox:
-        first = decode(sandbox.run(Job(codec, "f", "")).value)
-        assert decode(sandbox.run(Job(pid, "f", "")).value) == first
-        assert decode(sandbox.run(Job(other, "f", "")).value) == first
-        assert decode(sandbox.run(Job(pid, "f", "1")).value) != first  # recycled after wave
+        pids = [decode(t.value) for t in sandbox.map(Job(code, "f", repr(k)) for k in kinds)]
+    assert pids[0] == pids[1] == pids[2] != pids[3]
+
+
+def test_each_unit_gets_a_runner_of_its_own() -> None:
+    """Programs never share a runner, nor do two units of the same code; a program's own
+    calls queued together do."""
+    pid = "import os\n\ndef f(*a):\n    return os.getpid()\n"
+    with Sandbox(workers=1) as sandbox:
+        same = {decode(t.value) for t in sandbox.map(Job(pid, "f", str(i)) for i in range(4))}
+        others = [decode(sandbox.run(Job(pid + f"# {i}\n", "f", "")).value) for i in range(4)]
+        units = [decode(sandbox.run(Job(pid, "f", "", unit=new_unit())).value)
+                 for _ in range(4)]
+    assert len(same) == 1
+    assert len({*same, *others, *units}) == 9
 
 
 @pytest.mark.parametrize("timer", ["signal.alarm(1)", "signal.setitimer(signal.ITIMER_REAL, 0.5)",

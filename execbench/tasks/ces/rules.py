@@ -182,13 +182,14 @@ def rule1_checks(compounds: list[dict[str, Any]], given: dict[str, Stated | None
 def evaluate(code: str, checks: list[Check], sandbox: Sandbox) -> list[bool] | None:
     """Run the checks in the sandbox; per check, whether the compound agrees with its
     operands. None when the run itself failed (timeout, crash)."""
-    from execbench.sandbox.pool import Job
+    from execbench.sandbox.pool import Job, new_unit
     from execbench.sandbox.trace import RESULT_ONLY
 
     args = "[" + ", ".join(
         f"({c.expression!r}, [{', '.join(to_literal(o) for o in c.operands)}], "
         f"{c.mode == 'iterable'})" for c in checks) + "]"
-    trace = sandbox.run(Job(code + EVALUATOR, EVALUATOR_NAME, args, RESULT_ONLY))
+    trace = sandbox.run(Job(code + EVALUATOR, EVALUATOR_NAME, args, RESULT_ONLY,
+                           unit=new_unit()))
     if trace.status != "ok" or trace.value is None or trace.value[0] != "list":
         return None
     return [_agrees(check, result[1]) for check, result in zip(checks, trace.value[1],

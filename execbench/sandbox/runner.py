@@ -1,0 +1,273 @@
+"""A sandbox runner: the process that runs one unit's program code, and nothing else.
+
+Forked from the warm zygote (``worker``) for one unit (the calls of one program, or one
+candidate), it confines itself for good (Landlock, an unprivileged user, seccomp:
+``confine.apply``; then the audit hook), says it is ready, reads its one batch of jobs
+from a pipe of its own, answers each job in turn on another pipe of its own, and is then
+killed by the zygote, which confirms its death before the next unit's runner starts. It
+never holds the parent's pipes: the zygote relays its answers after checking them, so
+nothing a program writes, leaves running or patches here can reach another unit's result.
+
+Each call gets a fresh module namespace, an empty working folder, a reseeded ``random``, a
+fresh ``decimal`` context, a capped stdout, and a CPU-time budget (``ITIMER_PROF``: the
+runner is killed by ``SIGPROF`` when it overruns). After the call the runner checks that
+the call left no trace in the process (``hygiene``); if it did, it answers and stops, and
+the rest of the unit goes to a fresh runner.
+
+The audit hook refuses process creation, signals, sockets, ctypes, changing limits, and
+writes outside the sandbox's temp root, with a clear ``SandboxViolation``; the kernel
+layers under it hold when Python code gets around it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import stat
+import sys
+import time
+from typing import Any
+
+from execbench.sandbox import confine, frames, hygiene, tracer
+
+JOBS_FD, ANSWERS_FD = 3, 4
+"""Where a runner finds its own two pipes: jobs in, answers out."""
+EXIT_UNCONFINED = 76
+"""A runner's exit code, before it said it was ready, when a kernel layer the probe found
+working failed: the zygote then stops rather than fork runners that would serve with fewer
+layers than reported. The same code from a runner that was ready is a program's exit."""
+
+_BLOCKED_EVENTS = frozenset({
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
+    "subprocess.Popen", "pty.spawn", "os.kill", "os.killpg", "signal.pthread_kill",
+    "socket.__new__", "socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo",
+    "socket.gethostbyname", "socket.gethostbyaddr", "resource.setrlimit", "resource.prlimit",
+    "os.setuid", "os.setgid", "os.chroot", "os.startfile", "webbrowser.open", "sys.addaudithook",
+    "winreg.OpenKey", "mmap.__new__",
+})
+_PATH_EVENTS = frozenset({
+    "os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.truncate", "os.chmod", "os.chown",
+    "os.symlink", "os.link", "os.utime", "os.chflags", "os.lchflags", "shutil.rmtree",
+    "shutil.copyfile", "shutil.copymode", "shutil.copystat", "shutil.move", "shutil.chown",
+    "os.removexattr", "os.setxattr",
+})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+class SandboxViolation(PermissionError):
+    """Raised inside a runner when the program attempts something the sandbox forbids."""
+
+
+class _OutputLimit(BaseException):
+    """Not an Exception subclass, so ``except Exception`` in the program does not hide it."""
+
+
+class _CappedText(io.TextIOBase):
+    """A stdout that keeps the first ``limit`` characters and then fails every write."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.exceeded = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if self.exceeded:
+            raise _OutputLimit
+        room = self.limit - self.size
+        if len(text) > room:
+            self.parts.append(text[:room])
+            self.size = self.limit
+            self.exceeded = True
+            raise _OutputLimit
+        self.parts.append(text)
+        self.size += len(text)
+        return len(text)
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+
+def _audit_hook(root: str):
+    prefix = root.rstrip(os.sep) + os.sep
+
+    def inside(path: Any) -> bool:
+        if isinstance(path, int):
+            return False
+        try:
+            real = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return False
+        return real == root or real.startswith(prefix)
+
+    def hook(event: str, args: tuple) -> None:
+        if event in _BLOCKED_EVENTS or event.startswith("ctypes."):
+            raise SandboxViolation(f"blocked by the execbench sandbox: {event}")
+        if event == "open":
+            path, mode, flags = args
+            writing = any(c in mode for c in "wax+") if isinstance(mode, str) else \
+                bool((flags or 0) & _WRITE_FLAGS)
+            if writing and not inside(path):
+                raise SandboxViolation(f"blocked by the execbench sandbox: write to {path!r}")
+        elif event in _PATH_EVENTS:
+            for path in args[:2]:
+                if isinstance(path, str | bytes | os.PathLike) and not inside(path):
+                    raise SandboxViolation(f"blocked by the execbench sandbox: {event} {path!r}")
+
+    return hook
+
+
+_WORKDIR_MODE = stat.S_IFDIR | 0o700
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+"""One encoder for results: ``json.dumps`` with options builds a new one per call."""
+_OTHER_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL)
+_TIMER_SLACK = 0.05
+"""CPU seconds past its budget a call may end before its timer's signal lands (the timer
+counts in scheduler ticks); more than that means the program stopped the timer."""
+
+
+class Runner:
+    """Serves the calls of one unit; see the module docstring."""
+
+    def __init__(self, limits: dict[str, Any], root: str) -> None:
+        self.limits = limits
+        self.root = root
+        self.programs: dict[tuple[str, str], tracer.CompiledProgram] = {}
+        self.arguments: dict[str, Any] = {}
+        self.counter = 0
+        self.workdir = ""
+        self._new_workdir()
+        self.snapshot = hygiene.Snapshot()
+
+    def _new_workdir(self) -> None:
+        self.counter += 1
+        self.workdir = os.path.join(self.root, f"{os.getpid()}-{self.counter}")
+        umask = os.umask(0o077)  # whatever umask a program left (chmod is refused)
+        try:
+            os.mkdir(self.workdir, _WORKDIR_MODE & 0o777)
+        finally:
+            os.umask(umask)
+
+    def _empty_workdir(self) -> bool:
+        """Every call starts in an empty working folder, and nothing a call wrote anywhere
+        in the temporary root (``HOME`` and ``TMPDIR`` point there) is left for the next.
+        The folder is kept while calls leave the root holding just it, empty (the common
+        case: two listings and no mkdir, rmdir or path checks per call); otherwise the
+        root is emptied and a new folder made. False when the call left files the runner
+        cannot remove (a tree deeper than its recursion limit): it then recycles, and the
+        zygote, which may recurse deeper, removes them."""
+        try:
+            if os.listdir(self.root) == [os.path.basename(self.workdir)] \
+                    and os.lstat(self.workdir).st_mode == _WORKDIR_MODE \
+                    and not os.listdir(self.workdir):
+                return True
+        except OSError:
+            pass
+        if not hygiene.wipe(self.root):
+            return False
+        self._new_workdir()
+        return True
+
+    def serve(self) -> None:
+        """Say ready, then answer the unit's one batch, each job as soon as it is done,
+        until the batch is answered or a call leaves the process changed."""
+        frames.send(ANSWERS_FD, {"kind": "ready"})
+        batch = frames.receive(JOBS_FD)
+        if batch is None:
+            return
+        for job in batch["jobs"]:
+            payload, dirt = self.call(job)
+            message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
+            frames.send_result(ANSWERS_FD, message, payload)
+            if dirt is not None:
+                return
+
+    def _compiled(self, job: dict[str, Any]) -> tuple[tracer.CompiledProgram, Any]:
+        key = (job["code"], job["options"]["recorder"])
+        if key not in self.programs:
+            self.programs[key] = tracer.compile_program(*key)
+        if job["args"] not in self.arguments:
+            self.arguments[job["args"]] = tracer.compile_args(job["args"])
+        return self.programs[key], self.arguments[job["args"]]
+
+    def call(self, job: dict[str, Any]) -> tuple[bytes, str | None]:
+        """Run one job; returns the JSON payload and why the runner must recycle, if so."""
+        try:
+            program, args = self._compiled(job)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+            phase = "compile" if (job["code"], job["options"]["recorder"]) not in self.programs \
+                else "arguments"
+            exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
+            return json.dumps({"status": "exception", "exception": exception}).encode(), None
+        os.chdir(self.workdir)
+        limits = self.limits
+        if "random" in sys.modules:
+            sys.modules["random"].seed(0)
+        if "decimal" in sys.modules:
+            sys.modules["decimal"].setcontext(sys.modules["decimal"].Context())
+        stdout = _CappedText(int(limits["stdout_bytes"]))
+        sys.stdout = sys.stderr = stdout
+        start = time.process_time()
+        budget = min(float(job.get("cpu_seconds") or limits["cpu_seconds"]),
+                     float(limits["cpu_seconds"]))
+        signal.setitimer(signal.ITIMER_PROF, budget)
+        try:
+            result = tracer.run(program, job["entry_point"], args, job["options"])
+        except _OutputLimit:
+            result = {"status": "output_limit"}
+        finally:
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            elapsed = time.process_time() - start
+            for timer in _OTHER_TIMERS:  # a program's alarm must not kill a later call
+                signal.setitimer(timer, 0)
+            sys.settrace(None)
+            builtins_changed = self.snapshot.restore_builtins()
+            sys.stdout, sys.stderr = self.snapshot.streams
+            sys.setrecursionlimit(self.snapshot.recursion)
+        result["cpu_time"] = elapsed
+        if elapsed > budget + _TIMER_SLACK:
+            # The program stopped its own timer (setitimer, a blocked SIGPROF) and ran past
+            # its budget: the verdict is the one the timer would have given.
+            result = {"status": "timeout", "detail": "CPU time limit", "cpu_time": elapsed}
+        if stdout.exceeded:
+            result["status"] = "output_limit"
+        result["stdout"] = stdout.getvalue()
+        os.chdir(self.root)
+        cleaned = self._empty_workdir()
+        dirt = "out of memory" if result["status"] == "memory" else \
+            "builtins changed" if builtins_changed else \
+            "files left that could not be removed" if not cleaned else \
+            self.snapshot.dirt(program.imports)
+        try:
+            payload = _ENCODER.encode(result).encode("utf-8", "surrogatepass")
+        except (ValueError, TypeError, RecursionError, MemoryError) as exc:
+            detail = f"result not serialisable: {type(exc).__name__}"
+            payload = json.dumps({"status": "crashed", "detail": detail}).encode()
+        return payload, dirt
+
+
+def run(plan: confine.Plan, limits: dict[str, Any]) -> None:
+    """The runner's whole life, in the forked child; it never returns into the zygote's
+    code. Its pipes are already at ``JOBS_FD`` and ``ANSWERS_FD``."""
+    code = 1
+    try:
+        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)  # the zygote keeps the parent's stderr (a terminal?), a program not
+        os.close(null)
+        try:
+            confine.apply(plan)
+        except (OSError, confine.ConfinementError):
+            code = EXIT_UNCONFINED
+            return
+        sys.addaudithook(_audit_hook(plan.root))
+        Runner(limits, plan.root).serve()
+        code = 0
+    except BaseException:  # noqa: BLE001 - the zygote reports how the runner ended
+        pass
+    finally:
+        os._exit(code)
