@@ -40,24 +40,27 @@ def cruxeval_file(parser: argparse.ArgumentParser, data: Path) -> Path:
     return path
 
 
-def _child(conn: Connection, job: Job) -> None:
-    """Body of a baseline process: trace one call under the limits, send the result."""
+def _child(conn: Connection, jobs: tuple[Job, ...]) -> None:
+    """Body of a baseline process: trace its calls under the limits, send the results."""
     memory = LIMITS.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     sys.stdout = sys.stderr = io.StringIO()
-    random.seed(0)
-    if job.cpu_seconds:
-        signal.setitimer(signal.ITIMER_PROF, job.cpu_seconds)  # SIGPROF ends the process
-    try:
-        program = tracer.compile_program(job.code)
-        args = tracer.compile_args(job.args)
-    except (SyntaxError, ValueError) as exc:
-        result: dict[str, Any] = {"status": "exception", "lines": [], "value": None,
-                                  "exception": tracer.describe_exception(exc)}
-    else:
-        result = tracer.run(program, job.entry_point, args, asdict(job.options))
-    signal.setitimer(signal.ITIMER_PROF, 0)
-    conn.send(result)
+    results = []
+    for job in jobs:
+        random.seed(0)
+        if job.cpu_seconds:
+            signal.setitimer(signal.ITIMER_PROF, job.cpu_seconds)  # SIGPROF ends the process
+        try:
+            program = tracer.compile_program(job.code)
+            args = tracer.compile_args(job.args)
+        except (SyntaxError, ValueError) as exc:
+            result: dict[str, Any] = {"status": "exception", "lines": [], "value": None,
+                                      "exception": tracer.describe_exception(exc)}
+        else:
+            result = tracer.run(program, job.entry_point, args, asdict(job.options))
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        results.append(result)
+    conn.send(results)
     conn.close()
 
 
@@ -66,21 +69,33 @@ def run_fresh_processes(jobs: Sequence[Job], concurrency: int, time_box: float |
     """Run jobs in order, each in its own forked process, ``concurrency`` at a time; with a
     ``time_box``, no new one starts after that many seconds. Returns the results of the
     jobs that ran (a prefix of ``jobs``) and the seconds taken."""
+    results, seconds = run_fresh_units([(job,) for job in jobs], concurrency, time_box)
+    return [result[0] for result in results], seconds
+
+
+def run_fresh_units(units: Sequence[Sequence[Job]], concurrency: int,
+                    time_box: float | None = None) -> tuple[list[list[dict[str, Any]]], float]:
+    """``run_fresh_processes`` for units of several calls (a repair candidate and its test
+    calls): one process per unit, running its calls one after another."""
     context = multiprocessing.get_context("fork")
-    results: list[dict[str, Any]] = []
+    results: list[list[dict[str, Any]]] = []
     running: dict[Connection, tuple[int, multiprocessing.Process, float]] = {}
     start = time.perf_counter()
 
+    def failed(unit: Sequence[Job], status: str) -> list[dict[str, Any]]:
+        return [{"status": status, "lines": [], "value": None} for _ in unit]
+
     def launch() -> None:
-        while len(running) < concurrency and len(results) < len(jobs) and (
+        while len(running) < concurrency and len(results) < len(units) and (
                 time_box is None or time.perf_counter() - start < time_box):
-            job = jobs[len(results)]
+            unit = tuple(units[len(results)])
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_child, args=(writer, job), daemon=True)
+            process = context.Process(target=_child, args=(writer, unit), daemon=True)
             process.start()
             writer.close()
-            running[reader] = (len(results), process, time.monotonic() + LIMITS.wall_seconds)
-            results.append({})
+            deadline = time.monotonic() + LIMITS.wall_seconds * len(unit)
+            running[reader] = (len(results), process, deadline)
+            results.append([])
 
     launch()
     while running:
@@ -89,8 +104,8 @@ def run_fresh_processes(jobs: Sequence[Job], concurrency: int, time_box: float |
             try:
                 results[index] = reader.recv()
             except EOFError:  # ended by its CPU timer, or by a crash
-                status = "timeout" if jobs[index].cpu_seconds else "crashed"
-                results[index] = {"status": status, "lines": [], "value": None}
+                unit = units[index]
+                results[index] = failed(unit, "timeout" if unit[0].cpu_seconds else "crashed")
             reader.close()
             process.join()
         now = time.monotonic()
@@ -100,6 +115,6 @@ def run_fresh_processes(jobs: Sequence[Job], concurrency: int, time_box: float |
                 process.join()
                 reader.close()
                 del running[reader]
-                results[index] = {"status": "timeout", "lines": [], "value": None}
+                results[index] = failed(units[index], "timeout")
         launch()
     return results, time.perf_counter() - start

@@ -17,6 +17,14 @@ each with ``workers`` calls in flight, with every confinement layer this machine
   ``multiprocessing.Process`` per call, run it there, send the result back through a pipe,
   join. The child runs the same tracer (``execbench.sandbox.tracer.run``), so the
   difference is the cost of the process model, not of the tracing.
+
+Every runner serves one unit and dies, so "seen before" no longer hits a compile cache
+across units: the row shows what per-unit isolation costs against the old reuse.
+
+Then bug-repair candidates per second, on HumanEvalPack (beside CRUXEval in ``--data``'s
+folder): each problem's canonical function and its buggy one, as candidate modules, each a
+unit of its own that runs all of the problem's test calls, through ``Sandbox`` and through
+a fresh ``multiprocessing.Process`` per candidate running the same calls.
 """
 
 from __future__ import annotations
@@ -33,12 +41,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from common import add_data_option, cruxeval_file, run_fresh_processes
+from common import add_data_option, cruxeval_file, run_fresh_processes, run_fresh_units
 
 from execbench.sandbox import tracer
-from execbench.sandbox.pool import Job, Sandbox
-from execbench.sandbox.trace import TraceOptions
+from execbench.sandbox.pool import Job, Sandbox, new_unit
+from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 from execbench.sources import load_source
+from execbench.sources.bugs import Bug
 
 WARM_UP_CALLS = 100
 
@@ -80,6 +89,44 @@ def _row(label: str, calls: int, seconds: list[float]) -> str:
     rates = [calls / s for s in seconds]
     runs = " ".join(f"{s:.2f}" for s in seconds)
     return f"{label:<42} {max(rates):>8.1f} {statistics.median(rates):>9.1f}   {runs}"
+
+
+def _candidates(path: Any) -> list[list[Job]]:
+    """Each HumanEvalPack problem's canonical and buggy functions as repair candidates: per
+    candidate, its test calls, in a unit of its own."""
+    units = []
+    for program in load_source(str(path)).programs:
+        bug = Bug.of(program)
+        for code in (program.code, bug.code if bug else None):
+            if code is not None:
+                unit = new_unit()
+                units.append([Job(code, program.entry_point, call.args, RESULT_ONLY, unit=unit)
+                              for call in program.calls])
+    return units
+
+
+def _repairs(path: Any, workers: int, repeats: int) -> None:
+    """Bug-repair candidates per second, Sandbox against a process per candidate."""
+    if not path.exists():
+        print(f"bug repair: {path} not found, skipped (see shared/data/README.md)")
+        return
+    units = _candidates(path)
+    flat = [job for unit in units for job in unit]
+    with Sandbox(workers=workers) as sandbox:
+        sandbox.map(flat[:WARM_UP_CALLS])
+        seconds, traces = _timed(repeats, lambda r: [
+            Job(j.code, j.entry_point, j.args, j.options, unit=f"{j.unit}-{r}") for j in flat],
+            sandbox.map)
+    run_fresh_units(units[:2 * workers], workers)
+    fresh, results = _timed(repeats, lambda r: units,
+                            lambda batch: run_fresh_units(batch, workers)[0])
+    agree = sum(t.status == r["status"] for t, r in
+                zip(traces, [r for unit in results for r in unit], strict=True))
+    print(f"bug repair: {len(units)} candidates (canonical and buggy), {len(flat)} test calls")
+    print(_row("Sandbox, a runner per candidate", len(units), seconds))
+    print(_row("fresh multiprocessing.Process per candidate", len(units), fresh))
+    print(f"speed-up of Sandbox over a process per candidate: {min(fresh) / min(seconds):.1f}x "
+          f"best; statuses equal on {agree}/{len(flat)} calls")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -134,6 +181,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"{workers} cores ({ideal:.0f}/s)")
     print(f"Sandbox statuses: {statuses}; worker restarts {restarts}; lines and status equal to "
           f"the baseline's on {agree}/{calls} calls")
+    _repairs(path.parent / "humanevalpack.jsonl.gz", workers, repeats)
 
 
 if __name__ == "__main__":

@@ -56,8 +56,7 @@ class Snapshot:
 
         self.builtins = _Frozen(builtins.__dict__)
         self.modules = set(sys.modules)
-        self.module_dicts = {name: _Frozen(vars(sys.modules[name])) for name in PRELOAD
-                             if name in sys.modules}
+        self.module_dicts: dict[str, _Frozen] = {}
         self.own = [(name, _Frozen(vars(sys.modules[name]))) for name in RUNNER_MODULES
                     if name in sys.modules]
         self.calls = [(name, names, tuple(map(vars(sys.modules[name]).get, names)))
@@ -68,6 +67,15 @@ class Snapshot:
         self.signals = [signal.getsignal(s) for s in WATCHED_SIGNALS]
         self.recursion = sys.getrecursionlimit()
         self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+
+    def watch(self, modules: frozenset[str]) -> None:
+        """Take the preloaded modules a program imports into the snapshot, before its first
+        call runs. Only those are checked after its calls (as ever), and freezing them all
+        up front would cost a fresh runner a copy-on-write fault on every page they touch:
+        most of what a runner per unit costs beyond its fork."""
+        for name in modules:
+            if name not in self.module_dicts and name in PRELOAD and name in sys.modules:
+                self.module_dicts[name] = _Frozen(vars(sys.modules[name]))
 
     def restore_builtins(self) -> bool:
         """Put the builtins back at once (the runner's own code uses them); True if changed."""

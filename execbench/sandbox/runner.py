@@ -203,6 +203,7 @@ class Runner:
                 else "arguments"
             exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
             return json.dumps({"status": "exception", "exception": exception}).encode(), None
+        self.snapshot.watch(program.imports)
         os.chdir(self.workdir)
         limits = self.limits
         if "random" in sys.modules:

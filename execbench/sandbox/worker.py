@@ -146,13 +146,17 @@ class _Zygote:
         self.child = _fork(self.plan, self.limits, (self.proto_in, self.proto_out))
         return self.child
 
-    def _ready(self, child: _Runner) -> _Runner:
-        """The runner once it says it is ready (confined), or a fresh one in its place when
-        it died first; ``_STILLBORN`` tries, then the worker stops."""
+    def _handed(self, batch: bytes) -> _Runner:
+        """The runner holding ``batch``, once it said it is ready (confined). The batch is
+        written at once, before the runner is ready (it reads it only then), to save a
+        round trip per unit. A runner that dies first, so before any program code ran, is
+        replaced (``_STILLBORN`` tries), then the worker stops."""
         for _ in range(_STILLBORN):
+            child = self.child
             try:
+                frames.write_all(child.jobs, batch)
                 first = child.answers.next(time.monotonic() + _READY_SECONDS)
-            except (TimeoutError, frames.Broken, frames.Interrupted):
+            except (OSError, TimeoutError, frames.Broken, frames.Interrupted):
                 first = None
             if first is not None and first[0] == frames.JSON and first[1]["kind"] == "ready":
                 child.answers.watch += (self.proto_in,)
@@ -161,32 +165,28 @@ class _Zygote:
             self._clean()
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == runner.EXIT_UNCONFINED:
                 raise _Stop("a confinement layer failed in a runner")
-            child = self._start()
+            self._start()
         raise _Stop("runners die before they are ready")
 
     def serve(self) -> None:
         """Units, one after another, until the parent closes its pipe. The next runner is
         forked (and confines itself) while the parent decides the next batch."""
         while True:
-            child = self._start()
+            self._start()
             try:
                 body = frames.receive_raw(self.proto_in)
                 if body is None:
                     raise _Stop("the parent closed its pipe")
-                self._unit(self._ready(child), body)
+                self._unit(body)
             finally:
                 if self.child is not None:
                     self.child.end()
                 self._clean()
 
-    def _unit(self, child: _Runner, body: bytes) -> None:
-        """Hand one batch to the runner and relay its answers; see the module docstring."""
+    def _unit(self, body: bytes) -> None:
+        """Hand one batch to a fresh runner and relay its answers; see the module doc."""
         seqs = [job.get("seq") for job in json.loads(body)["jobs"]]
-        try:
-            frames.write_all(child.jobs, len(body).to_bytes(4, "big") + body)
-        except OSError:
-            self._died(child)
-            return
+        child = self._handed(len(body).to_bytes(4, "big") + body)
         deadline = time.monotonic() + self.wall
         for seq in seqs:
             try:
