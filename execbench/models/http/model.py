@@ -85,6 +85,7 @@ LONG_TIMEOUT = 600.0
 reply: both SDKs' default timeout (ten minutes). A reasoning model may think for minutes
 before it sends anything, and OpenAI's stream nothing while they think."""
 
+
 class HttpModel(ModelBase, ABC):
     """A model behind an HTTP JSON endpoint, or several replicas of one; subclasses only
     translate the protocol.
