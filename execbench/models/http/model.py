@@ -52,7 +52,7 @@ def parse_model_args(
         ways = "; ".join(f"{key}: {reserved[key]}" for key in taken)
         raise ModelError(f"{provider} sets these request fields itself, not with -M: {ways}")
     unknown = sorted(set(model_args) - documented) if documented is not None else []
-    if unknown:
+    if unknown and documented is not None:
         known = ", ".join(sorted(documented - set(reserved)))
         raise ModelError(f"{provider} has no documented request field {', '.join(unknown)}; "
                          f"-M takes {known}")

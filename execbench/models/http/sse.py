@@ -36,7 +36,8 @@ async def server_sent_events(response: aiohttp.ClientResponse) -> AsyncIterator[
     lines, which servers send to keep a connection alive, are skipped). Chunks are split at
     line ends here rather than with aiohttp's line reader, which refuses lines over 128 KiB."""
     pending = b""
-    name, data = "", []
+    name = ""
+    data: list[str] = []
     async for chunk in response.content.iter_any():
         pending += chunk
         *lines, pending = pending.split(b"\n")
