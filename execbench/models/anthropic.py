@@ -9,7 +9,9 @@ from typing import Any
 from execbench.models.base import GenerateConfig, Generation, Request
 from execbench.models.http import (
     STREAM_ABOVE,
+    SYSTEM_CLOCK,
     Assembly,
+    Clock,
     HttpModel,
     MalformedReply,
     parse_model_args,
@@ -73,10 +75,11 @@ class AnthropicModel(HttpModel):
         base_urls: str | Sequence[str],
         api_key: str,
         model_args: Mapping[str, str] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         headers = {"x-api-key": api_key, "anthropic-version": API_VERSION}
         extra = parse_model_args(model_args or {}, RESERVED, name, DOCUMENTED)
-        super().__init__(name, base_urls, headers, extra)
+        super().__init__(name, base_urls, headers, extra, clock)
         self.model = model
 
     def max_tokens(self, config: GenerateConfig) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import importlib.util
 import os
 import shlex
@@ -31,7 +30,6 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +45,7 @@ from execbench.models.base import (
     Unreachable,
 )
 from execbench.models.openai import OpenAIModel
+from execbench.sandbox.confine import die_with_parent
 from execbench.sandbox.process_group import stop_group
 
 LOG = "server.log"
@@ -106,26 +105,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """What the child runs before exec: ask to be sent SIGTERM when execbench ends, even by
-    SIGKILL, which runs no cleanup, so the server (and the GPU memory it holds) is never
-    orphaned; if execbench ended before the request took hold, exit at once. The C function
-    is looked up here, in the parent: the child of a process with threads must not take
-    the loader's locks. Only Linux has the request; elsewhere (None) the server is stopped
-    only by execbench's own cleanup."""
-    if sys.platform != "linux":
-        return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    parent = os.getpid()
-
-    def child() -> None:
-        prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return child
-
-
 class ManagedModel(ModelBase):
     """A model served by an engine server this run starts, stops and talks to over HTTP."""
 
@@ -159,9 +138,13 @@ class ManagedModel(ModelBase):
             stamp = datetime.now(UTC).isoformat(timespec="seconds")
             log.write(f"--- execbench {stamp}: {shlex.join(argv)}\n".encode())
             log.flush()
+            # SIGTERM to the server when execbench ends, even by SIGKILL, which runs no
+            # cleanup, so its GPU memory is never orphaned; only Linux has the request.
+            dies_with_us = (die_with_parent(signal.SIGTERM, preexec=True)
+                            if sys.platform == "linux" else None)
             self.process = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_die_with_parent())
+                start_new_session=True, preexec_fn=dies_with_us)
         base_url = f"http://127.0.0.1:{port}"
         await self._wait_healthy(f"{base_url}/health", config.server_start_timeout)
         self.client = OpenAIModel(self.name, self.model, f"{base_url}/v1", None)

@@ -8,7 +8,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, Request
-from execbench.models.http import Assembly, HttpModel, MalformedReply, parse_model_args
+from execbench.models.http import (
+    SYSTEM_CLOCK,
+    Assembly,
+    Clock,
+    HttpModel,
+    MalformedReply,
+    parse_model_args,
+)
 
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d+(?:-|$)|gpt-5)", re.IGNORECASE)
 """OpenAI's reasoning models (o1, o3-mini, o4-mini, gpt-5, gpt-5-mini, ...), also behind a
@@ -67,10 +74,11 @@ class OpenAIModel(HttpModel):
         model_args: Mapping[str, str] | None = None,
         documented: frozenset[str] | None = None,
         official: bool = False,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
         extra = parse_model_args(model_args or {}, RESERVED, name, documented)
-        super().__init__(name, base_urls, headers, extra)
+        super().__init__(name, base_urls, headers, extra, clock)
         self.model = model
         self.reasoning = REASONING_MODEL.search(model) is not None
         self.auto_stream = not official

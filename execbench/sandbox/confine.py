@@ -417,15 +417,33 @@ def _add(rules: Any, action: int, name: str, *args: Any) -> None:
             raise
 
 
-def die_with_parent() -> None:
-    """Be killed when the parent ends, however it ends (a zygote whose execbench process was
-    killed, a runner whose zygote was), so no sandbox process outlives its owner. Set again
-    after a change of user, which clears it; then check the parent did not end first."""
-    parent = os.getppid()
-    if _libc().prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0:  # SIGKILL
-        _fail("prctl(PR_SET_PDEATHSIG)")
-    if os.getppid() != parent:
-        os._exit(1)
+def die_with_parent(signum: int = 9, *, preexec: bool = False) -> Any:
+    """Be sent ``signum`` when the parent ends, however it ends (a zygote whose execbench
+    process was killed, a runner whose zygote was, execbench killed while it ran an engine
+    server), so no child outlives its owner; then check the parent did not end first, and
+    exit at once if it did. Sandbox processes take the default, SIGKILL; an engine server
+    takes SIGTERM, so that it frees the GPU memory it holds. Set again after a change of
+    user, which clears it.
+
+    Called in the process itself, it takes effect now. With ``preexec`` it returns the step
+    for ``subprocess``'s ``preexec_fn`` instead, to run in the child between fork and exec,
+    the caller being the parent it watches. The C function is looked up here either way, in
+    the parent in that case: the child of a process with threads must not take the loader's
+    locks."""
+    prctl = _libc().prctl
+    parent = os.getpid() if preexec else os.getppid()
+    code = int(signum)
+
+    def arm() -> None:
+        if prctl(_PR_SET_PDEATHSIG, code, 0, 0, 0) != 0:
+            _fail("prctl(PR_SET_PDEATHSIG)")
+        if os.getppid() != parent:
+            os._exit(1)
+
+    if preexec:
+        return arm
+    arm()
+    return None
 
 
 def apply(plan: Plan) -> None:

@@ -1,17 +1,20 @@
-"""What the HTTP providers share: how long an attempt may wait, and a sample's deadline."""
+"""What the HTTP providers share: how long an attempt may wait, a sample's deadline, and
+the routing between replicas."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
 from execbench.models.anthropic import AnthropicModel
-from execbench.models.base import GenerateConfig, Generation, Request
-from execbench.models.http import DEFAULT_TIMEOUT, LONG_TIMEOUT, STREAM_ABOVE, HttpModel
+from execbench.models.base import GenerateConfig, Generation, Request, Unreachable
+from execbench.models.http import STREAM_ABOVE, SYSTEM_CLOCK, Clock, HttpModel
+from execbench.models.http.endpoints import BENCH_AFTER, BENCH_SECONDS, Endpoint, Endpoints
+from execbench.models.http.model import DEFAULT_TIMEOUT, LONG_TIMEOUT
 from execbench.models.openai import OpenAIModel
 from tests.fakeserver import FakeServer, Reply, scripted
+from tests.models.clock import ManualClock
 
 URL = "http://127.0.0.1:9/v1"
 
@@ -55,8 +58,9 @@ def test_a_stream_waits_between_events_and_timeout_overrides() -> None:
     assert wait(anthropic(), max_tokens=60_000, timeout=5.0) == 5.0
 
 
-def generate(server: FakeServer, config: GenerateConfig) -> Generation:
-    model = OpenAIModel("openai-api/fake/m", "m", server.base_url, None)
+def generate(server: FakeServer, config: GenerateConfig,
+             clock: Clock = SYSTEM_CLOCK) -> Generation:
+    model = OpenAIModel("openai-api/fake/m", "m", server.base_url, None, clock=clock)
 
     async def go() -> Generation:
         try:
@@ -71,24 +75,66 @@ def generate(server: FakeServer, config: GenerateConfig) -> Generation:
 def test_no_attempt_starts_after_the_sample_deadline() -> None:
     config = GenerateConfig(max_retries=50, retry_base_delay=0.1, timeout=2.0,
                             sample_deadline=0.5)
+    clock = ManualClock()
     with FakeServer(scripted(Reply.error(503))) as server:
-        start = time.monotonic()
-        gen = generate(server, config)
-        took = time.monotonic() - start
+        gen = generate(server, config, clock)
     assert gen.text is None and gen.error is not None and gen.error.startswith("HTTP 503")
-    assert 1 < gen.attempts < 10 and took < 2.0
+    assert 1 < gen.attempts < 10 and len(clock.sleeps) == gen.attempts - 1
+    assert sum(clock.sleeps) < 0.5, "the last attempt started before the deadline"
 
 
 def test_a_stream_is_cut_at_the_sample_deadline() -> None:
     """A stream that keeps coming is no longer bounded by the read timeout: the deadline
-    ends it, and no attempt follows."""
+    ends it, and no attempt follows. (Whole, the stream takes 2 s; the error shows it was
+    cut.)"""
     slow = Reply(text="x" * 40, piece=1, event_delay=0.05)
     config = GenerateConfig(max_retries=5, retry_base_delay=0.01, timeout=2.0,
                             sample_deadline=0.5, max_tokens=STREAM_ABOVE + 1)
     with FakeServer(scripted(slow)) as server:
-        start = time.monotonic()
         gen = generate(server, config)
-        took = time.monotonic() - start
-    assert gen.text is None and gen.attempts == 1 and took < 1.5
+    assert gen.text is None and gen.attempts == 1
     assert gen.error == ("deadline passed after 1 attempt: no answer within "
                          "--sample-deadline 0.5 s")
+
+
+def test_a_failing_replica_is_benched_longer_each_time_it_fails_on_its_return() -> None:
+    endpoints = Endpoints(["http://a/v1", "http://b/v1"], "/chat/completions")
+    a, b = endpoints.all
+
+    def attempt(now: float, works: bool) -> Endpoint:
+        endpoint = endpoints.pick(now)
+        endpoints.done(endpoint, now, healthy=works, connected=works,
+                       failure="" if works else "connection error: refused")
+        return endpoint
+
+    assert [attempt(0.0, works=False) for _ in range(BENCH_AFTER)] == [a] * BENCH_AFTER
+    assert attempt(BENCH_SECONDS / 2, works=True) is b, "a is benched"
+    assert not endpoints.elsewhere(b, BENCH_SECONDS / 2)
+    assert attempt(BENCH_SECONDS, works=False) is a, "back after its bench, with one request"
+    assert attempt(BENCH_SECONDS * 2.5, works=True) is b, "benched twice as long"
+    assert attempt(BENCH_SECONDS * 3, works=True) is a and a.bench == 0.0
+    assert a.failures == 0 and a.last_failure == "connection error: refused"
+
+
+def test_the_breaker_trips_only_when_no_replica_connects() -> None:
+    endpoints = Endpoints(["http://a/v1", "http://b/v1"], "/chat/completions")
+
+    def together(now: float, b_connects: bool) -> None:
+        """Two requests in flight at once, one on each replica (no bench is on by ``now``);
+        a's is refused."""
+        sent = [endpoints.pick(now), endpoints.pick(now)]
+        assert sent == endpoints.all
+        for endpoint in sent:
+            connected = b_connects and endpoint is sent[1]
+            endpoints.done(endpoint, now, healthy=False, connected=connected,
+                           failure="HTTP 503: busy" if connected else "refused")
+
+    together(0.0, b_connects=False)
+    together(100.0, b_connects=True)
+    endpoints.check_breaker(2)  # a was refused twice, but b's server is there
+    together(200.0, b_connects=False)
+    endpoints.check_breaker(2)
+    together(300.0, b_connects=False)
+    with pytest.raises(Unreachable, match="2 requests in a row could not connect to "
+                                          r"http://a/v1 \(refused\); http://b/v1 \(refused\)"):
+        endpoints.check_breaker(2)

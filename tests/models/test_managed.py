@@ -92,10 +92,8 @@ def test_the_server_is_started_with_the_options_and_stopped(suite: Path, tmp_pat
 def test_a_server_that_dies_while_starting_fails_fast_with_its_log(suite: Path,
                                                                    tmp_path: Path) -> None:
     out = tmp_path / "run"
-    start = time.monotonic()
     done = subprocess.run(run_args(suite, out, "-M", "no_such_flag=1"), capture_output=True,
                           text=True, env=env(), timeout=60)
-    assert time.monotonic() - start < 20
     assert done.returncode == 3, done.stderr
     first, *tail = done.stderr.splitlines()
     assert first.startswith("error: the vllm server for org/tiny-model exited with code 2 "
@@ -142,8 +140,9 @@ def test_a_server_that_dies_during_the_run_stops_it_and_the_run_resumes(
 def test_no_server_process_outlives_an_interrupted_run(suite: Path, tmp_path: Path,
                                                        how: signal.Signals) -> None:
     """Ctrl-C (SIGINT) and a batch system's SIGTERM stop the server and its workers; even
-    SIGKILL, which runs no cleanup, takes the server with it (its workers are the engine's
-    business: a real engine's workers watch their parent)."""
+    SIGKILL, which runs no cleanup, takes the server with it, by a SIGTERM that lets it shut
+    down and free its GPU memory (its workers are the engine's business: a real engine's
+    workers watch their parent)."""
     out, pid_file = tmp_path / "run", tmp_path / "server.pid"
     proc = subprocess.Popen(
         run_args(suite, out, "-n", 200, "-M", "latency=0.05", "-M", f"pid_file={pid_file}",
@@ -158,6 +157,8 @@ def test_no_server_process_outlives_an_interrupted_run(suite: Path, tmp_path: Pa
     _, stderr = proc.communicate(timeout=60)
     if how == signal.SIGKILL:
         wait_for(lambda: not alive(server[0]), 10, "the server outlived a killed run")
+        log_text = (out / "server.log").read_text()
+        assert "stand-in engine: stopped" in log_text, "SIGTERM, so the server shut down"
         os.kill(server[1], signal.SIGKILL)  # the stand-in's worker does not watch its parent
         return
     assert proc.returncode == 130, stderr

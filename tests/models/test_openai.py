@@ -15,10 +15,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from execbench.models import http
 from execbench.models.base import GenerateConfig, Generation, ModelError, Request, Unreachable
+from execbench.models.http import STREAM_ABOVE, SYSTEM_CLOCK, Clock, OutOfQuota
+from execbench.models.http.endpoints import BENCH_SECONDS, proxy_for
+from execbench.models.http.timing import MAX_DELAY, retry_after, retry_delay
 from execbench.models.openai import OpenAIModel
 from tests.fakeserver import FakeServer, Reply, prompt_of, scripted
+from tests.models.clock import ManualClock
 
 FAST = GenerateConfig(max_retries=3, retry_base_delay=0.01, timeout=2.0)
 
@@ -28,9 +31,10 @@ def request(prompt: str = "What is 6*7?", seed: int | None = None) -> Request:
 
 
 def generate(
-    base_url: str, config: GenerateConfig = FAST, req: Request | None = None
+    base_url: str, config: GenerateConfig = FAST, req: Request | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Generation:
-    model = OpenAIModel("openai/fake", "fake-model", base_url, "sk-test")
+    model = OpenAIModel("openai/fake", "fake-model", base_url, "sk-test", clock=clock)
 
     async def go() -> Generation:
         try:
@@ -106,10 +110,8 @@ def test_client_errors_are_not_retried(status: int) -> None:
 def test_slow_reply_times_out_and_is_retried() -> None:
     config = GenerateConfig(max_retries=1, retry_base_delay=0.01, timeout=0.2)
     with FakeServer(scripted(Reply(delay=5))) as server:
-        start = time.perf_counter()
         gen = generate(server.base_url, config)
         assert len(server.requests) == 2
-    assert time.perf_counter() - start < 2
     assert (
         gen.error is not None
         and gen.error == "timed out after 2 attempts: ReadTimeout (limit 0.2 s)"
@@ -140,25 +142,26 @@ def test_malformed_forever_reports_the_body() -> None:
 
 
 def test_retry_after_is_honoured() -> None:
+    clock = ManualClock()
     with FakeServer(scripted(Reply.error(429, retry_after=0.3), Reply())) as server:
-        gen = generate(server.base_url)
-    assert gen.attempts == 2 and gen.latency >= 0.3
+        gen = generate(server.base_url, clock=clock)
+    assert gen.attempts == 2 and clock.sleeps == [0.3]
 
 
-def test_retry_after_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(http, "MAX_DELAY", 0.05)
-    with FakeServer(scripted(Reply.error(503, retry_after=30), Reply())) as server:
-        gen = generate(server.base_url)
-    assert gen.attempts == 2 and gen.latency < 2
+def test_retry_after_is_capped() -> None:
+    clock = ManualClock()
+    with FakeServer(scripted(Reply.error(503, retry_after=600), Reply())) as server:
+        gen = generate(server.base_url, clock=clock)
+    assert gen.attempts == 2 and clock.sleeps == [MAX_DELAY]
 
 
 def test_backoff_doubles_with_jitter_up_to_the_cap() -> None:
     config = GenerateConfig(retry_base_delay=1.0)
     for retry, nominal in [(1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (20, 60.0)]:
         for _ in range(20):
-            assert nominal / 2 <= http.retry_delay(retry, config) <= nominal
-    assert http.retry_delay(1, config, retry_after=7) == 7
-    assert http.retry_delay(1, config, retry_after=600) == 60
+            assert nominal / 2 <= retry_delay(retry, config) <= nominal
+    assert retry_delay(1, config, retry_after=7) == 7
+    assert retry_delay(1, config, retry_after=600) == 60
 
 
 def test_connection_refused_is_retried_then_reported() -> None:
@@ -188,8 +191,12 @@ def test_queued_requests_wait_for_a_connection_without_timing_out() -> None:
 
 
 def test_fake_server_stops_promptly_with_open_and_pending_connections() -> None:
-    """Shutdown must not wait out a scripted delay or a kept-alive client that never hung up."""
+    """Shutdown must not wait out a scripted delay or a kept-alive client that never hung up.
+
+    Only the time shows the delay was cut short rather than waited out (the connection is
+    dropped either way), so shutdown is checked to end well before the delay would."""
     before = threading.active_count()
+    delay = 120.0
 
     def request_bytes(prompt: str) -> bytes:
         return json.dumps(
@@ -197,7 +204,7 @@ def test_fake_server_stops_promptly_with_open_and_pending_connections() -> None:
         ).encode()
 
     def responder(body: dict, attempt: int) -> Reply:
-        return Reply(delay=0 if prompt_of(body) == "fast" else 30)
+        return Reply(delay=0 if prompt_of(body) == "fast" else delay)
 
     server = FakeServer(responder).__enter__()
     url = urlsplit(server.base_url)
@@ -212,7 +219,7 @@ def test_fake_server_stops_promptly_with_open_and_pending_connections() -> None:
             time.sleep(0.01)
         start = time.perf_counter()
         server.__exit__(None, None, None)
-        assert time.perf_counter() - start < 1
+        assert time.perf_counter() - start < delay / 2, "shutdown waited out the delay"
         assert pending.recv(1) == b"" and idle.sock.recv(1) == b""
     idle.close()
     assert threading.active_count() == before, threading.enumerate()
@@ -235,7 +242,7 @@ def test_connections_are_pooled_per_model_and_closed() -> None:
             OpenAIModel("openai/fake", "fake-model", server.base_url, None), config))
         assert len(server.requests) == 12
         assert server.connections_opened == 2
-        deadline = time.monotonic() + 2
+        deadline = time.monotonic() + 30  # a wait for the closes, not a bound on their time
         while server.open_connections and time.monotonic() < deadline:
             time.sleep(0.01)
         assert server.open_connections == 0
@@ -287,10 +294,10 @@ def test_content_of_another_shape_is_malformed(parts: object) -> None:
 def test_out_of_quota_fails_at_once() -> None:
     quota = Reply.error(429, "You exceeded your current quota.", code="insufficient_quota")
     with FakeServer(scripted(quota)) as server:
-        with pytest.raises(http.OutOfQuota, match="out of quota .*You exceeded your current"):
+        with pytest.raises(OutOfQuota, match="out of quota .*You exceeded your current"):
             generate(server.base_url)
         assert len(server.requests) == 1
-    assert issubclass(http.OutOfQuota, ModelError), "the CLI reports it as one clear error"
+    assert issubclass(OutOfQuota, ModelError), "the CLI reports it as one clear error"
 
 
 def test_rate_limit_with_an_error_code_is_still_retried() -> None:
@@ -301,17 +308,22 @@ def test_rate_limit_with_an_error_code_is_still_retried() -> None:
 
 
 def test_retry_after_ms_is_honoured_and_wins() -> None:
+    clock = ManualClock()
     wait = Reply.error(429, retry_after=5, retry_after_ms=300)
     with FakeServer(scripted(wait, Reply())) as server:
-        gen = generate(server.base_url)
-    assert gen.attempts == 2 and 0.3 <= gen.latency < 2
+        gen = generate(server.base_url, clock=clock)
+    assert gen.attempts == 2 and clock.sleeps == [0.3]
 
 
 def test_retry_after_http_date_is_honoured() -> None:
-    when = format_datetime(datetime.now(UTC) + timedelta(seconds=1.5), usegmt=True)
+    """An HTTP date has whole seconds, and the reply takes a moment to come: a date 30 s
+    from now asks for a wait of a little under 30 s."""
+    clock = ManualClock()
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     with FakeServer(scripted(Reply.error(503, retry_after=when), Reply())) as server:
-        gen = generate(server.base_url)
-    assert gen.attempts == 2 and 0.4 <= gen.latency < 2.5
+        gen = generate(server.base_url, clock=clock)
+    [wait] = clock.sleeps
+    assert gen.attempts == 2 and 20 < wait <= 30
 
 
 @pytest.mark.parametrize(
@@ -333,7 +345,7 @@ def test_retry_after_http_date_is_honoured() -> None:
 )
 def test_retry_after_forms(headers: dict[str, str], seconds: float | None) -> None:
     now = datetime(2015, 10, 21, 7, 28, tzinfo=UTC)
-    assert http.retry_after(headers, now) == seconds
+    assert retry_after(headers, now) == seconds
 
 
 @pytest.mark.parametrize(
@@ -419,9 +431,9 @@ def test_no_proxy_is_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_proxies(monkeypatch)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.local:3128")
     monkeypatch.setenv("NO_PROXY", "internal.example,localhost")
-    assert http.proxy_for("https://api.openai.com/v1/x") == "http://proxy.local:3128"
-    assert http.proxy_for("https://internal.example:8443/v1/x") is None
-    assert http.proxy_for("http://api.openai.com/v1/x") is None, "no HTTP_PROXY set"
+    assert proxy_for("https://api.openai.com/v1/x") == "http://proxy.local:3128"
+    assert proxy_for("https://internal.example:8443/v1/x") is None
+    assert proxy_for("http://api.openai.com/v1/x") is None, "no HTTP_PROXY set"
 
 
 def dead_url() -> str:
@@ -449,7 +461,8 @@ def test_the_breaker_trips_when_no_request_connects() -> None:
     """Eight requests against a dead port, each allowed many retries: the fifth refused
     connection in a row ends them all, instead of each backing off on its own."""
     config = GenerateConfig(max_retries=20, retry_base_delay=0.01, max_connection_failures=5)
-    model = OpenAIModel("openai/fake", "fake-model", dead_url(), None)
+    clock = ManualClock()
+    model = OpenAIModel("openai/fake", "fake-model", dead_url(), None, clock=clock)
 
     async def go() -> list[Generation]:
         try:
@@ -458,10 +471,9 @@ def test_the_breaker_trips_when_no_request_connects() -> None:
         finally:
             await model.aclose()
 
-    start = time.perf_counter()
     with pytest.raises(Unreachable, match="5 requests in a row could not connect to http"):
         asyncio.run(go())
-    assert time.perf_counter() - start < 2
+    assert len(clock.sleeps) == 4, "only the four refusals before the fifth backed off"
 
 
 def test_server_errors_do_not_trip_the_breaker() -> None:
@@ -506,15 +518,14 @@ def test_requests_go_to_the_endpoint_with_the_fewest_in_flight() -> None:
     assert {g.endpoint for g in gens} == {slow.base_url, fast.base_url}
 
 
-def test_a_dead_endpoint_is_benched_then_tried_again(monkeypatch: pytest.MonkeyPatch,
-                                                     tmp_path: Path) -> None:
+def test_a_dead_endpoint_is_benched_then_tried_again(tmp_path: Path) -> None:
     """The probe benches a replica that is down; the requests go to the other; once the
     bench is over and the replica is back, it takes requests again."""
-    monkeypatch.setattr(http, "BENCH_SECONDS", 0.2)
     down = dead_url()
     port = urlsplit(down).port
+    clock = ManualClock()
     with FakeServer(scripted(Reply(text="live"))) as live:
-        model = OpenAIModel("openai-api/x/m", "m", [live.base_url, down], None)
+        model = OpenAIModel("openai-api/x/m", "m", [live.base_url, down], None, clock=clock)
 
         async def before() -> list[Generation]:
             await model.start(FAST, tmp_path)
@@ -522,7 +533,7 @@ def test_a_dead_endpoint_is_benched_then_tried_again(monkeypatch: pytest.MonkeyP
 
         async def after() -> list[Generation]:
             try:
-                await asyncio.sleep(0.3)
+                clock.advance(BENCH_SECONDS)
                 return await _spread(model, [f"late {i}" for i in range(10)])
             finally:
                 await model.aclose()
@@ -544,8 +555,10 @@ def test_a_replica_that_dies_hands_its_requests_to_the_other() -> None:
     """Refused connections on one replica are retried on the other at once, so no sample
     fails and the breaker does not trip while one server answers."""
     config = GenerateConfig(max_retries=2, retry_base_delay=5.0, max_connection_failures=2)
+    clock = ManualClock()
     with FakeServer(scripted(Reply(text="up"))) as up:
-        model = OpenAIModel("openai-api/x/m", "m", [dead_url(), up.base_url], None)
+        model = OpenAIModel("openai-api/x/m", "m", [dead_url(), up.base_url], None,
+                            clock=clock)
 
         async def go() -> list[Generation]:
             try:
@@ -553,9 +566,8 @@ def test_a_replica_that_dies_hands_its_requests_to_the_other() -> None:
             finally:
                 await model.aclose()
 
-        start = time.perf_counter()
         gens = asyncio.run(go())
-    assert time.perf_counter() - start < 2, "a retry elsewhere does not wait out the back-off"
+    assert clock.sleeps == [], "a retry elsewhere does not wait out the back-off"
     assert {(g.text, g.endpoint, g.error) for g in gens} == {("up", up.base_url, None)}
 
 
@@ -572,7 +584,7 @@ def streamed_and_whole(reply: Reply, official: bool = False,
             try:
                 whole = await model.generate(request("short"), FAST)
                 long = GenerateConfig(max_retries=3, retry_base_delay=0.01, timeout=2.0,
-                                      max_tokens=http.STREAM_ABOVE + 1)
+                                      max_tokens=STREAM_ABOVE + 1)
                 return whole, await model.generate(request("long"), long)
             finally:
                 await model.aclose()
@@ -592,7 +604,7 @@ def test_a_long_reply_is_streamed_and_recorded_as_a_whole_one(reply: Reply) -> N
     assert "stream" not in short.body
     assert long.body["stream"] is True
     assert long.body["stream_options"] == {"include_usage": True}
-    assert long.body["max_tokens"] == http.STREAM_ABOVE + 1
+    assert long.body["max_tokens"] == STREAM_ABOVE + 1
     assert streamed.error is None and streamed.attempts == 1
     for field in ("text", "input_tokens", "output_tokens", "extra", "stop_reason",
                   "truncated", "refused"):
