@@ -50,8 +50,8 @@ from execbench.tasks.base import (
     pass_at_1,
     register,
 )
-from execbench.tasks.dexbench import numbered
-from execbench.tasks.extract import answer_text
+from execbench.tasks.common.code import numbered
+from execbench.tasks.common.extract import answer_text
 
 if TYPE_CHECKING:
     from execbench.program import Program

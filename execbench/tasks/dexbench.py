@@ -32,15 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import Shape, shape_of
 from execbench.sandbox.values import LiteralError
-from execbench.tasks.answers import (
-    answer_arguments,
-    answer_call,
-    fits_signature,
-    given_arguments,
-    given_note,
-    json_value,
-    signature_of,
-)
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -57,7 +48,17 @@ from execbench.tasks.base import (
     pass_at_1,
     register,
 )
-from execbench.tasks.extract import answer_text
+from execbench.tasks.common.answers import (
+    answer_arguments,
+    answer_call,
+    fits_signature,
+    given_arguments,
+    given_note,
+    json_value,
+    signature_of,
+)
+from execbench.tasks.common.code import numbered
+from execbench.tasks.common.extract import answer_text
 from execbench.tasks.witness import find_witness
 
 if TYPE_CHECKING:
@@ -83,12 +84,6 @@ def g(n):
         if i % 2:
             total += i
     return total"""
-
-
-def numbered(code: str) -> str:
-    lines = code.splitlines()
-    width = len(str(len(lines)))
-    return "\n".join(f"{n:>{width}}  {text}" for n, text in enumerate(lines, 1))
 
 
 def _shape_fields(shape: Shape) -> dict[str, Any]:
