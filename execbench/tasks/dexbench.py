@@ -35,7 +35,6 @@ from execbench.sandbox.values import LiteralError
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
-    UNPARSABLE,
     BuildContext,
     Instance,
     Message,
@@ -49,6 +48,7 @@ from execbench.tasks.base import (
     register,
 )
 from execbench.tasks.common.answers import (
+    EMPTY,
     answer_arguments,
     answer_call,
     fits_signature,
@@ -56,6 +56,7 @@ from execbench.tasks.common.answers import (
     given_note,
     json_value,
     signature_of,
+    unparsable,
 )
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
@@ -148,13 +149,11 @@ class CoveragePrediction(_DualSelection):
               sandbox: Sandbox | None) -> Score:
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, score=0.0, detail="empty response",
-                         extra={"failure": "null_response"})
+            return unparsable(None, EMPTY, {"failure": "null_response"}, score=0.0)
         predicted = parse_lines(text)
         if predicted is None:
-            return Score(UNPARSABLE, answer=text, score=0.0,
-                         detail="not a JSON list of line numbers",
-                         extra={"failure": "format_error"})
+            return unparsable(text, "not a JSON list of line numbers",
+                              {"failure": "format_error"}, score=0.0)
         truth = set(instance.data["truth"]["lines"])
         union = predicted | truth
         jaccard = len(predicted & truth) / len(union) if union else 1.0
@@ -285,8 +284,7 @@ class CounterfactualMutation(_DualSelection):
 
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, detail="empty response",
-                         extra={"failure": "null_response"})
+            return unparsable(None, EMPTY, {"failure": "null_response"})
         args = read_arguments(text, instance)
         if isinstance(args, Score):
             return args
@@ -319,11 +317,10 @@ def read_arguments(text: str, instance: Instance) -> str | Score:
             raise LiteralError("not an argument list")
         args = answer_arguments(call, instance)
     except LiteralError as exc:
-        return Score(UNPARSABLE, answer=text, detail=str(exc),
-                     extra={"failure": "format_error"})
+        return unparsable(text, str(exc), {"failure": "format_error"})
     if not fits_signature(signature_of(instance.code, instance.entry_point), call):
-        return Score(UNPARSABLE, answer=args, detail="arguments do not fit the signature",
-                     extra={"failure": "format_error"})
+        return unparsable(args, "arguments do not fit the signature",
+                          {"failure": "format_error"})
     return args
 
 

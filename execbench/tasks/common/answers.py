@@ -33,10 +33,12 @@ EMPTY = "empty response"
 """The detail of an ``unparsable`` score when the response has no answer text at all."""
 
 
-def unparsable(answer: str | None, why: str, extra: dict[str, Any] | None = None) -> Score:
+def unparsable(answer: str | None, why: str, extra: dict[str, Any] | None = None, *,
+               score: float | None = None) -> Score:
     """The verdict on an answer nothing could be read from; ``why`` names what was expected
-    (``EMPTY`` when there was no answer text)."""
-    return Score(UNPARSABLE, answer=answer, detail=why, extra=extra or {})
+    (``EMPTY`` when there was no answer text). ``score`` is the partial credit of a task
+    that gives one."""
+    return Score(UNPARSABLE, answer=answer, score=score, detail=why, extra=extra or {})
 
 
 def read_value(text: str | None, *, assignment: bool = False) -> Encoded:
