@@ -197,31 +197,31 @@ class CodeSenseTask(TaskBase):
 
 
 class StatementPrediction(CodeSenseTask):
-    name = "statement"
     fact_type = StatementFact
+    name = fact_type.task
     description = ("predict the value a statement produces from the values before it "
                    "(CodeSense; kinds assignment, arithmetic, constant, branch, call)")
     options = (QUESTIONS, VALUES)
 
 
 class BlockPrediction(CodeSenseTask):
-    name = "block"
     fact_type = BlockFact
+    name = fact_type.task
     description = "predict the locals changed by the first k statements of a call (CodeSense)"
     options = (QUESTIONS, BLOCKS)
 
 
 class LoopPrediction(CodeSenseTask):
-    name = "loop"
     fact_type = LoopFact
+    name = fact_type.task
     description = ("predict a loop's iteration count, a variable after the k-th iteration "
                    "and after the loop (CodeSense)")
     options = (QUESTIONS, VALUES)
 
 
 class BranchPrediction(CodeSenseTask):
-    name = "branch"
     fact_type = BranchFact
+    name = fact_type.task
     description = "predict whether a line runs during a call, yes or no (CodeSense)"
 
 
