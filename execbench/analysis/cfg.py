@@ -33,7 +33,7 @@ header gets when its block exits is not a visit of the node.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 MAX_PRIME_PATHS = 5_000
@@ -238,7 +238,7 @@ def prime_paths(succ: dict[int, list[int]], max_paths: int = MAX_PRIME_PATHS) ->
 
 
 def call_sequences(graph: FunctionGraph, events: Sequence[Sequence[int]],
-                   frames: Sequence[dict]) -> list[list[int]]:
+                   frames: Sequence[Mapping[str, object]]) -> list[list[int]]:
     """The node sequence of each call of ``graph``'s function in a trace's line events
     (``[line, frame]`` pairs; ``frames`` names each frame's function and ``def`` line)."""
     own = {index for index, frame in enumerate(frames)

@@ -20,7 +20,7 @@ from collections.abc import Collection
 
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
 from execbench.tasks import get_task, task_names
-from execbench.tasks.codesense.abstract import random_category
+from execbench.tasks.common.abstract import random_category
 
 DEFAULT_CONSTANT = "[ANSWER]\nassert f(0) == 0\n[/ANSWER]"
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from execbench.sandbox.tracer import DEFAULT_OPTIONS, RECORDERS
+from execbench.sandbox.values import Encoded
 
 STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
 
@@ -67,6 +68,67 @@ def combined(options: Iterable[TraceOptions]) -> TraceOptions:
 RESULT_ONLY = TraceOptions(max_events=0, max_branch_seq=0)
 """For runs whose lines and outcome matter but not their order: answer checks, searches."""
 
+# The parts of a trace, as they are in its JSON record and in memory alike: plain JSON
+# values, typed here so that readers know what each holds (``from_dict`` checks only the
+# outer type of each field).
+
+LineKey = str
+"""A line number as the key of a line-keyed map: its decimal digits (``"12"``). JSON object
+keys are strings, and a trace keeps them so in memory too, so that a trace read back from
+its record is equal to the one that was written."""
+
+LineEvent = list[int]
+"""One entry of ``events``: ``[line, frame]``, ``frame`` an index into ``frames``."""
+
+
+class BranchOutcomes(TypedDict):
+    """What one ``if``/``while``/``for`` header decided during the run: ``true`` is how
+    often its body was entered, ``false`` how often it was skipped or left, ``seq`` the
+    first outcomes in order, one ``T`` or ``F`` each (at most ``max_branch_seq``)."""
+
+    true: int
+    false: int
+    seq: str
+
+
+Branches = dict[LineKey, BranchOutcomes]
+"""Header line -> its outcomes; only headers whose body starts on a later line (an
+outcome on one line cannot be told from line events) and that ran at least once."""
+
+Loops = dict[LineKey, int]
+"""Loop header line -> how many times the loop's body was entered over the whole run (the
+``true`` count of its branch outcomes), for the loops that ran."""
+
+
+class Frame(TypedDict):
+    """A traced frame: the function's name and the first line of its code (a decorated
+    function's is that of its first decorator; the module body's is 1)."""
+
+    function: str
+    line: int
+
+
+class State(TypedDict):
+    """The local variables of frame ``frame`` (an index into ``frames``) just before
+    ``line`` runs; with ``event``, as the frame returns, or as an exception passes through
+    it at ``line`` (the line did not finish)."""
+
+    line: int
+    frame: int
+    locals: dict[str, Encoded]
+    event: NotRequired[Literal["return", "exception"]]
+
+
+class RaisedException(TypedDict):
+    """What the call raised: its type's qualified name, its message (cut at 500
+    characters), and the phase it was raised in (``module``, ``arguments``, ``call``;
+    ``compile`` when the program did not compile)."""
+
+    type: str
+    message: str
+    phase: NotRequired[str]
+
+
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "status": str, "detail": (str, type(None)), "value": (list, type(None)),
     "value_repr": (str, type(None)), "args": (list, type(None)),
@@ -82,19 +144,19 @@ class Trace:
 
     status: str
     detail: str | None = None
-    value: list | None = None
+    value: Encoded | None = None
     value_repr: str | None = None
-    args: list | None = None
-    kwargs: dict[str, Any] | None = None
-    exception: dict[str, Any] | None = None
+    args: list[Encoded] | None = None
+    kwargs: dict[str, Encoded] | None = None
+    exception: RaisedException | None = None
     stdout: str = ""
     lines: list[int] = field(default_factory=list)
-    events: list[list[int]] = field(default_factory=list)
+    events: list[LineEvent] = field(default_factory=list)
     events_truncated: bool = False
-    frames: list[dict[str, Any]] = field(default_factory=list)
-    states: list[dict[str, Any]] = field(default_factory=list)
-    branches: dict[str, dict[str, Any]] = field(default_factory=dict)
-    loops: dict[str, int] = field(default_factory=dict)
+    frames: list[Frame] = field(default_factory=list)
+    states: list[State] = field(default_factory=list)
+    branches: Branches = field(default_factory=dict)
+    loops: Loops = field(default_factory=dict)
     cpu_time: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields of a recorder other than the base one (``tracer.Recorder.result``)."""
@@ -105,7 +167,8 @@ class Trace:
         type or the status is unknown. Other fields go to ``extra``."""
         if not isinstance(data, dict):
             raise TraceError(f"a trace is a JSON object, not {type(data).__name__}")
-        known, extra = {}, {}
+        known: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
         for key, value in data.items():
             if key in _TYPES:
                 if not isinstance(value, _TYPES[key]) or (key == "cpu_time"

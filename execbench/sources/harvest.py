@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from execbench.analysis.spans import first_line
 from execbench.sandbox import confine, harvest_child, tracer, values
 from execbench.sandbox.process_group import stop_group
 
@@ -161,7 +162,7 @@ def list_functions(root: Path, max_lines: int, warn: Callable[[str], None]) -> l
         lines = text.splitlines(keepends=True)
         for node, qualname in _defs(tree.body, ""):
             code = textwrap.dedent("".join(lines[node.lineno - 1:node.end_lineno]))
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            first = first_line(node)
             functions.append(Function(f"{module}.{qualname}", node.name, relative.as_posix(),
                                       first, node.lineno, code,
                                       _skip_reason(node, code, max_lines)))

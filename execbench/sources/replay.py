@@ -93,7 +93,7 @@ class TestCalls:
         trace = self._sandbox.run(Job(program, DRIVER, f"{{{sites}}}, {PER_SITE}",
                                       RESULT_ONLY))
         if trace.status != "ok" or trace.value is None:
-            why = trace.detail or (trace.exception or {}).get("type") or trace.status
+            why = trace.detail or (trace.exception["type"] if trace.exception else trace.status)
             raise ReplayError(f"running the test to record its calls failed ({why})")
         return _read(trace.value, offset)
 

@@ -31,6 +31,7 @@ import io
 import re
 from typing import TYPE_CHECKING, Any
 
+from execbench.analysis.spans import first_line
 from execbench.sandbox.values import equal, is_exact
 from execbench.sources.bugs import WRONG_VALUE, Bug, Revealing, error_revealing_call
 from execbench.sources.generic import parse_module, top_level_names
@@ -38,7 +39,6 @@ from execbench.sources.jsonl import RecordError
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
-    UNPARSABLE,
     BuildContext,
     Instance,
     Message,
@@ -50,8 +50,9 @@ from execbench.tasks.base import (
     pass_at_1,
     register,
 )
-from execbench.tasks.dexbench import numbered
-from execbench.tasks.extract import answer_text
+from execbench.tasks.common.answers import EMPTY, unparsable
+from execbench.tasks.common.code import numbered
+from execbench.tasks.common.extract import answer_text
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -136,7 +137,7 @@ def _function_span(code: str, entry_point: str) -> tuple[int, int]:
     call reaches), decorators included."""
     node = [n for n in parse_module(code).body
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry_point][-1]
-    return min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.end_lineno
+    return first_line(node), node.end_lineno
 
 
 def _lines(code: str) -> list[str]:
@@ -228,8 +229,7 @@ class BugPrediction(_BugTask):
         text = answer_text(response)
         found = re.match(r"\s*(yes|no)\b", text or "", re.IGNORECASE)
         if found is None:
-            return Score(UNPARSABLE, answer=text, extra=extra,
-                         detail="expected yes or no" if text else "empty response")
+            return unparsable(text, "expected yes or no" if text else EMPTY, extra)
         said = found.group(1).lower()
         verdict = CORRECT if said == instance.data["truth"] else INCORRECT
         return Score(verdict, answer=said, extra=extra)
@@ -277,8 +277,7 @@ class BugLocalization(_BugTask):
         text = answer_text(response)
         found = re.match(r"\s*(?:line\s*)?(\d{1,9})\b", text or "", re.IGNORECASE)
         if found is None:
-            return Score(UNPARSABLE, answer=text,
-                         detail="expected a line number" if text else "empty response")
+            return unparsable(text, "expected a line number" if text else EMPTY)
         line = int(found.group(1))
         verdict = CORRECT if line in instance.data["truth"]["lines"] else INCORRECT
         return Score(verdict, answer=str(line))
@@ -323,10 +322,10 @@ class BugRepair(_BugTask):
 
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, detail="empty response")
+            return unparsable(None, EMPTY)
         module, why = _candidate_module(instance.code, text, instance.entry_point)
         if module is None:
-            return Score(UNPARSABLE, answer=text, detail=why)
+            return unparsable(text, why)
         if sandbox is None:
             raise RuntimeError("bug-repair needs a sandbox to score")
         calls = instance.data["truth"]["calls"]

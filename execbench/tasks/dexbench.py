@@ -32,19 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import Shape, shape_of
 from execbench.sandbox.values import LiteralError
-from execbench.tasks.answers import (
-    answer_arguments,
-    answer_call,
-    fits_signature,
-    given_arguments,
-    given_note,
-    json_value,
-    signature_of,
-)
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
-    UNPARSABLE,
     BuildContext,
     Instance,
     Message,
@@ -57,7 +47,19 @@ from execbench.tasks.base import (
     pass_at_1,
     register,
 )
-from execbench.tasks.extract import answer_text
+from execbench.tasks.common.answers import (
+    EMPTY,
+    answer_arguments,
+    answer_call,
+    fits_signature,
+    given_arguments,
+    given_note,
+    json_value,
+    signature_of,
+    unparsable,
+)
+from execbench.tasks.common.code import numbered
+from execbench.tasks.common.extract import answer_text
 from execbench.tasks.witness import find_witness
 
 if TYPE_CHECKING:
@@ -83,12 +85,6 @@ def g(n):
         if i % 2:
             total += i
     return total"""
-
-
-def numbered(code: str) -> str:
-    lines = code.splitlines()
-    width = len(str(len(lines)))
-    return "\n".join(f"{n:>{width}}  {text}" for n, text in enumerate(lines, 1))
 
 
 def _shape_fields(shape: Shape) -> dict[str, Any]:
@@ -153,13 +149,11 @@ class CoveragePrediction(_DualSelection):
               sandbox: Sandbox | None) -> Score:
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, score=0.0, detail="empty response",
-                         extra={"failure": "null_response"})
+            return unparsable(None, EMPTY, {"failure": "null_response"}, score=0.0)
         predicted = parse_lines(text)
         if predicted is None:
-            return Score(UNPARSABLE, answer=text, score=0.0,
-                         detail="not a JSON list of line numbers",
-                         extra={"failure": "format_error"})
+            return unparsable(text, "not a JSON list of line numbers",
+                              {"failure": "format_error"}, score=0.0)
         truth = set(instance.data["truth"]["lines"])
         union = predicted | truth
         jaccard = len(predicted & truth) / len(union) if union else 1.0
@@ -290,8 +284,7 @@ class CounterfactualMutation(_DualSelection):
 
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, detail="empty response",
-                         extra={"failure": "null_response"})
+            return unparsable(None, EMPTY, {"failure": "null_response"})
         args = read_arguments(text, instance)
         if isinstance(args, Score):
             return args
@@ -325,11 +318,10 @@ def read_arguments(text: str, instance: Instance) -> str | Score:
             raise LiteralError("not an argument list")
         args = answer_arguments(call, instance)
     except LiteralError as exc:
-        return Score(UNPARSABLE, answer=text, detail=str(exc),
-                     extra={"failure": "format_error"})
+        return unparsable(text, str(exc), {"failure": "format_error"})
     if not fits_signature(signature_of(instance.code, instance.entry_point), call):
-        return Score(UNPARSABLE, answer=args, detail="arguments do not fit the signature",
-                     extra={"failure": "format_error"})
+        return unparsable(args, "arguments do not fit the signature",
+                          {"failure": "format_error"})
     return args
 
 

@@ -23,13 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
 from execbench.mutation import Mutant, mutant_for, mutation_call
-from execbench.sandbox.values import equal, to_literal
-from execbench.tasks.answers import json_value
+from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     ERROR,
     INCORRECT,
-    UNPARSABLE,
     BuildContext,
     Instance,
     Message,
@@ -40,8 +38,9 @@ from execbench.tasks.base import (
     pass_at_1,
     register,
 )
-from execbench.tasks.extract import answer_text
-from execbench.tasks.prediction import OutputPrediction, assertion_response, read_output
+from execbench.tasks.common.answers import json_value, read_value, unparsable
+from execbench.tasks.common.extract import answer_text
+from execbench.tasks.prediction import OutputPrediction, assertion_response
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -121,10 +120,11 @@ class MutationPrediction(_Paired):
               sandbox: Sandbox | None) -> Score:
         extra = {"variant": instance.data["variant"], "boolean": instance.data["boolean"],
                  "loc": instance.data["loc"]}
-        value, failed = read_output(answer_text(response))
-        if value is None:
-            failed.extra = {**extra, "reverted": False}
-            return failed
+        text = answer_text(response)
+        try:
+            value = read_value(text)
+        except LiteralError as exc:
+            return unparsable(text, str(exc), {**extra, "reverted": False})
         truth = instance.data["truth"]
         extra["reverted"] = equal(value, truth["other"])
         verdict = CORRECT if equal(value, truth["value"]) else INCORRECT
@@ -191,15 +191,15 @@ class ExecutionChoice(_Paired):
         answer = json_value(text) if text else None
         if not isinstance(answer, dict) or answer.get("chosen_program") not in ("A", "B") \
                 or not isinstance(answer.get("assertion"), str):
-            return Score(UNPARSABLE, answer=text, extra=extra,
-                         detail='expected {"chosen_program": "A"|"B", "assertion": "..."}')
+            return unparsable(text, 'expected {"chosen_program": "A"|"B", "assertion": "..."}',
+                              extra)
         label = answer["chosen_program"]
         other = "B" if label == "A" else "A"
         extra["chose"] = "original" if label == instance.data["original_label"] else "mutant"
-        value, failed = read_output(answer["assertion"])
-        if value is None:
-            failed.extra = extra
-            return failed
+        try:
+            value = read_value(answer["assertion"])
+        except LiteralError as exc:
+            return unparsable(answer["assertion"], str(exc), extra)
         programs = instance.data["programs"]
         extra["reverted"] = equal(value, programs[other]["value"])
         verdict = CORRECT if equal(value, programs[label]["value"]) else INCORRECT

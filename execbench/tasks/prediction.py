@@ -21,26 +21,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox.values import (
-    LiteralError,
-    encode,
-    equal,
-    is_exact,
-    literal_value,
-    to_literal,
-)
-from execbench.tasks.answers import (
-    answer_arguments,
-    answer_call,
-    equality,
-    given_arguments,
-    given_note,
-    parse_statement,
-)
+from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
-    UNPARSABLE,
     BuildContext,
     Instance,
     Message,
@@ -50,9 +34,18 @@ from execbench.tasks.base import (
     register,
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
-from execbench.tasks.codesense.abstract import truth as abstract_truth
-from execbench.tasks.codesense.tasks import VALUES, score_value, summarize_by_kind
-from execbench.tasks.extract import answer_text
+from execbench.tasks.codesense.facts import OutputFact
+from execbench.tasks.common import abstract
+from execbench.tasks.common.answers import (
+    EMPTY,
+    answer_arguments,
+    answer_call,
+    given_arguments,
+    given_note,
+    read_value,
+    unparsable,
+)
+from execbench.tasks.common.extract import answer_text
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -103,15 +96,15 @@ class OutputPrediction(TaskBase):
     description = "predict the value a call returns (CRUXEval-O style)"
     needs_sandbox = False
     family = "prediction"
-    options = (VALUES,)
+    options = (abstract.VALUES,)
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         _require_ok(trace)
         truth = {"value": trace.value, "repr": trace.value_repr}
-        if VALUES.value(ctx) == "concrete":
+        if abstract.VALUES.value(ctx) == "concrete":
             return [{"truth": truth}]
-        category = abstract_truth(trace.value)
+        category = abstract.truth(trace.value)
         if category is None:
             raise SkipInstance(f"the return value's type ({trace.value[0]}) has no abstract "
                                "categories")
@@ -119,8 +112,8 @@ class OutputPrediction(TaskBase):
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         if instance.data.get("values") == "abstract":
-            text = codesense_prompts.render("output", "abstract", shots, instance.code,
-                                            instance.call, {})
+            text = codesense_prompts.render(OutputFact({}), "abstract", shots,
+                                            instance.code, instance.call)
             return [{"role": "user", "content": text}]
         parts = [_OUTPUT_INTRO]
         if shots:
@@ -137,7 +130,7 @@ class OutputPrediction(TaskBase):
         if not any(instances[s["instance_id"]].data.get("values") == "abstract"
                    for s in samples):
             return None
-        return summarize_by_kind(samples, instances)
+        return abstract.summarize_by_kind(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:
         if instance.data.get("values") == "abstract":
@@ -147,29 +140,15 @@ class OutputPrediction(TaskBase):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         if instance.data.get("values") == "abstract":
-            return score_value(self.name, "abstract", instance.data["truth"], response,
-                               {"kind": "output", "values": "abstract"})
-        value, failed = read_output(answer_text(response))
-        if value is None:
-            return failed
+            return abstract.score(response, instance.data["truth"],
+                                  {"kind": "output", "values": "abstract"})
+        text = answer_text(response)
+        try:
+            value = read_value(text)
+        except LiteralError as exc:
+            return unparsable(text, str(exc))
         verdict = CORRECT if equal(value, instance.data["truth"]["value"]) else INCORRECT
         return Score(verdict, answer=to_literal(value))
-
-
-def read_output(text: str | None) -> tuple[list | None, Score]:
-    """The value an output answer states (``assert f(x) == V`` or just ``V``), typed-JSON
-    encoded; when there is none, the ``unparsable`` score saying why."""
-    if text is None:
-        return None, Score(UNPARSABLE, detail="empty response")
-    node = parse_statement(text)
-    pair = equality(node)
-    value_node = pair[1] if pair else node
-    if value_node is None:
-        return None, Score(UNPARSABLE, answer=text, detail="not a Python assertion or value")
-    try:
-        return encode(literal_value(value_node)), Score(UNPARSABLE)
-    except LiteralError as exc:
-        return None, Score(UNPARSABLE, answer=text, detail=str(exc))
 
 
 class InputPrediction(TaskBase):
@@ -204,15 +183,14 @@ class InputPrediction(TaskBase):
               sandbox: Sandbox | None) -> Score:
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, detail="empty response")
+            return unparsable(None, EMPTY)
         call = answer_call(text, instance.entry_point)
         if call is None:
-            return Score(UNPARSABLE, answer=text,
-                         detail=f"no call of {instance.entry_point} or argument list found")
+            return unparsable(text, f"no call of {instance.entry_point} or argument list found")
         try:
             args = answer_arguments(call, instance)
         except LiteralError as exc:
-            return Score(UNPARSABLE, answer=text, detail=str(exc))
+            return unparsable(text, str(exc))
         return run_and_compare(instance, args, sandbox)
 
 

@@ -13,7 +13,7 @@ import pytest
 from execbench.analysis.shape import LOC_BINS, loc
 from execbench.sandbox.pool import Job
 from execbench.sandbox.values import canonical, encode, parse_call_nodes, parse_literal
-from execbench.sources import dsl
+from execbench.sources import dsl, dsl_language
 from execbench.sources.base import Loaded, SourceError
 
 
@@ -42,9 +42,9 @@ def test_counts_bins_and_records(loaded):
         arity = dsl.SIGNATURES[sig]
         assert (p.source, p.entry_point) == ("dsl", "f")
         assert p.meta["loc"] == loc(p.code) and lo <= p.meta["loc"] <= hi
-        tree = dsl.parse(p.meta["dsl"])
-        assert p.meta["depth"] in dsl.DEPTHS and dsl.height(tree) == p.meta["depth"]
-        assert dsl.translate(tree, arity) == p.code
+        tree = dsl_language.parse(p.meta["dsl"])
+        assert p.meta["depth"] in dsl.DEPTHS and dsl_language.height(tree) == p.meta["depth"]
+        assert dsl_language.translate(tree, arity) == p.code
         assert len(p.calls) == 3
         for call in p.calls:
             args, kwargs = parse_call_nodes(call.args)
@@ -86,17 +86,17 @@ def test_bad_count_and_unfillable_bins(sandbox, monkeypatch):
 # --------------------------------------------------------------------------- constraints
 
 
-def _nodes(node: dsl.Node):
+def _nodes(node: dsl_language.Node):
     yield node
     for arg in node.args:
         yield from _nodes(arg)
 
 
-def _is_literal(node: dsl.Node) -> bool:
+def _is_literal(node: dsl_language.Node) -> bool:
     return not node.args and node.op.lstrip("-").isdigit()
 
 
-def _check_tree(tree: dsl.Node, arity: int) -> None:
+def _check_tree(tree: dsl_language.Node, arity: int) -> None:
     leaves = {n.op for n in _nodes(tree) if not n.args}
     assert {f"a{k}" for k in range(1, arity + 1)} <= leaves
     for node in _nodes(tree):
@@ -135,9 +135,9 @@ def test_sampled_programs_meet_the_constraints(arity, depth):
     rng = random.Random(arity * 10 + depth)
     for _ in range(100):
         tree = dsl.sample(rng, arity, depth)
-        assert dsl.height(tree) == depth
+        assert dsl_language.height(tree) == depth
         _check_tree(tree, arity)
-        _check_code(dsl.translate(tree, arity))
+        _check_code(dsl_language.translate(tree, arity))
 
 
 def test_sampling_is_reproducible():
@@ -197,15 +197,15 @@ def f(a1):
 @pytest.mark.parametrize(("text", "arity", "python"),
                          [(MAP, 2, MAP_PY), (BRANCH, 1, BRANCH_PY), (EMPTIES, 1, EMPTIES_PY)])
 def test_translation(text, arity, python):
-    tree = dsl.parse(text)
+    tree = dsl_language.parse(text)
     assert str(tree) == text
-    assert dsl.translate(tree, arity) == python
+    assert dsl_language.translate(tree, arity) == python
     assert loc(python) == len(python.splitlines())
 
 
 def test_translation_mutates_in_place(sandbox):
     """``tail`` changes a1 itself, so ``length a1`` afterwards sees the shorter list."""
-    code = dsl.translate(dsl.parse("(append (length a1) (tail a1))"), 1)
+    code = dsl_language.translate(dsl_language.parse("(append (length a1) (tail a1))"), 1)
     trace = sandbox.run(Job(code, "f", "[1, 2, 3]"))
     assert trace.status == "ok" and trace.value == encode([2, 3, 2])
 
@@ -214,10 +214,10 @@ def test_translation_mutates_in_place(sandbox):
                                   "(map (if (< a1 1) 2 3) a1)"])
 def test_translation_refuses_ill_formed_trees(text):
     with pytest.raises(ValueError, match="cannot translate|map takes"):
-        dsl.translate(dsl.parse(text), 1)
+        dsl_language.translate(dsl_language.parse(text), 1)
 
 
 @pytest.mark.parametrize("text", ["(tail a1", "(tail a1))", "()", ")"])
 def test_parse_refuses_bad_text(text):
     with pytest.raises(ValueError):
-        dsl.parse(text)
+        dsl_language.parse(text)

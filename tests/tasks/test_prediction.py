@@ -16,7 +16,7 @@ from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
-from execbench.tasks.extract import answer_text
+from execbench.tasks.common.extract import answer_text
 from tests.conftest import QUICK
 
 PROGRAMS = [

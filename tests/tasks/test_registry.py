@@ -17,7 +17,7 @@ from execbench.sandbox.values import decode
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import base
 from execbench.tasks.base import Instance, Metric, Score, SkipInstance, TaskBase, pass_at_1
-from execbench.tasks.extract import answer_text
+from execbench.tasks.common.extract import answer_text
 
 
 class Parity(TaskBase):

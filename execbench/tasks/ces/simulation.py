@@ -22,11 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import shape_of
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import equal, is_exact, to_literal
+from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
-    UNPARSABLE,
     BuildContext,
     Instance,
     Message,
@@ -44,8 +43,8 @@ from execbench.tasks.ces.answers import OUTPUT, read_answer
 from execbench.tasks.ces.rules import Stated, divergence, evaluate, judge, rule1_checks, stated
 from execbench.tasks.ces.sites import properties_of
 from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
-from execbench.tasks.extract import answer_text
-from execbench.tasks.prediction import read_output
+from execbench.tasks.common.answers import EMPTY, read_value, unparsable
+from execbench.tasks.common.extract import answer_text
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -203,15 +202,14 @@ class Simulation(TaskBase):
         extra: dict[str, Any] = {"category": instance.data["category"]}
         text = answer_text(response)
         if text is None:
-            return Score(UNPARSABLE, detail="empty response", extra=extra)
+            return unparsable(None, EMPTY, extra)
         truth = instance.data["truth"]
         labels = {p["id"]: p["label"] for p in truth["properties"]}
         found = read_answer(text, labels)
-        output, failed = read_output(found.get(OUTPUT))
-        if output is None:
-            failed.detail = f"no readable [{OUTPUT}] line: {failed.detail}"
-            failed.extra = extra
-            return failed
+        try:
+            output = read_value(found.get(OUTPUT))
+        except LiteralError as exc:
+            return unparsable(found.get(OUTPUT), f"no readable [{OUTPUT}] line: {exc}", extra)
         given: dict[str, Stated | None] = {tag: stated(found.get(tag)) for tag in labels}
         output_right = equal(output, truth["value"])
         verdict = judge(instance, given, output_right, sandbox)

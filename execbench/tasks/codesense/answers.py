@@ -1,67 +1,20 @@
-"""Reading CodeSense answers, and CodeSense's own string comparison.
-
-The answer text is the first ``<ans>...</ans>`` block (CodeSense's tags; the first, as its
-evaluation takes) if the response has one, else what ``extract.answer_text`` reads (our
-``[ANSWER]`` block, or the whole response). Reasoning blocks are dropped first either way.
-A value is then read with the literal parser only: a bare literal, ``name = literal``, or
-``assert ... == literal``. Nothing is ever run.
-
-``string_match`` replays how CodeSense's evaluation compares an answer with the truth: both
-as text, stripped, lower-cased, with quotes trimmed from the ends and runs of whitespace
-made one space, then compared for equality. It is recorded beside our verdict so results
-can be set against the published numbers.
-"""
+"""Reading the answers only CodeSense questions take: a ``{name: value}`` mapping (block
+questions) and a yes or no (branch questions). Values are read with the literal parser
+only (``common.answers``); nothing is ever run."""
 
 from __future__ import annotations
 
 import ast
-import re
 
-from execbench.sandbox.values import LiteralError, encode, literal_value
-from execbench.tasks.answers import equality, parse_statement
-from execbench.tasks.extract import answer_text, strip_reasoning
-
-_ANS = re.compile(r"<ans>(.*?)</ans>", re.DOTALL | re.IGNORECASE)
+from execbench.sandbox.values import Encoded, LiteralError, encode, literal_value
+from execbench.tasks.common.answers import read_value
 
 
-def read_text(response: str | None) -> str | None:
-    """The answer part of a response (see the module docstring), or None."""
-    if response is None:
-        return None
-    tagged = _ANS.findall(strip_reasoning(response))
-    if tagged:
-        return tagged[0].strip() or None
-    return answer_text(response)
-
-
-def _assigned(text: str) -> ast.AST | None:
-    """The value of ``name = value`` (or ``a, b = value``), if that is all the text is."""
-    try:
-        tree = ast.parse(text.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign | ast.AnnAssign):
-        return tree.body[0].value
-    return None
-
-
-def read_value(text: str) -> list:
-    """The typed-JSON value an answer states; ``LiteralError`` says why there is none."""
-    node = _assigned(text)
-    if node is None:
-        node = parse_statement(text)
-        pair = equality(node)
-        node = pair[1] if pair else node
-    if node is None:
-        raise LiteralError("not a Python literal")
-    return encode(literal_value(node))
-
-
-def read_mapping(text: str) -> list:
+def read_mapping(text: str) -> Encoded:
     """A ``{name: value}`` answer, as a dict literal or as ``name = value`` lines, encoded
     as a typed-JSON dict with string keys."""
     try:
-        value = read_value(text)
+        value = read_value(text, assignment=True)
     except LiteralError:
         value = None
     if value is not None and value[0] == "dict":
@@ -92,14 +45,3 @@ def read_yes_no(text: str) -> bool | None:
     if word in ("no", "false"):
         return False
     return None
-
-
-def _normalised(text: str) -> str:
-    text = text.rstrip(";").strip().lower()
-    text = text.strip().strip("'").strip('"')
-    return " ".join(text.split())
-
-
-def string_match(answer: str | None, truth: str) -> bool:
-    """Whether CodeSense's string comparison accepts ``answer`` for the truth's text."""
-    return answer is not None and _normalised(answer) == _normalised(truth)

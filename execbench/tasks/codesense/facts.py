@@ -1,237 +1,330 @@
-"""Facts: the questions the CodeSense tasks can ask about one call, with their answers.
+"""Facts: the questions the CodeSense tasks ask about one call, one class per kind.
 
-A fact is a JSON object (shapes in ``/work/codesense-spec.md``, section 2). A trace that is
-a full run (sandbox or harvest, with ``states``) gives them by ``derive``; a recorded trace
-that is not (a published CodeSense record) brings them ready-made in
+A fact is a JSON object whose ``task`` names its kind; the other keys, by kind (values
+are typed JSON, ``sandbox.values``; lines are numbered from 1 in the program's code):
+
+* ``statement``: ``line``, ``statement`` (its text), ``kind`` (one of ``kinds.KINDS``),
+  ``before`` (``{name: value}`` of the names it reads, just before it runs) and ``value``
+  (its value once it has run: the assigned value, a tuple for several names, or for a
+  branch header whether its body was entered);
+* ``block``: ``size`` (k), ``lines`` (the first lines of the k statements, in the order
+  they ran) and ``after`` (``{name: value}`` of the locals that then differ from those at
+  the call's start);
+* ``loop``: ``line`` (the loop's header), ``question`` (``iterations``, ``body`` or
+  ``after``) and ``value``; ``body`` and ``after`` questions also name a ``variable``,
+  ``body`` questions an ``iteration`` (k, from 1), and a published one the line ``at``
+  which its variable took its k-th value;
+* ``branch``: ``line`` (the first line of a block that runs only on some paths) and
+  ``executed``.
+
+A trace that is a full run gives facts by ``derive``; a recorded trace that is not (a
+published CodeSense record, ``sources.codesense``) brings them ready-made in
 ``trace.extra["facts"]``, and then nothing is derived: ``facts_for`` is the one way in.
-
-Everything is read from the entry point's first frame: the states recorded before each of
-its line events, and the marked states of its ``return`` and ``exception`` events (see
-``sandbox.tracer``). The state after a statement is the next state of that frame where
-another statement starts, or its return (a statement spanning lines reports several of
-them, in any order, as one start); a statement followed by an exception did not finish
-and gives no fact; with no such state (the states were cut at their bound) there is no
-fact either, so a cut trace gives fewer facts, never wrong ones.
-
-* statement: the first execution of each statement ``kinds`` classifies that finished: the
-  values of the names it reads before it, and its value after (the assigned names, a
-  tuple for several; for a branch, whether the body was entered).
-* block: for k = 1, 2, ...: the locals that differ from those at function entry once the
-  first k statements have run (each execution of a statement counts, loop headers too).
-* loop: for the first run of each loop statement: how many times its body was entered,
-  the value after each of its first ``BODY_ITERATIONS`` iterations of each variable the
-  loop changes, and their values once the loop is left (when it is left other than by
-  ``return`` or an exception from inside it).
-* branch: for the first line of each block that runs only on some paths, whether the call
-  ran it (in any frame: a recursive call counts).
+An instance keeps its fact's record as it came (``fact``), key order included; the classes
+read it and carry what differs between kinds: the prompt's intro, question and answer
+format, how an answer is read and shown, the kind and variant an instance is filed under.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from execbench.tasks.codesense.kinds import Function, Loop, analyse
+from execbench.sandbox.values import Encoded, LiteralError, to_literal
+from execbench.tasks.codesense import derive
+from execbench.tasks.codesense.answers import read_mapping, read_yes_no
+from execbench.tasks.codesense.kinds import KINDS, Function, analyse
+from execbench.tasks.common.abstract import DEFINITIONS
+from execbench.tasks.common.answers import read_value
 
 if TYPE_CHECKING:
-    from execbench.sandbox.trace import Trace
+    from execbench.sandbox.trace import State, Trace
 
-BODY_ITERATIONS = 3
-"""In-loop questions are asked about the first iterations only: a long loop would
-otherwise give thousands of near-identical facts."""
+Record = dict[str, Any]
+"""A fact's JSON object."""
 
-State = dict[str, Any]
+_TAGS = "between [ANSWER] and [/ANSWER] (or between <ans> and </ans>)"
+CONCRETE = ("Write the value as a Python literal (no variables, calls or expressions). "
+            f"Put the answer, and nothing else, {_TAGS}.")
+MAPPING = ("Write the answer as a Python dict literal from variable name to value, such as "
+           "{'x': 1, 'items': [2]}, with every value a Python literal. Put it, and nothing "
+           f"else, {_TAGS}.")
+YES_NO = f"Answer yes or no, {_TAGS}."
+ABSTRACT = ("Do not give the value itself: give the name of its category, chosen from the "
+            f"definitions below, {_TAGS}.\n\nCategories, by the type of the value:\n"
+            + DEFINITIONS)
+"""The answer formats prompts state (``ABSTRACT`` for every kind with abstract values)."""
 
 
 class NoFacts(ValueError):
     """The call gives no facts at all; the message says why (a skip reason)."""
 
 
-def facts_for(task: str, code: str, entry_point: str, trace: Trace,
-              max_block: int = 3) -> list[dict[str, Any]]:
-    """The call's facts for ``task``: the given ones if the trace brings facts, else those
-    derived from its states. Raises ``NoFacts`` when neither is possible."""
+class Fact:
+    """One question about a call and its answer, read from the fact's record."""
+
+    task: ClassVar[str]
+    """The kind: the records' ``task`` and the name of the task that asks it."""
+    fields: ClassVar[dict[str, type]] = {}
+    """The keys every record of the kind has, with their types."""
+    intro: ClassVar[str]
+    """What the prompt says before the answer format and the question."""
+    answer_format: ClassVar[str] = CONCRETE
+    """The format a concrete answer takes."""
+    nothing: ClassVar[str] = ""
+    """Why a call whose run gives no fact of this kind is skipped."""
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+
+    @classmethod
+    def read(cls, record: Record) -> Fact | None:
+        """The fact, or None when the record is not a well-formed one of this kind."""
+        for key, kind in cls.fields.items():
+            value = record.get(key)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                return None
+        return cls(record) if cls._valid(record) else None
+
+    @classmethod
+    def _valid(cls, record: Record) -> bool:
+        return True
+
+    @classmethod
+    def derive(cls, function: Function, entry_point: str, trace: Trace,
+               max_block: int) -> list[Record]:
+        """The facts of the kind a full run gives (``derive``)."""
+        raise NotImplementedError
+
+    @property
+    def asked(self) -> Encoded:
+        """The typed-JSON value the question asks for."""
+        return self.record["value"]
+
+    @property
+    def kind(self) -> str:
+        """What the instance is counted under (``suite_counts``, ``summarize``)."""
+        return self.task
+
+    @property
+    def variant(self) -> str:
+        """The last part of the instance's id."""
+        return f"L{self.record['line']}"
+
+    def question(self, call: str) -> str:
+        """The question, after the numbered code."""
+        raise NotImplementedError
+
+    def answer_text(self, value: Encoded) -> str:
+        """How a concrete answer states ``value``."""
+        return to_literal(value)
+
+    def read_answer(self, text: str) -> Encoded:
+        """The value a concrete answer states; ``LiteralError`` says what was expected."""
+        return read_value(text, assignment=True)
+
+
+def _entry_states(function: Function, entry_point: str, trace: Trace) -> list[State]:
+    states = derive.entry_states(function, entry_point, trace)
+    if not states:
+        raise NoFacts("the trace has no variable states of the entry point's frame")
+    return states
+
+
+def _shown(value: Encoded) -> str:
+    """A value as a prompt shows it: a literal, or the recorded text of an opaque one."""
+    try:
+        return to_literal(value)
+    except ValueError:
+        return str(value[-1])
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+class StatementFact(Fact):
+    task = "statement"
+    fields = {"line": int, "statement": str, "kind": str, "before": dict, "value": list}
+    intro = ("Below is a Python function, one of its statements, and the values the "
+             "variables that statement reads hold just before it runs. Work out the "
+             "statement's value once it has run: for an assignment, the value it gives its "
+             "target (a tuple of the values, in order, when it assigns several names); for "
+             "an `if`, `elif` or `while` line, True if execution enters its body and False "
+             "if not.")
+    nothing = "no assignment or condition of the function finished running"
+
+    @classmethod
+    def _valid(cls, record: Record) -> bool:
+        return record["kind"] in KINDS
+
+    @classmethod
+    def derive(cls, function: Function, entry_point: str, trace: Trace,
+               max_block: int) -> list[Record]:
+        return derive.statement_facts(function, _entry_states(function, entry_point, trace))
+
+    @property
+    def kind(self) -> str:
+        return self.record["kind"]
+
+    def question(self, call: str) -> str:
+        before = self.record["before"]
+        values = ", ".join(f"{name} = {_shown(value)}" for name, value in before.items()) \
+            if before else "(it reads no variables)"
+        return (f"Statement (line {self.record['line']}):\n{self.record['statement']}\n\n"
+                f"Values just before it runs: {values}\n\nWhat is the statement's value once "
+                "it has run?")
+
+
+class BlockFact(Fact):
+    task = "block"
+    fields = {"size": int, "lines": list, "after": dict}
+    intro = ("Below is a Python function and a call to it. Follow the call from the start "
+             "of the function through its first statements (every statement executed "
+             "counts, a loop header each time it is reached) and say which local variables "
+             "then hold a value different from the one they had when the call began "
+             "(including variables created by then), and what those values are.")
+    answer_format = MAPPING
+    nothing = "its first statements change no local variable"
+
+    @classmethod
+    def derive(cls, function: Function, entry_point: str, trace: Trace,
+               max_block: int) -> list[Record]:
+        return derive.block_facts(function, _entry_states(function, entry_point, trace),
+                                  max_block)
+
+    @property
+    def asked(self) -> Encoded:
+        return ["dict", [[["str", name], value] for name, value in self.record["after"].items()]]
+
+    @property
+    def kind(self) -> str:
+        return f"block-{self.record['size']}"
+
+    @property
+    def variant(self) -> str:
+        return f"k{self.record['size']}"
+
+    def question(self, call: str) -> str:
+        lines = ", ".join(map(str, self.record["lines"]))
+        return (f"Call: {call}\n\nWhich local variables differ from their values at the "
+                f"start of the call once the first {self.record['size']} statement(s) have "
+                f"run (lines {lines}, in that order), and what are their values?")
+
+    def read_answer(self, text: str) -> Encoded:
+        return read_mapping(text)
+
+
+class LoopFact(Fact):
+    task = "loop"
+    fields = {"line": int, "question": str, "value": list}
+    intro = ("Below is a Python function and a call to it. The question is about the loop "
+             "on the given line, the first time the call reaches it (that one run of the "
+             "loop, until execution leaves it).")
+    nothing = "no loop of the function ran to its end"
+
+    @classmethod
+    def _valid(cls, record: Record) -> bool:
+        question = record["question"]
+        return question in ("iterations", "body", "after") and (
+            question == "iterations" or isinstance(record.get("variable"), str)) and (
+                question != "body" or isinstance(record.get("iteration"), int))
+
+    @classmethod
+    def derive(cls, function: Function, entry_point: str, trace: Trace,
+               max_block: int) -> list[Record]:
+        return derive.loop_facts(function, _entry_states(function, entry_point, trace))
+
+    @property
+    def kind(self) -> str:
+        return self.record["question"]
+
+    @property
+    def variant(self) -> str:
+        line, question = self.record["line"], self.record["question"]
+        if question == "body":
+            return f"L{line}-{self.record['variable']}-{self.record['iteration']}"
+        if question == "after":
+            return f"L{line}-{self.record['variable']}-after"
+        return f"L{line}-iterations"
+
+    def question(self, call: str) -> str:
+        variable = self.record.get("variable")
+        asked = {"iterations": "How many times does the body of this loop run?",
+                 "body": self._body_question(),
+                 "after": f"What is the value of `{variable}` just after execution leaves "
+                          "this loop?"}[self.record["question"]]
+        return f"Call: {call}\n\nLoop on line {self.record['line']}. {asked}"
+
+    def _body_question(self) -> str:
+        """A published in-loop fact counts the values its variable took at one line
+        (``at``), not the loop's iterations: a line inside the body may run several times
+        per iteration, or not at all, so the question names that line."""
+        variable = self.record.get("variable")
+        nth = _ordinal(self.record.get("iteration", 0))
+        if "at" in self.record:
+            return (f"What is the value of `{variable}` just after line {self.record['at']} "
+                    f"has run for the {nth} time?")
+        return (f"What is the value of `{variable}` at the end of the {nth} iteration of "
+                "this loop?")
+
+
+class BranchFact(Fact):
+    task = "branch"
+    fields = {"line": int, "executed": bool}
+    intro = ("Below is a Python function and a call to it. Say whether the given line is "
+             "executed at any point during the call (in any call of the function the call "
+             "makes, recursive ones included).")
+    answer_format = YES_NO
+    nothing = "the function has no block that runs only on some paths"
+
+    @classmethod
+    def derive(cls, function: Function, entry_point: str, trace: Trace,
+               max_block: int) -> list[Record]:
+        return derive.branch_facts(function, trace)
+
+    @property
+    def asked(self) -> Encoded:
+        return ["bool", self.record["executed"]]
+
+    def question(self, call: str) -> str:
+        return f"Call: {call}\n\nIs line {self.record['line']} executed during this call?"
+
+    def answer_text(self, value: Encoded) -> str:
+        return "yes" if value[1] else "no"
+
+    def read_answer(self, text: str) -> Encoded:
+        said = read_yes_no(text)
+        if said is None:
+            raise LiteralError("not yes or no")
+        return ["bool", said]
+
+
+class OutputFact(Fact):
+    """The value a call returns: the output task's question in CodeSense's style, asked
+    with abstract values (its record is empty; the output task keeps the value itself)."""
+
+    task = "output"
+    intro = ("Below is a Python function together with a call to it. Work out what the "
+             "call returns by following the code step by step.")
+
+    def question(self, call: str) -> str:
+        return f"Call: {call}\n\nWhat does the call return?"
+
+
+def facts_for(kind: type[Fact], code: str, entry_point: str, trace: Trace,
+              max_block: int = 3) -> list[Record]:
+    """The call's facts of ``kind`` (records, not yet checked): the given ones if the trace
+    brings facts, else those derived from its run. Raises ``NoFacts`` when neither is
+    possible."""
     given = trace.extra.get("facts")
     if given is not None:
         if not isinstance(given, list):
             raise NoFacts("the recorded trace's 'facts' is not a list")
-        return [fact for fact in given if isinstance(fact, dict) and fact.get("task") == task]
+        return [fact for fact in given if isinstance(fact, dict) and fact.get("task") == kind.task]
     if trace.status not in ("ok", "exception"):
         raise NoFacts(f"the call did not run to its end ({trace.status})")
     function = analyse(code, entry_point)
     if function is None:
         raise NoFacts(f"no top-level function {entry_point!r} in the code")
-    if task == "branch":
-        return branch_facts(function, trace)
-    states = entry_states(function, entry_point, trace)
-    if not states:
-        raise NoFacts("the trace has no variable states of the entry point's frame")
-    if task == "statement":
-        return statement_facts(function, states)
-    if task == "block":
-        return block_facts(function, states, max_block)
-    return loop_facts(function, states)
-
-
-def entry_states(function: Function, entry_point: str, trace: Trace) -> list[State]:
-    """The states of the entry point's first frame, in order."""
-    frame = next((index for index, f in enumerate(trace.frames)
-                  if f.get("function") == entry_point and f.get("line") == function.first_line),
-                 None)
-    return [] if frame is None else [s for s in trace.states if s.get("frame") == frame]
-
-
-def _starts(states: list[State], function: Function) -> dict[int, int]:
-    """The states where a statement starts (index -> the statement's first line). A
-    multi-line statement may report its lines in any order (``y = [`` reports the line of
-    the first item, then comes back to its first line to store the list): the states of
-    one statement in a row are one start, at the first of them."""
-    starts: dict[int, int] = {}
-    inside: int | None = None
-    for i, state in enumerate(states):
-        if state.get("event") is not None:
-            inside = None
-            continue
-        line = state["line"]
-        owner = function.continuation.get(line, line if line in function.statements else None)
-        if owner is not None and owner != inside:
-            starts[i] = owner
-        inside = owner
-    return starts
-
-
-def _after(states: list[State], starts: dict[int, int], i: int) -> int | None:
-    """Where the statement starting at ``states[i]`` has finished: the index of the next
-    statement's start or of the frame's return; None if it raised or the states stop."""
-    for j in range(i + 1, len(states)):
-        event = states[j].get("event")
-        if event == "exception":
-            return None
-        if event == "return" or j in starts:
-            return j
-    return None
-
-
-def statement_facts(function: Function, states: list[State]) -> list[dict[str, Any]]:
-    facts: dict[int, dict[str, Any]] = {}
-    starts = _starts(states, function)
-    for i, line in starts.items():
-        statement = function.statements[line]
-        if statement.kind is None or line in facts:
-            continue
-        j = _after(states, starts, i)
-        if j is None:
-            continue
-        after, before = states[j], states[i]["locals"]
-        if statement.kind == "branch":
-            value: list | None = ["bool", starts.get(j) == statement.body_line]
-        else:
-            values = [after["locals"].get(name) for name in statement.targets]
-            if any(v is None for v in values):
-                continue
-            value = values[0] if len(values) == 1 else ["tuple", values]
-        facts[line] = {"task": "statement", "line": line, "statement": statement.text,
-                       "kind": statement.kind, "value": value,
-                       "before": {name: before[name] for name in statement.reads
-                                  if name in before}}
-    return [facts[line] for line in sorted(facts)]
-
-
-def _changed(start: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in now.items() if start.get(name) != value}
-
-
-def block_facts(function: Function, states: list[State], max_block: int
-                ) -> list[dict[str, Any]]:
-    starts = _starts(states, function)
-    if not starts:
-        return []
-    order = list(starts)
-    entry = states[order[0]]["locals"]
-    facts = []
-    for k in range(1, max_block + 1):
-        if k > len(order):
-            break
-        j = _after(states, starts, order[k - 1])
-        if j is None:
-            break
-        after = states[j]
-        changed = _changed(entry, after["locals"])
-        if changed:
-            facts.append({"task": "block", "size": k,
-                          "lines": [starts[i] for i in order[:k]], "after": changed})
-        if after.get("event") is not None:  # the frame returned
-            break
-    return facts
-
-
-def _where(loop: Loop, state: State) -> str:
-    if state.get("event") is not None:
-        return state["event"]
-    line = state["line"]
-    if line in loop.header:
-        return "header"
-    if loop.body[0] <= line <= loop.body[1]:
-        return "body"
-    if loop.span[0] <= line <= loop.span[1]:
-        return "else"
-    return "outside"
-
-
-def _loop_run(loop: Loop, states: list[State]
-              ) -> tuple[State, int, list[State], State | None] | None:
-    """The loop's first run: the state as it starts, how many times the body was entered,
-    the state after each iteration that finished (not cut by ``return`` or an exception
-    from the body), and the state once the loop is left (None when it was left by
-    ``return`` from its body or by an exception). None when the run is not seen to its end
-    (the loop never ran, or the states stop inside it)."""
-    start = next((i for i, s in enumerate(states)
-                  if s.get("event") is None and s["line"] == loop.line), None)
-    if start is None:
-        return None
-    entered, ends = 0, []
-    previous, in_body, raised = "header", False, False
-    for state in states[start + 1:]:
-        where = _where(loop, state)
-        if where == "exception":
-            raised = True  # caught in the body, the loop runs on; if not, the frame ends
-            continue
-        if in_body and where != "body" and where != "return":
-            ends.append(state)
-        if where == "body" and previous == "header":
-            entered += 1
-        in_body = where == "body"
-        if where in ("outside", "return"):
-            left = where == "outside" or (previous in ("header", "else") and not raised)
-            return states[start], entered, ends, state if left else None
-        raised = False
-        previous = where
-    return None
-
-
-def loop_facts(function: Function, states: list[State]) -> list[dict[str, Any]]:
-    facts: list[dict[str, Any]] = []
-    for loop in function.loops:
-        run = _loop_run(loop, states)
-        if run is None:
-            continue
-        start, entered, ends, after = run
-        facts.append({"task": "loop", "line": loop.line, "question": "iterations",
-                      "value": ["int", entered]})
-        changed: dict[str, None] = {}
-        for state in [*ends, *([after] if after else [])]:
-            changed.update(dict.fromkeys(_changed(start["locals"], state["locals"])))
-        for k, end in enumerate(ends[:BODY_ITERATIONS], 1):
-            facts.extend({"task": "loop", "line": loop.line, "question": "body",
-                          "variable": name, "iteration": k, "value": end["locals"][name]}
-                         for name in changed if name in end["locals"])
-        if after is not None:
-            facts.extend({"task": "loop", "line": loop.line, "question": "after",
-                          "variable": name, "value": after["locals"][name]}
-                         for name in changed if name in after["locals"])
-    return facts
-
-
-def branch_facts(function: Function, trace: Trace) -> list[dict[str, Any]]:
-    ran = set(trace.lines)
-    return [{"task": "branch", "line": line, "executed": line in ran}
-            for line in function.conditional]
+    return kind.derive(function, entry_point, trace, max_block)

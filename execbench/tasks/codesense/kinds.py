@@ -21,6 +21,8 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
+from execbench.analysis.spans import first_line
+
 KINDS = ("assignment", "arithmetic", "constant", "branch", "call")
 """Statement kinds, as CodeSense's published ``Statement Type`` values (Assignment,
 Arithmetic Assignment, Constant Assignment, Branch, API) map to them."""
@@ -210,6 +212,5 @@ def analyse(code: str, entry_point: str) -> Function | None:
             loops.append(Loop(node.lineno, frozenset(range(node.lineno, statement.end + 1)),
                               (node.body[0].lineno, node.body[-1].end_lineno or node.lineno),
                               (node.lineno, node.end_lineno or node.lineno), statement.text))
-    first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
-    return Function(first, statements, continuation, tuple(loops),
+    return Function(first_line(func), statements, continuation, tuple(loops),
                     tuple(sorted(set(conditional))))

@@ -11,15 +11,25 @@ from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import encode
 from execbench.sources import load_source
-from execbench.tasks.codesense.facts import NoFacts, facts_for
+from execbench.tasks.codesense.facts import (
+    BlockFact,
+    BranchFact,
+    Fact,
+    LoopFact,
+    NoFacts,
+    StatementFact,
+    facts_for,
+)
 
 STATES = TraceOptions(states=True)
+FACT_TYPES: dict[str, type[Fact]] = {kind.task: kind for kind in
+                                     (StatementFact, BlockFact, LoopFact, BranchFact)}
 
 
 def _facts(sandbox: Sandbox, task: str, code: str, args: str, entry: str = "f",
            options: TraceOptions = STATES) -> list[dict]:
     trace = sandbox.run(Job(code, entry, args, options))
-    return facts_for(task, code, entry, trace)
+    return facts_for(FACT_TYPES[task], code, entry, trace)
 
 
 KINDS = """\
@@ -183,15 +193,15 @@ def test_given_facts_are_used_as_they_are_and_nothing_is_derived() -> None:
     given = [{"task": "branch", "line": 40, "executed": True},
              {"task": "loop", "line": 2, "question": "iterations", "value": ["int", 7]}]
     trace = Trace(status="ok", extra={"facts": given})
-    assert facts_for("branch", "def f():\n    pass\n", "f", trace) == given[:1]
-    assert facts_for("statement", "", "f", trace) == []
+    assert facts_for(BranchFact, "def f():\n    pass\n", "f", trace) == given[:1]
+    assert facts_for(StatementFact, "", "f", trace) == []
     with pytest.raises(NoFacts, match="not a list"):
-        facts_for("branch", "", "f", Trace(status="ok", extra={"facts": {}}))
+        facts_for(BranchFact, "", "f", Trace(status="ok", extra={"facts": {}}))
 
 
 def test_a_call_that_did_not_finish_gives_no_facts() -> None:
     with pytest.raises(NoFacts, match="timeout"):
-        facts_for("statement", "def f():\n    pass\n", "f", Trace(status="timeout"))
+        facts_for(StatementFact, "def f():\n    pass\n", "f", Trace(status="timeout"))
 
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
@@ -228,7 +238,7 @@ def test_iteration_counts_agree_with_the_tracers_loop_counts(sandbox: Sandbox,
                                        for f in trace.frames) != 1:
             continue  # recursion runs a loop in several frames: the counts add up there
         once = _outer_loops(program.code, program.entry_point)
-        for fact in facts_for("loop", program.code, program.entry_point, trace):
+        for fact in facts_for(LoopFact, program.code, program.entry_point, trace):
             if fact["question"] == "iterations" and fact["line"] in once:
                 assert fact["value"] == ["int", trace.loops.get(str(fact["line"]), 0)], \
                     (program.id, fact)

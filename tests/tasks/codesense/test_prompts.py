@@ -7,9 +7,8 @@ import pytest
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import TraceOptions
 from execbench.sandbox.values import equal
-from execbench.tasks.codesense.facts import facts_for
-from execbench.tasks.codesense.prompts import EXAMPLES, numbered, render
-from execbench.tasks.codesense.tasks import _asked
+from execbench.tasks.codesense.facts import BranchFact, Fact, LoopFact, OutputFact, facts_for
+from execbench.tasks.codesense.prompts import EXAMPLES, render
 
 
 def _run(sandbox: Sandbox, code: str, call: str):
@@ -17,38 +16,39 @@ def _run(sandbox: Sandbox, code: str, call: str):
     return sandbox.run(Job(code, entry, args[:-1], TraceOptions(states=True)))
 
 
-@pytest.mark.parametrize("task", sorted(EXAMPLES))
-def test_every_worked_example_states_what_its_run_does(sandbox: Sandbox, task: str) -> None:
-    for example in EXAMPLES[task]:
+@pytest.mark.parametrize("kind", list(EXAMPLES), ids=lambda kind: kind.task)
+def test_every_worked_example_states_what_its_run_does(sandbox: Sandbox,
+                                                       kind: type[Fact]) -> None:
+    for example in EXAMPLES[kind]:
         trace = _run(sandbox, example.code, example.call)
-        if task == "output":
+        if kind is OutputFact:
             assert equal(trace.value, example.value), example.call
             continue
-        if task == "branch":
+        if kind is BranchFact:
             assert (example.fact["line"] in trace.lines) is example.value[1], example.fact
             continue
         entry = example.call.partition("(")[0]
-        derived = facts_for(task, example.code, entry, trace)
+        derived = facts_for(kind, example.code, entry, trace)
         keys = ("line", "question", "variable", "iteration", "size", "before")
         same = [f for f in derived if all(f.get(k) == example.fact.get(k) for k in keys)]
         assert same, example.fact
-        assert equal(_asked(task, same[0]), example.value), example.fact
+        fact = kind.read(same[0])
+        assert fact is not None and equal(fact.asked, example.value), example.fact
 
 
 def test_a_prompt_numbers_the_code_and_shows_k_examples() -> None:
     code = "def f(x):\n    return x\n"
-    fact = {"task": "branch", "line": 2}
-    zero = render("branch", "concrete", 0, code, "f(1)", fact)
+    fact = BranchFact({"task": "branch", "line": 2})
+    zero = render(fact, "concrete", 0, code, "f(1)")
     assert "1  def f(x):\n2      return x" in zero and "Example" not in zero
     assert "Is line 2 executed" in zero and "yes or no" in zero
-    three = render("branch", "concrete", 3, code, "f(1)", fact)
+    three = render(fact, "concrete", 3, code, "f(1)")
     assert three.count("Example:") == 3 and three.count("[ANSWER]\nno\n[/ANSWER]") == 2
-    assert numbered("a\nb").splitlines() == ["1  a", "2  b"]
 
 
 def test_abstract_prompts_define_the_categories_and_answer_with_one() -> None:
-    fact = {"task": "loop", "line": 3, "question": "iterations"}
-    text = render("loop", "abstract", 2, "def f():\n    pass\n", "f()", fact)
+    fact = LoopFact({"task": "loop", "line": 3, "question": "iterations"})
+    text = render(fact, "abstract", 2, "def f():\n    pass\n", "f()")
     assert "Positive Regular (0 < v <= 10)" in text and "a bool is never filed" in text
     assert text.count("[ANSWER]\nPositive Regular\n[/ANSWER]") == 2
 
@@ -58,7 +58,7 @@ def test_a_published_in_loop_fact_asks_about_its_line_not_the_loop_iteration() -
     derived = {"task": "loop", "line": 2, "question": "body", "variable": "y", "iteration": 2}
     published = {**derived, "at": 3}
     assert "at the end of the 2nd iteration of this loop" in render(
-        "loop", "concrete", 0, code, "f([1, 2])", derived)
-    text = render("loop", "concrete", 0, code, "f([1, 2])", published)
+        LoopFact(derived), "concrete", 0, code, "f([1, 2])")
+    text = render(LoopFact(published), "concrete", 0, code, "f([1, 2])")
     assert "Loop on line 2" in text
     assert "value of `y` just after line 3 has run for the 2nd time" in text

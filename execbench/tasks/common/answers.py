@@ -3,6 +3,12 @@
 Answers are parsed into syntax trees and read with the literal parser; a call's arguments
 are rebuilt from literals (or, for a dataset argument that is not a literal, from the
 dataset's own text when the answer repeats it exactly). Nothing here evaluates model text.
+When nothing can be read, the ``unparsable`` score's detail names what was expected.
+
+``string_match`` replays how CodeSense's evaluation compares an answer with the truth: both
+as text, stripped, lower-cased, with quotes trimmed from the ends and runs of whitespace
+made one space, then compared for equality. Tasks that ask in CodeSense's style record it
+beside their verdict, so results can be set against the published numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import json
 from typing import Any
 
 from execbench.sandbox.values import (
+    Encoded,
     LiteralError,
     encode,
     literal_value,
@@ -20,7 +27,46 @@ from execbench.sandbox.values import (
     parse_literal,
     to_literal,
 )
-from execbench.tasks.base import Instance, SkipInstance
+from execbench.tasks.base import UNPARSABLE, Instance, Score, SkipInstance
+
+EMPTY = "empty response"
+"""The detail of an ``unparsable`` score when the response has no answer text at all."""
+
+
+def unparsable(answer: str | None, why: str, extra: dict[str, Any] | None = None, *,
+               score: float | None = None) -> Score:
+    """The verdict on an answer nothing could be read from; ``why`` names what was expected
+    (``EMPTY`` when there was no answer text). ``score`` is the partial credit of a task
+    that gives one."""
+    return Score(UNPARSABLE, answer=answer, score=score, detail=why, extra=extra or {})
+
+
+def read_value(text: str | None, *, assignment: bool = False) -> Encoded:
+    """The typed-JSON value an answer states: a literal ``V`` or ``assert ... == V`` (the
+    value an output question asks for) and, with ``assignment``, ``name = V`` too.
+    ``LiteralError`` names what was expected when there is no such value."""
+    if text is None:
+        raise LiteralError(EMPTY)
+    node = _assigned(text) if assignment else None
+    if node is None:
+        node = parse_statement(text)
+        pair = equality(node)
+        node = pair[1] if pair else node
+    if node is None:
+        raise LiteralError("not a Python literal, `name = literal` or `assert ... == literal`"
+                           if assignment else "not a Python literal or `assert ... == literal`")
+    return encode(literal_value(node))
+
+
+def _assigned(text: str) -> ast.AST | None:
+    """The value of ``name = value`` (or ``a, b = value``), if that is all the text is."""
+    try:
+        tree = ast.parse(text.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Assign | ast.AnnAssign):
+        return tree.body[0].value
+    return None
 
 
 def _candidates(text: str) -> list[str]:
@@ -119,8 +165,6 @@ def literal_at(node: ast.AST, where: str) -> Any:
         raise LiteralError(f"{where}: {exc}") from None
 
 
-
-
 def answer_call(text: str, entry_point: str) -> ast.Call | None:
     """The call an answer proposes: ``f(...)``, ``assert f(...) == ...``, or a bare
     argument list such as ``[1, 2], 'a'``."""
@@ -192,3 +236,14 @@ def fits_signature(signature: inspect.Signature | None, call: ast.Call) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _normalised(text: str) -> str:
+    text = text.rstrip(";").strip().lower()
+    text = text.strip().strip("'").strip('"')
+    return " ".join(text.split())
+
+
+def string_match(answer: str | None, truth: str) -> bool:
+    """Whether CodeSense's string comparison accepts ``answer`` for the truth's text."""
+    return answer is not None and _normalised(answer) == _normalised(truth)

@@ -9,12 +9,23 @@ have none: no abstract question is asked about them.
 
 An answer is one category name, read case-insensitively and ignoring surrounding quotes,
 spaces and a trailing full stop; it is right when it names the value's category.
+
+The CodeSense tasks and the output task ask for categories with ``-T values=abstract``
+(``VALUES``); both score such answers with ``score`` and sum their samples up with
+``summarize_by_kind``, which also serves the CodeSense tasks' concrete questions.
 """
 
 from __future__ import annotations
 
 import random
 from typing import Any
+
+from execbench.tasks.base import CORRECT, INCORRECT, Instance, Score, TaskOption
+from execbench.tasks.common.answers import EMPTY, string_match, unparsable
+from execbench.tasks.common.extract import codesense_answer_text
+
+VALUES = TaskOption("values", ("concrete", "abstract"),
+                    "ask for the value itself, or its category (CodeSense's Table 6)")
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "int": ("Negative Large", "Negative Regular", "Zero", "Positive Regular", "Positive Large"),
@@ -113,3 +124,40 @@ def read_category(text: str) -> str | None:
 def random_category(value_type: str, rng: random.Random) -> str:
     """A category drawn uniformly from those of ``value_type`` (the random baseline)."""
     return rng.choice(CATEGORIES[value_type])
+
+
+def score(response: str | None, truth: dict[str, Any], extra: dict[str, Any]) -> Score:
+    """Score an answer naming a category against an abstract question's truth (``truth``
+    gives it); ``extra`` is completed with CodeSense's ``string_match``."""
+    text = codesense_answer_text(response)
+    extra = {**extra, "string_match": string_match(text, truth["category"])}
+    if text is None:
+        return unparsable(None, EMPTY, extra)
+    named = read_category(text)
+    if named is None:
+        return unparsable(text, "not a category name", extra)
+    return Score(CORRECT if named == truth["category"] else INCORRECT, answer=named,
+                 extra=extra)
+
+
+def _share(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    total = len(samples)
+    strict = sum(s["verdict"] == CORRECT for s in samples)
+    matched = sum(bool((s.get("extra") or {}).get("string_match")) for s in samples)
+    return {"samples": total, "strict": strict / total if total else None,
+            "string_match": matched / total if total else None}
+
+
+def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instance]
+                      ) -> dict[str, Any]:
+    """Strict (type-aware) and string-match accuracy over all samples, per kind and per
+    values mode (the kind and mode come from the instance, so a failed request counts)."""
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    by_values: dict[str, list[dict[str, Any]]] = {}
+    for sample in samples:
+        data = instances[sample["instance_id"]].data
+        by_kind.setdefault(data.get("kind", "?"), []).append(sample)
+        by_values.setdefault(data.get("values", "concrete"), []).append(sample)
+    return {"by_kind": {k: _share(v) for k, v in sorted(by_kind.items())},
+            "by_values": {k: _share(v) for k, v in sorted(by_values.items())},
+            "all": _share(samples)}

@@ -5,6 +5,8 @@ Reasoning models wrap their thinking in ``<think>...</think>``, and some prompts
 tag some servers strip, drops everything before it).
 The answer is the last ``[ANSWER]...[/ANSWER]`` block; a missing closing tag is tolerated.
 Without tags, the whole remaining text is the answer; a code fence inside it is unwrapped.
+Questions in CodeSense's style also accept its ``<ans>...</ans>`` tags
+(``codesense_answer_text``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ _CLOSED = re.compile(r"\[ANSWER\](.*?)\[/ANSWER\]", re.DOTALL | re.IGNORECASE)
 _LEADING = re.compile(r"(?:^|\n)[ \t]*\[ANSWER\](.*?)\[/ANSWER\]", re.DOTALL | re.IGNORECASE)
 _OPEN = re.compile(r"\[ANSWER\](.*)$", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
+_ANS = re.compile(r"<ans>(.*?)</ans>", re.DOTALL | re.IGNORECASE)
 
 
 def strip_reasoning(text: str) -> str:
@@ -57,3 +60,15 @@ def answer_text(response: str | None) -> str | None:
     if len(answer) > 1 and answer[0] == answer[-1] == "`":
         answer = answer.strip("`").strip()
     return answer or None
+
+
+def codesense_answer_text(response: str | None) -> str | None:
+    """The answer part of a response to a question in CodeSense's style: the first
+    ``<ans>...</ans>`` block (the first, as CodeSense's evaluation takes) if there is one,
+    else what ``answer_text`` reads. Reasoning blocks are dropped first either way."""
+    if response is None:
+        return None
+    tagged = _ANS.findall(strip_reasoning(response))
+    if tagged:
+        return tagged[0].strip() or None
+    return answer_text(response)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from execbench.sandbox.values import encode
-from execbench.tasks.codesense.abstract import (
+from execbench.tasks.common.abstract import (
     CATEGORIES,
     category,
     random_category,
