@@ -50,6 +50,8 @@ RESULTS = "results.json"
 PINNED = ("suite_sha256", "model", "base_url", "model_args", "shots", "temperature", "top_p",
           "max_tokens", "seed")
 """Settings that change what a sample means: resuming with other values would mix runs."""
+RESUME_REMEDY = "use a new --out folder (or the same settings to resume)"
+"""What a refusal to resume tells the user to do instead."""
 
 
 class RunError(Exception):
@@ -246,9 +248,6 @@ def check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, An
     if changed:
         raise RunError(f"{out} holds a run with different {', '.join(changed)}; {remedy}")
     return earlier
-
-
-RESUME_REMEDY = "use a new --out folder (or the same settings to resume)"
 
 
 def pin(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
