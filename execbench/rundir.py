@@ -118,9 +118,11 @@ def prompt_hash(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(dumps({"messages": messages}).encode()).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Sample:
-    """One answer to one instance: a line of ``samples.jsonl``."""
+    """One answer to one instance: a line of ``samples.jsonl``. (Not frozen: a frozen
+    dataclass sets each of its 25 fields through ``object.__setattr__``, which nearly
+    doubled the cost of making one, paid for every sample on the generation path.)"""
 
     instance_id: str
     task: str
