@@ -52,10 +52,10 @@ def main(argv: list[str] | None = None) -> int:
             tasks=["simulation"], workers=args.workers,
             task_options={"tests": str(args.tests)}))
         built = time.perf_counter() - start
-    counts = manifest["counts"]
-    print(f"build: {built:.1f} s for {counts['instances']} instances from "
-          f"{counts['programs']} programs ({counts['calls']} calls traced), "
-          f"categories {manifest['task_counts']['simulation']}")
+    counts = manifest.counts
+    print(f"build: {built:.1f} s for {counts.instances} instances from "
+          f"{counts.programs} programs ({counts.calls} calls traced), "
+          f"categories {manifest.task_counts['simulation']}")
 
     programs = load_source("humaneval").programs
     plain = [Job(p.code, p.entry_point, c.args) for p in programs for c in p.calls]

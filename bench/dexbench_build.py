@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     program_statements(scripts[index[i["program_id"]]], i["code"])
                     for i in selected)
 
-    counts = manifest["counts"]["by_task"]
+    counts = manifest.counts.by_task
     per_process = [seconds for seconds, _, _ in runs]
     failed = sum(status != 0 for _, status, _ in runs)
     print(f"CRUXEval: {len(programs)} programs; {workers} at a time; {os.cpu_count()} CPUs "

@@ -80,7 +80,7 @@ def main() -> None:
             manifest = build_suite([str(out)], Path(scratch) / f"suite{repeat}",
                                    BuildOptions(tasks=TASKS))
             best = min(best, time.perf_counter() - start)
-            instances = manifest["counts"]["instances"]
+            instances = manifest.counts.instances
         print(f"build --tasks {','.join(TASKS)} from the harvest file: {instances} instances in "
               f"{best:.2f} s (best of {args.repeats}), {instances / best:.0f} instances/s")
 

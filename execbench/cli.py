@@ -155,7 +155,7 @@ def build(
             (out_dir / name).unlink(missing_ok=True)
     if len(warnings) > 20:
         err.print(f"... and {len(warnings) - 20} more skipped records (see manifest.json)")
-    out.print(_build_summary(manifest, out_dir), highlight=False, markup=False)
+    out.print(_build_summary(manifest.to_record(), out_dir), highlight=False, markup=False)
 
 
 def _task_list(text: str, *, known_only: bool = True) -> list[str]:
@@ -309,16 +309,17 @@ def run(
 
     if dry_run:
         try:
-            work, total = runner.preview(config, out_dir)
+            planned = runner.preview(config, out_dir)
         except (runner.RunError, SuiteError) as exc:
             _fail(str(exc))
-        _print_dry_run(config, out_dir, work, total)
+        _print_dry_run(config, out_dir, planned.work, planned.total)
         return
     # A batch system ends a job with SIGTERM: stop as on Ctrl-C, so the samples are flushed,
     # the session recorded and a server the run started is stopped with it.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        work, total = runner.plan(config, out_dir)
+        planned = runner.plan(config, out_dir)
+        work, total = planned.work, planned.total
         if len(work) < total:
             err.print(f"resuming: {total - len(work)} of {total} samples already in {out_dir}")
         with _progress() as bar:
@@ -332,12 +333,12 @@ def run(
                 said = f"{tally['correct'] / tally['done']:.1%} correct"
                 return said + f", {tally['error']} errors" if tally["error"] else said
 
-            def progress(record: dict) -> None:
+            def progress(sample: runner.Sample) -> None:
                 # Called for every sample, hundreds a second on a fast server: the bar and
                 # its note are redrawn at most ten times a second, as the bar refreshes.
                 tally["done"] += 1
-                tally["correct"] += record["correct"]
-                tally["error"] += record["verdict"] == "error"
+                tally["correct"] += sample.correct
+                tally["error"] += sample.verdict == "error"
                 if terminal:
                     now = time.monotonic()
                     if now - shown[0] >= 0.1 or tally["done"] == len(work):
@@ -346,7 +347,7 @@ def run(
                 else:
                     lines.update(tally["done"], note)
 
-            results = runner.run(config, out_dir, progress=progress, work=work)
+            results = runner.run(config, out_dir, progress=progress, planned=planned)
     except Unreachable as exc:
         _fail(str(exc), UNREACHABLE)
     except (runner.RunError, SuiteError, ModelError) as exc:
@@ -763,9 +764,10 @@ def _list_suite(folder: Path) -> None:
     from execbench.suite import SuiteError, load_suite
 
     try:
-        manifest, instances, sha = load_suite(folder)
+        typed, instances, sha = load_suite(folder)
     except SuiteError as exc:
         _fail(str(exc))
+    manifest = typed.to_record()
     say = [f"suite {folder}: {len(instances)} instances, sha256 {sha[:16]}, built by "
            f"execbench {manifest['execbench_version']} on Python {manifest['python']}"]
     for source in manifest["sources"]:

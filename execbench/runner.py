@@ -5,131 +5,75 @@ line each, so a crash or Ctrl-C loses at most the requests in flight. Running th
 command again reads that file and asks only for the (instance, sample) pairs it lacks; a
 half-written last line is cut off first. ``RUN/run.json`` pins what must not change
 between resumptions (suite, model, sampling settings); ``n`` and ``--limit`` may grow.
+The files themselves are :mod:`execbench.rundir`'s. A run reads its suite once and makes
+its model once (:func:`plan`), and hands both on to the generation and the results.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
-import json
-import os
-import platform
-import shlex
-import socket
-import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from execbench import SCHEMA_VERSION, __version__
+from execbench.manifest import Manifest
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
-from execbench.models import get_model, sampling_defaults
-from execbench.models.base import GenerateConfig, Generation, Model, Request
+from execbench.models import get_model
+from execbench.models.base import Generation, Model, Request
+from execbench.rundir import (
+    RESULTS,
+    RESUME_REMEDY,
+    RUN_CONFIG,
+    SAMPLES,
+    Results,
+    RunConfig,
+    RunError,
+    Sample,
+    SampleCounts,
+    SampleLog,
+    begin_session,
+    check_pinned,
+    end_session,
+    load_run_config,
+    pin,
+    prompt_hash,
+    read_samples,
+    rewrite_samples,
+    sessions,
+)
 from execbench.sandbox.pool import Limits, Sandbox
-from execbench.suite import dumps, load_suite
+from execbench.suite import load_suite
 from execbench.tasks import Score, Task, get_task
 from execbench.tasks.base import ERROR, SCORING_ERROR, Instance, pairings
 
-SAMPLES = "samples.jsonl"
-RUN_CONFIG = "run.json"
-RESULTS = "results.json"
-
-# Settings that change what a sample means: resuming with other values would mix runs.
-_PINNED = ("suite_sha256", "model", "base_url", "model_args", "shots", "temperature", "top_p",
-           "max_tokens", "seed")
-
+__all__ = ["RESULTS", "RUN_CONFIG", "SAMPLES", "Plan", "RunConfig", "RunError", "Sample",
+           "load_run_config", "plan", "preview", "read_samples", "rescore", "run",
+           "write_results"]
+"""The engine's entry points, with the run-folder names its callers use beside them."""
 
 YOUNG_GC_THRESHOLD = 10_000
 """Allocations between two collections of the youngest generation while requests are sent
 (Python's default is 700). See :func:`_collect_less`."""
 
 
-class RunError(Exception):
-    """The run cannot start or resume (bad suite, conflicting earlier run)."""
-
-
 @dataclass
-class RunConfig:
-    suite: str
-    model: str
-    n: int = 1
-    shots: int = 0
-    limit: int | None = None
-    """At most this many instances per task (the first ones in suite order)."""
-    tasks: list[str] | None = None
-    base_url: str | None = None
-    model_args: dict[str, str] = field(default_factory=dict)
-    retry_errors: bool = False
-    generate: GenerateConfig = field(default_factory=GenerateConfig)
-    price_input: float | None = None
-    """Price per million input tokens, for the cost estimate (not pinned: prices change)."""
-    price_output: float | None = None
-    """Price per million output tokens."""
+class Suite:
+    """A suite as one run reads it, once: its manifest, instances and sha256."""
 
-    def record(self) -> dict[str, Any]:
-        """The one serialisation of a run's settings: ``run.json`` holds it, with the
-        pinned values apart, and ``results.json`` repeats it under ``run``. Settings left
-        unset (None) are the provider's, which ``sampling_defaults`` states in words."""
-        return {"model": self.model, "suite": str(Path(self.suite).resolve()), "n": self.n,
-                "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
-                "base_url": self.base_url, "model_args": self.model_args,
-                "generate": asdict(self.generate), "price_input": self.price_input,
-                "price_output": self.price_output,
-                "sampling_defaults": sampling_defaults(self.model)}
+    manifest: Manifest
+    instances: list[Instance]
+    sha256: str
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> RunConfig:
-        """Read ``record()``'s form, or a ``run.json`` written before it (which kept the
-        model, shots, base URL and model args only among the pinned values)."""
-        pinned = record.get("pinned", {})
+    def load(cls, path: str) -> Suite:
+        return cls(*load_suite(Path(path)))
 
-        def value(key: str) -> Any:
-            return record[key] if key in record else pinned[key]
-
-        return cls(suite=record["suite"], model=value("model"), n=record["n"],
-                   shots=value("shots"), limit=record["limit"], tasks=record["tasks"],
-                   base_url=value("base_url"), model_args=value("model_args"),
-                   generate=GenerateConfig(**record["generate"]),
-                   price_input=record.get("price_input"), price_output=record.get("price_output"))
-
-    def pinned(self, suite_sha256: str) -> dict[str, Any]:
-        """What a resume or a re-score must find unchanged (``_PINNED``)."""
-        values = {**self.record(), **self.record()["generate"], "suite_sha256": suite_sha256}
-        return {k: values[k] for k in _PINNED}
-
-
-def prompt_hash(messages: list[dict[str, str]]) -> str:
-    return hashlib.sha256(dumps({"messages": messages}).encode()).hexdigest()[:16]
-
-
-def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], dict[str, Any]]:
-    """The samples logged so far, the last record winning for each (instance, sample).
-
-    With ``repair``, a final line without its newline (the process died mid-write) is cut.
-    """
-    if not path.exists():
-        return {}
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if repair and end != len(data):
-        with path.open("r+b") as handle:
-            handle.truncate(end)
-    samples: dict[tuple[str, int], dict[str, Any]] = {}
-    # newlines only: a record keeps U+0085 and U+2028 raw, and splitlines would cut there
-    for number, line in enumerate(data[:end].decode("utf-8", "replace").split("\n"), 1):
-        if line.strip():
-            try:
-                record = json.loads(line)
-                samples[(record["instance_id"], record["sample"])] = record
-            except (ValueError, KeyError, TypeError):
-                raise RunError(f"{path}:{number}: not a sample record; remove or fix that "
-                               "line and run again") from None
-    return samples
+    @property
+    def limits(self) -> Limits:
+        return self.manifest.recipe.limits
 
 
 def select_instances(instances: list[Instance], tasks: list[str] | None,
@@ -144,109 +88,6 @@ def select_instances(instances: list[Instance], tasks: list[str] | None,
         per_task[task] = per_task.get(task, 0) + 1
         chosen.append(instance)
     return chosen
-
-
-def _check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, Any] | None:
-    """The ``run.json`` of the run in ``out`` (None if there is none yet), after refusing
-    if any setting it pinned differs from ``pinned``: resuming would mix two runs in one
-    log, and re-scoring would judge the logged answers against instances they were not
-    given for. ``remedy`` ends the message with what the user can do instead."""
-    path = out / RUN_CONFIG
-    if not path.exists():
-        return None
-    earlier = json.loads(path.read_text(encoding="utf-8"))
-    changed = [k for k in _PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
-    if changed:
-        raise RunError(f"{out} holds a run with different {', '.join(changed)}; {remedy}")
-    return earlier
-
-
-def _check_resume(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
-    """Refuse to mix runs; record the run's scope, the widest asked for so far (a resume
-    with fewer samples, a lower limit or fewer tasks does not hide what is logged)."""
-    scope: dict[str, Any] = {"n": config.n, "limit": config.limit, "tasks": config.tasks}
-    earlier = _check_pinned(out, pinned,
-                            "use a new --out folder (or the same settings to resume)")
-    sessions: list[dict[str, Any]] = []
-    prices = {"price_input": config.price_input, "price_output": config.price_output}
-    if earlier is not None:
-        sessions = earlier.get("sessions", [])
-        if config.price_input is None and config.price_output is None:
-            prices = {key: earlier.get(key) for key in prices}
-        scope["n"] = max(config.n, earlier["n"])
-        if config.limit is not None and earlier["limit"] is not None:
-            scope["limit"] = max(config.limit, earlier["limit"])
-        else:
-            scope["limit"] = None
-        if config.tasks is not None and earlier["tasks"] is not None:
-            scope["tasks"] = sorted(set(config.tasks) | set(earlier["tasks"]))
-        else:
-            scope["tasks"] = None
-    record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
-              "pinned": pinned, **config.record(), **scope, **prices, "sessions": sessions}
-    _write_json(out / RUN_CONFIG, record)
-
-
-def _write_json(path: Path, record: dict[str, Any]) -> None:
-    """Replace ``path`` whole, so a crash never leaves half a run.json or results.json."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _begin_session(out: Path) -> float:
-    """Add this invocation to run.json's ``sessions`` and return when it began (a resumed
-    run has several: their durations add up to the run's wall time, and each says which
-    execbench, Python, host and command line it was)."""
-    started = time.time()
-    record = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8"))
-    record.setdefault("sessions", []).append({
-        "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
-        "ended": None, "seconds": None, "outcome": None, "execbench_version": __version__,
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "host": socket.gethostname(), "command": shlex.join(sys.argv)})
-    _write_json(out / RUN_CONFIG, record)
-    return started
-
-
-def _end_session(out: Path, started: float, outcome: str) -> None:
-    """Close the session :func:`_begin_session` opened: when, after how long, and how."""
-    record = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8"))
-    record["sessions"][-1].update(ended=datetime.now(UTC).isoformat(timespec="seconds"),
-                                  seconds=round(time.time() - started, 3), outcome=outcome)
-    _write_json(out / RUN_CONFIG, record)
-
-
-def score_fields(score: Score) -> dict[str, Any]:
-    """The part of a sample record that scoring writes (and re-scoring rewrites)."""
-    return {"answer": score.answer, "verdict": score.verdict, "correct": score.correct,
-            "score": score.score, "detail": score.detail, "extra": score.extra or None}
-
-
-def sample_record(instance: Instance, sample: int, seed: int | None, phash: str,
-                  generation: Generation, score: Score) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "instance_id": instance.id,
-        "task": instance.task,
-        "source": instance.source,
-        "sample": sample,
-        "seed": seed,
-        "prompt_hash": phash,
-        "response": generation.text,
-        "reasoning": generation.extra.get("reasoning"),
-        **score_fields(score),
-        "stop_reason": generation.stop_reason,
-        "truncated": generation.truncated,
-        "refused": generation.refused,
-        "refusal": generation.extra.get("refusal"),
-        "input_tokens": generation.input_tokens,
-        "output_tokens": generation.output_tokens,
-        "latency": round(generation.latency, 4),
-        "attempts": generation.attempts,
-        "endpoint": generation.endpoint,
-        "error": generation.error,
-    }
 
 
 class _Scorer:
@@ -274,11 +115,14 @@ def _score(scorer: _Scorer, instance: Instance, generation: Generation) -> Score
     return scorer(instance, generation.text)
 
 
-async def _generate_all(model: Model, config: RunConfig, work: list[tuple[Instance, int]],
-                        scorer: _Scorer, out: Path,
-                        progress: Callable[[dict[str, Any]], None] | None) -> None:
-    """Ask for every (instance, sample) of ``work``, ``max_connections`` at a time, and log
-    each as soon as it is scored.
+_Answered = tuple[Instance, int, int | None, str, Generation, Score | None]
+"""A reply waiting to be logged: instance, sample, seed, prompt hash, the generation and its
+score when the worker scored it already (in a thread, for sandboxed tasks)."""
+
+
+class _Generator:
+    """Asks for every (instance, sample) of a run's work, ``max_connections`` at a time,
+    and logs each as soon as it is scored.
 
     At hundreds of connections against a fast server the client's CPU is the limit, so the
     work per sample is kept small and done in batches: the replies that arrive in one turn
@@ -291,46 +135,63 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[Instan
     iterator, and an instance's task, prompt and prompt hash are made once for all its
     samples.
     """
-    loop = asyncio.get_running_loop()
-    items = iter(work)
-    prompts: dict[str, tuple[Task, list[dict[str, str]], str]] = {}
-    batch: list[tuple[Instance, int, int | None, str, Generation, Score | None]] = []
-    pending: asyncio.Handle | None = None
-    """The call that writes the batch being gathered, at the end of this turn."""
-    failed: list[Exception] = []
-    fd = os.open(out / SAMPLES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def prompt_of(instance: Instance) -> tuple[Task, list[dict[str, str]], str]:
-        made = prompts.get(instance.id)
+    def __init__(self, model: Model, config: RunConfig, scorer: _Scorer, log: SampleLog,
+                 progress: Callable[[Sample], None] | None) -> None:
+        self.model, self.config, self.scorer, self.log = model, config, scorer, log
+        self.progress = progress
+        self.prompts: dict[str, tuple[Task, list[dict[str, str]], str]] = {}
+        self.batch: list[_Answered] = []
+        self.pending: asyncio.Handle | None = None
+        """The call that writes the batch being gathered, at the end of this turn."""
+        self.failed: list[Exception] = []
+
+    async def run(self, work: list[tuple[Instance, int]]) -> None:
+        items = iter(work)
+        workers = [asyncio.create_task(self.worker(items))
+                   for _ in range(max(1, min(self.config.generate.max_connections, len(work))))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            if self.pending is not None:  # answered before the run stopped: logged, not asked again
+                self.pending.cancel()
+                self.write_batch()
+        if self.failed:
+            raise self.failed[0]
+
+    def prompt_of(self, instance: Instance) -> tuple[Task, list[dict[str, str]], str]:
+        made = self.prompts.get(instance.id)
         if made is None:
             task = get_task(instance.task)
-            messages = task.prompt(instance, config.shots)
-            made = prompts[instance.id] = task, messages, prompt_hash(messages)
+            messages = task.prompt(instance, self.config.shots)
+            made = self.prompts[instance.id] = task, messages, prompt_hash(messages)
         return made
 
-    def write_batch() -> None:
+    def write_batch(self) -> None:
         """Score, log and report the batch (an exception in a loop callback would only be
         logged, so a failure is kept for the workers to stop on)."""
-        nonlocal batch, pending
-        todo, batch, pending = batch, [], None
+        todo, self.batch, self.pending = self.batch, [], None
         try:
-            records = [sample_record(instance, sample, seed, phash, generation,
-                                     _score(scorer, instance, generation)
-                                     if score is None else score)
+            samples = [Sample.of(instance, sample, seed, phash, generation,
+                                 _score(self.scorer, instance, generation)
+                                 if score is None else score)
                        for instance, sample, seed, phash, generation, score in todo]
-            os.write(fd, "".join([dumps(record) + "\n" for record in records]).encode())
-            if progress is not None:
-                for record in records:
-                    progress(record)
-        except Exception as exc:  # noqa: BLE001 - raised by _generate_all
-            failed.append(exc)
+            self.log.append(samples)
+            if self.progress is not None:
+                for done in samples:
+                    self.progress(done)
+        except Exception as exc:  # noqa: BLE001 - raised by run
+            self.failed.append(exc)
 
-    async def worker() -> None:
-        nonlocal pending
+    async def worker(self, items: Iterator[tuple[Instance, int]]) -> None:
+        config, model = self.config, self.model
+        loop = asyncio.get_running_loop()
         for instance, sample in items:
-            if failed:
+            if self.failed:
                 return
-            task, messages, phash = prompt_of(instance)
+            task, messages, phash = self.prompt_of(instance)
             seed = (None if config.generate.seed is None or not model.takes_seed
                     else config.generate.seed + sample)
             generation = await model.generate(
@@ -338,26 +199,10 @@ async def _generate_all(model: Model, config: RunConfig, work: list[tuple[Instan
                 config.generate)
             score = None
             if task.needs_sandbox and generation.error is None:
-                score = await asyncio.to_thread(_score, scorer, instance, generation)
-            batch.append((instance, sample, seed, phash, generation, score))
-            if pending is None:
-                pending = loop.call_soon(write_batch)
-
-    workers = [asyncio.create_task(worker())
-               for _ in range(max(1, min(config.generate.max_connections, len(work))))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for w in workers:
-            w.cancel()
-        try:
-            if pending is not None:  # answered before the run stopped: logged, not asked again
-                pending.cancel()
-                write_batch()
-        finally:
-            os.close(fd)
-    if failed:
-        raise failed[0]
+                score = await asyncio.to_thread(_score, self.scorer, instance, generation)
+            self.batch.append((instance, sample, seed, phash, generation, score))
+            if self.pending is None:
+                self.pending = loop.call_soon(self.write_batch)
 
 
 @contextmanager
@@ -387,30 +232,41 @@ def _collect_less() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _chosen(config: RunConfig) -> tuple[list[Instance], str]:
-    """The instances the run asks about and the suite's sha256; refuses unknown tasks and
-    an empty selection."""
-    manifest, instances, sha = load_suite(Path(config.suite))
-    unknown = sorted(set(config.tasks or []) - set(manifest["tasks"]))
+def _chosen(config: RunConfig, suite: Suite) -> list[Instance]:
+    """The instances the run asks about; refuses unknown tasks and an empty selection."""
+    tasks = suite.manifest.recipe.tasks
+    unknown = sorted(set(config.tasks or []) - set(tasks))
     if unknown:
         raise RunError(f"the suite has no task {', '.join(unknown)}; its tasks: "
-                       f"{', '.join(manifest['tasks'])}")
-    chosen = select_instances(instances, config.tasks, config.limit)
+                       f"{', '.join(tasks)}")
+    chosen = select_instances(suite.instances, config.tasks, config.limit)
     if not chosen:
         raise RunError("no instance selected (check --tasks and --limit)")
-    return chosen, sha
+    return chosen
 
 
 def _missing(chosen: list[Instance], config: RunConfig,
-             done: dict[tuple[str, int], dict[str, Any]]) -> list[tuple[Instance, int]]:
+             done: dict[tuple[str, int], Sample]) -> list[tuple[Instance, int]]:
     return [(inst, s) for inst in chosen for s in range(config.n)
             if (inst.id, s) not in done
-            or (config.retry_errors and done[(inst.id, s)]["verdict"] == ERROR)]
+            or (config.retry_errors and done[(inst.id, s)].verdict == ERROR)]
 
 
-def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
-    """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
-    chosen, sha = _chosen(config)
+@dataclass
+class Plan:
+    """What a run is to do, found once: its suite, the model (made and checked; None in a
+    preview) and the (instance, sample) pairs still to ask, of ``total``."""
+
+    suite: Suite
+    model: Model | None
+    work: list[tuple[Instance, int]]
+    total: int
+
+
+def plan(config: RunConfig, out: Path) -> Plan:
+    """Check the suite and any earlier run, make the model and pin the run folder."""
+    suite = Suite.load(config.suite)
+    chosen = _chosen(config, suite)
     if config.generate.max_connections < 1:
         raise RunError(f"max_connections must be at least 1, not "
                        f"{config.generate.max_connections} (no request would ever be sent)")
@@ -419,55 +275,63 @@ def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
     model.check(sorted({inst.task for inst in chosen}))
     out.mkdir(parents=True, exist_ok=True)
-    _check_resume(out, config.pinned(sha), config)
+    pin(out, config.pinned(suite.sha256), config)
     done = read_samples(out / SAMPLES, repair=True)
-    return _missing(chosen, config, done), len(chosen) * config.n
+    return Plan(suite, model, _missing(chosen, config, done), len(chosen) * config.n)
 
 
-def preview(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
-    """What ``plan`` would return, touching nothing: no folder made, no pin written, no
+def preview(config: RunConfig, out: Path) -> Plan:
+    """What ``plan`` would find, touching nothing: no folder made, no pin written, no
     model created (a dry run needs no key). An earlier run in ``out`` with other pinned
     settings is refused as ``plan`` would."""
-    chosen, sha = _chosen(config)
-    _check_pinned(out, config.pinned(sha), "use a new --out folder (or the same settings "
-                  "to resume)")
-    return _missing(chosen, config, read_samples(out / SAMPLES)), len(chosen) * config.n
+    suite = Suite.load(config.suite)
+    chosen = _chosen(config, suite)
+    check_pinned(out, config.pinned(suite.sha256), RESUME_REMEDY)
+    return Plan(suite, None, _missing(chosen, config, read_samples(out / SAMPLES)),
+                len(chosen) * config.n)
 
 
-def run(config: RunConfig, out: Path,
-        progress: Callable[[dict[str, Any]], None] | None = None,
-        work: list[tuple[Instance, int]] | None = None) -> dict[str, Any]:
-    """Generate and score what is missing, then write and return ``results.json``."""
-    if work is None:
-        work, _ = plan(config, out)
-    manifest, _, _ = load_suite(Path(config.suite))
-    started = _begin_session(out)
+def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None = None,
+        planned: Plan | None = None) -> dict[str, Any]:
+    """Generate and score what is missing, then write and return ``results.json``'s
+    record. ``planned`` is what ``plan`` returned for this run (made here if None)."""
+    if planned is None:
+        planned = plan(config, out)
+    started = begin_session(out)
     outcome = "interrupted"
     try:
-        if work:
-            model = get_model(config.model, base_url=config.base_url,
-                              model_args=config.model_args)
-            scorer = _Scorer(Limits(**manifest["limits"]), [inst for inst, _ in work])
-
-            async def main() -> None:
-                try:
-                    await model.start(config.generate, out)
-                    await _generate_all(model, config, work, scorer, out, progress)
-                finally:
-                    await model.aclose()
-
-            try:
-                with _collect_less():
-                    asyncio.run(main())
-            finally:
-                scorer.close()
+        if planned.work:
+            _generate(config, out, planned, progress)
         outcome = "completed"
     except Exception as exc:
         outcome = f"stopped: {exc}"
         raise
     finally:
-        _end_session(out, started, outcome)
-    return write_results(load_run_config(out), out)
+        end_session(out, started, outcome)
+    return write_results(load_run_config(out), out, planned.suite)
+
+
+def _generate(config: RunConfig, out: Path, planned: Plan,
+              progress: Callable[[Sample], None] | None) -> None:
+    model = planned.model
+    if model is None:
+        raise RunError("a preview cannot be run: plan the run first")
+    scorer = _Scorer(planned.suite.limits, [inst for inst, _ in planned.work])
+    log = SampleLog(out)
+
+    async def main() -> None:
+        try:
+            await model.start(config.generate, out)
+            await _Generator(model, config, scorer, log, progress).run(planned.work)
+        finally:
+            await model.aclose()
+
+    try:
+        with _collect_less():
+            asyncio.run(main())
+    finally:
+        log.close()
+        scorer.close()
 
 
 def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
@@ -482,78 +346,60 @@ def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
     return declared
 
 
-def write_results(config: RunConfig, out: Path) -> dict[str, Any]:
-    manifest, instances, sha = load_suite(Path(config.suite))
-    chosen = {inst.id for inst in select_instances(instances, config.tasks, config.limit)}
+def write_results(config: RunConfig, out: Path, suite: Suite | None = None) -> dict[str, Any]:
+    """Summarise the run's log into ``results.json`` and return its record; ``suite`` is
+    the run's suite when the caller has read it already."""
+    suite = suite or Suite.load(config.suite)
+    chosen = {inst.id for inst in select_instances(suite.instances, config.tasks, config.limit)}
     samples = [s for (iid, index), s in read_samples(out / SAMPLES).items()
                if iid in chosen and index < config.n]
-    sessions = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8")).get("sessions", [])
-    wall = sum(session["seconds"] or 0.0 for session in sessions)
-    results = {
-        "schema_version": SCHEMA_VERSION,
-        "execbench_version": __version__,
-        "run": {**config.record(), "run_dir": str(out), "suite_sha256": sha},
-        "counts": {"instances": len(chosen), "samples": len(samples),
-                   "expected_samples": len(chosen) * config.n,
-                   "verdicts": verdict_counts(samples),
-                   "truncated": sum(1 for s in samples if s.get("truncated")),
-                   "refused": sum(1 for s in samples if s.get("refused"))},
-        "metrics": summarize(samples, config.n),
-        "usage": usage_summary(samples, round(wall, 3), config.price_input,
-                               config.price_output),
-        "sessions": sessions,
-    }
-    tasks = {s["task"] for s in samples}
-    by_id = {inst.id: inst for inst in instances if inst.id in chosen}
-    for name in sorted(tasks):
-        summary = get_task(name).summarize([s for s in samples if s["task"] == name], by_id)
+    records = [s.to_record() for s in samples]
+    logged = sessions(out)
+    wall = sum(session["seconds"] or 0.0 for session in logged)
+    tasks = sorted({s.task for s in samples})
+    by_id = {inst.id: inst for inst in suite.instances if inst.id in chosen}
+    task_metrics = {}
+    for name in tasks:
+        summary = get_task(name).summarize([r for r in records if r["task"] == name], by_id)
         if summary is not None:
-            results.setdefault("task_metrics", {})[name] = summary
-    for name, pairing in pairings().items():
-        if pairing.first in tasks and pairing.second in tasks:
-            results.setdefault("paired_metrics", {})[name] = paired_summary(
-                samples, config.n, pairing.first, pairing.second)
-    results["declared_metrics"] = declared_metrics(sorted(tasks))
-    _write_json(out / RESULTS, results)
-    return results
-
-
-def load_run_config(out: Path) -> RunConfig:
-    """The configuration a run folder was made with (for ``execbench score``)."""
-    path = out / RUN_CONFIG
-    if not path.exists():
-        raise RunError(f"{out} is not a run folder (no {RUN_CONFIG})")
-    try:
-        return RunConfig.from_record(json.loads(path.read_text(encoding="utf-8")))
-    except (ValueError, KeyError, TypeError) as exc:
-        raise RunError(f"{path} is not a run configuration this execbench reads ({exc!r}); "
-                       "run again into a new --out folder") from None
+            task_metrics[name] = summary
+    return Results(
+        config=config, run_dir=str(out), suite_sha256=suite.sha256,
+        counts=SampleCounts(instances=len(chosen), samples=len(samples),
+                            expected_samples=len(chosen) * config.n,
+                            verdicts=verdict_counts(records),
+                            truncated=sum(1 for s in samples if s.truncated),
+                            refused=sum(1 for s in samples if s.refused)),
+        metrics=summarize(records, config.n),
+        usage=usage_summary(records, round(wall, 3), config.price_input, config.price_output),
+        sessions=logged, task_metrics=task_metrics,
+        paired_metrics={name: paired_summary(records, config.n, pairing.first, pairing.second)
+                        for name, pairing in pairings().items()
+                        if pairing.first in tasks and pairing.second in tasks},
+        declared_metrics=declared_metrics(tasks)).write(out)
 
 
 def rescore(out: Path) -> dict[str, Any]:
     """Re-extract and re-score every logged response with the current code, against the
     suite the run pinned: nothing is rewritten if that suite is gone or has changed."""
     config = load_run_config(out)
-    suite = Path(config.suite)
-    if not suite.exists():
-        raise RunError(f"{out} was run on the suite {suite}, which is gone; put it back "
-                       "there to re-score")
-    manifest, instances, sha = load_suite(suite)
-    _check_pinned(out, config.pinned(sha),
-                  f"the suite {suite} has changed since the run; restore it to re-score, "
-                  "or run again into a new --out folder")
-    by_id = {inst.id: inst for inst in instances}
-    scorer = _Scorer(Limits(**manifest["limits"]), instances)
-    lines = []
+    if not Path(config.suite).exists():
+        raise RunError(f"{out} was run on the suite {config.suite}, which is gone; put it "
+                       "back there to re-score")
+    suite = Suite.load(config.suite)
+    check_pinned(out, config.pinned(suite.sha256),
+                 f"the suite {config.suite} has changed since the run; restore it to "
+                 "re-score, or run again into a new --out folder")
+    by_id = {inst.id: inst for inst in suite.instances}
+    scorer = _Scorer(suite.limits, suite.instances)
+    samples = []
     try:
-        for record in read_samples(out / SAMPLES, repair=True).values():
-            instance = by_id.get(record["instance_id"])
-            if instance is not None and record["error"] is None:
-                record.update(score_fields(scorer(instance, record["response"])))
-            lines.append(dumps(record) + "\n")
+        for sample in read_samples(out / SAMPLES, repair=True).values():
+            instance = by_id.get(sample.instance_id)
+            if instance is not None and sample.error is None:
+                sample = sample.rescored(scorer(instance, sample.response))
+            samples.append(sample)
     finally:
         scorer.close()
-    tmp = out / (SAMPLES + ".tmp")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    os.replace(tmp, out / SAMPLES)
-    return write_results(config, out)
+    rewrite_samples(out, samples)
+    return write_results(config, out, suite)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import platform
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
 
-from execbench import SCHEMA_VERSION, __version__
+from execbench import SCHEMA_VERSION
+from execbench.jsonfiles import dumps, write_atomic
+from execbench.manifest import Manifest, Recipe, Skip, SkipCounts, SuiteCounts, SuiteSource
 from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions, combined
@@ -72,15 +71,9 @@ class BuildOptions:
     overwrite: bool = False
     """Replace a different suite already in the output folder (else the build refuses)."""
 
-
-RECIPE = ("seed", "tasks", "task_options", "limit", "max_calls", "plus_inputs", "mutate",
-          "count", "limits")
-"""The manifest fields that, with the sources' bytes, decide a suite's contents."""
-
-
-def dumps(record: dict[str, Any]) -> str:
-    """The one JSON encoding execbench writes records with (stable bytes)."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    def recipe(self) -> Recipe:
+        """The options that decide the suite's contents (the others say how to build it)."""
+        return Recipe(**{f.name: getattr(self, f.name) for f in fields(Recipe)})
 
 
 def _choose_calls(program: Program, options: BuildOptions) -> list[int]:
@@ -104,10 +97,23 @@ def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
         return False
 
 
+@dataclass
+class _Build:
+    """What a build has gathered so far, handed from one step to the next."""
+
+    sources: list[SuiteSource] = field(default_factory=list)
+    programs: list[Program] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    calls: list[tuple[Program, int]] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    instances: list[Instance] = field(default_factory=list)
+    per_task: dict[str, int] = field(default_factory=dict)
+
+
 def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
                 warn: Callable[[str], None] = lambda _msg: None,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Build a suite into ``out``; returns the manifest. Bad records are warned and skipped;
+                progress: Callable[[int, int], None] | None = None) -> Manifest:
+    """Build a suite into ``out``; returns its manifest. Bad records are warned and skipped;
     options that would be ignored, a source that cannot be read, and a different suite
     already in ``out`` (without ``overwrite``) stop the build before any program runs."""
     if options.mutate and options.buggy:
@@ -117,9 +123,37 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         check_options(tasks, options.task_options)
     except OptionError as exc:
         raise SuiteError(str(exc)) from None
-    skipped: list[dict[str, Any]] = []
-    sources: list[dict[str, Any]] = []
-    programs: list[Program] = []
+    build = _read_sources(specs, options, warn)
+    _check_out(out, options, build.sources)
+    try:
+        recording = combined(task.trace_options for task in tasks)
+    except ValueError as exc:
+        raise SuiteError(f"these tasks cannot be built together: {exc}") from None
+    build.calls = [(program, index) for program in build.programs
+                   for index in _choose_calls(program, options)]
+    with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
+        build.calls, build.traces = _ground_truth(sandbox, build.calls, recording, progress,
+                                                  build.skipped)
+        if options.mutate:
+            build.programs, build.calls, build.traces = _mutate_all(
+                sandbox, build.calls, build.traces, options.seed, recording, build.skipped)
+        if options.buggy:
+            build.programs, build.calls, build.traces = _buggy_all(
+                sandbox, build.calls, build.traces, options.seed, recording, build.skipped)
+        ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
+        try:
+            build.instances, build.per_task = _build_instances(
+                tasks, build.programs, build.calls, build.traces, ctx, build.skipped)
+        except OptionError as exc:
+            raise SuiteError(str(exc)) from None
+    return _write_suite(out, options, tasks, build)
+
+
+def _read_sources(specs: Iterable[str], options: BuildOptions,
+                  warn: Callable[[str], None]) -> _Build:
+    """The programs of every source, in order, each id once and at most ``--limit`` of
+    them, with the skips within that limit warned and listed."""
+    build = _Build()
     seen: set[str] = set()
     room = options.limit if options.limit is not None else float("inf")
     for spec in specs:
@@ -129,115 +163,67 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         except SourceError as exc:
             raise SuiteError(str(exc)) from None
         # Under --limit, what lies beyond the first N programs is not part of the build.
-        offset = len(programs)
+        offset = len(build.programs)
         listed = [item for item in loaded.skipped if offset + item.position < room]
         for item in listed:
             warn(str(item))
-            skipped.append({"where": item.where, "id": item.id, "kind": item.kind,
-                            "reason": item.reason})
+            build.skipped.append(Skip(where=item.where, kind=item.kind, reason=item.reason,
+                                      id=item.id, from_source=True))
         kept = 0
         for program in loaded.programs:
             if program.id in seen:
-                if len(programs) < room:
-                    reason = "a program with this id came from an earlier source"
-                    skipped.append({"where": loaded.origin, "id": program.id, "kind": "program",
-                                    "reason": reason})
+                if len(build.programs) < room:
+                    build.skipped.append(Skip(
+                        where=loaded.origin, kind="program", id=program.id, from_source=True,
+                        reason="a program with this id came from an earlier source"))
                 continue
             seen.add(program.id)
-            programs.append(program)
+            build.programs.append(program)
             kept += 1
-        sources.append({"name": loaded.name, "format": loaded.format, "origin": loaded.origin,
-                        "sha256": loaded.sha256, "programs": kept, "skipped": len(listed)})
-    if options.plus_inputs and not any(source["format"] == "evalplus" for source in sources):
-        formats = ", ".join(sorted({source["format"] for source in sources}))
+        build.sources.append(SuiteSource(name=loaded.name, format=loaded.format,
+                                         origin=loaded.origin, sha256=loaded.sha256,
+                                         programs=kept, skipped=len(listed)))
+    if options.plus_inputs and not any(source.format == "evalplus" for source in build.sources):
+        formats = ", ".join(sorted({source.format for source in build.sources}))
         raise SuiteError(f"--plus-inputs adds the plus_input calls of evalplus sources "
                          f"(HumanEval+, MBPP+), and no source is one (formats: {formats})")
-    if not programs:
+    if not build.programs:
         raise SuiteError("no usable program in the given sources")
     if options.limit is not None:
-        programs = programs[: options.limit]
-    _check_out(out, options, sources)
+        build.programs = build.programs[: options.limit]
+    return build
 
-    calls = [(program, index) for program in programs for index in _choose_calls(program, options)]
-    try:
-        recording = combined(task.trace_options for task in tasks)
-    except ValueError as exc:
-        raise SuiteError(f"these tasks cannot be built together: {exc}") from None
-    with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
-        calls, traces = _ground_truth(sandbox, calls, recording, progress, skipped)
-        if options.mutate:
-            programs, calls, traces = _mutate_all(sandbox, calls, traces, options.seed,
-                                                  recording, skipped)
-        if options.buggy:
-            programs, calls, traces = _buggy_all(sandbox, calls, traces, options.seed,
-                                                  recording, skipped)
-        ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
-        try:
-            instances, per_task = _build_instances(tasks, programs, calls, traces, ctx, skipped)
-        except OptionError as exc:
-            raise SuiteError(str(exc)) from None
-    mismatches = [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
-                  if _expected_mismatch(p, i, t)]
 
+def _write_suite(out: Path, options: BuildOptions, tasks: list[Task], build: _Build
+                 ) -> Manifest:
+    """Write ``instances.jsonl`` and then ``manifest.json``, each replaced whole."""
+    instances = build.instances
     out.mkdir(parents=True, exist_ok=True)
     text = "".join(dumps(instance.to_record()) + "\n" for instance in instances)
-    _write_atomic(out / INSTANCES, text)
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "execbench_version": __version__,
-        "python": platform.python_version(),
-        "seed": options.seed,
-        "tasks": options.tasks,
-        "task_options": options.task_options,
-        "limit": options.limit,
-        "max_calls": options.max_calls,
-        "plus_inputs": options.plus_inputs,
-        "mutate": options.mutate,
-        "count": options.count,
-        "limits": asdict(options.limits),
-        "sources": sources,
-        "counts": {"programs": len(programs), "calls": len(calls),
-                   "instances": len(instances), "by_task": per_task,
-                   "programs_by_task": {task: len({i.program_id for i in instances
-                                                   if i.task == task})
-                                        for task in options.tasks},
-                   "skipped": _skip_counts(skipped)},
-        "expected_output_mismatches": mismatches,
-        "skipped": skipped,
-        "instances_sha256": hashlib.sha256(text.encode()).hexdigest(),
-    }
-    if options.buggy:  # absent otherwise, so that other suites keep their bytes
-        manifest["buggy"] = True
-    recorded = [instance.id for instance in instances if instance.recorded]
-    if recorded:
-        # Absent when every instance's truth was traced here, so such suites keep their bytes.
-        manifest["recorded_instances"] = recorded
+    write_atomic(out / INSTANCES, text)
     task_counts = {task.name: counts for task in tasks if (counts := task.suite_counts(
         [instance for instance in instances if instance.task == task.name])) is not None}
-    if task_counts:  # only tasks that state counts add the key: other suites stay as they were
-        manifest["task_counts"] = task_counts
-    _write_atomic(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True,
-                                             ensure_ascii=False) + "\n")
+    manifest = Manifest(
+        recipe=options.recipe(), sources=build.sources,
+        counts=SuiteCounts(
+            programs=len(build.programs), calls=len(build.calls), instances=len(instances),
+            by_task=build.per_task, skipped=SkipCounts.of(build.skipped),
+            programs_by_task={task: len({i.program_id for i in instances if i.task == task})
+                              for task in options.tasks}),
+        expected_output_mismatches=[
+            f"{p.id}#{i}" for (p, i), t in zip(build.calls, build.traces, strict=True)
+            if _expected_mismatch(p, i, t)],
+        skipped=build.skipped, instances_sha256=hashlib.sha256(text.encode()).hexdigest(),
+        recorded_instances=[instance.id for instance in instances if instance.recorded],
+        task_counts=task_counts)
+    write_atomic(out / MANIFEST, manifest.text())
     return manifest
 
 
-def _skip_counts(skipped: list[dict[str, Any]]) -> dict[str, Any]:
-    """Skips counted by what was lost: source records, whole programs (duplicates, no
-    mutant), calls (call-level problems, over the CPU budget), and instances per task (a
-    task found nothing to ask about a call)."""
-    instances: dict[str, int] = {}
-    for entry in skipped:
-        if entry["kind"] == "instance":
-            instances[entry["task"]] = instances.get(entry["task"], 0) + 1
-    return {"records": sum(e["kind"] == "record" for e in skipped),
-            "programs": sum(e["kind"] == "program" for e in skipped),
-            "calls": sum(e["kind"] == "call" for e in skipped), "instances": instances}
-
-
-def _check_out(out: Path, options: BuildOptions, sources: list[dict[str, Any]]) -> None:
+def _check_out(out: Path, options: BuildOptions, sources: list[SuiteSource]) -> None:
     """Refuse to replace a different suite in ``out`` unless ``options.overwrite``: a suite
     that runs were made on must not change under them unnoticed. Rebuilding the same suite
-    (same sources, options and seed) is allowed, since it gives the same bytes."""
+    (same sources, recipe and seed) is allowed, since it gives the same bytes."""
     path = out / MANIFEST
     if options.overwrite or not path.is_file():
         return
@@ -245,13 +231,11 @@ def _check_out(out: Path, options: BuildOptions, sources: list[dict[str, Any]]) 
         earlier = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         earlier = {}
-    now = {"seed": options.seed, "tasks": options.tasks, "task_options": options.task_options,
-           "limit": options.limit, "max_calls": options.max_calls,
-           "plus_inputs": options.plus_inputs, "mutate": options.mutate,
-           "count": options.count, "limits": asdict(options.limits)}
-    differ = [key for key in RECIPE if earlier.get(key) != now[key]]
+    if not isinstance(earlier, dict):
+        earlier = {}
+    differ = options.recipe().differences(earlier)
     if [(s.get("origin"), s.get("sha256")) for s in earlier.get("sources", [])] != \
-            [(s["origin"], s["sha256"]) for s in sources]:
+            [(s.origin, s.sha256) for s in sources]:
         differ.insert(0, "sources")
     if differ:
         raise SuiteError(f"{out} holds a different suite ({', '.join(differ)} differ); add "
@@ -260,7 +244,7 @@ def _check_out(out: Path, options: BuildOptions, sources: list[dict[str, Any]]) 
 
 def _build_instances(tasks: list[Task], programs: list[Program],
                      calls: list[tuple[Program, int]], traces: list[Trace], ctx: BuildContext,
-                     skipped: list[dict[str, Any]]) -> tuple[list[Instance], dict[str, int]]:
+                     skipped: list[Skip]) -> tuple[list[Instance], dict[str, int]]:
     by_program: dict[str, list[tuple[int, Trace]]] = {}
     for (program, index), trace in zip(calls, traces, strict=True):
         by_program.setdefault(program.id, []).append((index, trace))
@@ -278,16 +262,16 @@ def _build_instances(tasks: list[Task], programs: list[Program],
 
 
 def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: BuildContext,
-                  instances: list[Instance], skipped: list[dict[str, Any]],
+                  instances: list[Instance], skipped: list[Skip],
                   per_task: dict[str, int]) -> None:
     try:
         built = task.build(program, index, trace, ctx)
     except SkipInstance as exc:
-        skipped.append({"where": f"{program.id}#{index}", "task": task.name, "kind": "instance",
-                        "reason": str(exc)})
+        skipped.append(Skip(where=f"{program.id}#{index}", kind="instance", reason=str(exc),
+                            task=task.name))
         return
-    for fields in built:
-        instances.append(Instance.build(task.name, program, index, fields))
+    for task_fields in built:
+        instances.append(Instance.build(task.name, program, index, task_fields))
         per_task[task.name] += 1
 
 
@@ -301,7 +285,7 @@ def _by_program(calls: list[tuple[Program, int]], traces: list[Trace]
 
 
 def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                seed: int, recording: TraceOptions, skipped: list[dict[str, Any]]
+                seed: int, recording: TraceOptions, skipped: list[Skip]
                 ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its mutant for one seeded call (Algorithm 1); programs with
     no valid mutant are dropped and listed as skipped."""
@@ -313,8 +297,8 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
         found = None if index is None else mutant_for(program, index, dict(traced)[index],
                                                       sandbox, seed, {})
         if found is None:
-            skipped.append({"where": program.id, "task": "mutate", "kind": "program",
-                            "reason": "no mutant runs without error and changes the output"})
+            skipped.append(Skip(where=program.id, kind="program", task="mutate",
+                                reason="no mutant runs without error and changes the output"))
             continue
         mutant, _ = found
         # The source's stated output belongs to the original, not to the mutant.
@@ -330,7 +314,7 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
 
 
 def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-               seed: int, recording: TraceOptions, skipped: list[dict[str, Any]]
+               seed: int, recording: TraceOptions, skipped: list[Skip]
                ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its known bug's module, with the one call that reveals the
     bug (the call the bug tasks show); programs with no bug, or none that a call reveals,
@@ -346,8 +330,7 @@ def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[
         if bug is None or found is None:
             reason = "the source states no bug for this program" if bug is None \
                 else "no call of the problem's tests reveals the bug"
-            skipped.append({"where": program.id, "task": "buggy", "kind": "program",
-                            "reason": reason})
+            skipped.append(Skip(where=program.id, kind="program", reason=reason, task="buggy"))
             continue
         # The source's stated output belongs to the canonical program, not to the buggy one.
         call = replace(program.calls[found.index], expected=None)
@@ -368,7 +351,7 @@ def _ground_truth_job(program: Program, index: int, recording: TraceOptions) -> 
 
 
 def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording: TraceOptions,
-                  progress: Callable[[int, int], None] | None, skipped: list[dict[str, Any]]
+                  progress: Callable[[int, int], None] | None, skipped: list[Skip]
                   ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls kept, with the trace each rests on, in the order given: a recorded trace
     as the source brought it, any other call traced in the sandbox with ``recording`` and
@@ -388,7 +371,7 @@ def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording:
 
 
 def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                   recording: TraceOptions, skipped: list[dict[str, Any]]
+                   recording: TraceOptions, skipped: list[Skip]
                    ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls whose ground-truth run stayed comfortably inside the CPU limit, with their
     traces; the others are listed in ``skipped``.
@@ -423,29 +406,28 @@ def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: l
     kept_calls, kept_traces = [], []
     for (program, index), trace, seconds in zip(calls, traces, cpu, strict=True):
         if trace.status == "timeout" or seconds > budget:
-            skipped.append({"where": f"{program.id}#{index}", "kind": "call", "reason": reason})
+            skipped.append(Skip(where=f"{program.id}#{index}", kind="call", reason=reason))
         else:
             kept_calls.append((program, index))
             kept_traces.append(trace)
     return kept_calls, kept_traces
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def load_suite(folder: Path) -> tuple[dict[str, Any], list[Instance], str]:
+def load_suite(folder: Path) -> tuple[Manifest, list[Instance], str]:
     """Read a suite: (manifest, instances, sha256 of instances.jsonl)."""
     manifest_path, instances_path = folder / MANIFEST, folder / INSTANCES
     if not manifest_path.is_file() or not instances_path.is_file():
         raise SuiteError(f"{folder} is not a suite (needs {MANIFEST} and {INSTANCES}); "
                          "make one with `execbench build`")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise SuiteError(f"{folder}: schema version {manifest.get('schema_version')} is not "
+    record = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if record.get("schema_version") != SCHEMA_VERSION:
+        raise SuiteError(f"{folder}: schema version {record.get('schema_version')} is not "
                          f"{SCHEMA_VERSION}; rebuild the suite with this execbench")
+    try:
+        manifest = Manifest.from_record(record)
+    except (KeyError, TypeError) as exc:
+        raise SuiteError(f"{manifest_path}: not a manifest this execbench reads ({exc!r}); "
+                         "rebuild the suite") from None
     data = instances_path.read_bytes()
     try:
         # Split on newlines only: records keep U+0085 and U+2028 raw, which splitlines cuts at

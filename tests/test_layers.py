@@ -13,10 +13,12 @@ import execbench
 
 PACKAGE = Path(execbench.__file__).parent
 LAYERS = (
-    ("execbench", "execbench.program", "execbench.sandbox", "execbench.analysis"),
+    ("execbench", "execbench.program", "execbench.sandbox", "execbench.analysis",
+     "execbench.jsonfiles"),
     ("execbench.sources", "execbench.mutation"),
     ("execbench.tasks",),
-    ("execbench.metrics", "execbench.models", "execbench.suite", "execbench.runner"),
+    ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
+     "execbench.rundir", "execbench.runner"),
     ("execbench.report",),
     ("execbench.cli",),
 )
@@ -71,6 +73,13 @@ def test_suite_and_reports_reach_tasks_only_through_the_registry() -> None:
         if name == "execbench.suite" or name.startswith("execbench.report"):
             tasks = {t for t in _imports(path, modules) if t.startswith("execbench.tasks")}
             assert tasks <= set(REGISTRY), (name, tasks)
+
+
+def test_reports_read_runs_without_the_generation_engine() -> None:
+    modules = _modules()
+    engine = [name for name, path in modules.items() if name.startswith("execbench.report")
+              and "execbench.runner" in _imports(path, modules)]
+    assert engine == []
 
 
 def test_the_layers_are_read_from_the_source() -> None:

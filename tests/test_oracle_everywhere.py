@@ -92,6 +92,6 @@ def test_oracle_answers_every_task_correctly(source: str, options: dict[str, Any
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
     assert len(samples) == len(instances)
-    wrong = {key: (s["verdict"], s["detail"], s["answer"]) for key, s in samples.items()
-             if s["verdict"] != "correct"}
+    wrong = {key: (s.verdict, s.detail, s.answer) for key, s in samples.items()
+             if s.verdict != "correct"}
     assert wrong == {}, f"{len(wrong)} of {len(samples)} oracle samples are not correct"

@@ -174,10 +174,10 @@ def test_scripted_answers_are_scored_as_scripted(small: tuple[Path, list[dict]],
     assert set(samples) == {(inst.id, s) for inst in instances for s in range(3)}
     by_id = {inst.id: inst for inst in instances}
     for (iid, index), record in samples.items():
-        assert record["seed"] == 7 + index
-        assert record["verdict"] == mixed(by_id[iid], record["seed"]), record
-        assert record["correct"] == (record["verdict"] == "correct")
-        assert record["attempts"] == 1 and record["error"] is None, record
+        assert record.seed == 7 + index
+        assert record.verdict == mixed(by_id[iid], record.seed), record
+        assert record.correct == (record.verdict == "correct")
+        assert record.attempts == 1 and record.error is None, record
 
     results = results_of(tmp_path / "run")
     want = expected_pass1(instances, mixed, [7, 8, 9])
@@ -243,7 +243,7 @@ def test_faults_are_retried_then_recorded_as_errors(small: tuple[Path, list[dict
         results = runner.run(config, tmp_path / "run")
         counts = Counter(find(instances, r.prompt).entry_point for r in server.requests)
 
-    samples = {rec["instance_id"].split("/")[2]: rec
+    samples = {rec.instance_id.split("/")[2]: rec.to_record()
                for rec in runner.read_samples(tmp_path / "run" / runner.SAMPLES).values()}
     assert counts == {"add": 2, "rev": 3, "size": 3, "top": 2, "neg": 1}
 
@@ -301,7 +301,7 @@ def test_retry_errors_asks_again_only_for_failed_samples(small: tuple[Path, list
         "output/progs/rev/0": 1, "input/progs/rev/0": 1}
     final = runner.read_samples(out / runner.SAMPLES)
     assert len(final) == 10
-    assert {rec["verdict"] for rec in final.values()} == {"correct"}
+    assert {rec.verdict for rec in final.values()} == {"correct"}
     assert results_of(out)["counts"]["verdicts"] == {"correct": 10}
 
 
@@ -454,7 +454,7 @@ def test_score_and_report(small: tuple[Path, list[dict]], tmp_path: Path) -> Non
     assert results_of(out) == original
     by_id = {inst.id: inst for inst in instances}
     for (iid, _), record in runner.read_samples(out / runner.SAMPLES).items():
-        assert record["verdict"] == mixed(by_id[iid], 0)
+        assert record.verdict == mixed(by_id[iid], 0)
 
     oracle = tmp_path / "oracle"
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", oracle)
@@ -799,3 +799,25 @@ def test_model_args_reach_the_server_and_are_pinned(small: tuple[Path, list[dict
     assert refused.returncode == 2
     assert "sets these request fields itself, not with -M: temperature: --temperature" in flat(
         refused.stderr)
+
+
+def test_a_run_reads_its_suite_once_and_makes_its_model_once(
+        small: tuple[Path, list[dict]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    suite, instances = small
+    calls: Counter = Counter()
+
+    def counted(name: str, real: Callable) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(runner, "load_suite", counted("load_suite", runner.load_suite))
+    monkeypatch.setattr(runner, "get_model", counted("get_model", runner.get_model))
+    config = runner.RunConfig(suite=str(suite), model="reference/oracle", n=2)
+    results = runner.run(config, tmp_path / "run")
+    assert results["counts"]["verdicts"] == {"correct": 2 * len(instances)}
+    assert calls == {"load_suite": 1, "get_model": 1}
+    calls.clear()
+    runner.rescore(tmp_path / "run")
+    assert calls == {"load_suite": 1}

@@ -13,11 +13,19 @@ from pathlib import Path
 
 import pytest
 
+from execbench.manifest import Skip
 from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions
-from execbench.suite import REMEASURE_RUNS, BuildOptions, _within_budget, build_suite, load_suite
+from execbench.suite import (
+    REMEASURE_RUNS,
+    BuildOptions,
+    SuiteError,
+    _within_budget,
+    build_suite,
+    load_suite,
+)
 from execbench.tasks import get_task
 from tests.test_cli import execbench
 
@@ -55,10 +63,10 @@ def test_a_call_over_a_quarter_of_the_cpu_limit_is_dropped_with_its_reason(
     _, instances, _ = load_suite(tmp_path / "suite")
     assert sorted({(i.task, i.call_index) for i in instances}) == \
         [("input", 0), ("input", 3), ("output", 0), ("output", 3)]
-    dropped = {s["where"]: s["reason"] for s in manifest["skipped"]}
+    dropped = {s.where: s.reason for s in manifest.skipped}
     assert set(dropped) == {"spin/spin#1", "spin/spin#2"}  # over a quarter; over the limit
     assert all(OVER_BUDGET in reason for reason in dropped.values()), dropped
-    assert manifest["counts"]["calls"] == 2
+    assert manifest.counts.calls == 2
     # No CPU time is written anywhere, so the files are the same when times vary.
     again = build_suite([str(source)], tmp_path / "again", options)
     assert again == manifest
@@ -87,9 +95,9 @@ def test_mutants_over_the_budget_are_dropped_too(tmp_path: Path) -> None:
     source.write_text(json.dumps(record) + "\n")
     options = BuildOptions(tasks=["output"], limits=LIMITS, mutate=True)
     manifest = build_suite([str(source)], tmp_path / "suite", options)
-    assert [(s["where"], OVER_BUDGET in s["reason"]) for s in manifest["skipped"]] == \
+    assert [(s.where, OVER_BUDGET in s.reason) for s in manifest.skipped] == \
         [("spin/spin@mutant#0", True)]
-    assert manifest["counts"]["instances"] == 0
+    assert manifest.counts.instances == 0
 
 
 class _Timings:
@@ -119,7 +127,7 @@ def test_a_run_just_over_the_budget_is_measured_again_and_the_smallest_time_deci
     # A killed re-run's time (0.0) measures nothing and must not count.
     slow = [Trace(status="timeout", cpu_time=0.0), Trace(status="ok", cpu_time=0.14)]
     box = _Timings(fast + slow)
-    skipped: list[dict] = []
+    skipped: list[Skip] = []
     recording = TraceOptions(recorder="properties")
     kept, kept_traces = _within_budget(box, calls, traces, recording, skipped)
     assert len(box.jobs) == 2 * REMEASURE_RUNS
@@ -127,7 +135,7 @@ def test_a_run_just_over_the_budget_is_measured_again_and_the_smallest_time_deci
     assert [job.args for job in box.jobs] == ["1"] * REMEASURE_RUNS + ["2"] * REMEASURE_RUNS
     assert [index for _, index in kept] == [0, 1]
     assert kept_traces == traces[:2]  # the first run's trace is the ground truth
-    assert [s["where"] for s in skipped] == ["p/f#2", "p/f#3", "p/f#4"]
+    assert [s.where for s in skipped] == ["p/f#2", "p/f#3", "p/f#4"]
 
 
 class _Recording:
@@ -193,3 +201,25 @@ def test_humaneval_plus_verdicts_do_not_depend_on_timing(tmp_path: Path) -> None
         assert done.returncode == 0, done.stderr
         again = verdicts(run_dir)
         assert {key: v for key, v in again.items() if v[0] != first[key][0]} == {}
+
+
+def _small_source(tmp_path: Path) -> Path:
+    record = {"id": "twice", "code": "def f(x):\n    return 2 * x\n", "entry_point": "f",
+              "calls": ["1", "2"]}
+    path = tmp_path / "small.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"buggy": True}, "buggy"), ({"max_calls": 1}, "max_calls"), ({"seed": 3}, "seed"),
+    ({"limits": Limits(cpu_seconds=1.0)}, "limits")])
+def test_a_rebuild_with_another_recipe_is_refused_naming_the_field(
+        tmp_path: Path, change: dict, field: str) -> None:
+    source, out = str(_small_source(tmp_path)), tmp_path / "suite"
+    build_suite([source], out, BuildOptions(tasks=["output"]))
+    before = {name: (out / name).read_bytes() for name in ("instances.jsonl", "manifest.json")}
+    with pytest.raises(SuiteError, match=rf"holds a different suite \({field} differ\)"):
+        build_suite([source], out, BuildOptions(tasks=["output"], **change))
+    assert {name: (out / name).read_bytes() for name in before} == before
+    build_suite([source], out, BuildOptions(tasks=["output"]))  # the same recipe: allowed

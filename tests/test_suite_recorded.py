@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from execbench.runner import RunConfig, read_samples, run
+from execbench.rundir import read_samples
+from execbench.runner import RunConfig, run
 from execbench.suite import MANIFEST, BuildOptions, build_suite, load_suite
 
 # ``TABLE`` lives in the project this function came from: run alone, the call fails.
@@ -33,9 +34,9 @@ def test_a_recorded_trace_is_the_ground_truth_and_is_never_run(tmp_path: Path) -
     [instance] = instances
     assert (instance.id, instance.recorded) == ("output/project/lookup/0", True)
     assert instance.data["truth"] == {"value": ["int", 6], "repr": "6"}
-    assert manifest["recorded_instances"] == ["output/project/lookup/0"]
-    [skip] = [s for s in manifest["skipped"] if s.get("task") == "output"]
-    assert skip["where"] == "project/lookup#1" and "NameError" in skip["reason"]
+    assert manifest.recorded_instances == ["output/project/lookup/0"]
+    [skip] = [s for s in manifest.skipped if s.task == "output"]
+    assert skip.where == "project/lookup#1" and "NameError" in skip.reason
 
     record = json.loads((tmp_path / "suite" / "instances.jsonl").read_text())
     assert record["recorded"] is True
@@ -52,7 +53,7 @@ def test_a_suite_of_traced_calls_says_nothing_of_recorded_ones(tmp_path: Path) -
     path.write_text(json.dumps({"id": "double", "code": "def double(x):\n    return 2 * x\n",
                                 "entry_point": "double", "calls": ["3"]}) + "\n")
     manifest = build_suite([str(path)], tmp_path / "suite", BuildOptions(tasks=["output"]))
-    assert "recorded_instances" not in manifest
+    assert "recorded_instances" not in manifest.to_record()
     assert "recorded" not in (tmp_path / "suite" / "instances.jsonl").read_text()
     _, [instance], _ = load_suite(tmp_path / "suite")
     assert instance.recorded is False
@@ -66,10 +67,10 @@ def test_a_malformed_recorded_trace_skips_the_record_with_its_reason(tmp_path: P
     warnings: list[str] = []
     manifest = build_suite([str(bad), str(good)], tmp_path / "suite",
                            BuildOptions(tasks=["output"], workers=1), warn=warnings.append)
-    [reason] = [s["reason"] for s in manifest["skipped"] if s["where"].startswith(str(bad))]
+    [reason] = [s.reason for s in manifest.skipped if s.where.startswith(str(bad))]
     assert reason == "key 'calls': item 1: recorded trace: unknown trace status 'fine'"
     assert any(reason in w for w in warnings)
-    assert manifest["recorded_instances"] == ["output/project/lookup/0"]
+    assert manifest.recorded_instances == ["output/project/lookup/0"]
 
 
 def test_unicode_line_breaks_in_records_survive_the_suite_and_sample_files(

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from execbench.runner import SAMPLES, load_run_config, prompt_hash, read_samples
+from execbench.rundir import SAMPLES, Sample, load_run_config, prompt_hash, read_samples
 from execbench.suite import SuiteError, load_suite
 from execbench.tasks import get_task
 
@@ -37,11 +37,11 @@ class Filter:
     instance: str | None = None
     """An instance id, or the start of one (``output/cruxeval/``)."""
 
-    def __call__(self, record: dict[str, Any]) -> bool:
-        return ((self.task is None or record["task"] == self.task)
-                and (self.verdict is None or record["verdict"] == self.verdict)
-                and (self.source is None or record["source"] == self.source)
-                and (self.instance is None or record["instance_id"].startswith(self.instance)))
+    def __call__(self, sample: Sample) -> bool:
+        return ((self.task is None or sample.task == self.task)
+                and (self.verdict is None or sample.verdict == self.verdict)
+                and (self.source is None or sample.source == self.source)
+                and (self.instance is None or sample.instance_id.startswith(self.instance)))
 
 
 def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = None
@@ -50,10 +50,9 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     their prompts rendered again. A run whose suite is gone or has changed still shows its
     responses; a warning says what cannot be trusted."""
     config = load_run_config(run_dir)
-    records = [record for record in read_samples(run_dir / SAMPLES).values() if keep(record)]
-    records.sort(key=lambda r: (r["task"], r["instance_id"], r["sample"]))
-    if limit is not None:
-        records = records[:limit]
+    kept = sorted((sample for sample in read_samples(run_dir / SAMPLES).values()
+                   if keep(sample)), key=lambda s: (s.task, s.instance_id, s.sample))
+    records = [sample.to_record() for sample in kept[:limit]]
     warnings: list[str] = []
     try:
         _, instances, _ = load_suite(Path(config.suite))

@@ -32,7 +32,7 @@ from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent
-from execbench.runner import SAMPLES, read_samples
+from execbench.rundir import SAMPLES, read_samples
 from execbench.suite import SuiteError, load_suite
 
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
@@ -45,7 +45,8 @@ CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 def _samples(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The run's samples, the last record of each winning (a resumed run with
     ``--retry-errors`` logs a sample again), as every report reads them."""
-    return list(read_samples(Path(result["run"]["run_dir"]) / SAMPLES).values())
+    return [sample.to_record()
+            for sample in read_samples(Path(result["run"]["run_dir"]) / SAMPLES).values()]
 
 
 def _program(instance_id: str) -> str:

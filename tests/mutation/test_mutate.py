@@ -309,8 +309,8 @@ def test_build_drops_a_program_without_mutant_from_both_tasks(tmp_path: Path) ->
     _, instances, _ = load_suite(tmp_path / "suite")
     assert {(i.task, i.program_id) for i in instances} == {
         ("mutation", "programs/found"), ("choice", "programs/found")}
-    assert manifest["counts"]["by_task"] == {"mutation": 2, "choice": 2}
-    assert sorted((s["where"], s["task"], s["reason"]) for s in manifest["skipped"]) == [
+    assert manifest.counts.by_task == {"mutation": 2, "choice": 2}
+    assert sorted((s.where, s.task, s.reason) for s in manifest.skipped) == [
         ("programs/exclaim#0", "choice", NO_MUTANT), ("programs/exclaim#0", "mutation", NO_MUTANT),
         ("programs/plain#0", "choice", NO_MUTANT), ("programs/plain#0", "mutation", NO_MUTANT)]
 
@@ -389,8 +389,8 @@ def test_share_with_a_valid_mutant_and_operator_mix(dataset: str,
                                                     request: pytest.FixtureRequest) -> None:
     suite = request.getfixturevalue(dataset)
     manifest, pairs = suite["manifest"], suite["pairs"]
-    programs = manifest["counts"]["programs"]
-    skipped = {s["where"].split("#")[0] for s in manifest["skipped"] if s["reason"] == NO_MUTANT}
+    programs = manifest.counts.programs
+    skipped = {s.where.split("#")[0] for s in manifest.skipped if s.reason == NO_MUTANT}
     assert not skipped & set(pairs)
     assert len(pairs) + len(skipped) <= programs
     low, high = EXPECTED_SHARE[dataset]
@@ -409,7 +409,7 @@ def test_mutate_option_builds_other_tasks_on_the_mutant(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     manifest = build_suite([str(path)], suite, BuildOptions(
         tasks=["output", "coverage"], limit=40, mutate=True, workers=2))
-    assert manifest["mutate"] is True
+    assert manifest.recipe.mutate is True
     _, instances, _ = load_suite(suite)
     originals = {p.id: p for p in load_source(str(path)).programs[:40]}
     mutated = {i.program_id for i in instances}

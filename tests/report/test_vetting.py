@@ -154,10 +154,10 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
         for suite, out in ((bugs, tmp_path / "run-bugs"), (buggy, tmp_path / "run-sim")):
             run(RunConfig(suite=str(suite), model="openai-api/fake/scripted",
                           base_url=server.base_url), out)
-    classes = {s["instance_id"].split("/", 1)[1].rsplit("/", 1)[0].removesuffix("@buggy"):
-               s["extra"]["class"]
+    classes = {s.instance_id.split("/", 1)[1].rsplit("/", 1)[0].removesuffix("@buggy"):
+               s.extra["class"]
                for s in read_samples(tmp_path / "run-sim" / "samples.jsonl").values()
-               if s["extra"] and "class" in s["extra"]}
+               if s.extra and "class" in s.extra}
     assert {name: classes[name] for name in wanted} == {
         "humanevalpack/Python/0": "coherent_incorrect",
         "humanevalpack/Python/1": "incoherent_correct",

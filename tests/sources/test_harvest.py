@@ -362,8 +362,8 @@ def test_a_harvest_file_builds_tasks_the_oracle_gets_right(harvested, tmp_path: 
     _, out, result, _ = harvested
     manifest = build_suite([str(out)], tmp_path / "suite", BuildOptions(tasks=["output"]))
     # every call but make_box's (an opaque value) and fails(-1) (raised) is an instance
-    assert manifest["counts"]["by_task"]["output"] == result.calls["kept"] - 2
-    assert len(manifest["recorded_instances"]) == result.calls["kept"] - 2
+    assert manifest.counts.by_task["output"] == result.calls["kept"] - 2
+    assert len(manifest.recorded_instances) == result.calls["kept"] - 2
     results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
                   tmp_path / "run")
     assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
@@ -410,7 +410,7 @@ def test_real_projects(archive: str, tmp_path: Path) -> None:
         manifest = build_suite([str(out)], tmp_path / name, BuildOptions(tasks=tasks))
         suites.append((tmp_path / name / "instances.jsonl").read_bytes())
     assert suites[0] == suites[1] and suites[0]
-    assert all(manifest["counts"]["by_task"].get(task) for task in tasks), manifest["counts"]
+    assert all(manifest.counts.by_task.get(task) for task in tasks), manifest.counts
     results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
                   tmp_path / "run")
     assert {task: results["metrics"][task]["all"]["pass@1"] for task in tasks} == \

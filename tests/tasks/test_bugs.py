@@ -54,9 +54,9 @@ def _answer(text: str) -> str:
 
 def test_every_bug_task_builds_on_programs_with_a_revealed_bug(built) -> None:
     manifest, instances = built
-    assert manifest["counts"]["by_task"] == {"bug-prediction": 6, "bug-localization": 3,
+    assert manifest.counts.by_task == {"bug-prediction": 6, "bug-localization": 3,
                                              "bug-repair": 3}
-    reasons = {(s["where"], s["task"]): s["reason"] for s in manifest["skipped"] if "task" in s}
+    reasons = {(s.where, s.task): s.reason for s in manifest.skipped if s.task is not None}
     for task in BUG_TASKS:
         assert reasons[("toys/Toy/3#0", task)] == "the source states no bug for this program"
         assert reasons[("toys/Toy/4#0", task)] == "the source states no bug for this program"
@@ -252,7 +252,7 @@ def test_a_buggy_build_poses_each_task_on_the_bug_with_its_revealing_call(built,
     manifest = build_suite([source], tmp_path / "suite", BuildOptions(
         tasks=["output", "bug-prediction"], buggy=True, workers=1, limits=QUICK))
     _, instances, _ = load_suite(tmp_path / "suite")
-    assert manifest["buggy"] is True
+    assert manifest.recipe.buggy is True
     assert [(i.task, i.program_id, i.args, i.data["truth"]["repr"]) for i in instances] == [
         ("output", "toys/Toy/0@buggy", _one(built, "bug-repair", "Toy/0").args, "5"),
         ("output", "toys/Toy/1@buggy", "[4, 6]", "[3]")]
@@ -261,7 +261,7 @@ def test_a_buggy_build_poses_each_task_on_the_bug_with_its_revealing_call(built,
                                      "failure_symptoms": "incorrect output",
                                      "reveals": "wrong value", "original_id": "toys/Toy/1",
                                      "original_call_index": 1}
-    reasons = {s["where"]: s["reason"] for s in manifest["skipped"]}
+    reasons = {s.where: s.reason for s in manifest.skipped}
     assert reasons["toys/Toy/3"] == "the source states no bug for this program"
     assert reasons["toys/Toy/5"] == "no call of the problem's tests reveals the bug"
     # The bug that loops is posed too, and its endless run dropped as any ground truth would be.
@@ -282,12 +282,12 @@ def test_humanevalpack_oracle_and_canonical_repairs(tmp_path: Path) -> None:
         pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
     suite = tmp_path / "suite"
     manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=BUG_TASKS))
-    assert manifest["counts"]["by_task"] == {"bug-prediction": 328, "bug-localization": 164,
+    assert manifest.counts.by_task == {"bug-prediction": 328, "bug-localization": 164,
                                              "bug-repair": 164}
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
     assert len(samples) == 656
-    assert [key for key, s in samples.items() if s["verdict"] != "correct"] == []
+    assert [key for key, s in samples.items() if s.verdict != "correct"] == []
     _, instances, _ = load_suite(suite)
     with Sandbox() as sandbox:
         for instance in instances:
@@ -306,7 +306,7 @@ def test_humanevalpack_buggy_output_prediction(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=["output"], buggy=True))
     # 156 bugs return a wrong value; the 8 that raise or loop leave nothing to predict.
-    assert manifest["counts"]["by_task"] == {"output": 156}
+    assert manifest.counts.by_task == {"output": 156}
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
-    assert {s["verdict"] for s in samples.values()} == {"correct"}
+    assert {s.verdict for s in samples.values()} == {"correct"}

@@ -157,7 +157,7 @@ def answer(text: str) -> str:
 def test_cruxeval_selects_298_programs(cruxeval: tuple[Path, dict, list[dict]]) -> None:
     _, manifest, instances = cruxeval
     coverage = [i for i in instances if i.task == "coverage"]
-    assert manifest["counts"]["by_task"]["coverage"] == len(coverage) == 298
+    assert manifest.counts.by_task["coverage"] == len(coverage) == 298
     assert len({i.program_id for i in coverage}) == 298
     for instance in coverage:
         shape = analyse(instance.code)
@@ -213,7 +213,7 @@ def test_counterfactual_instances_pair_with_coverage(
         assert partner.id.split("/", 1)[1] == instance.id.split("/", 1)[1]
         assert instance.data["truth"]["original_lines"] == partner.data["truth"]["lines"]
     # Every coverage instance without a partner is one the manifest says was skipped.
-    skipped = {s["where"] for s in manifest["skipped"] if s.get("task") == "counterfactual"}
+    skipped = {s.where for s in manifest.skipped if s.task == "counterfactual"}
     unpaired = {f"{i.program_id}#{i.call_index}" for p, i in coverage.items()
                 if p not in counterfactual}
     assert unpaired == skipped
@@ -352,8 +352,8 @@ def test_a_witness_with_no_literal_form_is_not_chosen(tmp_path: Path) -> None:
     code = THRESHOLD.replace("(n):", "(g):").replace("n > 50", "g() > 50")
     manifest, instances = build_counterfactual(tmp_path, code, ["lambda: 1", "lambda: 57"])
     assert instances == []
-    [skip] = [s for s in manifest["skipped"] if s.get("task") == "counterfactual"]
-    assert skip["reason"] == "no input reaching line 3 that can be written as literal " \
+    [skip] = [s for s in manifest.skipped if s.task == "counterfactual"]
+    assert skip.reason == "no input reaching line 3 that can be written as literal " \
                              "arguments was found"
 
 

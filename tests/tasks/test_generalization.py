@@ -126,7 +126,7 @@ def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
     oracle = read_samples(runs["reference/oracle"] / "samples.jsonl")
 
     def sample(samples: dict, program_id: str, variant: str) -> dict[str, Any]:
-        return samples[(mutation[program_id][variant].id, 0)]
+        return samples[(mutation[program_id][variant].id, 0)].to_record()
 
     # Recalling the original on a boolean problem's mutant is wrong, and is a reversion...
     wrong = sample(recalled, boolean, "mutant")

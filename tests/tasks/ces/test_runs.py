@@ -20,7 +20,7 @@ from tests.tasks.ces.test_simulation import DATA, execbench
 def _classes(tmp_path: Path, model: str) -> tuple[Counter, list[dict]]:
     out = tmp_path / model.replace("/", "-")
     run(RunConfig(suite=str(tmp_path / "suite"), model=model, tasks=["simulation"]), out)
-    samples = list(read_samples(out / "samples.jsonl").values())
+    samples = [s.to_record() for s in read_samples(out / "samples.jsonl").values()]
     return Counter(s["extra"]["class"] for s in samples), samples
 
 

@@ -81,7 +81,7 @@ def test_a_suite_of_other_tasks_is_traced_and_written_as_before(tmp_path: Path) 
     build_suite(["humaneval"], tmp_path / "plain", BuildOptions(tasks=["output"], limit=3,
                                                                   workers=1))
     manifest, made, _ = load_suite(tmp_path / "plain")
-    assert "task_counts" not in manifest and made
+    assert "task_counts" not in manifest.to_record() and made
 
 
 def test_build_reports_the_construct_categories(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_build_reports_the_construct_categories(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert "simulation: CO 1, LO 1, LC 7, Others 3" in done.output
     manifest, made, _ = load_suite(tmp_path / "suite")
-    assert manifest["task_counts"] == {"simulation": {"CO": 1, "LO": 1, "LC": 7, "Others": 3}}
+    assert manifest.task_counts == {"simulation": {"CO": 1, "LO": 1, "LC": 7, "Others": 3}}
     assert {m.data["category"] for m in made} == {"CO", "LO", "LC", "Others"}
 
 
@@ -115,7 +115,7 @@ def test_humaneval_categories_are_the_papers(tmp_path: Path) -> None:
     done = execbench("build", "humaneval", "--tasks", "simulation", "--workers", "2",
                      "--out", str(tmp_path / "suite"))
     assert done.exit_code == 0, done.output
-    reported = load_suite(tmp_path / "suite")[0]["task_counts"]["simulation"]
+    reported = load_suite(tmp_path / "suite")[0].task_counts["simulation"]
     built = {m.program_id for m in load_suite(tmp_path / "suite")[1]}
     records = _humaneval_records()
     assert built == {f"humaneval/{r['task_id']}" for r in records}

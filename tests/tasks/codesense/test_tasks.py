@@ -48,7 +48,7 @@ def test_every_task_builds_by_kind_and_the_oracle_answers_all(tmp_path: Path) ->
     source = _source(tmp_path, {"id": "f", "code": PROGRAM, "entry_point": "f",
                                 "calls": ["[1, 2, 9], 4"]})
     manifest, instances, suite = _build(tmp_path, source, CODESENSE, questions="20")
-    kinds = manifest["task_counts"]
+    kinds = manifest.task_counts
     assert kinds["statement"] == {"arithmetic": 2, "branch": 2, "call": 1, "constant": 1}
     assert kinds["block"] == {"block-1": 1, "block-2": 1, "block-3": 1}
     assert kinds["loop"] == {"after": 2, "body": 6, "iterations": 1}
@@ -85,8 +85,8 @@ def test_an_opaque_value_gives_no_instance(tmp_path: Path) -> None:
     source = _source(tmp_path, {"id": "g", "code": code, "entry_point": "f", "calls": ["1"]})
     manifest, instances, _ = _build(tmp_path, source, ["statement"])
     assert instances == []
-    [skip] = [s for s in manifest["skipped"] if s.get("task") == "statement"]
-    assert skip["reason"] == "no value a question could ask for (dropped: 1 call)"
+    [skip] = [s for s in manifest.skipped if s.task == "statement"]
+    assert skip.reason == "no value a question could ask for (dropped: 1 call)"
 
 
 RECORDED = {"status": "ok", "value": ["int", 6], "value_repr": "6", "facts": [
@@ -107,7 +107,7 @@ def test_recorded_facts_make_exactly_those_instances(tmp_path: Path) -> None:
     facts = {i.task: i.data["fact"] for i in instances if i.task in CODESENSE}
     assert facts == {"statement": RECORDED["facts"][0], "branch": RECORDED["facts"][1]}
     assert all(i.recorded for i in instances)
-    skips = {s["task"]: s["reason"] for s in manifest["skipped"] if s.get("task")}
+    skips = {s.task: s.reason for s in manifest.skipped if s.task}
     # The loop fact asks for an opaque value; the block task has no fact at all; the input
     # task cannot check an answer on code that may not run alone.
     assert skips["loop"] == "no value a question could ask for (dropped: 1 body)"
@@ -172,7 +172,7 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
     baseline = run(RunConfig(suite=str(suite), model="reference/random-category"),
                    tmp_path / "random")
     samples = read_samples(tmp_path / "random" / "samples.jsonl")
-    assert {s["verdict"] for s in samples.values()} <= {CORRECT, INCORRECT}
+    assert {s.verdict for s in samples.values()} <= {CORRECT, INCORRECT}
     assert baseline["metrics"]["statement"]["all"]["pass@1"] < 1.0
     again = run(RunConfig(suite=str(suite), model="reference/random-category"),
                 tmp_path / "random-again")
@@ -192,4 +192,4 @@ def test_the_random_baseline_answers_only_abstract_instances(tmp_path: Path) -> 
     run(RunConfig(suite=str(tmp_path / "suite"), model="reference/random-category"),
         tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
-    assert samples and {s["verdict"] for s in samples.values()} == {"error"}
+    assert samples and {s.verdict for s in samples.values()} == {"error"}

@@ -1,0 +1,27 @@
+"""How execbench writes its files: one stable encoding for records and one way to replace
+a file whole.
+
+Suites must come out byte-identical from the same inputs, and run files must never be
+left half-written by a crash or Ctrl-C; both rest on the two helpers here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+def dumps(record: dict[str, Any]) -> str:
+    """The one JSON encoding execbench writes records with (stable bytes)."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` at once: a reader (or a crash) sees the old file or
+    the new one, never part of either."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+

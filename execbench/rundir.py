@@ -1,0 +1,366 @@
+"""A run folder's files, read and written here only: ``samples.jsonl`` (one :class:`Sample`
+per line, appended as each is scored), ``run.json`` (the settings, the values a resume must
+find unchanged, and one entry per invocation) and ``results.json`` (:class:`Results`).
+
+Reports read runs through this module, without the generation engine. Whole files are
+replaced atomically (:func:`execbench.jsonfiles.write_atomic`), so a crash leaves the old
+file or the new one; the sample log is only appended to, a flushed line per sample, and a
+final line cut off by a crash is dropped when a run resumes.
+
+``results.json`` (:class:`Results`), keys in this order::
+
+    schema_version, execbench_version
+    run                 the run's settings (RunConfig.record()) with run_dir, suite_sha256
+    counts              instances, samples, expected_samples, verdicts {verdict: n},
+                        truncated, refused
+    metrics             per task: pass@k, verdicts and per-source blocks (metrics.summarize)
+    usage               requests, retries, tokens, latency percentiles, wall time, cost
+    sessions            each invocation: started, ended, seconds, outcome, execbench_version,
+                        python, host, command
+    task_metrics        per task, the task's own summary (only tasks that give one; the
+                        key is absent when none does)
+    paired_metrics      per pairing of two tasks both run (absent when none)
+    declared_metrics    [{task, family, name, path, ...}]: where each task's numbers are
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shlex
+import socket
+import sys
+import time
+from dataclasses import asdict, dataclass, field, fields, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from execbench import SCHEMA_VERSION, __version__
+from execbench.jsonfiles import dumps, write_atomic
+from execbench.models.base import GenerateConfig, Generation
+from execbench.tasks.base import Instance, Score
+
+SAMPLES = "samples.jsonl"
+RUN_CONFIG = "run.json"
+RESULTS = "results.json"
+
+PINNED = ("suite_sha256", "model", "base_url", "model_args", "shots", "temperature", "top_p",
+          "max_tokens", "seed")
+"""Settings that change what a sample means: resuming with other values would mix runs."""
+RESUME_REMEDY = "use a new --out folder (or the same settings to resume)"
+"""What a refusal to resume tells the user to do instead."""
+
+
+class RunError(Exception):
+    """The run cannot start or resume (bad suite, conflicting earlier run)."""
+
+
+@dataclass
+class RunConfig:
+    suite: str
+    model: str
+    n: int = 1
+    shots: int = 0
+    limit: int | None = None
+    """At most this many instances per task (the first ones in suite order)."""
+    tasks: list[str] | None = None
+    base_url: str | None = None
+    model_args: dict[str, str] = field(default_factory=dict)
+    retry_errors: bool = False
+    generate: GenerateConfig = field(default_factory=GenerateConfig)
+    price_input: float | None = None
+    """Price per million input tokens, for the cost estimate (not pinned: prices change)."""
+    price_output: float | None = None
+    """Price per million output tokens."""
+
+    def record(self) -> dict[str, Any]:
+        """The one serialisation of a run's settings: ``run.json`` holds it, with the
+        pinned values apart, and ``results.json`` repeats it under ``run``. Settings left
+        unset (None) are the provider's, which ``sampling_defaults`` states in words."""
+        # The providers' table lives with the models; reading a run needs none of them.
+        from execbench.models import sampling_defaults
+
+        return {"model": self.model, "suite": str(Path(self.suite).resolve()), "n": self.n,
+                "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
+                "base_url": self.base_url, "model_args": self.model_args,
+                "generate": asdict(self.generate), "price_input": self.price_input,
+                "price_output": self.price_output,
+                "sampling_defaults": sampling_defaults(self.model)}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> RunConfig:
+        """Read ``record()``'s form, or a ``run.json`` written before it (which kept the
+        model, shots, base URL and model args only among the pinned values)."""
+        pinned = record.get("pinned", {})
+
+        def value(key: str) -> Any:
+            return record[key] if key in record else pinned[key]
+
+        return cls(suite=record["suite"], model=value("model"), n=record["n"],
+                   shots=value("shots"), limit=record["limit"], tasks=record["tasks"],
+                   base_url=value("base_url"), model_args=value("model_args"),
+                   generate=GenerateConfig(**record["generate"]),
+                   price_input=record.get("price_input"), price_output=record.get("price_output"))
+
+    def pinned(self, suite_sha256: str) -> dict[str, Any]:
+        """What a resume or a re-score must find unchanged (``PINNED``)."""
+        values = {"model": self.model, "base_url": self.base_url,
+                  "model_args": self.model_args, "shots": self.shots,
+                  **asdict(self.generate), "suite_sha256": suite_sha256}
+        return {k: values[k] for k in PINNED}
+
+
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    """What a sample keeps of its prompt (logs stay small; reports render it again)."""
+    return hashlib.sha256(dumps({"messages": messages}).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Sample:
+    """One answer to one instance: a line of ``samples.jsonl``. (Not frozen: a frozen
+    dataclass sets each of its 25 fields through ``object.__setattr__``, which nearly
+    doubled the cost of making one, paid for every sample on the generation path.)"""
+
+    instance_id: str
+    task: str
+    source: str
+    sample: int
+    """Which of the run's ``n`` samples of the instance this is."""
+    seed: int | None
+    prompt_hash: str
+    response: str | None
+    reasoning: str | None
+    answer: str | None
+    verdict: str
+    correct: bool
+    score: float | None
+    detail: str | None
+    extra: dict[str, Any] | None
+    """What the task adds to a verdict (``failure``, a coherence class, ...)."""
+    input_tokens: int | None
+    output_tokens: int | None
+    latency: float | None
+    attempts: int | None
+    error: str | None
+    """Why no answer came (the verdict is then ``error``)."""
+    stop_reason: str | None = None
+    truncated: bool = False
+    refused: bool = False
+    refusal: str | None = None
+    endpoint: str | None = None
+    """The last five appeared later than the others: older logs lack them, and read so."""
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def of(cls, instance: Instance, sample: int, seed: int | None, phash: str,
+           generation: Generation, score: Score) -> Sample:
+        """The record of ``generation``, the ``sample``-th answer to ``instance``."""
+        return cls(instance_id=instance.id, task=instance.task, source=instance.source,
+                   sample=sample, seed=seed, prompt_hash=phash, response=generation.text,
+                   reasoning=generation.extra.get("reasoning"), **_score_fields(score),
+                   stop_reason=generation.stop_reason, truncated=generation.truncated,
+                   refused=generation.refused, refusal=generation.extra.get("refusal"),
+                   input_tokens=generation.input_tokens, output_tokens=generation.output_tokens,
+                   latency=round(generation.latency, 4), attempts=generation.attempts,
+                   endpoint=generation.endpoint, error=generation.error)
+
+    def rescored(self, score: Score) -> Sample:
+        """This sample with the verdict ``score`` gives (what re-scoring rewrites)."""
+        return replace(self, **_score_fields(score))
+
+    def to_record(self) -> dict[str, Any]:
+        # its fields as they are (asdict would copy ``extra`` deeply, for every sample)
+        return dict(vars(self))
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Sample:
+        return cls(**{f.name: record[f.name] for f in fields(cls) if f.name in record})
+
+
+def _score_fields(score: Score) -> dict[str, Any]:
+    return {"answer": score.answer, "verdict": score.verdict, "correct": score.correct,
+            "score": score.score, "detail": score.detail, "extra": score.extra or None}
+
+
+def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], Sample]:
+    """The samples logged so far, the last record winning for each (instance, sample).
+
+    With ``repair``, a final line without its newline (the process died mid-write) is cut.
+    """
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if repair and end != len(data):
+        with path.open("r+b") as handle:
+            handle.truncate(end)
+    samples: dict[tuple[str, int], Sample] = {}
+    # newlines only: a record keeps U+0085 and U+2028 raw, and splitlines would cut there
+    for number, line in enumerate(data[:end].decode("utf-8", "replace").split("\n"), 1):
+        if line.strip():
+            try:
+                sample = Sample.from_record(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                raise RunError(f"{path}:{number}: not a sample record; remove or fix that "
+                               "line and run again") from None
+            samples[(sample.instance_id, sample.sample)] = sample
+    return samples
+
+
+class SampleLog:
+    """``samples.jsonl`` open for appending: each call to :meth:`append` is one
+    ``os.write`` on an append-only descriptor, so lines from one batch are never split."""
+
+    def __init__(self, out: Path) -> None:
+        self._fd = os.open(out / SAMPLES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, samples: list[Sample]) -> None:
+        os.write(self._fd, "".join([dumps(s.to_record()) + "\n" for s in samples]).encode())
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def rewrite_samples(out: Path, samples: list[Sample]) -> None:
+    """Replace the whole log (re-scoring), in the order given."""
+    write_atomic(out / SAMPLES, "".join(dumps(s.to_record()) + "\n" for s in samples))
+
+
+def _write_json(path: Path, record: dict[str, Any]) -> None:
+    write_atomic(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def _read_run_json(out: Path) -> dict[str, Any]:
+    record: dict[str, Any] = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8"))
+    return record
+
+
+def check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, Any] | None:
+    """The ``run.json`` of the run in ``out`` (None if there is none yet), after refusing
+    if any setting it pinned differs from ``pinned``: resuming would mix two runs in one
+    log, and re-scoring would judge the logged answers against instances they were not
+    given for. ``remedy`` ends the message with what the user can do instead."""
+    if not (out / RUN_CONFIG).exists():
+        return None
+    earlier = _read_run_json(out)
+    changed = [k for k in PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
+    if changed:
+        raise RunError(f"{out} holds a run with different {', '.join(changed)}; {remedy}")
+    return earlier
+
+
+def pin(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
+    """Refuse to mix runs; record the run's scope, the widest asked for so far (a resume
+    with fewer samples, a lower limit or fewer tasks does not hide what is logged)."""
+    scope: dict[str, Any] = {"n": config.n, "limit": config.limit, "tasks": config.tasks}
+    earlier = check_pinned(out, pinned, RESUME_REMEDY)
+    sessions: list[dict[str, Any]] = []
+    prices = {"price_input": config.price_input, "price_output": config.price_output}
+    if earlier is not None:
+        sessions = earlier.get("sessions", [])
+        if config.price_input is None and config.price_output is None:
+            prices = {key: earlier.get(key) for key in prices}
+        scope["n"] = max(config.n, earlier["n"])
+        if config.limit is not None and earlier["limit"] is not None:
+            scope["limit"] = max(config.limit, earlier["limit"])
+        else:
+            scope["limit"] = None
+        if config.tasks is not None and earlier["tasks"] is not None:
+            scope["tasks"] = sorted(set(config.tasks) | set(earlier["tasks"]))
+        else:
+            scope["tasks"] = None
+    record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
+              "pinned": pinned, **config.record(), **scope, **prices, "sessions": sessions}
+    _write_json(out / RUN_CONFIG, record)
+
+
+def begin_session(out: Path) -> float:
+    """Add this invocation to run.json's ``sessions`` and return when it began (a resumed
+    run has several: their durations add up to the run's wall time, and each says which
+    execbench, Python, host and command line it was)."""
+    started = time.time()
+    record = _read_run_json(out)
+    record.setdefault("sessions", []).append({
+        "started": datetime.fromtimestamp(started, UTC).isoformat(timespec="seconds"),
+        "ended": None, "seconds": None, "outcome": None, "execbench_version": __version__,
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "host": socket.gethostname(), "command": shlex.join(sys.argv)})
+    _write_json(out / RUN_CONFIG, record)
+    return started
+
+
+def end_session(out: Path, started: float, outcome: str) -> None:
+    """Close the session :func:`begin_session` opened: when, after how long, and how."""
+    record = _read_run_json(out)
+    record["sessions"][-1].update(ended=datetime.now(UTC).isoformat(timespec="seconds"),
+                                  seconds=round(time.time() - started, 3), outcome=outcome)
+    _write_json(out / RUN_CONFIG, record)
+
+
+def sessions(out: Path) -> list[dict[str, Any]]:
+    """Each invocation of the run so far (``begin_session``'s entries)."""
+    found: list[dict[str, Any]] = _read_run_json(out).get("sessions", [])
+    return found
+
+
+def load_run_config(out: Path) -> RunConfig:
+    """The configuration a run folder was made with."""
+    path = out / RUN_CONFIG
+    if not path.exists():
+        raise RunError(f"{out} is not a run folder (no {RUN_CONFIG})")
+    try:
+        return RunConfig.from_record(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RunError(f"{path} is not a run configuration this execbench reads ({exc!r}); "
+                       "run again into a new --out folder") from None
+
+
+@dataclass(frozen=True)
+class SampleCounts:
+    """``results.json``'s ``counts``."""
+
+    instances: int
+    samples: int
+    expected_samples: int
+    verdicts: dict[str, int]
+    truncated: int
+    refused: int
+
+
+@dataclass(frozen=True)
+class Results:
+    """``results.json``: what a run found (the module docstring lists its keys)."""
+
+    config: RunConfig
+    run_dir: str
+    suite_sha256: str
+    counts: SampleCounts
+    metrics: dict[str, Any]
+    usage: dict[str, Any]
+    sessions: list[dict[str, Any]]
+    declared_metrics: list[dict[str, Any]]
+    task_metrics: dict[str, Any] = field(default_factory=dict)
+    paired_metrics: dict[str, Any] = field(default_factory=dict)
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION, "execbench_version": __version__,
+            "run": {**self.config.record(), "run_dir": self.run_dir,
+                    "suite_sha256": self.suite_sha256},
+            "counts": asdict(self.counts), "metrics": self.metrics, "usage": self.usage,
+            "sessions": self.sessions}
+        if self.task_metrics:
+            record["task_metrics"] = self.task_metrics
+        if self.paired_metrics:
+            record["paired_metrics"] = self.paired_metrics
+        record["declared_metrics"] = self.declared_metrics
+        return record
+
+    def write(self, out: Path) -> dict[str, Any]:
+        """Write ``results.json`` and return its record."""
+        record = self.to_record()
+        _write_json(out / RESULTS, record)
+        return record
