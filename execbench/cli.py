@@ -741,15 +741,17 @@ def list_things(what: Annotated[str, typer.Argument(
         for name, description in DESCRIPTIONS.items():
             out.print(f"{name:10} {description}", highlight=False, markup=False)
     elif what == "models":
-        from execbench.models import MODEL_KINDS
+        from execbench.models import MODELS
 
-        for kind in MODEL_KINDS:
-            out.print(f"{kind.name:26} {kind.description}", highlight=False, markup=False)
-            if kind.env:
-                out.print(f"{'':26}   environment: {kind.env}", highlight=False, markup=False)
-            if kind.model_args:
-                out.print(f"{'':26}   -M {kind.model_args}", highlight=False, markup=False)
-            for setting, value in kind.sampling:
+        for provider in map(MODELS.get, MODELS.names()):
+            for kind in provider.kinds:
+                out.print(f"{kind.name:26} {kind.description}", highlight=False, markup=False)
+                if kind.env:
+                    out.print(f"{'':26}   environment: {kind.env}", highlight=False,
+                              markup=False)
+                if kind.model_args:
+                    out.print(f"{'':26}   -M {kind.model_args}", highlight=False, markup=False)
+            for setting, value in provider.sampling:
                 out.print(f"{'':26}   unset {setting}: {value}", highlight=False, markup=False)
     elif Path(what).is_dir():
         _list_suite(Path(what))
