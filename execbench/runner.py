@@ -31,6 +31,7 @@ from execbench.metrics import paired_summary, summarize, usage_summary, verdict_
 from execbench.models import get_model, sampling_defaults
 from execbench.models.base import GenerateConfig, Generation, Model, Request
 from execbench.sandbox.pool import Limits, Sandbox
+from execbench.settings import SettingError, at_least_one
 from execbench.suite import dumps, load_suite
 from execbench.tasks import Score, Task, get_task
 from execbench.tasks.base import ERROR, SCORING_ERROR, Instance, pairings
@@ -47,6 +48,10 @@ _PINNED = ("suite_sha256", "model", "base_url", "model_args", "shots", "temperat
 YOUNG_GC_THRESHOLD = 10_000
 """Allocations between two collections of the youngest generation while requests are sent
 (Python's default is 700). See :func:`_collect_less`."""
+
+
+MAX_SHOTS = 3
+"""The most worked examples a prompt may show (CodeSense's abstract prompts use three)."""
 
 
 class RunError(Exception):
@@ -96,6 +101,19 @@ class RunConfig:
                    base_url=value("base_url"), model_args=value("model_args"),
                    generate=GenerateConfig(**record["generate"]),
                    price_input=record.get("price_input"), price_output=record.get("price_output"))
+
+    def validate(self) -> None:
+        """Raise ``SettingError`` for settings no run can use, before anything is written."""
+        at_least_one({"n": self.n, "limit": self.limit})
+        if self.shots not in range(MAX_SHOTS + 1):
+            raise SettingError(f"{{0}} must be 0 to {MAX_SHOTS}", "shots")
+        self.generate.validate()
+        if (self.price_input is None) != (self.price_output is None):
+            raise SettingError("{0} and {1} go together (a cost needs both)", "price_input",
+                               "price_output")
+        if any(price is not None and price < 0 for price in (self.price_input,
+                                                             self.price_output)):
+            raise SettingError("{0} and {1} must be >= 0", "price_input", "price_output")
 
     def pinned(self, suite_sha256: str) -> dict[str, Any]:
         """What a resume or a re-score must find unchanged (``_PINNED``)."""
@@ -410,10 +428,8 @@ def _missing(chosen: list[Instance], config: RunConfig,
 
 def plan(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], int]:
     """Check the suite and any earlier run; returns (pairs still to do, pairs in total)."""
+    config.validate()
     chosen, sha = _chosen(config)
-    if config.generate.max_connections < 1:
-        raise RunError(f"max_connections must be at least 1, not "
-                       f"{config.generate.max_connections} (no request would ever be sent)")
     # A bad model name or URL, or a model that cannot answer these tasks, must fail before
     # the run folder is pinned to it.
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
@@ -428,6 +444,7 @@ def preview(config: RunConfig, out: Path) -> tuple[list[tuple[Instance, int]], i
     """What ``plan`` would return, touching nothing: no folder made, no pin written, no
     model created (a dry run needs no key). An earlier run in ``out`` with other pinned
     settings is refused as ``plan`` would."""
+    config.validate()
     chosen, sha = _chosen(config)
     _check_pinned(out, config.pinned(sha), "use a new --out folder (or the same settings "
                   "to resume)")
@@ -438,6 +455,7 @@ def run(config: RunConfig, out: Path,
         progress: Callable[[dict[str, Any]], None] | None = None,
         work: list[tuple[Instance, int]] | None = None) -> dict[str, Any]:
     """Generate and score what is missing, then write and return ``results.json``."""
+    config.validate()
     if work is None:
         work, _ = plan(config, out)
     manifest, _, _ = load_suite(Path(config.suite))
