@@ -102,6 +102,8 @@ class Registry(Generic[T]):
         self._entries[name] = entry
 
     def _load(self) -> None:
+        # Once imported, never again; a lookup while the module is being imported (by a
+        # module it imports) finds it in sys.modules and sees what is registered so far.
         if self._populate is not None:
-            module, self._populate = self._populate, None
-            importlib.import_module(module)
+            importlib.import_module(self._populate)
+            self._populate = None

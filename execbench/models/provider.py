@@ -37,6 +37,8 @@ class ModelKind:
 
 @dataclass(frozen=True)
 class Provider:
+    """A provider: how it makes a model, the name patterns it takes, its sampling."""
+
     create: Create
     kinds: tuple[ModelKind, ...]
     sampling: tuple[tuple[str, str], ...] = ()
