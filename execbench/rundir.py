@@ -41,6 +41,7 @@ from typing import Any
 from execbench import SCHEMA_VERSION, __version__
 from execbench.jsonfiles import dumps, write_atomic
 from execbench.models.base import GenerateConfig, Generation
+from execbench.settings import SettingError, at_least_one
 from execbench.tasks.base import Instance, Score
 
 SAMPLES = "samples.jsonl"
@@ -56,6 +57,10 @@ RESUME_REMEDY = "use a new --out folder (or the same settings to resume)"
 
 class RunError(Exception):
     """The run cannot start or resume (bad suite, conflicting earlier run)."""
+
+
+MAX_SHOTS = 3
+"""The most worked examples a prompt may show (CodeSense's abstract prompts use three)."""
 
 
 @dataclass
@@ -104,6 +109,19 @@ class RunConfig:
                    base_url=value("base_url"), model_args=value("model_args"),
                    generate=GenerateConfig(**record["generate"]),
                    price_input=record.get("price_input"), price_output=record.get("price_output"))
+
+    def validate(self) -> None:
+        """Raise ``SettingError`` for settings no run can use, before anything is written."""
+        at_least_one({"n": self.n, "limit": self.limit})
+        if self.shots not in range(MAX_SHOTS + 1):
+            raise SettingError(f"{{0}} must be 0 to {MAX_SHOTS}", "shots")
+        self.generate.validate()
+        if (self.price_input is None) != (self.price_output is None):
+            raise SettingError("{0} and {1} go together (a cost needs both)", "price_input",
+                               "price_output")
+        if any(price is not None and price < 0 for price in (self.price_input,
+                                                             self.price_output)):
+            raise SettingError("{0} and {1} must be >= 0", "price_input", "price_output")
 
     def pinned(self, suite_sha256: str) -> dict[str, Any]:
         """What a resume or a re-score must find unchanged (``PINNED``)."""

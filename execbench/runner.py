@@ -265,11 +265,9 @@ class Plan:
 
 def plan(config: RunConfig, out: Path) -> Plan:
     """Check the suite and any earlier run, make the model and pin the run folder."""
+    config.validate()
     suite = Suite.load(config.suite)
     chosen = _chosen(config, suite)
-    if config.generate.max_connections < 1:
-        raise RunError(f"max_connections must be at least 1, not "
-                       f"{config.generate.max_connections} (no request would ever be sent)")
     # A bad model name or URL, or a model that cannot answer these tasks, must fail before
     # the run folder is pinned to it.
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
@@ -284,6 +282,7 @@ def preview(config: RunConfig, out: Path) -> Plan:
     """What ``plan`` would find, touching nothing: no folder made, no pin written, no
     model created (a dry run needs no key). An earlier run in ``out`` with other pinned
     settings is refused as ``plan`` would."""
+    config.validate()
     suite = Suite.load(config.suite)
     chosen = _chosen(config, suite)
     check_pinned(out, config.pinned(suite.sha256), RESUME_REMEDY)
@@ -295,6 +294,7 @@ def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None 
         planned: Plan | None = None) -> dict[str, Any]:
     """Generate and score what is missing, then write and return ``results.json``'s
     record. ``planned`` is what ``plan`` returned for this run (made here if None)."""
+    config.validate()
     if planned is None:
         planned = plan(config, out)
     started = begin_session(out)

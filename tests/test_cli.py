@@ -196,7 +196,7 @@ def test_unknown_task_is_an_error_listing_the_tasks(tmp_path: Path) -> None:
     done = execbench("build", source, "--out", tmp_path / "suite", "--tasks", "output,guess")
     assert done.returncode == 2
     known = ", ".join(task_names())
-    assert f"error: unknown task guess; known tasks: {known}" in flat(done.stderr)
+    assert f"error: unknown task 'guess'; known tasks: {known}" in flat(done.stderr)
     assert not (tmp_path / "suite").exists()
 
 
@@ -403,13 +403,13 @@ def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Pa
 
 
 def test_ls_formats_describes_every_format_and_dsl() -> None:
-    from execbench.sources import DESCRIPTIONS, FORMATS
+    from execbench.sources import FORMATS, GENERATED_DESCRIPTION
 
     done = execbench("ls", "formats")
     assert done.returncode == 0
-    assert set(DESCRIPTIONS) == {*FORMATS, "dsl"}
-    for name, description in DESCRIPTIONS.items():
-        assert f"{name:10} {description}" in done.stdout
+    for name in FORMATS.names():
+        assert f"{name:10} {FORMATS.get(name).description}" in done.stdout
+    assert f"{'dsl':10} {GENERATED_DESCRIPTION}" in done.stdout
 
 
 def test_ls_models_names_reference_models_env_vars_and_model_args() -> None:
@@ -478,7 +478,7 @@ def test_ls_suite_says_what_it_holds(tiny: Path) -> None:
     assert "  output: 3 instances from 2 programs (sources: good); first: output/good/inc/0, "\
            "output/good/inc/1, output/good/rev/0" in lines
     assert refused("ls", tiny / "nowhere") == (
-        f"ls takes tasks, formats, models or a suite folder, not '{tiny / 'nowhere'}'")
+        f"ls takes tasks, formats, models, layouts or a suite folder, not '{tiny / 'nowhere'}'")
 
 
 def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: Path) -> None:

@@ -13,8 +13,8 @@ import execbench
 
 PACKAGE = Path(execbench.__file__).parent
 LAYERS = (
-    ("execbench", "execbench.program", "execbench.sandbox", "execbench.analysis",
-     "execbench.jsonfiles"),
+    ("execbench", "execbench.registry", "execbench.settings", "execbench.program",
+     "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles"),
     ("execbench.sources", "execbench.mutation"),
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",

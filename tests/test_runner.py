@@ -24,6 +24,7 @@ import pytest
 
 from execbench import runner
 from execbench.models.base import GenerateConfig
+from execbench.settings import SettingError
 from execbench.suite import BuildOptions, build_suite, load_suite
 from tests.fakeserver import FakeServer, Reply, Responder, prompt_of
 
@@ -665,7 +666,7 @@ def test_no_connections_is_refused_by_the_runner_too(small: tuple[Path, list[dic
     suite, _ = small
     config = runner.RunConfig(suite=str(suite), model="reference/oracle",
                               generate=GenerateConfig(max_connections=0))
-    with pytest.raises(runner.RunError, match="max_connections must be at least 1, not 0"):
+    with pytest.raises(SettingError, match="max_connections must be at least 1, not 0"):
         runner.run(config, tmp_path / "run")
     assert not (tmp_path / "run").exists()
 

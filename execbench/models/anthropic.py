@@ -16,6 +16,7 @@ from execbench.models.http import (
     MalformedReply,
     parse_model_args,
 )
+from execbench.models.provider import ModelKind, Provider, base_urls, env, require_key
 
 API_VERSION = "2023-06-01"
 
@@ -181,3 +182,22 @@ class MessageStream(Assembly):
     def body(self) -> dict[str, Any]:
         assert self.message is not None  # feed returns True only after message_start
         return self.message
+
+
+ANTHROPIC_URL = "https://api.anthropic.com"
+
+
+def _create(name: str, model: str, base_url: str | None,
+            model_args: dict[str, str]) -> AnthropicModel:
+    url = base_url or env("ANTHROPIC_BASE_URL") or ANTHROPIC_URL
+    return AnthropicModel(name, model, base_urls(url), require_key("ANTHROPIC_API_KEY", name),
+                          model_args)
+
+
+PROVIDER = Provider(_create, (ModelKind(
+    "anthropic/<model>", "Anthropic's API", "ANTHROPIC_API_KEY (required), ANTHROPIC_BASE_URL",
+    "extra request fields the API documents; stream=true|false (default: replies over "
+    "21,333 tokens, or the model's lower limit, stream)"),),
+    (("temperature", "1 (the API's)"),
+     ("top_p", "not sent (recent models refuse it beside a temperature)"),
+     ("max_tokens", f"{DEFAULT_MAX_TOKENS} (the API requires one)")))

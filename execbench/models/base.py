@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from execbench.settings import SettingError, at_least_one
+
 if TYPE_CHECKING:
     from execbench.tasks.base import Instance
 
@@ -37,6 +39,20 @@ class GenerateConfig:
     """Consecutive requests that reach no server, with no reply from any in between, after
     which the run stops (the circuit breaker): the server is down, and retrying each sample
     with back-off would only turn minutes of waiting into a table of errors."""
+
+    def validate(self) -> None:
+        """Raise ``SettingError`` for a setting no run can use (a pool of no connections
+        hangs; a negative delay or a zero timeout fails every request)."""
+        at_least_one({"max_connections": self.max_connections,
+                      "max_connection_failures": self.max_connection_failures})
+        if self.max_retries < 0 or self.retry_base_delay < 0 or (
+                self.timeout is not None and self.timeout <= 0):
+            raise SettingError("{0} and {1} must be >= 0 and {2} > 0", "max_retries",
+                               "retry_base_delay", "timeout")
+        if self.sample_deadline is not None and self.sample_deadline <= 0:
+            raise SettingError("{0} must be > 0 (None: no deadline)", "sample_deadline")
+        if self.server_start_timeout <= 0:
+            raise SettingError("{0} must be > 0", "server_start_timeout")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
+from execbench.models.provider import ModelKind, Provider
 
 DEFAULT_MAX_NEW_TOKENS = 1024
 """Used when ``--max-tokens`` is not given: a model has no server default to fall back on."""
@@ -237,3 +238,17 @@ def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
     ids.add(tokenizer.eos_token_id)
     ids.discard(None)
     return ids
+
+
+def _create(name: str, path: str, base_url: str | None, args: dict[str, str]) -> HFModel:
+    if base_url:
+        raise ModelError("hf models run in this process and take no --model-base-url")
+    return HFModel(name, path, args)
+
+
+PROVIDER = Provider(_create, (ModelKind(
+    "hf/<hub id or folder>", "transformers in this process (the hf extra)", "",
+    "device=cuda|cpu, dtype=auto|float32|float16|bfloat16, batch_size=N"),),
+    (("temperature", "0: greedy, whatever the model's generation_config.json says"),
+     ("top_p", "not used when greedy"),
+     ("max_tokens", f"{DEFAULT_MAX_NEW_TOKENS} (capped to what the context leaves)")))

@@ -45,6 +45,7 @@ from execbench.models.base import (
     Unreachable,
 )
 from execbench.models.openai import OpenAIModel
+from execbench.models.provider import SERVER_DEFAULTS, ModelKind, Provider
 from execbench.sandbox.confine import die_with_parent
 from execbench.sandbox.process_group import stop_group
 
@@ -209,3 +210,23 @@ class ManagedModel(ModelBase):
                 await self.client.aclose()
         finally:
             self.stop()
+
+
+def _provider(engine: Engine, description: str, model_args: str) -> Provider:
+    def create(name: str, model: str, base_url: str | None,
+               args: dict[str, str]) -> ManagedModel:
+        if base_url:
+            raise ModelError(f"{engine.name} models start their own server and take no "
+                             "--model-base-url (use openai-api/<name>/<model> for a running "
+                             "one)")
+        return ManagedModel(name, engine, model, args)
+
+    return Provider(create, (ModelKind(f"{engine.name}/<hub id or folder>", description,
+                                       f"{engine.override} (replaces the server command)",
+                                       model_args),), SERVER_DEFAULTS)
+
+
+VLLM = _provider(ENGINES["vllm"], "a vLLM server the run starts and stops",
+                 "engine flags (tensor_parallel_size=2, ...)")
+SGLANG = _provider(ENGINES["sglang"], "an SGLang server the run starts and stops",
+                   "engine flags")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from execbench.models.base import GenerateConfig, Generation, Request
+from execbench.models.base import GenerateConfig, Generation, ModelError, Request
 from execbench.models.http import (
     SYSTEM_CLOCK,
     Assembly,
@@ -15,6 +15,14 @@ from execbench.models.http import (
     HttpModel,
     MalformedReply,
     parse_model_args,
+)
+from execbench.models.provider import (
+    SERVER_DEFAULTS,
+    ModelKind,
+    Provider,
+    base_urls,
+    env,
+    require_key,
 )
 
 REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d+(?:-|$)|gpt-5)", re.IGNORECASE)
@@ -215,3 +223,43 @@ class ChatStream(Assembly):
         return {"choices": [{"index": 0, "message": message,
                              "finish_reason": self.finish_reason}],
                 "usage": self.usage}
+
+
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+def _official(name: str, model: str, base_url: str | None,
+              model_args: dict[str, str]) -> OpenAIModel:
+    url = base_url or env("OPENAI_BASE_URL") or OPENAI_URL
+    return OpenAIModel(name, model, base_urls(url), require_key("OPENAI_API_KEY", name),
+                       model_args, DOCUMENTED, official=True)
+
+
+def _compatible(name: str, rest: str, base_url: str | None,
+                model_args: dict[str, str]) -> OpenAIModel:
+    """``openai-api/<server>/<model>``: the server name selects ``<SERVER>_BASE_URL`` and
+    ``<SERVER>_API_KEY``, so several local servers can be configured side by side."""
+    server, _, model = rest.partition("/")
+    if not server or not model:
+        raise ModelError(f"model name {name!r} must look like openai-api/<name>/<model>")
+    prefix = re.sub(r"[^A-Za-z0-9]", "_", server).upper()
+    url = base_url or env(f"{prefix}_BASE_URL")
+    if not url:
+        raise ModelError(f"openai-api/{server}/... needs --model-base-url or {prefix}_BASE_URL")
+    return OpenAIModel(name, model, base_urls(url), env(f"{prefix}_API_KEY"), model_args)
+
+
+OPENAI = Provider(_official, (ModelKind(
+    "openai/<model>", "OpenAI's API", "OPENAI_API_KEY (required), OPENAI_BASE_URL",
+    "extra request fields the API documents (reasoning_effort=high, ...); "
+    "stream=true to stream replies"),),
+    (("temperature", "1 (the API's; reasoning models take no other)"),
+     ("top_p", "1 (the API's; reasoning models take no other)"),
+     ("max_tokens", "not sent: up to the model's output limit")))
+
+OPENAI_API = Provider(_compatible, (ModelKind(
+    "openai-api/<name>/<model>", "any OpenAI-compatible server (vLLM, SGLang, Ollama, "
+    "llama.cpp): --model-base-url or <NAME>_BASE_URL",
+    "<NAME>_BASE_URL, <NAME>_API_KEY (optional)",
+    "extra request fields, passed as given (top_k=20, ...); stream=true|false "
+    "(default: replies over 21,333 tokens stream)"),), SERVER_DEFAULTS)

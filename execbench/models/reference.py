@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
+from execbench.models.provider import ModelKind, Provider
+from execbench.registry import Registry, UnknownName
 from execbench.tasks import get_task, task_names
 from execbench.tasks.common.abstract import random_category
 
@@ -104,19 +107,50 @@ class ConstantModel(ModelBase):
         return Generation(text=self.answer)
 
 
-def get_reference_model(rest: str, model_args: dict[str, str]):
-    if rest == "oracle" and not model_args:
-        return OracleModel()
-    if rest == "original" and not model_args:
-        return OriginalModel()
-    if rest == "shortcut" and not model_args:
-        return ShortcutModel()
-    if rest == "random-category" and not model_args:
-        return RandomCategoryModel()
-    if rest == "constant" and set(model_args) <= {"answer"}:
-        return ConstantModel(model_args.get("answer", DEFAULT_CONSTANT))
-    if rest in ("oracle", "original", "shortcut", "random-category", "constant"):
+@dataclass(frozen=True)
+class Reference:
+    """One reference model: what it answers, and its ``-M`` options (``make`` takes them)."""
+
+    description: str
+    make: Callable[[dict[str, str]], ModelBase]
+    options: frozenset[str] = frozenset()
+    usage: str = ""
+    """The options as ``execbench ls models`` shows them."""
+
+
+REFERENCES: Registry[Reference] = Registry("reference model")
+REFERENCES.register("oracle", Reference("states the ground truth: must score 100%",
+                                        lambda _: OracleModel()))
+REFERENCES.register("constant", Reference(
+    "the same answer to every prompt: a floor",
+    lambda args: ConstantModel(args.get("answer", DEFAULT_CONSTANT)),
+    frozenset({"answer"}), "answer=TEXT"))
+REFERENCES.register("random-category", Reference(
+    "a uniformly random category of the value's type, for abstract-value instances: "
+    "CodeSense's random baseline", lambda _: RandomCategoryModel()))
+REFERENCES.register("original", Reference(
+    "the unmutated program's output (mutation and choice tasks): the reversion ceiling",
+    lambda _: OriginalModel()))
+REFERENCES.register("shortcut", Reference(
+    "the right output after a simulation with every property wrong (simulation task): "
+    "must come out all incoherent", lambda _: ShortcutModel()))
+
+
+def get_reference_model(rest: str, model_args: dict[str, str]) -> ModelBase:
+    try:
+        reference = REFERENCES.get(rest)
+    except UnknownName as exc:
+        raise ModelError(str(exc)) from None
+    if not set(model_args) <= reference.options:
         raise ModelError(f"reference/{rest} does not take model arguments {sorted(model_args)}")
-    raise ModelError(f"unknown reference model {rest!r}; choose reference/oracle, "
-                     "reference/original, reference/shortcut, reference/random-category or "
-                     "reference/constant")
+    return reference.make(model_args)
+
+
+def _create(name: str, rest: str, base_url: str | None, model_args: dict[str, str]
+            ) -> ModelBase:
+    return get_reference_model(rest, model_args)
+
+
+PROVIDER = Provider(_create, tuple(
+    ModelKind(f"reference/{name}", REFERENCES.get(name).description,
+              model_args=REFERENCES.get(name).usage) for name in REFERENCES.names()))

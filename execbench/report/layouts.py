@@ -1,7 +1,7 @@
 """Report layouts: named sets of tables (and optionally a figure) that show runs the way a
 task family's paper does. Task families name their layout (``Task.layout``); report
 modules register the layouts; the CLI and the HTML report list and dispatch them from
-``layouts()``, so a new layout needs no change to either.
+``LAYOUTS``, so a new layout needs no change to either.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from execbench.registry import Registry
 from execbench.report.tables import Table
 
 
@@ -37,21 +38,17 @@ class Layout:
     """Whether ``--by-source`` changes the layout (it is refused elsewhere)."""
 
 
-_LAYOUTS: dict[str, Layout] = {}
+LAYOUTS: Registry[Layout] = Registry("layout", populate="execbench.report", sort=True)
+"""Every layout by name; importing the report package registers them."""
 
 
 def register_layout(layout: Layout) -> Layout:
-    if layout.name in _LAYOUTS:
-        raise ValueError(f"report layout {layout.name!r} is registered twice")
-    _LAYOUTS[layout.name] = layout
-    return layout
+    return LAYOUTS.register(layout.name, layout)
 
 
 def layouts() -> dict[str, Layout]:
-    """Every registered layout, by name (importing the report package registers them)."""
-    from execbench import report  # noqa: F401
-
-    return dict(sorted(_LAYOUTS.items()))
+    """Every registered layout, by name."""
+    return {name: LAYOUTS.get(name) for name in LAYOUTS.names()}
 
 
 def pyplot() -> Any:

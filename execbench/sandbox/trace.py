@@ -39,8 +39,7 @@ class TraceOptions:
 
     def __post_init__(self) -> None:
         if self.recorder not in RECORDERS:
-            raise ValueError(f"unknown recorder {self.recorder!r}; known: "
-                             + ", ".join(sorted(RECORDERS)))
+            raise ValueError(str(RECORDERS.unknown([self.recorder])))
 
 
 def combined(options: Iterable[TraceOptions]) -> TraceOptions:
@@ -54,9 +53,9 @@ def combined(options: Iterable[TraceOptions]) -> TraceOptions:
     chosen = list(dict.fromkeys(options)) or [TraceOptions()]
     recorder = chosen[0].recorder
     for other in chosen[1:]:
-        if issubclass(RECORDERS[other.recorder], RECORDERS[recorder]):
+        if issubclass(RECORDERS.get(other.recorder), RECORDERS.get(recorder)):
             recorder = other.recorder
-        elif not issubclass(RECORDERS[recorder], RECORDERS[other.recorder]):
+        elif not issubclass(RECORDERS.get(recorder), RECORDERS.get(other.recorder)):
             raise ValueError(f"the recorders {recorder!r} and {other.recorder!r} cannot be "
                              "used in one run")
     return TraceOptions(recorder=recorder, states=any(o.states for o in chosen),

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import Any
 
+from execbench.registry import Registry
 from execbench.sandbox.values import encode, is_exact, to_literal
 
 PROGRAM_FILE = "<program>"
@@ -114,7 +115,7 @@ def compile_program(source: str, recorder: str = "lines") -> CompiledProgram:
         if first.lineno > test_end:
             heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)),
                                   range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    prepared = RECORDERS[recorder].prepare(tree)
+    prepared = RECORDERS.get(recorder).prepare(tree)
     return CompiledProgram(compile(prepared, PROGRAM_FILE, "exec"), heads, frozenset(loops),
                            frozenset(imports), recorder)
 
@@ -252,13 +253,13 @@ class Recorder:
         }
 
 
-RECORDERS: dict[str, type[Recorder]] = {Recorder.name: Recorder}
+RECORDERS: Registry[type[Recorder]] = Registry("recorder")
+RECORDERS.register(Recorder.name, Recorder)
 
 
 def register_recorder(recorder: type[Recorder]) -> type[Recorder]:
     """Make a recorder available by its ``name`` (use as a class decorator)."""
-    RECORDERS[recorder.name] = recorder
-    return recorder
+    return RECORDERS.register(recorder.name, recorder)
 
 
 def describe_exception(exc: BaseException) -> dict[str, Any]:
@@ -288,7 +289,7 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     ``program`` comes from ``compile_program`` and ``args`` from ``compile_args``. Statuses
     set here: ``ok``, ``exception`` and ``memory`` (the worker adds the process-level ones).
     """
-    recorder = RECORDERS[program.recorder](program, {**DEFAULT_OPTIONS, **options})
+    recorder = RECORDERS.get(program.recorder)(program, {**DEFAULT_OPTIONS, **options})
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
                                  **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,

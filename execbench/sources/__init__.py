@@ -11,34 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
-from functools import partial
 from pathlib import Path
 
-from execbench.sources import codesense, cruxeval, evalplus, generic, humaneval, pyfolder
+from execbench.sources import humaneval, pyfolder
 from execbench.sources.base import Loaded, Skipped, SourceError
-from execbench.sources.jsonl import Build, first_keys, load_records
+from execbench.sources.formats import FORMATS, GENERATED_DESCRIPTION, Reading, detect_format
+from execbench.sources.jsonl import load_records
 from execbench.sources.replay import TestCalls
 
-__all__ = ["DESCRIPTIONS", "FORMATS", "GENERATED", "Loaded", "Skipped", "SourceError",
-           "detect_format", "load_source"]
-
-FORMATS: tuple[str, ...] = ("cruxeval", "humaneval", "evalplus", "generic", "pyfolder",
-                            "codesense")
-
-DESCRIPTIONS = {
-    "cruxeval": "JSONL with id, code, input, output (CRUXEval); entry point f",
-    "humaneval": "JSONL(.gz) with task_id, prompt, canonical_solution, test, entry_point; "
-                 "calls from the test's candidate(...) lines; also the built-in name humaneval",
-    "evalplus": "HumanEval+ / MBPP+ JSONL(.gz); calls from base_input (--plus-inputs adds "
-                "plus_input)",
-    "generic": "JSONL with id, code, entry_point, calls (argument texts or {args, expected})",
-    "pyfolder": "a folder of .py files; calls from each file's __main__ block",
-    "codesense": "CodeSense's published Python task files (statement, branch, loop, "
-                 "input/output, quantized); recorded truth, never run",
-    "dsl": "built-in name, not a file format: sampled DSL-List programs (--count, --seed)",
-}
-"""One line per format for ``execbench ls formats`` (``dsl`` is a generator, not a file
-format, and cannot be named with ``--format``)."""
+__all__ = ["FORMATS", "GENERATED", "GENERATED_DESCRIPTION", "Loaded", "Skipped",
+           "SourceError", "detect_format", "load_source"]
 
 BUILTIN = "humaneval"
 """The spec that names the packaged HumanEval (when no file or folder has that name)."""
@@ -46,9 +28,6 @@ GENERATED = "dsl"
 """The spec that names the DSL-List generator (when no file or folder has that name)."""
 
 _SUFFIXES = (".gz", ".jsonl", ".json")
-
-_CRUXEVAL_KEYS = {"code", "input", "output"}
-_HUMANEVAL_KEYS = {"prompt", "canonical_solution", "test", "entry_point"}
 
 
 def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
@@ -60,7 +39,7 @@ def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
     ``count`` DSL-List programs from ``seed`` instead of reading a file.
     """
     if fmt is not None and fmt not in FORMATS:
-        raise SourceError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise SourceError(str(FORMATS.unknown([fmt])))
     path = Path(spec)
     if not path.exists():
         if spec == BUILTIN:
@@ -77,31 +56,7 @@ def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
                         sha256=pyfolder.folder_sha256(path))
         pyfolder.load(loaded, path)
         return loaded
-    if fmt == "pyfolder":
-        raise SourceError(f"the pyfolder format reads a folder, but {spec} is a file")
     return _load_jsonl(path, spec, _file_label(path), fmt or detect_format(path), plus_inputs)
-
-
-def detect_format(path: Path) -> str:
-    """The JSONL format whose keys the file's first JSON object has."""
-    keys = first_keys(path)
-    if keys is None:
-        raise SourceError(f"{path} holds no JSON object to detect its format from; "
-                          f"name one with --format ({', '.join(FORMATS)})")
-    present = set(keys)
-    if any(present >= codesense_keys for codesense_keys in codesense.KEY_SETS):
-        return "codesense"
-    if present >= _CRUXEVAL_KEYS:
-        return "cruxeval"
-    if "base_input" in present:
-        return "evalplus"
-    if present >= _HUMANEVAL_KEYS:
-        return "humaneval"
-    if {"code", "calls"} <= present:
-        return "generic"
-    raise SourceError(f"cannot tell the format of {path} from its keys "
-                      f"({', '.join(sorted(present)) or 'none'}); "
-                      f"name one with --format ({', '.join(FORMATS)})")
 
 
 def _load_builtin(fmt: str | None) -> Loaded:
@@ -117,22 +72,13 @@ def _load_builtin(fmt: str | None) -> Loaded:
 
 def _load_jsonl(path: Path, origin: str, name: str, fmt: str, plus_inputs: bool) -> Loaded:
     loaded = Loaded(name=name, format=fmt, origin=origin, sha256=_sha256(path))
+    chosen = FORMATS.get(fmt)
+    if chosen.build is None or chosen.id_key is None:
+        raise SourceError(f"the {fmt} format reads a folder, but {origin} is a file")
     with TestCalls() as test_calls:
-        id_key, build = _jsonl_formats(plus_inputs, test_calls)[fmt]
-        load_records(loaded, path, id_key, build)
+        reading = Reading(plus_inputs, test_calls)
+        load_records(loaded, path, chosen.id_key, lambda record: chosen.build(record, reading))
     return loaded
-
-
-def _jsonl_formats(plus_inputs: bool, test_calls: TestCalls) -> dict[str, tuple[str, Build]]:
-    """The record id key and builder of each JSONL format (HumanEval's records some calls
-    by running the test, in a sandbox ``test_calls`` starts only when a record needs it)."""
-    return {
-        "cruxeval": (cruxeval.ID_KEY, cruxeval.build),
-        "humaneval": (humaneval.ID_KEY, partial(humaneval.build, test_calls=test_calls)),
-        "evalplus": (evalplus.ID_KEY, partial(evalplus.build, plus_inputs=plus_inputs)),
-        "generic": (generic.ID_KEY, generic.build),
-        "codesense": (codesense.ID_KEY, codesense.build),
-    }
 
 
 def _file_label(path: Path) -> str:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from execbench import registry
 from execbench.analysis.spans import first_line
 from execbench.sandbox import confine, harvest_child, tracer, values
 from execbench.sandbox.process_group import stop_group
@@ -58,7 +59,7 @@ _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv"
                            ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
                            "node_modules", "build", "dist", "docs", "doc", "site-packages",
                            ".eggs"})
-_CHILD_MODULES = (tracer, values, confine, harvest_child)
+_CHILD_MODULES = (registry, tracer, values, confine, harvest_child)
 _POLL_SECONDS = 0.2
 _GRACE_SECONDS = 3.0
 REPLACED = "replaced in the sample by a later call"
@@ -277,7 +278,7 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
     for package in ("execbench", "execbench/sandbox"):
         (lib / package / "__init__.py").write_text("")
     for module in _CHILD_MODULES:
-        shutil.copy(module.__file__, lib / "execbench" / "sandbox")
+        shutil.copy(module.__file__, lib.joinpath(*module.__name__.split(".")[:-1]))
     for folder in ("home", "tmp"):
         (scratch / folder).mkdir()
     files: dict[str, dict[str, Any]] = {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from execbench import SCHEMA_VERSION
+from execbench.registry import Registry
 from execbench.sandbox.trace import TraceOptions
 
 if TYPE_CHECKING:
@@ -363,34 +364,22 @@ class Task(Protocol):
     # can answer.
 
 
-_REGISTRY: dict[str, Task] = {}
+TASKS: Registry[Task] = Registry("task", populate="execbench.tasks", sort=True)
+"""Every task by name; importing the ``execbench.tasks`` package registers the built-in ones."""
 
 
 def register(task: Task) -> Task:
-    if task.name in _REGISTRY:
-        raise ValueError(f"task {task.name!r} is registered twice")
-    _REGISTRY[task.name] = task
-    return task
+    return TASKS.register(task.name, task)
 
 
 def pairings() -> dict[str, Pairing]:
     """Every pairing the registered tasks declare, by name."""
-    from execbench import tasks  # noqa: F401
-
-    return {p.name: p for name in sorted(_REGISTRY) for p in _REGISTRY[name].pairings}
+    return {p.name: p for name in TASKS.names() for p in TASKS.get(name).pairings}
 
 
 def get_task(name: str) -> Task:
-    from execbench import tasks  # noqa: F401 - importing the package registers every task
-
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise KeyError(f"unknown task {name!r}; known tasks: {known}") from None
+    return TASKS.get(name)
 
 
 def task_names() -> list[str]:
-    from execbench import tasks  # noqa: F401
-
-    return sorted(_REGISTRY)
+    return TASKS.names()

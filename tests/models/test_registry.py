@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -154,14 +153,39 @@ def test_model_args_are_request_fields_checked_where_the_api_lists_them(
     assert served.extra_fields == {"min_p": 0.1, "chat_template_kwargs": {"a": True}}
 
 
-def test_reference_models_are_delegated(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = []
-    module = types.ModuleType("execbench.models.reference")
-    module.get_reference_model = lambda rest, args: calls.append((rest, args)) or "model"
-    monkeypatch.setitem(sys.modules, "execbench.models.reference", module)
-    assert get_model("reference/oracle", model_args={"accuracy": "0.5"}) == "model"
-    assert get_model("reference/noisy/x") == "model"
-    assert calls == [("oracle", {"accuracy": "0.5"}), ("noisy/x", {})]
+def test_reference_models_take_only_their_own_options() -> None:
+    from execbench.models.reference import ConstantModel, OracleModel
+
+    assert isinstance(get_model("reference/oracle"), OracleModel)
+    assert get_model("reference/constant", model_args={"answer": "x"}).answer == "x"
+    with pytest.raises(ModelError, match=r"reference/oracle does not take model arguments "
+                                         r"\['accuracy'\]"):
+        get_model("reference/oracle", model_args={"accuracy": "0.5"})
+    assert isinstance(get_model("reference/constant"), ConstantModel)
+
+
+def test_a_misspelt_name_gets_the_closest_known_one() -> None:
+    with pytest.raises(ModelError) as error:
+        get_model("reference/oracel")
+    assert str(error.value) == (
+        "unknown reference model 'oracel'; did you mean 'oracle'? known reference models: "
+        "oracle, constant, random-category, original, shortcut")
+    with pytest.raises(ModelError, match="unknown model provider 'opneai'; did you mean "
+                                         "'openai'?"):
+        get_model("opneai/gpt-4o")
+
+
+def test_naming_a_provider_imports_only_that_provider() -> None:
+    """The HTTP client is the slow import: a reference model, or the command line, must
+    not pay for it."""
+    import subprocess
+
+    code = ("import sys, execbench.cli, execbench.models as m; m.get_model('reference/oracle'); "
+            "print(sorted({'aiohttp', 'execbench.models.openai', 'execbench.models.managed'} "
+            "& set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
 
 
 def test_keys_load_from_dotenv_in_the_working_directory(tmp_path: Path) -> None:

@@ -56,11 +56,13 @@ def test_combined_options_record_what_each_asks_for() -> None:
         "properties"
 
 
-def test_recorders_that_do_not_extend_each_other_cannot_be_combined(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recorders_that_do_not_extend_each_other_cannot_be_combined() -> None:
     class Other(tracer.Recorder):
         name = "other"
 
-    monkeypatch.setitem(tracer.RECORDERS, "other", Other)
-    with pytest.raises(ValueError, match="cannot be used in one run"):
-        combined([TraceOptions(recorder="properties"), TraceOptions(recorder="other")])
+    tracer.register_recorder(Other)
+    try:
+        with pytest.raises(ValueError, match="cannot be used in one run"):
+            combined([TraceOptions(recorder="properties"), TraceOptions(recorder="other")])
+    finally:
+        tracer.RECORDERS.unregister(Other.name)

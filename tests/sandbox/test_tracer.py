@@ -415,7 +415,7 @@ def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
         program = tracer.compile_program(CLASSIFY, Comparisons.name)
         traced = tracer.run(program, "classify", tracer.compile_args("[1, 5, 7], 4"), {})
     finally:
-        del tracer.RECORDERS[Comparisons.name]
+        tracer.RECORDERS.unregister(Comparisons.name)
     assert traced["comparisons"] == [[9, False], [9, True], [9, True]]  # `if v > threshold`
     assert {k: traced[k] for k in ("lines", "branches", "loops", "value")} == \
         {k: plain[k] for k in ("lines", "branches", "loops", "value")}

@@ -173,7 +173,7 @@ def test_whole_source_errors(tmp_path: Path) -> None:
     unknown = _write(tmp_path / "odd.jsonl", ['{"question": 1, "answer": 2}'])
     with pytest.raises(SourceError, match="answer, question.*--format") as info:
         load_source(str(unknown))
-    assert all(name in str(info.value) for name in FORMATS)
+    assert all(name in str(info.value) for name in FORMATS.names())
     with pytest.raises(SourceError, match="no such file"):
         load_source(str(tmp_path / "missing.jsonl"))
     empty = _write(tmp_path / "empty.jsonl", ["not json"])

@@ -5,6 +5,7 @@ with no other change anywhere."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,10 @@ class Parity(TaskBase):
 
 
 @pytest.fixture()
-def toy(monkeypatch: pytest.MonkeyPatch) -> Parity:
-    task = Parity()
-    monkeypatch.setitem(base._REGISTRY, task.name, task)
-    return task
+def toy() -> Iterator[Parity]:
+    task = base.register(Parity())
+    yield task
+    base.TASKS.unregister(task.name)
 
 
 def test_a_registered_task_appears_in_ls_results_and_reports(toy: Parity,

@@ -1,0 +1,153 @@
+"""``execbench build``: trace programs from sources and write a suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from execbench.cli.app import (
+    counts_at_least_one,
+    err,
+    fail,
+    out,
+    pairs,
+    progress_bar,
+    task_list,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from execbench.suite import BuildOptions
+
+SHOWN_SKIPS = 20
+"""Skipped records named on stderr; the rest are counted (the manifest lists them all)."""
+
+
+def build(
+    sources: Annotated[list[str], typer.Argument(
+        help="JSONL files (.jsonl/.jsonl.gz), folders of .py files, 'humaneval' (the "
+             "packaged HumanEval) or 'dsl' (sampled DSL-List programs).")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
+    tasks: Annotated[str, typer.Option(help="Comma-separated task names.")] = "output,input",
+    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Use only the first N programs.")] = None,
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help="Source format, detected if omitted (`execbench ls formats` lists "
+                         "them).")] = None,
+    max_calls: Annotated[int | None, typer.Option(
+        help="At most K calls per program, chosen with the seed.")] = None,
+    plus_inputs: Annotated[bool, typer.Option(
+        help="Also use EvalPlus's generated plus_input calls.")] = False,
+    count: Annotated[int | None, typer.Option(
+        help="With the source 'dsl': how many DSL-List programs to sample (default 100).")
+    ] = None,
+    mutate: Annotated[bool, typer.Option(
+        help="Build every task on a single-site mutant of each program (unseen variants).")
+    ] = False,
+    buggy: Annotated[bool, typer.Option(
+        help="Build every task on the known bug of each program (HumanEvalPack), with the "
+             "test call that reveals it; programs without one are skipped.")] = False,
+    task_option: Annotated[list[str], typer.Option(
+        "--task-option", "-T", help="Task option key=value (repeatable); `execbench ls tasks` "
+                                    "lists each task's keys and values.")] = [],  # noqa: B006
+    workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPUs).")] = None,
+    cpu_seconds: Annotated[float, typer.Option(help="CPU-time limit per call.")] = 2.0,
+    memory_mb: Annotated[int, typer.Option(help="Address-space limit per worker, MB.")] = 1024,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace a different suite (or a run) already in the --out folder.")] = False,
+) -> None:
+    """Trace programs from SOURCES and write a benchmark suite."""
+    from execbench.sandbox.pool import Limits
+    from execbench.sources import FORMATS, GENERATED
+    from execbench.suite import BuildOptions
+
+    counts_at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
+                         "--workers": workers})
+    names = task_list(tasks)
+    if fmt is not None and fmt not in FORMATS:
+        fail(str(FORMATS.unknown([fmt])))
+    if count is not None and not any(spec == GENERATED and not Path(spec).exists()
+                                     for spec in sources):
+        fail(f"--count sets how many programs the {GENERATED} source samples, and no "
+             f"source is {GENERATED}")
+    replaces_run = _check_build_out(out_dir, overwrite)
+    limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
+                    memory_mb=memory_mb)
+    options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
+                           plus_inputs=plus_inputs, mutate=mutate, buggy=buggy,
+                           count=100 if count is None else count,
+                           task_options=pairs(task_option, "-T"),
+                           limits=limits, workers=workers, overwrite=overwrite)
+    manifest = _traced(sources, out_dir, options)
+    if replaces_run:
+        from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
+
+        for name in (RUN_CONFIG, SAMPLES, RESULTS):
+            (out_dir / name).unlink(missing_ok=True)
+    out.print(_build_summary(manifest.to_record(), out_dir), highlight=False, markup=False)
+
+
+def _traced(sources: list[str], out_dir: Path, options: BuildOptions) -> dict[str, Any]:
+    """Build the suite with a progress bar, naming the first skipped records."""
+    from execbench.suite import SuiteError, build_suite
+
+    skipped: list[str] = []
+
+    def skip(message: str) -> None:
+        skipped.append(message)
+        if len(skipped) <= SHOWN_SKIPS:
+            warn(message, "skipped")
+
+    with progress_bar() as bar:
+        job = bar.add_task("tracing", total=None, note="")
+        try:
+            manifest = build_suite(sources, out_dir, options, warn=skip,
+                                   progress=lambda done, total: bar.update(job, completed=done,
+                                                                           total=total))
+        except SuiteError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            err.print(f"interrupted; nothing was written to {out_dir}")
+            raise typer.Exit(130) from None
+    if len(skipped) > SHOWN_SKIPS:
+        err.print(f"... and {len(skipped) - SHOWN_SKIPS} more skipped records "
+                  "(see manifest.json)")
+    return manifest
+
+
+def _check_build_out(out_dir: Path, overwrite: bool) -> bool:
+    """Whether the suite replaces a run in ``out_dir``. A suite written into a run folder
+    would sit beside samples of other instances: refused, or with --overwrite the run's
+    files are removed once the suite is written. (A different suite in the folder is
+    refused by the build itself, once the sources are read.)"""
+    from execbench.runner import RUN_CONFIG
+
+    if not (out_dir / RUN_CONFIG).is_file():
+        return False
+    if not overwrite:
+        fail(f"{out_dir} holds a run (it has {RUN_CONFIG}); add --overwrite to replace it "
+             "with a suite, or choose another --out")
+    return True
+
+
+def _build_summary(manifest: dict[str, Any], out_dir: Path) -> str:
+    """What was built, in one unit per line: instances and the programs they come from per
+    task, then what was traced, then what was skipped, by kind."""
+    counts = manifest["counts"]
+    lines = [f"{counts['instances']} instances -> {out_dir}"]
+    for task, number in counts["by_task"].items():
+        lines.append(f"  {task}: {number} instances from "
+                     f"{counts['programs_by_task'][task]} programs")
+    skipped = counts["skipped"]
+    kinds = [f"{skipped[kind]} {kind}" for kind in ("records", "programs", "calls")
+             if skipped[kind]]
+    if skipped["instances"]:
+        per_task = ", ".join(f"{task} {n}" for task, n in skipped["instances"].items())
+        kinds.append(f"{sum(skipped['instances'].values())} instances ({per_task})")
+    lines.append(f"traced {counts['calls']} calls of {counts['programs']} programs; skipped: "
+                 f"{', '.join(kinds) or 'nothing'} (manifest.json lists each)")
+    for name, stated in manifest.get("task_counts", {}).items():
+        lines.append(f"{name}: " + ", ".join(f"{key} {value}" for key, value in stated.items()))
+    return "\n".join(lines)

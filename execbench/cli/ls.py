@@ -1,0 +1,109 @@
+"""``execbench ls``: what the registries hold (tasks, source formats, model kinds, report
+layouts), or what a suite holds. Each list is read from the registry that the command
+line resolves names in, so what is listed is what is accepted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from execbench.cli.app import fail, out
+
+
+def _tasks() -> list[str]:
+    from execbench.tasks.base import TASKS
+
+    lines = []
+    for name in TASKS.names():
+        task = TASKS.get(name)
+        runs = " (runs model-written code, in the sandbox)" if task.runs_model_code else ""
+        lines.append(f"{name:18} {task.description} [{task.family}]{runs}")
+        lines += [f"{'':16}   -T {option.name}={option.accepted}: {option.help} "
+                  f"(default {option.choices[0]})" for option in task.options]
+    return lines
+
+
+def _formats() -> list[str]:
+    from execbench.sources import FORMATS, GENERATED, GENERATED_DESCRIPTION
+
+    lines = [f"{name:10} {FORMATS.get(name).description}" for name in FORMATS.names()]
+    return [*lines, f"{GENERATED:10} {GENERATED_DESCRIPTION}"]
+
+
+def _models() -> list[str]:
+    from execbench.models import MODELS
+
+    lines = []
+    for provider in map(MODELS.get, MODELS.names()):
+        for kind in provider.kinds:
+            lines.append(f"{kind.name:26} {kind.description}")
+            if kind.env:
+                lines.append(f"{'':26}   environment: {kind.env}")
+            if kind.model_args:
+                lines.append(f"{'':26}   -M {kind.model_args}")
+        lines += [f"{'':26}   unset {setting}: {value}" for setting, value in provider.sampling]
+    return lines
+
+
+def _layouts() -> list[str]:
+    from execbench.report.layouts import LAYOUTS
+
+    lines = []
+    for name in LAYOUTS.names():
+        layout = LAYOUTS.get(name)
+        extras = [note for note, has in (("--plot", layout.figure is not None),
+                                         ("--by-source", layout.by_source)) if has]
+        lines.append(f"{name:16} {layout.description}"
+                     + (f" ({', '.join(extras)})" if extras else ""))
+    return lines
+
+
+LISTINGS: dict[str, Callable[[], list[str]]] = {
+    "tasks": _tasks, "formats": _formats, "models": _models, "layouts": _layouts}
+"""What ``execbench ls WHAT`` prints, one line per entry (indented lines detail it)."""
+
+
+def list_things(what: Annotated[str, typer.Argument(
+        help="tasks, formats, models, layouts, or a suite folder.")] = "tasks") -> None:
+    """List the tasks (with their -T options), source formats, model kinds (with their
+    environment variables and -M keys), report layouts, or what a suite holds."""
+    if what in LISTINGS:
+        out.print("\n".join(LISTINGS[what]()), highlight=False, markup=False)
+    elif Path(what).is_dir():
+        _list_suite(Path(what))
+    else:
+        fail(f"ls takes {', '.join(LISTINGS)} or a suite folder, not {what!r}")
+
+
+def _list_suite(folder: Path) -> None:
+    """What a suite holds: where it came from, with which options, and per task how many
+    instances, from how many programs and sources, with the first ids."""
+    from execbench.suite import SuiteError, load_suite
+
+    try:
+        typed, instances, sha = load_suite(folder)
+    except SuiteError as exc:
+        fail(str(exc))
+    manifest = typed.to_record()
+    say = [f"suite {folder}: {len(instances)} instances, sha256 {sha[:16]}, built by "
+           f"execbench {manifest['execbench_version']} on Python {manifest['python']}"]
+    for source in manifest["sources"]:
+        say.append(f"  source {source['name']} ({source['format']}, {source['origin']}): "
+                   f"{source['programs']} programs")
+    options = {key: manifest[key]
+               for key in ("seed", "limit", "max_calls", "plus_inputs", "mutate", "buggy")
+               if manifest.get(key) not in (None, False)}
+    options.update({f"-T {k}": v for k, v in manifest.get("task_options", {}).items()})
+    say.append("  options: " + (", ".join(f"{k}={v}" for k, v in options.items()) or "none"))
+    for task in manifest["tasks"]:
+        mine = [inst for inst in instances if inst.task == task]
+        programs = len({inst.program_id for inst in mine})
+        sources = ", ".join(sorted({inst.source for inst in mine})) or "none"
+        first = ", ".join(inst.id for inst in mine[:3])
+        say.append(f"  {task}: {len(mine)} instances from {programs} programs (sources: "
+                   f"{sources}){'; first: ' + first if first else ''}")
+    say.append(f"  skipped: {len(manifest['skipped'])} entries (listed in manifest.json)")
+    out.print("\n".join(say), highlight=False, markup=False)

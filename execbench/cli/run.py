@@ -1,0 +1,302 @@
+"""``execbench run``: evaluate a model on a suite, resumably."""
+
+from __future__ import annotations
+
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from execbench.cli.app import (
+    err,
+    fail,
+    fail_setting,
+    out,
+    pairs,
+    print_results,
+    progress_bar,
+    task_list,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from execbench.rundir import RunConfig, Sample
+    from execbench.tasks.base import Instance
+
+UNREACHABLE = 3
+"""Exit status of a run that stopped because no model server answers: apart from bad input
+(2) and failed requests (1), so that a batch job can wait for the server and resume."""
+
+FLAGS = {"n": "-n", "limit": "--limit", "shots": "--shots",
+         "max_connections": "--max-connections",
+         "max_connection_failures": "--max-connection-failures",
+         "max_retries": "--max-retries", "retry_base_delay": "--retry-delay",
+         "timeout": "--timeout", "sample_deadline": "--sample-deadline",
+         "server_start_timeout": "--server-start-timeout",
+         "price_input": "--price-input", "price_output": "--price-output"}
+"""The flag of each setting ``RunConfig.validate`` checks, for its messages."""
+
+CHARS_PER_TOKEN = 4
+"""The usual ratio of characters to tokens for English and code with BPE tokenizers; the
+estimate needs no tokenizer, so a dry run works for any model."""
+
+# The options, apart from the command so that it reads as what it does.
+Suite = Annotated[Path, typer.Option(help="Suite folder made by `execbench build`.")]
+ModelName = Annotated[str, typer.Option(
+    help="provider/model, e.g. openai/gpt-4o, openai-api/vllm/Qwen/Qwen2.5-7B, hf/gpt2, "
+         "anthropic/claude-sonnet-4-5, vllm/Qwen/Qwen2.5-7B (starts a vLLM server; "
+         "sglang/... likewise), reference/oracle.")]
+OutDir = Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable).")]
+Samples = Annotated[int, typer.Option("-n", help="Samples per instance.")]
+Temperature = Annotated[float | None, typer.Option(
+    help="Sampling temperature (default: the provider's; hf: greedy).")]
+TopP = Annotated[float | None, typer.Option(
+    help="Nucleus sampling: keep the smallest set of tokens with this total probability "
+         "(default: the provider's).")]
+MaxTokens = Annotated[int | None, typer.Option(
+    help="Most tokens per response (default: the provider's; hf: 1024).")]
+Seed = Annotated[int | None, typer.Option(help="Sampling seed; sample i is sent seed+i.")]
+MaxConnections = Annotated[int, typer.Option(help="Concurrent requests.")]
+Limit = Annotated[int | None, typer.Option(help="At most N instances per task.")]
+Tasks = Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")]
+Shots = Annotated[int, typer.Option(
+    help="Worked examples in each prompt, 0 to 3 (the CodeSense tasks and abstract "
+         "values take up to 3; other tasks show their one example for any N >= 1).")]
+BaseUrls = Annotated[list[str], typer.Option(
+    metavar="URL",
+    help="Base URL of the model's server; several (repeated, or separated by commas) "
+         "are replicas of one model: each request goes to the one with the fewest in "
+         "flight, and one that keeps failing is left out for a while.")]
+ModelArgs = Annotated[list[str], typer.Option(
+    "--model-arg", "-M", metavar="KEY=VALUE",
+    help="Repeatable: an extra request field for HTTP "
+    "models, an engine flag for vllm/ and sglang/ (-M tensor_parallel_size=2), an option "
+    "of hf/ and reference/ models; `execbench ls models` lists them.")]
+MaxRetries = Annotated[int, typer.Option(help="Retries per failed request.")]
+Timeout = Annotated[float | None, typer.Option(
+    help="Seconds an attempt may wait for data (each read, or each gap between the events "
+         "of a streamed reply). Default: 600 for reasoning models (o-series, gpt-5, "
+         "-M reasoning_effort, -M thinking); else 120, more for a long reply that is not "
+         "streamed (its max tokens at 128,000 an hour, up to 600).")]
+SampleDeadline = Annotated[float | None, typer.Option(
+    help="Seconds one sample may take over all its attempts and back-off "
+         "(default 3600); 0: no deadline.")]
+RetryDelay = Annotated[float, typer.Option(
+    help="First back-off in seconds before a retry; doubles each time, up to 60.")]
+RetryErrors = Annotated[bool, typer.Option(
+    help="On resume, ask again for samples whose request failed.")]
+MaxConnectionFailures = Annotated[int, typer.Option(
+    help="Stop the run (exit 3) after this many requests in a row could not connect to "
+         "any server; the same command resumes it.")]
+PriceInput = Annotated[float | None, typer.Option(
+    help="Price per million input tokens, for the cost estimate (with --price-output).")]
+PriceOutput = Annotated[float | None, typer.Option(
+    help="Price per million output tokens, for the cost estimate.")]
+ServerStartTimeout = Annotated[float, typer.Option(
+    help="Seconds a server the run starts (vllm/, sglang/) has to become healthy.")]
+ProgressEvery = Annotated[float, typer.Option(
+    help="Seconds between one-line progress updates when stderr is not a terminal "
+         "(a batch job's log); a terminal gets a progress bar.")]
+DryRun = Annotated[bool, typer.Option(
+    help="Send nothing and write nothing: show the first prompt of each task, the "
+         "number of requests and an estimate of the input tokens.")]
+
+
+def run(
+    suite: Suite, model: ModelName, out_dir: OutDir, samples: Samples = 1,
+    temperature: Temperature = None, top_p: TopP = None, max_tokens: MaxTokens = None,
+    seed: Seed = None, max_connections: MaxConnections = 16, limit: Limit = None,
+    tasks: Tasks = None, shots: Shots = 0,
+    model_base_url: BaseUrls = [],  # noqa: B006
+    model_arg: ModelArgs = [],  # noqa: B006
+    max_retries: MaxRetries = 5, timeout: Timeout = None,
+    sample_deadline: SampleDeadline = 3600.0, retry_delay: RetryDelay = 1.0,
+    retry_errors: RetryErrors = False, max_connection_failures: MaxConnectionFailures = 5,
+    price_input: PriceInput = None, price_output: PriceOutput = None,
+    server_start_timeout: ServerStartTimeout = 900.0, progress_every: ProgressEvery = 30.0,
+    dry_run: DryRun = False,
+) -> None:
+    """Evaluate MODEL on SUITE; re-run the same command to resume."""
+    from execbench import runner
+    from execbench.models.base import GenerateConfig
+    from execbench.settings import SettingError
+
+    if sample_deadline is not None and sample_deadline < 0:
+        fail("--sample-deadline must be >= 0 (0: no deadline)")
+    if progress_every <= 0:
+        fail("--progress-every must be > 0")
+    config = runner.RunConfig(
+        suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
+        tasks=None if tasks is None else task_list(tasks, known_only=False),
+        base_url=",".join(model_base_url) or None, model_args=pairs(model_arg, "-M"),
+        retry_errors=retry_errors, price_input=price_input, price_output=price_output,
+        generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                                seed=seed, max_connections=max_connections,
+                                max_retries=max_retries, timeout=timeout,
+                                sample_deadline=sample_deadline or None,
+                                retry_base_delay=retry_delay,
+                                server_start_timeout=server_start_timeout,
+                                max_connection_failures=max_connection_failures))
+    try:
+        config.validate()
+    except SettingError as exc:
+        fail_setting(exc, FLAGS)
+    if dry_run:
+        _dry_run(config, out_dir)
+    else:
+        _evaluate(config, out_dir, progress_every)
+
+
+def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
+    """Run, with progress on stderr, then the results table and what the run cost."""
+    from execbench import runner
+    from execbench.models.base import ModelError, Unreachable
+    from execbench.suite import SuiteError
+
+    # A batch system ends a job with SIGTERM: stop as on Ctrl-C, so the samples are flushed,
+    # the session recorded and a server the run started is stopped with it.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        planned = runner.plan(config, out_dir)
+        work, total = planned.work, planned.total
+        if len(work) < total:
+            err.print(f"resuming: {total - len(work)} of {total} samples already in {out_dir}")
+        with progress_bar() as bar:
+            job = bar.add_task(config.model, total=len(work), note="")
+            tally = _Tally(len(work), progress_every,
+                           lambda done, note: bar.update(job, completed=done, note=note))
+            results = runner.run(config, out_dir, progress=tally.add, planned=planned)
+    except Unreachable as exc:
+        fail(str(exc), UNREACHABLE)
+    except (runner.RunError, SuiteError, ModelError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        err.print(f"interrupted; run the same command again to resume from {out_dir}")
+        raise typer.Exit(130) from None
+    print_results([results])
+    _print_usage(results)
+    err.print(f"samples in {out_dir / runner.SAMPLES}, results in {out_dir / runner.RESULTS}, "
+              f"settings and sessions in {out_dir / runner.RUN_CONFIG}", highlight=False)
+    errors = results["counts"]["verdicts"].get("error", 0)
+    if errors:
+        err.print(f"[yellow]{errors} requests failed[/] (verdict 'error'; "
+                  "--retry-errors asks again on the next run)")
+    if errors and errors == results["counts"]["samples"]:
+        raise typer.Exit(1)  # nothing was answered: let scripts and CI notice
+
+
+class _Tally:
+    """Counts samples as they come and shows progress: on a terminal a bar, redrawn at most
+    ten times a second (a fast server answers hundreds a second); in a log a line every
+    ``every`` seconds, which a bar would fill with control characters."""
+
+    def __init__(self, total: int, every: float, redraw: Callable[[int, str], Any]) -> None:
+        self.total = total
+        self.redraw = redraw
+        self.counts = {"correct": 0, "error": 0, "done": 0}
+        self.terminal = err.is_terminal  # asked once: the question is a system call
+        self.shown = 0.0
+        self.lines = _ProgressLines(total, every)
+
+    def note(self) -> str:
+        said = f"{self.counts['correct'] / self.counts['done']:.1%} correct"
+        return said + f", {self.counts['error']} errors" if self.counts["error"] else said
+
+    def add(self, sample: Sample) -> None:
+        self.counts["done"] += 1
+        self.counts["correct"] += sample.correct
+        self.counts["error"] += sample.verdict == "error"
+        if not self.terminal:
+            self.lines.update(self.counts["done"], self.note)
+            return
+        now = time.monotonic()
+        if now - self.shown >= 0.1 or self.counts["done"] == self.total:
+            self.shown = now
+            self.redraw(self.counts["done"], self.note())
+
+
+class _ProgressLines:
+    """Progress as a line every ``every`` seconds, for logs a progress bar would fill with
+    control characters (batch jobs, Slurm); the last sample always gets its line."""
+
+    def __init__(self, total: int, every: float) -> None:
+        self.total = total
+        self.every = every
+        self.start = self.last = time.monotonic()
+
+    def update(self, done: int, note: Callable[[], str]) -> None:
+        """Print a line if it is time; ``note`` is made only then."""
+        now = time.monotonic()
+        if now - self.last < self.every and done < self.total:
+            return
+        self.last = now
+        rate = done / max(now - self.start, 1e-9)
+        left = f", about {(self.total - done) / rate:.0f} s left" if done < self.total else ""
+        err.print(f"progress: {done}/{self.total} samples ({done / self.total:.0%}), {note()}, "
+                  f"{rate:.1f} samples/s{left}", highlight=False)
+
+
+def _print_usage(results: dict[str, Any]) -> None:
+    """What the run cost, on stderr: requests, tokens, latency, wall time, cost."""
+    usage = results["usage"]
+    said = (f"usage: {usage['requests']:,} requests ({usage['retries']:,} retries), "
+            f"{usage['input_tokens']:,} input and {usage['output_tokens']:,} output tokens")
+    latency = usage["latency_seconds"]
+    if latency is not None:
+        said += (f"; latency p50 {latency['p50']:.3g} s, p90 {latency['p90']:.3g} s, "
+                 f"p99 {latency['p99']:.3g} s")
+    said += f"; wall {usage['wall_seconds']:.1f} s"
+    if "cost" in usage:
+        said += f"; cost {usage['cost']['total']:.4g} at the prices given"
+    counts = results["counts"]
+    if counts["truncated"] or counts["refused"]:
+        said += (f"; {counts['truncated']} answers cut off at the token limit, "
+                 f"{counts['refused']} refused or filtered")
+    err.print(said, highlight=False)
+
+
+def _dry_run(config: RunConfig, out_dir: Path) -> None:
+    """Requests per task with their estimated input tokens, then each task's first prompt."""
+    from execbench import runner
+    from execbench.models import ModelError, get_model
+    from execbench.suite import SuiteError
+
+    try:
+        planned = runner.preview(config, out_dir)
+    except (runner.RunError, SuiteError) as exc:
+        fail(str(exc))
+    try:
+        get_model(config.model, base_url=config.base_url, model_args=config.model_args)
+    except ModelError as exc:
+        warn(f"the run would stop here: {exc}")
+    out.print(_dry_run_text(config, out_dir, planned.work, planned.total), highlight=False,
+              markup=False)
+
+
+def _dry_run_text(config: RunConfig, out_dir: Path, work: list[tuple[Instance, int]],
+                  total: int) -> str:
+    from execbench.tasks import get_task
+
+    per_task: dict[str, list[int]] = {}
+    firsts: dict[str, tuple[str, list[dict[str, str]]]] = {}
+    for instance, _ in work:
+        messages = get_task(instance.task).prompt(instance, config.shots)
+        chars = sum(len(message["content"]) for message in messages)
+        per_task.setdefault(instance.task, []).append(chars)
+        firsts.setdefault(instance.task, (instance.id, messages))
+    say = [f"dry run: {len(work)} requests to {config.model} (n={config.n}); "
+           f"{total - len(work)} of {total} already in {out_dir}; nothing sent or written"]
+    tokens = 0
+    for task, sizes in per_task.items():
+        estimate = sum(sizes) // CHARS_PER_TOKEN
+        tokens += estimate
+        say.append(f"  {task}: {len(sizes)} requests, about {estimate:,} input tokens")
+    say.append(f"about {tokens:,} input tokens in all (characters / {CHARS_PER_TOKEN}; "
+               "responses not counted)")
+    for task, (instance_id, messages) in firsts.items():
+        say.append(f"\n--- first {task} prompt: {instance_id} ---")
+        say += [f"[{message['role']}]\n{message['content']}" for message in messages]
+    return "\n".join(say)

@@ -1,0 +1,63 @@
+"""``execbench show``: logged samples with their prompts, answers and verdicts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from execbench.cli.app import counts_at_least_one, fail, out, warn
+
+
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
+    task: Annotated[str | None, typer.Option(help="Only this task's samples.")] = None,
+    verdict: Annotated[str | None, typer.Option(
+        help="Only samples with this verdict (correct, incorrect, unparsable, error, ...).")
+    ] = None,
+    source: Annotated[str | None, typer.Option(help="Only this source's samples.")] = None,
+    instance: Annotated[str | None, typer.Option(
+        help="Only this instance, or the instances whose id starts so.")] = None,
+    limit: Annotated[int, typer.Option(help="At most N samples.")] = 10,
+    fmt: Annotated[str, typer.Option("--format", help="text or json (one document).")
+                   ] = "text",
+) -> None:
+    """Show logged samples: the prompt (rendered again from the suite), the raw response,
+    the extracted answer, the truth and the verdict."""
+    from execbench.report.samples import Filter, load_samples
+    from execbench.runner import RunError
+
+    counts_at_least_one({"--limit": limit})
+    if fmt not in ("text", "json"):
+        fail(f"unknown format {fmt!r}; choose text or json")
+    try:
+        shown = load_samples(run_dir, Filter(task, verdict, source, instance), limit)
+    except RunError as exc:
+        fail(str(exc))
+    for warning in shown.warnings:
+        warn(warning)
+    if not shown.samples:
+        fail(f"no sample in {run_dir} matches")
+    if fmt == "json":
+        sys.stdout.write(json.dumps({"model": shown.model, "samples": shown.samples},
+                                    indent=2, ensure_ascii=False) + "\n")
+        return
+    for record in shown.samples:
+        say = [f"=== {record['instance_id']} sample {record['sample']}: {record['verdict']} "
+               f"({shown.model}) ===",
+               f"answer: {record['answer']}", f"truth: {record['truth']}"]
+        if record["detail"]:
+            say.append(f"detail: {record['detail']}")
+        if record["prompt"] is None:
+            say.append("--- prompt: not in the suite ---")
+        else:
+            note = " (differs from the one sent)" if record["prompt_changed"] else ""
+            say.append(f"--- prompt{note} ---")
+            say += [f"[{message['role']}]\n{message['content']}" for message in record["prompt"]]
+        say.append("--- response ---")
+        say.append(record["response"] if record["response"] is not None
+                   else f"(none: {record['error']})")
+        out.print("\n".join(say) + "\n", highlight=False, markup=False)
