@@ -269,10 +269,11 @@ def test_doctor_lists_every_confinement_layer_and_its_state() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     on = int(lines[0].split()[1])
-    assert lines[0] == f"sandbox: {on} of 6 confinement layers on"
-    state = {line[2:15].strip(): line[15:] for line in lines[1:7]}
-    assert list(state) == ["seccomp", "landlock", "user", "network", "environment",
-                           "audit hook"]
+    names = list(confine.Plan(root="/tmp").layers())
+    assert lines[0] == f"sandbox: {on} of {len(names)} confinement layers on"
+    state = {line[2:15].strip(): line[15:] for line in lines[1:1 + len(names)]}
+    assert list(state) == ["isolation", "ipc", "temp root", "seccomp", "landlock", "user",
+                           "network", "environment", "audit hook"] == names
     assert on == sum(text.startswith("on") for text in state.values())
     plan = confine.probe("/tmp")
     assert state["seccomp"].startswith("on") == plan.seccomp

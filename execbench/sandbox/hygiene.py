@@ -25,7 +25,8 @@ PRELOAD = (
 a program importing anything else makes its runner recycle after the call."""
 WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT,
                    signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
-RUNNER_MODULES = ("__main__", "execbench.sandbox.tracer", "execbench.sandbox.properties",
+RUNNER_MODULES = ("__main__", "execbench.registry", "execbench.sandbox.tracer",
+                  "execbench.sandbox.properties",
                   "execbench.sandbox.values", "execbench.sandbox.confine",
                   "execbench.sandbox.frames", "execbench.sandbox.hygiene",
                   "execbench.sandbox.runner")
@@ -66,6 +67,14 @@ class Snapshot:
         self.environ = dict(os.environ._data)  # bytes to bytes: compared in C
         self.signals = [signal.getsignal(s) for s in WATCHED_SIGNALS]
         self.recursion = sys.getrecursionlimit()
+        self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+
+    def refresh(self) -> None:
+        """Retake what differs between the zygote, where the snapshot is made once, and a
+        runner forked from it (its signal handlers and descriptors): the rest is the
+        zygote's state as every runner inherits it, so a runner need not walk it again
+        (a copy-on-write fault per page it would touch)."""
+        self.signals = [signal.getsignal(s) for s in WATCHED_SIGNALS]
         self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 
     def watch(self, modules: frozenset[str]) -> None:

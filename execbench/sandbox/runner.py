@@ -133,7 +133,7 @@ counts in scheduler ticks); more than that means the program stopped the timer."
 class Runner:
     """Serves the calls of one unit; see the module docstring."""
 
-    def __init__(self, limits: dict[str, Any], root: str) -> None:
+    def __init__(self, limits: dict[str, Any], root: str, snapshot: hygiene.Snapshot) -> None:
         self.limits = limits
         self.root = root
         self.programs: dict[tuple[str, str], tracer.CompiledProgram] = {}
@@ -141,7 +141,8 @@ class Runner:
         self.counter = 0
         self.workdir = ""
         self._new_workdir()
-        self.snapshot = hygiene.Snapshot()
+        self.snapshot = snapshot
+        snapshot.refresh()
 
     def _new_workdir(self) -> None:
         self.counter += 1
@@ -179,8 +180,9 @@ class Runner:
         batch = frames.receive(JOBS_FD)
         if batch is None:
             return
-        for job in batch["jobs"]:
-            payload, dirt = self.call(job)
+        jobs = batch["jobs"]
+        for index, job in enumerate(jobs):
+            payload, dirt = self.call(job, last=index == len(jobs) - 1)
             message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
             frames.send_result(ANSWERS_FD, message, payload)
             if dirt is not None:
@@ -194,8 +196,11 @@ class Runner:
             self.arguments[job["args"]] = tracer.compile_args(job["args"])
         return self.programs[key], self.arguments[job["args"]]
 
-    def call(self, job: dict[str, Any]) -> tuple[bytes, str | None]:
-        """Run one job; returns the JSON payload and why the runner must recycle, if so."""
+    def call(self, job: dict[str, Any], last: bool = False) -> tuple[bytes, str | None]:
+        """Run one job; returns the JSON payload and why the runner must recycle, if so.
+        After the ``last`` job of its batch the runner dies, so whether the call left the
+        process changed no longer matters (its builtins are still put back, for the
+        answer's sake): the check is skipped."""
         try:
             program, args = self._compiled(job)
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -238,10 +243,9 @@ class Runner:
             result["status"] = "output_limit"
         result["stdout"] = stdout.getvalue()
         os.chdir(self.root)
-        cleaned = self._empty_workdir()
-        dirt = "out of memory" if result["status"] == "memory" else \
+        dirt = None if last else "out of memory" if result["status"] == "memory" else \
             "builtins changed" if builtins_changed else \
-            "files left that could not be removed" if not cleaned else \
+            "files left that could not be removed" if not self._empty_workdir() else \
             self.snapshot.dirt(program.imports)
         try:
             payload = _ENCODER.encode(result).encode("utf-8", "surrogatepass")
@@ -251,7 +255,7 @@ class Runner:
         return payload, dirt
 
 
-def run(plan: confine.Plan, limits: dict[str, Any]) -> None:
+def run(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot) -> None:
     """The runner's whole life, in the forked child; it never returns into the zygote's
     code. Its pipes are already at ``JOBS_FD`` and ``ANSWERS_FD``."""
     code = 1
@@ -266,7 +270,7 @@ def run(plan: confine.Plan, limits: dict[str, Any]) -> None:
             code = EXIT_UNCONFINED
             return
         sys.addaudithook(_audit_hook(plan.root))
-        Runner(limits, plan.root).serve()
+        Runner(limits, plan.root, snapshot).serve()
         code = 0
     except BaseException:  # noqa: BLE001 - the zygote reports how the runner ended
         pass

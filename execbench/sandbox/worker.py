@@ -88,7 +88,8 @@ class _Runner:
         return self.status
 
 
-def _fork(plan: confine.Plan, limits: dict[str, Any], keep_out: tuple[int, ...]) -> _Runner:
+def _fork(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot,
+          keep_out: tuple[int, ...]) -> _Runner:
     """A new runner whose only descriptors besides the standard ones are its own pipes, at
     ``runner.JOBS_FD`` and ``runner.ANSWERS_FD``; ``keep_out`` (the parent's pipes) are
     closed in it before anything else happens there."""
@@ -111,7 +112,7 @@ def _fork(plan: confine.Plan, limits: dict[str, Any], keep_out: tuple[int, ...])
                 os.close(fd)
         except BaseException:  # noqa: BLE001 - a runner must never return into the zygote
             os._exit(1)
-        runner.run(plan, limits)
+        runner.run(plan, limits, snapshot)
     os.close(jobs_read)
     os.close(answers_write)
     try:
@@ -141,9 +142,12 @@ class _Zygote:
         self.plan = plan
         self.wall = float(limits["wall_seconds"])
         self.child: _Runner | None = None
+        self.snapshot = hygiene.Snapshot()
+        """The process state runners start from, taken once: see ``Snapshot.refresh``."""
 
     def _start(self) -> _Runner:
-        self.child = _fork(self.plan, self.limits, (self.proto_in, self.proto_out))
+        self.child = _fork(self.plan, self.limits, self.snapshot,
+                           (self.proto_in, self.proto_out))
         return self.child
 
     def _handed(self, batch: bytes) -> _Runner:
