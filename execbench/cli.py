@@ -711,7 +711,11 @@ def harvest(
         say.append(said + (f", {never} never called by the tests" if what == "functions" else ""))
         say += [f"  {n:>11,}  {reason}" for reason, n in
                 sorted(dropped.items(), key=lambda item: (-item[1], item[0]))]
+    say.append(f"records refused: {sum(result.refused.values()):,}")
+    say += [f"  {n:>11,}  {reason}" for reason, n in result.refused.most_common()]
     out.print("\n".join(say), highlight=False, markup=False)
+    for warning in result.jail_warnings:
+        err.print(f"[yellow]warning[/] {escape(warning)}", highlight=False)
     if result.pytest_exit is None and not result.timed_out:
         err.print("the test run ended early; the end of its output:\n" + result.log[-2000:],
                   highlight=False, markup=False)
@@ -800,6 +804,13 @@ def doctor() -> None:
     on = sum(state.startswith("on") for state in layers.values())
     out.print(f"sandbox: {on} of {len(layers)} confinement layers on", highlight=False)
     for name, state in layers.items():
+        out.print(f"  {name:12} {state}", highlight=False)
+    from execbench.sandbox.harvest_jail import layers as harvest_layers
+
+    jail = harvest_layers()
+    out.print(f"harvest confinement: {sum(s.startswith('on') for s in jail.values())} of "
+              f"{len(jail)} layers on", highlight=False)
+    for name, state in jail.items():
         out.print(f"  {name:12} {state}", highlight=False)
     if on < len(layers):
         out.print("Layers that are off are warned about once per run; see the README's "
