@@ -23,13 +23,16 @@ written as argument text) or are over the value bound, repeated arguments, calls
 sampled (at most ``max_calls`` per function, reservoir sampling with the seed), calls over
 the line-event or size bound.
 
-What guards the run: a scratch copy (the project's folder is not written), a scrubbed
-environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch folder and
-a fixed hash seed), an empty network namespace where the machine allows one (the child
-reports it), a new process group killed as a whole at the end or at ``timeout``. Not
-guarded: the tests may read any file the user can and write outside the scratch folder by
-absolute path; the kernel layers of the sandbox (Landlock, seccomp, another user) are not
-applied, since a test suite needs to start processes and write where it likes.
+What guards the run: the tests are untrusted code. They run on a scratch copy with a
+scrubbed environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch
+folder and a fixed hash seed), inside ``sandbox.harvest_jail`` (namespaces, a fresh
+``/proc``, ``nobody`` without capabilities, Landlock, seccomp, file and temp-folder
+bounds; each layer the machine lacks is warned about), stopped with its process group at
+``timeout``. Records come over a pipe only this process reads, and ``_Records`` refuses
+those it can show did not come from the recorder, by reason (the summary lists them).
+What nothing here can guard: the recorder runs in the tests' process, so a hostile
+project can forge plausible records about its own functions; harvested traces are as
+trustworthy as the project.
 """
 
 from __future__ import annotations
