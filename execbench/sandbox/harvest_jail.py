@@ -11,11 +11,12 @@ interpreter on ``harvest_child``, whose tests inherit every layer:
   allows one) and waits for the init below. Its environment holds nothing secret.
 - **init**, pid 1 of the new PID namespace, dies with the launcher (``PDEATHSIG``), mounts
   a fresh ``/proc`` (only the jail's processes are in it: not the parent's ``environ``,
-  ``mem`` or ``cwd``), size-bounded tmpfs on the private temp folder and ``/dev/shm``, and
-  makes the interpreter reachable for an unprivileged user without any capability (a
-  tmpfs over a private home folder such as ``/root``, with only the interpreter's trees
-  bound back in). It reaps orphans, and when the test run's process ends it exits, and the
-  kernel kills every process left in the namespace: a double-forked ``setsid`` daemon
+  ``mem`` or ``cwd``), size-bounded tmpfs on the private temp folder and ``/dev/shm``, an
+  empty one on ``/run`` (the host's Unix sockets), and makes the interpreter reachable
+  for an unprivileged user without any capability (a tmpfs over a private home folder
+  such as ``/root``, with only the interpreter's trees bound back in). It reaps
+  orphans, and when the test run's process ends it exits, and the kernel kills every
+  process left in the namespace: a double-forked ``setsid`` daemon
   cannot outlive the harvest. System V IPC objects die with the IPC namespace.
 - **the runner** sets ``RLIMIT_FSIZE``, Landlock (writes only under the scratch copy, the
   home and temp folders and ``/dev/shm``; reads only of those, the interpreter's trees,
@@ -84,6 +85,9 @@ _NEW_NAMESPACE_FLAGS = (_CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS, _CLONE_NE
                         _CLONE_NEWUSER, _CLONE_NEWPID, _CLONE_NEWNET, _CLONE_NEWTIME)
 _TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
 _SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime")
+_RUNTIME_FOLDERS = ("/run", "/var/run")
+"""Covered by an empty tmpfs in the jail: the host's services listen on Unix sockets there,
+which neither the network namespace nor Landlock keeps a connection from."""
 
 
 def _libc() -> Any:
@@ -205,6 +209,10 @@ def _mount_private(config: dict[str, Any], user: tuple[int, int] | None,
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE)
     if user is not None:
         _show_to_others(_needed_paths(config), config["scratch"])
+    for folder in sorted({os.path.realpath(f) for f in _RUNTIME_FOLDERS if os.path.isdir(f)}):
+        if not any(Path(path).is_relative_to(folder) for path in _needed_paths(config)):
+            _mount("tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                   "size=1m,mode=0755")
     owner = f",uid={user[0]},gid={user[1]}" if user else ""
     size = config["max_temp_bytes"]
     _mount("tmpfs", config["tmp"], "tmpfs", _MS_NOSUID | _MS_NODEV,

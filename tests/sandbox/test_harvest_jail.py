@@ -67,7 +67,7 @@ from pkg.core import clamp, leak
 
 OUTER, PORT = {outer}, {port}
 OUTSIDE, ORIGINAL, MARKER, OUT = {outside!r}, {original!r}, {marker!r}, {out!r}
-IPC_KEY, TOKEN = {ipc_key}, {token!r}
+IPC_KEY, TOKEN, UNIX_SOCKET = {ipc_key}, {token!r}, {unix_socket!r}
 libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -120,6 +120,12 @@ def test_network_namespaces():
     leak("setns", "joined " + ",".join(joined) if joined else "refused")
     leak("unshare", "refused" if libc.unshare(0x10000000 | 0x40000000) == -1 else "done")
     leak("connect", attempt(lambda: socket.create_connection(("127.0.0.1", PORT), 2)))
+
+    def unix():
+        with socket.socket(socket.AF_UNIX) as client:
+            client.connect(UNIX_SOCKET)
+
+    leak("unix socket", attempt(unix))
 
 
 def test_files_outside():
@@ -282,24 +288,31 @@ def attacked(layers: dict[str, str]) -> Iterator[dict]:
             path.chmod(0o777 if path.is_dir() else 0o666)
         outside.chmod(0o644)
         ipc_before = _ipc_keys()
-        with socket.socket() as listener, pytest.MonkeyPatch.context() as patch:
+        unix_socket = f"/run/{TOKEN}.sock"
+        with socket.socket() as listener, socket.socket(socket.AF_UNIX) as service, \
+                pytest.MonkeyPatch.context() as patch:
             patch.setenv("EXECBENCH_TEST_SECRET", SECRET)
             listener.bind(("127.0.0.1", 0))
             listener.listen()
+            service.bind(unix_socket)  # a host service anyone may connect to
+            os.chmod(unix_socket, 0o777)
+            service.listen()
             (project / "tests" / "test_attacks.py").write_text(ATTACKS.format(
                 outer=os.getpid(), port=listener.getsockname()[1], outside=str(outside),
                 original=str(project), marker=str(marker), out=str(out), ipc_key=IPC_KEY,
-                token=TOKEN))
+                token=TOKEN, unix_socket=unix_socket))
             before = _tree(project)
             result = harvest(project, out, HarvestOptions(
                 max_calls=50, max_file_bytes=1 << 20, max_temp_bytes=4 << 20))
             left = _processes_with(TOKEN)
-            listener.setblocking(False)
-            try:
-                listener.accept()[0].close()
-                connected = True
-            except BlockingIOError:
-                connected = False
+            connected = []
+            for server in (listener, service):
+                server.setblocking(False)
+                try:
+                    server.accept()[0].close()
+                    connected.append(server.family)
+                except BlockingIOError:
+                    pass
         written = out.read_bytes()
         time.sleep(4)  # the daemon would have written by now
         yield {"result": result, "out": out, "written": written, "before": before,
@@ -308,6 +321,7 @@ def attacked(layers: dict[str, str]) -> Iterator[dict]:
                "ipc_after": _ipc_keys(), "leaks": _leaks(out)}
     finally:
         shutil.rmtree(folder)
+        Path(f"/run/{TOKEN}.sock").unlink(missing_ok=True)
 
 
 def test_the_hostile_suite_ran_and_reported(attacked: dict) -> None:
@@ -333,7 +347,8 @@ def test_no_way_into_the_parents_network(attacked: dict) -> None:
     leaks = attacked["leaks"]
     assert leaks["setns"] == "refused" and leaks["unshare"] == "refused"
     assert leaks["connect"].startswith("refused")
-    assert not attacked["connected"]
+    assert leaks["unix socket"].startswith("refused")
+    assert attacked["connected"] == []
 
 
 def test_files_outside_the_scratch_copy_are_out_of_reach(attacked: dict) -> None:
