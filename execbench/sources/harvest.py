@@ -76,6 +76,7 @@ REFUSED_SLOT = "reservoir slot out of range or not its ordinal's"
 REFUSED_DUPLICATE = "a second record for one ordinal"
 REFUSED_ORDINAL = "ordinal beyond the calls the child counted"
 REFUSED_CUT = "cut off when the channel closed"
+REFUSED_LONG = "a line longer than any record"
 
 
 class HarvestError(ValueError):
@@ -327,7 +328,8 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
             "env": env, "max_file_bytes": options.max_file_bytes,
             "max_temp_bytes": options.max_temp_bytes}
     log_path = scratch / "pytest.log"
-    reader = _Records(functions, options.max_calls)
+    reader = _Records(functions, options.max_calls,
+                      max_line=options.max_trace_chars + 200 * len(functions) + (1 << 16))
     start = time.monotonic()
     with open(log_path, "wb") as log:
         process, channel = harvest_jail.start(jail, child, scratch, log)
@@ -426,11 +428,16 @@ class _Records:
     the end, an ordinal above the sampling candidates the child counted for the function;
     nothing is taken after the child's last counts (``end``). Of the rest, per function
     and slot, the call with the highest ordinal (the latest sampling decision) is kept.
+    A line longer than ``max_line`` bytes (more than a record or the counts can be) is
+    dropped unread, so a flood without newlines cannot fill this process's memory.
     """
 
-    def __init__(self, functions: list[Function], max_calls: int) -> None:
+    def __init__(self, functions: list[Function], max_calls: int, max_line: int) -> None:
         self.listed = {f.id for f in functions if f.skip is None}
         self.max_calls = max_calls
+        self.max_line = max_line
+        self.skipping = False
+        """Inside a line too long to keep: its bytes are dropped up to its newline."""
         self.pending = b""
         self.jail: dict[str, Any] | None = None
         self.lines = 0
@@ -442,11 +449,22 @@ class _Records:
         self.refused: Counter = Counter()
 
     def feed(self, data: bytes) -> None:
+        if self.skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            data, self.skipping = data[end + 1:], False
         lines = (self.pending + data).split(b"\n")
         self.pending = lines.pop()  # a line still being written waits for the next read
         for line in lines:
             self.lines += 1
-            self._take(line)
+            if len(line) > self.max_line:
+                self.refused[REFUSED_LONG] += 1
+            else:
+                self._take(line)
+        if len(self.pending) > self.max_line:
+            self.refused[REFUSED_LONG] += 1
+            self.pending, self.skipping = b"", True
 
     def _take(self, line: bytes) -> None:
         try:

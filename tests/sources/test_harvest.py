@@ -28,6 +28,7 @@ from execbench.sources.harvest import (
     REFUSED_DUPLICATE,
     REFUSED_FUNCTION,
     REFUSED_JAIL,
+    REFUSED_LONG,
     REFUSED_MALFORMED,
     REFUSED_NOT_JSON,
     REFUSED_ORDINAL,
@@ -411,7 +412,7 @@ def test_the_parent_keeps_only_records_it_can_check() -> None:
     the honest records around them are kept."""
     functions = [Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None),
                  Function("m.g", "g", "m.py", 5, 5, "def g(x): ...", "one statement")]
-    reader = _Records(functions, max_calls=2)
+    reader = _Records(functions, max_calls=2, max_line=1000)
     jail = {"kind": "jail", "layers": {"user": "on"}, "warnings": []}
     stream = _lines(jail, _call("m.f", 0, 1), _call("m.f", 1, 2), _call("m.f", 0, 3),
                     _call("m.f", 0, 1),  # a second record for ordinal 1
@@ -429,7 +430,11 @@ def test_the_parent_keeps_only_records_it_can_check() -> None:
                     {"kind": "counts", "candidates": {"m.f": 10**9}})
     middle = len(stream) // 2  # the pipe's reads split lines anywhere
     reader.feed(stream[:middle])
-    reader.feed(stream[middle:] + b'{"kind": "call"')
+    reader.feed(stream[middle:])
+    # A line too long for any record, sent in pieces, and one whole: both dropped unread.
+    reader.feed(b'{"kind": "counts", "end": true, "x": "' + b"x" * 800)
+    reader.feed(b"x" * 800)
+    reader.feed(b'"}\n' + b"y" * 1200 + b"\n" + b'{"kind": "call"')
     kept = reader.finish()
     assert reader.jail == jail
     assert {key: record["ordinal"] for key, record in kept.items()} == {("m.f", 0): 3,
@@ -437,11 +442,12 @@ def test_the_parent_keeps_only_records_it_can_check() -> None:
     assert reader.accepted == 3
     assert reader.refused == {REFUSED_DUPLICATE: 1, REFUSED_SLOT: 2, REFUSED_ORDINAL: 1,
                               REFUSED_FUNCTION: 2, REFUSED_MALFORMED: 1, REFUSED_JAIL: 1,
-                              REFUSED_NOT_JSON: 2, REFUSED_AFTER_END: 2, REFUSED_CUT: 1}
+                              REFUSED_NOT_JSON: 2, REFUSED_AFTER_END: 2, REFUSED_CUT: 1,
+                              REFUSED_LONG: 2}
 
 
 def test_without_the_jails_report_first_nothing_is_taken() -> None:
-    reader = _Records([Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None)], 2)
+    reader = _Records([Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None)], 2, 1000)
     reader.feed(_lines(_call("m.f", 0, 1), {"kind": "jail", "layers": {}, "warnings": []}))
     assert reader.jail is None and reader.finish() == {}
     assert reader.refused == {REFUSED_JAIL: 2}
