@@ -307,7 +307,7 @@ def _runner(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
                               "temp folders; reads only of those, the interpreter and system "
                               "libraries")
     else:
-        layers["landlock"] = "off"
+        layers["landlock"] = "off: this kernel offers no Landlock"
         warnings.append("Landlock is not available (Linux >= 5.13 with Landlock enabled): "
                         "the tests may read and write any file their user can")
     if user is not None:
@@ -323,7 +323,7 @@ def _runner(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
         layers["seccomp"] = ("on: namespaces, ptrace, other processes' memory, mounts, "
                              "keyrings, bpf and System V/POSIX IPC refused")
     else:
-        layers["seccomp"] = "off"
+        layers["seccomp"] = "off: pyseccomp or libseccomp is missing"
         warnings.append("seccomp is off: install libseccomp (Debian: libseccomp2) and the "
                         "pyseccomp package for execbench's interpreter")
     layers["environment"] = "on: only " + ", ".join(confine.ENV_ALLOWED) + " and LC_* are passed"
