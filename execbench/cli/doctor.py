@@ -18,6 +18,13 @@ def doctor() -> None:
     out.print(f"sandbox: {on} of {len(layers)} confinement layers on", highlight=False)
     for name, state in layers.items():
         out.print(f"  {name:12} {state}", highlight=False)
+    from execbench.sandbox.harvest_jail import layers as harvest_layers
+
+    jail = harvest_layers()
+    out.print(f"harvest confinement: {sum(s.startswith('on') for s in jail.values())} of "
+              f"{len(jail)} layers on", highlight=False)
+    for name, state in jail.items():
+        out.print(f"  {name:12} {state}", highlight=False)
     if on < len(layers):
         out.print("Layers that are off are warned about once per run; see the README's "
                   "'The sandbox' for what each one guards.", highlight=False)

@@ -74,6 +74,8 @@ def harvest(
         except HarvestError as exc:
             fail(str(exc))
     out.print(_summary(result), highlight=False, markup=False)
+    for message in result.jail_warnings:
+        warn(message)
     if result.pytest_exit is None and not result.timed_out:
         err.print("the test run ended early; the end of its output:\n" + result.log[-2000:],
                   highlight=False, markup=False)
@@ -96,4 +98,6 @@ def _summary(result: HarvestResult) -> str:
         say.append(said + (f", {never} never called by the tests" if what == "functions" else ""))
         say += [f"  {n:>11,}  {reason}" for reason, n in
                 sorted(dropped.items(), key=lambda item: (-item[1], item[0]))]
+    say.append(f"records refused: {sum(result.refused.values()):,}")
+    say += [f"  {n:>11,}  {reason}" for reason, n in result.refused.most_common()]
     return "\n".join(say)

@@ -266,10 +266,36 @@ def _seccomp_module() -> Any:
 
 def _apply_landlock(plan: Plan) -> None:
     abi = plan.landlock_abi
-    fs = _READ | _FS_WRITE_FILE | _FS_WRITE_TREE
-    fs |= (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0) | \
-        (_FS_IOCTL_DEV if abi >= 5 else 0)
-    net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
+    rules = [(plan.root, landlock_write_rights(abi))]
+    rules += [(path, _READ) for path in plan.read_paths]
+    rules += [(f"/proc/{os.getpid()}", _FS_READ_FILE | _FS_READ_DIR)]
+    rules += [(device, landlock_file_rights(abi)) for device in _DEVICES
+              if os.path.exists(device)]
+    restrict_paths(abi, rules)
+
+
+LANDLOCK_READ = _READ
+"""Rights to read (and execute) under a path."""
+
+
+def landlock_write_rights(abi: int) -> int:
+    """Rights to read, write, create and remove under a path, as far as ``abi`` knows them."""
+    return _READ | _FS_WRITE_FILE | _FS_WRITE_TREE | (_FS_REFER if abi >= 2 else 0) | \
+        (_FS_TRUNCATE if abi >= 3 else 0)
+
+
+def landlock_file_rights(abi: int) -> int:
+    """Rights on one file (a device): open it to read, write or execute."""
+    return _FS_EXECUTE | _FS_READ_FILE | _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+
+
+def restrict_paths(abi: int, rules: list[tuple[str, int]], restrict_tcp: bool = True) -> None:
+    """Confine the calling process (and what it starts) with Landlock: file access only as
+    ``rules`` (path, rights) grant it; TCP bind/connect refused when ``restrict_tcp`` (ABI
+    4); signals and abstract Unix sockets scoped to the process's domain (ABI 6). Sets
+    ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""
+    fs = landlock_write_rights(abi) | (_FS_IOCTL_DEV if abi >= 5 else 0)
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 and restrict_tcp else 0
     scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 else 0
     attr = struct.pack("=QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
     libc = _libc()
@@ -278,12 +304,7 @@ def _apply_landlock(plan: Plan) -> None:
                            ctypes.c_uint32(0))
     if ruleset < 0:
         _fail("landlock_create_ruleset")
-    file_rights = _FS_EXECUTE | _FS_READ_FILE | _FS_WRITE_FILE | \
-        (_FS_TRUNCATE if abi >= 3 else 0)
-    rules = [(plan.root, fs & ~_FS_IOCTL_DEV)]
-    rules += [(path, _READ) for path in plan.read_paths]
-    rules += [(f"/proc/{os.getpid()}", _FS_READ_FILE | _FS_READ_DIR)]
-    rules += [(device, file_rights) for device in _DEVICES if os.path.exists(device)]
+    file_rights = landlock_file_rights(abi)
     try:
         for path, rights in rules:
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)

@@ -1,10 +1,10 @@
 """The child side of ``execbench harvest``: run a project's pytest suite, recording calls.
 
-Started by ``sources.harvest`` as ``python -m execbench.sandbox.harvest_child CONFIG`` with
-the user's interpreter, in a scratch copy of the project. It must not need execbench's
-dependencies: it imports only the standard library, ``tracer``, ``values`` and ``confine``
-(all stdlib-only), which the parent copies beside it; pytest comes from the user's
-environment.
+Started as ``python -m execbench.sandbox.harvest_child CONFIG`` with the user's
+interpreter, in a scratch copy of the project, by ``harvest_jail`` once the jail's layers
+are on (it is the jail's last ``exec``). It must not need execbench's dependencies: it
+imports only the standard library, ``tracer`` and ``values`` (both stdlib-only), which the
+parent copies beside it; pytest comes from the user's environment.
 
 Every Python frame passes through ``_Harvest.global_trace`` once, at its ``call`` event
 (a generator's frame at each resumption). A frame of a function the parent listed
@@ -18,15 +18,19 @@ sampled for the function, is dropped without taking the slot. A sampled call get
 own ``tracer.Recorder`` (states on) for its frame only: a project function it calls is
 a call of its own. When the frame
 returns, its trace, renumbered to the function's source (line 1 is the ``def`` line), is
-appended to the records file in one ``write``; a later call that takes the same reservoir
-slot carries a higher ``ordinal`` and the parent keeps that one. So records on disk
-survive however the run ends; the counters are written as a snapshot now and then, at
-the end, and on ``SIGTERM``.
+written to the parent's records pipe in one ``write``; a later call that takes the same
+reservoir slot carries a higher ``ordinal`` and the parent keeps that one. So the parent
+holds the records however the run ends; the counters (with each function's sampling
+candidates, against which the parent checks ordinals) are written as a snapshot now and
+then, and last at the end or on ``SIGTERM`` with ``end`` set: the parent takes nothing
+after that.
+
+The tests run in this process and can write on the pipe too; the parent refuses records
+that cannot have come from this recorder, but one that could is taken as it is.
 """
 
 from __future__ import annotations
 
-import ctypes
 import dis
 import json
 import keyword
@@ -37,7 +41,7 @@ import sys
 import time
 from typing import Any
 
-from execbench.sandbox import confine, tracer
+from execbench.sandbox import tracer
 from execbench.sandbox.values import encode, is_exact, to_literal
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
@@ -47,26 +51,7 @@ _BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, t
                       frozenset, dict})
 """Types ``values.encode`` writes as values; a first, shallow check of every call's
 arguments (the sampled calls' arguments are then encoded in full)."""
-_CLONE_NEWUSER, _CLONE_NEWNET = 0x10000000, 0x40000000
 _COUNTS_EVERY = 0.5
-
-
-def isolate_network() -> str:
-    """Leave the network: an empty network namespace, as root or, where the kernel allows
-    unprivileged user namespaces, inside one that maps the invoking user to itself."""
-    if confine.isolate_network():
-        return "on: empty network namespace"
-    uid, gid = os.getuid(), os.getgid()
-    try:
-        if ctypes.CDLL(None, use_errno=True).unshare(_CLONE_NEWUSER | _CLONE_NEWNET) != 0:
-            return "off: this machine allows no new network namespace"
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                           ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w") as handle:
-                handle.write(text)
-    except OSError as exc:
-        return f"off: {exc}"
-    return "on: empty network namespace (in a user namespace)"
 
 
 class _Function:
@@ -119,9 +104,9 @@ class _CallRecorder(tracer.Recorder):
 
 class _Harvest:
     def __init__(self, config: dict[str, Any]) -> None:
-        self.out = os.open(config["out"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self.out: int = config["records_fd"]
         self.pid = os.getpid()
-        """A process a test forks inherits the tracer and this file; it writes nothing."""
+        """A process a test forks inherits the tracer and this pipe; it writes nothing."""
         self.max_calls: int = config["max_calls"]
         self.max_chars: int = config["max_trace_chars"]
         self.options = {**tracer.DEFAULT_OPTIONS, "states": True,
@@ -280,6 +265,7 @@ class _Harvest:
             return
         self.last_counts = now
         calls = {function.id: function.calls for function in self.functions}
+        candidates = {function.id: function.candidates for function in self.functions}
         dropped = dict(self.dropped)
         dropped["its function was filtered out"] = sum(
             f.calls for f in self.functions if f.skip is not None)
@@ -290,7 +276,8 @@ class _Harvest:
         if final and self.open:
             dropped["the run ended during the call"] = self.open
         _write(self.out, json.dumps({"kind": "counts", "calls": calls, "dropped": dropped,
-                                     "tests": self.tests, **extra}) + "\n")
+                                     "candidates": candidates, "tests": self.tests,
+                                     **extra}) + "\n")
 
     def pytest_collection_finish(self, session) -> None:
         self.tests[1] = len(session.items)
@@ -326,23 +313,21 @@ def _write(fd: int, text: str) -> None:
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as handle:
         config = json.load(handle)
-    network = isolate_network()
-    confine.die_with_parent()
     for path in reversed(config["paths"]):
         sys.path.insert(0, path)
     harvest = _Harvest(config)
-    harvest.write_counts(final=True, network=network)
+    harvest.write_counts(final=True)
 
     def stop(signum, frame) -> None:
         sys.settrace(None)
-        harvest.write_counts(final=True, stopped=True)
+        harvest.write_counts(final=True, stopped=True, end=True)
         os._exit(124)
 
     signal.signal(signal.SIGTERM, stop)
     try:
         import pytest
     except ImportError as exc:
-        harvest.write_counts(final=True, error=f"pytest cannot be imported: {exc}")
+        harvest.write_counts(final=True, error=f"pytest cannot be imported: {exc}", end=True)
         sys.exit(3)
     random.seed(config["seed"])  # tests drawing unseeded random inputs repeat run to run
     sys.settrace(harvest.global_trace())
@@ -350,7 +335,7 @@ def main() -> None:
         status = pytest.main(config["pytest_args"], plugins=[harvest])
     finally:
         sys.settrace(None)
-    harvest.write_counts(final=True, exit=int(status))
+    harvest.write_counts(final=True, exit=int(status), end=True)
 
 
 if __name__ == "__main__":

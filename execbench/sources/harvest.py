@@ -23,13 +23,16 @@ written as argument text) or are over the value bound, repeated arguments, calls
 sampled (at most ``max_calls`` per function, reservoir sampling with the seed), calls over
 the line-event or size bound.
 
-What guards the run: a scratch copy (the project's folder is not written), a scrubbed
-environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch folder and
-a fixed hash seed), an empty network namespace where the machine allows one (the child
-reports it), a new process group killed as a whole at the end or at ``timeout``. Not
-guarded: the tests may read any file the user can and write outside the scratch folder by
-absolute path; the kernel layers of the sandbox (Landlock, seccomp, another user) are not
-applied, since a test suite needs to start processes and write where it likes.
+What guards the run: the tests are untrusted code. They run on a scratch copy with a
+scrubbed environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch
+folder and a fixed hash seed), inside ``sandbox.harvest_jail`` (namespaces, a fresh
+``/proc``, ``nobody`` without capabilities, Landlock, seccomp, file and temp-folder
+bounds; each layer the machine lacks is warned about), stopped with its process group at
+``timeout``. Records come over a pipe only this process reads, and ``_Records`` refuses
+those it can show did not come from the recorder, by reason (the summary lists them).
+What nothing here can guard: the recorder runs in the tests' process, so a hostile
+project can forge plausible records about its own functions; harvested traces are as
+trustworthy as the project.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -51,7 +55,7 @@ from typing import Any
 
 from execbench import registry
 from execbench.analysis.spans import first_line
-from execbench.sandbox import confine, harvest_child, tracer, values
+from execbench.sandbox import confine, harvest_child, harvest_jail, tracer, values
 from execbench.sandbox.process_group import stop_group
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -59,12 +63,22 @@ _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv"
                            ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
                            "node_modules", "build", "dist", "docs", "doc", "site-packages",
                            ".eggs"})
-_CHILD_MODULES = (registry, tracer, values, confine, harvest_child)
+_CHILD_MODULES = (registry, tracer, values, harvest_child)
 _POLL_SECONDS = 0.2
 _GRACE_SECONDS = 3.0
 REPLACED = "replaced in the sample by a later call"
 NO_CALL_KEPT = "no call kept"
 NEVER_CALLED = "never called by the tests"
+REFUSED_NOT_JSON = "not a record"
+REFUSED_JAIL = "a jail report not first on the channel"
+REFUSED_AFTER_END = "written after the end of the run"
+REFUSED_FUNCTION = "not a listed function, or a filtered one"
+REFUSED_MALFORMED = "malformed call record"
+REFUSED_SLOT = "reservoir slot out of range or not its ordinal's"
+REFUSED_DUPLICATE = "a second record for one ordinal"
+REFUSED_ORDINAL = "ordinal beyond the calls the child counted"
+REFUSED_CUT = "cut off when the channel closed"
+REFUSED_LONG = "a line longer than any record"
 
 
 class HarvestError(ValueError):
@@ -91,6 +105,11 @@ class HarvestOptions:
     """Lines of a function's source."""
     timeout: float = 600.0
     """Wall-clock seconds for the whole test run."""
+    max_file_bytes: int = harvest_jail.MAX_FILE_BYTES
+    """Bytes of any one file the tests write (``RLIMIT_FSIZE``; the pytest log included)."""
+    max_temp_bytes: int = harvest_jail.MAX_TEMP_BYTES
+    """Bytes of the temp folder, and of ``/dev/shm``, each a private tmpfs where the
+    machine allows a mount namespace."""
 
 
 @dataclass
@@ -109,6 +128,12 @@ class HarvestResult:
     pytest_exit: int | None = None
     timed_out: bool = False
     network: str = "unknown"
+    layers: dict[str, str] = field(default_factory=dict)
+    """The jail's layers, a line each (``harvest_jail``)."""
+    jail_warnings: list[str] = field(default_factory=list)
+    """A warning per layer this machine lacks."""
+    refused: Counter = field(default_factory=Counter)
+    """Records on the channel refused, by reason (``_Records``): none from an honest run."""
     log: str = ""
     """The end of pytest's output."""
     warnings: list[str] = field(default_factory=list)
@@ -285,101 +310,222 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
     for f in functions:
         files.setdefault(f.file, {})[str(f.first_line)] = {
             "id": f.id, "name": f.name, "def_line": f.def_line, "skip": f.skip}
-    records_path = scratch / "records.jsonl"
-    config = {"root": str(root), "out": str(records_path), "files": files,
-              "paths": [str(p) for p in (root, root / "src") if p.is_dir()],
-              "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
-              "seed": options.seed, "max_calls": options.max_calls,
-              "max_events": options.max_events, "max_value_nodes": options.max_value_nodes,
-              "max_trace_chars": options.max_trace_chars}
-    (scratch / "config.json").write_text(json.dumps(config))
+    child = {"root": str(root), "files": files,
+             "paths": [str(p) for p in (root, root / "src") if p.is_dir()],
+             "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
+             "seed": options.seed, "max_calls": options.max_calls,
+             "max_events": options.max_events, "max_value_nodes": options.max_value_nodes,
+             "max_trace_chars": options.max_trace_chars}
     env = confine.scrubbed_environment(os.environ)
     env.update(HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"), PYTHONHASHSEED="0",
                PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=os.pathsep.join([str(lib), *filter(None, [env.get("PYTHONPATH")])]))
+    python = os.path.abspath(shutil.which(options.python) or options.python)
+    jail = {"scratch": str(scratch), "project": str(root), "home": str(scratch / "home"),
+            "tmp": str(scratch / "tmp"),
+            "read": [str(lib), str(scratch / "config.json"),
+                     *_interpreter_paths(python, env, scratch)],
+            "argv": [python, "-m", "execbench.sandbox.harvest_child",
+                     str(scratch / "config.json")],
+            "env": env, "max_file_bytes": options.max_file_bytes,
+            "max_temp_bytes": options.max_temp_bytes}
     log_path = scratch / "pytest.log"
-    reader = _Records(records_path)
+    reader = _Records(functions, options.max_calls,
+                      max_line=options.max_trace_chars + 200 * len(functions) + (1 << 16))
     start = time.monotonic()
     with open(log_path, "wb") as log:
-        child = subprocess.Popen(
-            [options.python, "-m", "execbench.sandbox.harvest_child", str(scratch / "config.json")],
-            cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+        process, channel = harvest_jail.start(jail, child, scratch, log)
         try:
-            while child.poll() is None:
-                time.sleep(_POLL_SECONDS)
-                reader.read()
+            while process.poll() is None:
+                ready, _, _ = select.select([channel], [], [], _POLL_SECONDS)
+                if ready:
+                    reader.feed(_drain(channel))
                 if progress is not None:
                     progress({"seconds": time.monotonic() - start, **reader.status()})
                 if time.monotonic() - start > options.timeout:
                     result.timed_out = True
                     break
         finally:
-            stop_group(child, _GRACE_SECONDS)
-    reader.read()
+            stop_group(process, _GRACE_SECONDS)
+            reader.feed(_drain(channel))  # what was written before every writer ended
+            os.close(channel)
+    kept = reader.finish()
     if progress is not None:
         progress({"seconds": time.monotonic() - start, **reader.status()})
+    result.log = log_path.read_text(errors="replace")[-4000:]
+    if reader.jail is None:
+        said = (result.log.strip().splitlines() or ["no output"])[-1]
+        raise HarvestError(f"the harvest jail did not start: {said}")
+    result.layers = reader.jail["layers"]
+    result.jail_warnings = list(reader.jail["warnings"])
+    result.network = result.layers.get("network", result.network)
+    result.refused = reader.refused
     counts = reader.counts
     result.pytest_exit = counts.get("exit")
-    result.network = counts.get("network", result.network)
     result.tests = tuple(counts.get("tests", (0, 0)))
-    result.log = log_path.read_text(errors="replace")[-4000:]
     if "error" in counts or "tests" not in counts:
         said = counts.get("error") or (result.log.strip().splitlines() or ["no output"])[-1]
         raise HarvestError(f"the tests did not start under {options.python}: {said}")
     result.calls.update({k: n for k, n in counts.get("dropped", {}).items() if n})
-    if reader.received > len(reader.kept):
-        result.calls[REPLACED] = reader.received - len(reader.kept)
+    if reader.accepted > len(kept):
+        result.calls[REPLACED] = reader.accepted - len(kept)
     called = counts.get("calls", {})
     result.seen = sum(called.values())
-    kept = Counter(function for function, _ in reader.kept)
-    result.calls["kept"] = len(reader.kept)
+    by_function = Counter(function for function, _ in kept)
+    result.calls["kept"] = len(kept)
     for f in functions:
-        if kept[f.id]:
+        if by_function[f.id]:
             result.functions["kept"] += 1
         elif not called.get(f.id):
             result.functions[NEVER_CALLED] += 1
         else:
             result.functions[f.skip or NO_CALL_KEPT] += 1
-    return reader.kept
+    return kept
+
+
+def _interpreter_paths(python: str, env: dict[str, str], scratch: Path) -> list[str]:
+    """The trees the tests may read to run ``python``: its installation, its
+    site-packages and whatever else its ``sys.path`` holds (``.pth`` files, PYTHONPATH),
+    asked of the interpreter itself; none of them inside the scratch folder."""
+    code = ("import json, os, site, sys; print(json.dumps([sys.prefix, sys.exec_prefix, "
+            "sys.base_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath("
+            "sys.executable)), *getattr(site, 'getsitepackages', list)(), *sys.path]))")
+    try:
+        said = subprocess.run([python, "-c", code], env=env, cwd=scratch / "home",
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        paths = json.loads(said.stdout.decode().strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        raise HarvestError(f"{python} did not say where it is installed: {exc}") from exc
+    paths += [os.path.dirname(python), os.path.dirname(os.path.realpath(python))]
+    kept: list[str] = []
+    for path in paths:
+        real = os.path.realpath(path) if path else ""
+        if real not in ("", "/") and os.path.exists(real) and real not in kept \
+                and not Path(real).is_relative_to(scratch.resolve()):
+            kept.append(real)
+    return kept
+
+
+def _drain(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class _Records:
-    """Reads the child's records file as it grows: per function and reservoir slot, the
-    call with the highest ordinal (the latest sampling decision), and the last counts."""
+    """The child's records, taken from the pipe only the parent reads and checked as far as
+    the parent can: the tests run in the recorder's process and can write on the pipe too.
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.kept: dict[tuple[str, int], dict[str, Any]] = {}
-        self.received = 0
+    The first line is the jail's report of its layers, written before the tests' code ran.
+    After it, a call record is refused when it names a function that is not listed (or is
+    filtered), a reservoir slot out of range or not its ordinal's (the first ``max_calls``
+    ordinals fill slots in order), an ordinal already received for its function, or, at
+    the end, an ordinal above the sampling candidates the child counted for the function;
+    nothing is taken after the child's last counts (``end``). Of the rest, per function
+    and slot, the call with the highest ordinal (the latest sampling decision) is kept.
+    A line longer than ``max_line`` bytes (more than a record or the counts can be) is
+    dropped unread, so a flood without newlines cannot fill this process's memory.
+    """
+
+    def __init__(self, functions: list[Function], max_calls: int, max_line: int) -> None:
+        self.listed = {f.id for f in functions if f.skip is None}
+        self.max_calls = max_calls
+        self.max_line = max_line
+        self.skipping = False
+        """Inside a line too long to keep: its bytes are dropped up to its newline."""
+        self.pending = b""
+        self.jail: dict[str, Any] | None = None
+        self.lines = 0
+        self.ended = False
+        self.calls: dict[tuple[str, int], dict[str, Any]] = {}
+        """Keyed by function and ordinal."""
+        self.accepted = 0
         self.counts: dict[str, Any] = {}
+        self.refused: Counter = Counter()
 
-    def read(self) -> None:
-        if not self.path.exists():
+    def feed(self, data: bytes) -> None:
+        if self.skipping:
+            end = data.find(b"\n")
+            if end < 0:
+                return
+            data, self.skipping = data[end + 1:], False
+        lines = (self.pending + data).split(b"\n")
+        self.pending = lines.pop()  # a line still being written waits for the next read
+        for line in lines:
+            self.lines += 1
+            if len(line) > self.max_line:
+                self.refused[REFUSED_LONG] += 1
+            else:
+                self._take(line)
+        if len(self.pending) > self.max_line:
+            self.refused[REFUSED_LONG] += 1
+            self.pending, self.skipping = b"", True
+
+    def _take(self, line: bytes) -> None:
+        try:
+            record = json.loads(line)
+            kind = record["kind"]
+        except (ValueError, TypeError, KeyError):
+            self.refused[REFUSED_NOT_JSON] += 1
             return
-        with open(self.path, "rb") as handle:
-            handle.seek(self.offset)
-            data = handle.read()
-        end = data.rfind(b"\n") + 1  # a line still being written waits for the next read
-        self.offset += end
-        for line in data[:end].splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
+        if self.lines == 1 and kind == "jail":
+            self.jail = record
+        elif self.jail is None or kind == "jail":
+            self.refused[REFUSED_JAIL] += 1
+        elif self.ended:
+            self.refused[REFUSED_AFTER_END] += 1
+        elif kind == "counts":
+            self.counts = {**self.counts, **record}
+            self.ended = bool(record.get("end"))
+        elif kind == "call":
+            self._call(record)
+        else:
+            self.refused[REFUSED_NOT_JSON] += 1
+
+    def _call(self, record: dict[str, Any]) -> None:
+        function, slot, ordinal = record.get("function"), record.get("slot"), record.get("ordinal")
+        if function not in self.listed:
+            self.refused[REFUSED_FUNCTION] += 1
+        elif type(slot) is not int or type(ordinal) is not int or ordinal < 1 \
+                or not isinstance(record.get("args"), str) \
+                or not isinstance(record.get("trace"), dict):
+            self.refused[REFUSED_MALFORMED] += 1
+        elif not 0 <= slot < self.max_calls or (ordinal <= self.max_calls
+                                                 and slot != ordinal - 1):
+            self.refused[REFUSED_SLOT] += 1
+        elif (function, ordinal) in self.calls:
+            self.refused[REFUSED_DUPLICATE] += 1
+        else:
+            self.calls[function, ordinal] = record
+
+    def finish(self) -> dict[tuple[str, int], dict[str, Any]]:
+        """The kept calls by function and slot, once the child's channel has closed."""
+        if self.pending:
+            self.refused[REFUSED_CUT] += 1
+            self.pending = b""
+        candidates = self.counts.get("candidates", {})
+        kept: dict[tuple[str, int], dict[str, Any]] = {}
+        for (function, ordinal), record in sorted(self.calls.items(), key=lambda i: i[0][1]):
+            bound = candidates.get(function) if isinstance(candidates, dict) else None
+            if not isinstance(bound, int) or ordinal > bound:
+                self.refused[REFUSED_ORDINAL] += 1
                 continue
-            if record.get("kind") == "counts":
-                self.counts = {**self.counts, **record}
-            elif record.get("kind") == "call":
-                self.received += 1
-                key = (record["function"], record["slot"])
-                if key not in self.kept or self.kept[key]["ordinal"] < record["ordinal"]:
-                    self.kept[key] = record
+            self.accepted += 1
+            kept[function, record["slot"]] = record
+        return kept
 
     def status(self) -> dict[str, Any]:
         done, total = self.counts.get("tests", (0, 0))
-        return {"tests": done, "total": total, "calls": len(self.kept),
-                "functions": len({function for function, _ in self.kept})}
+        slots = {(record["function"], record["slot"]) for record in self.calls.values()}
+        return {"tests": done, "total": total, "calls": len(slots),
+                "functions": len({function for function, _ in slots})}
 
 
 def _write(out: Path, functions: list[Function], records: dict[tuple[str, int], dict[str, Any]]

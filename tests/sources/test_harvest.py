@@ -23,8 +23,20 @@ from execbench.sandbox.values import parse_call_nodes, to_literal
 from execbench.sources.harvest import (
     NEVER_CALLED,
     NO_CALL_KEPT,
+    REFUSED_AFTER_END,
+    REFUSED_CUT,
+    REFUSED_DUPLICATE,
+    REFUSED_FUNCTION,
+    REFUSED_JAIL,
+    REFUSED_LONG,
+    REFUSED_MALFORMED,
+    REFUSED_NOT_JSON,
+    REFUSED_ORDINAL,
+    REFUSED_SLOT,
+    Function,
     HarvestError,
     HarvestOptions,
+    _Records,
     harvest,
 )
 from execbench.suite import BuildOptions, build_suite
@@ -345,6 +357,7 @@ def test_the_tests_run_on_a_scratch_copy_without_secrets_or_network(
         pytest.skip(f"this machine gives no network namespace: {result.network}")
     assert result.pytest_exit == 0, result.log
     assert not (root / "pkg" / "__pycache__").exists()  # the original was not written
+    assert not result.refused  # an honest suite sends only records the parent can check
 
 
 def test_the_same_seed_gives_the_same_file(harvested, tmp_path: Path) -> None:
@@ -382,6 +395,62 @@ def test_bad_input_is_refused(tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match="did not start under .*pytest cannot be imported"):
         harvest(root, tmp_path / "out.jsonl", HarvestOptions(python=str(bare)))
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def _lines(*records: object) -> bytes:
+    return b"".join((r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n"
+                    for r in records)
+
+
+def _call(function: str, slot: int, ordinal: int, **extra: object) -> dict:
+    return {"kind": "call", "function": function, "slot": slot, "ordinal": ordinal,
+            "args": str(ordinal), "trace": {"status": "ok"}, **extra}
+
+
+def test_the_parent_keeps_only_records_it_can_check() -> None:
+    """What a test that writes on the records pipe may send, each refused by its reason;
+    the honest records around them are kept."""
+    functions = [Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None),
+                 Function("m.g", "g", "m.py", 5, 5, "def g(x): ...", "one statement")]
+    reader = _Records(functions, max_calls=2, max_line=1000)
+    jail = {"kind": "jail", "layers": {"user": "on"}, "warnings": []}
+    stream = _lines(jail, _call("m.f", 0, 1), _call("m.f", 1, 2), _call("m.f", 0, 3),
+                    _call("m.f", 0, 1),  # a second record for ordinal 1
+                    _call("m.f", 2, 9),  # slot out of range
+                    _call("m.f", 0, 2),  # ordinal 2 fills slot 1, not 0
+                    _call("m.f", 1, 10**9),  # beyond the calls counted
+                    _call("m.g", 0, 1),  # a filtered function
+                    _call("os.system", 0, 1),  # not the project's
+                    {**_call("m.f", 1, 4), "args": ["not", "text"]},
+                    {"kind": "jail", "layers": {"user": "on: forged"}, "warnings": []},
+                    b"not json", {"kind": "other"},
+                    {"kind": "counts", "candidates": {"m.f": 3}, "tests": [1, 1],
+                     "end": True},
+                    _call("m.f", 1, 3),  # after the end
+                    {"kind": "counts", "candidates": {"m.f": 10**9}})
+    middle = len(stream) // 2  # the pipe's reads split lines anywhere
+    reader.feed(stream[:middle])
+    reader.feed(stream[middle:])
+    # A line too long for any record, sent in pieces, and one whole: both dropped unread.
+    reader.feed(b'{"kind": "counts", "end": true, "x": "' + b"x" * 800)
+    reader.feed(b"x" * 800)
+    reader.feed(b'"}\n' + b"y" * 1200 + b"\n" + b'{"kind": "call"')
+    kept = reader.finish()
+    assert reader.jail == jail
+    assert {key: record["ordinal"] for key, record in kept.items()} == {("m.f", 0): 3,
+                                                                         ("m.f", 1): 2}
+    assert reader.accepted == 3
+    assert reader.refused == {REFUSED_DUPLICATE: 1, REFUSED_SLOT: 2, REFUSED_ORDINAL: 1,
+                              REFUSED_FUNCTION: 2, REFUSED_MALFORMED: 1, REFUSED_JAIL: 1,
+                              REFUSED_NOT_JSON: 2, REFUSED_AFTER_END: 2, REFUSED_CUT: 1,
+                              REFUSED_LONG: 2}
+
+
+def test_without_the_jails_report_first_nothing_is_taken() -> None:
+    reader = _Records([Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None)], 2, 1000)
+    reader.feed(_lines(_call("m.f", 0, 1), {"kind": "jail", "layers": {}, "warnings": []}))
+    assert reader.jail is None and reader.finish() == {}
+    assert reader.refused == {REFUSED_JAIL: 2}
 
 
 @pytest.mark.slow
