@@ -48,7 +48,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from execbench.sandbox import confine
+from execbench.sandbox import confine, landlock, syscall_filter
 
 _CLONE_NEWNS, _CLONE_NEWCGROUP, _CLONE_NEWUTS = 0x00020000, 0x02000000, 0x04000000
 _CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWPID = 0x08000000, 0x10000000, 0x20000000
@@ -285,7 +285,7 @@ def _give(folder: str, uid: int, gid: int) -> None:
 def _unprivileged_user() -> tuple[int, int] | None:
     if os.geteuid() != 0:
         return None
-    return confine._unprivileged_user()
+    return confine.unprivileged_user()
 
 
 # --------------------------------------------------------------------------- runner
@@ -299,9 +299,9 @@ def _runner(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     layers["file size"] = f"on: files of at most {size >> 20} MiB"
     os.chdir(config["project"])
-    abi = confine._landlock_abi()
+    abi = landlock.abi()
     if abi:
-        confine.restrict_paths(abi, _landlock_rules(config, abi, proc),
+        landlock.restrict_paths(abi, _landlock_rules(config, abi, proc),
                                restrict_tcp=not namespaced)
         layers["landlock"] = (f"on (ABI {abi}): writes only under the scratch copy and the "
                               "temp folders; reads only of those, the interpreter and system "
@@ -337,14 +337,14 @@ def _runner(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
 
 
 def _landlock_rules(config: dict[str, Any], abi: int, proc: bool) -> list[tuple[str, int]]:
-    write = confine.landlock_write_rights(abi)
+    write = landlock.write_rights(abi)
     rules = [(config[name], write) for name in ("project", "home", "tmp")]
     if proc:
         rules.append(("/dev/shm", write))
-        rules.append(("/proc", confine.LANDLOCK_READ))  # the jail's own processes only
-    read = [*config["read"], *confine._READABLE_SYSTEM_PATHS, *_SYSTEM_FILES]
-    rules += [(path, confine.LANDLOCK_READ) for path in read if os.path.exists(path)]
-    rules += [(device, confine.landlock_file_rights(abi)) for device in confine._DEVICES
+        rules.append(("/proc", landlock.READ))  # the jail's own processes only
+    read = [*config["read"], *landlock.READABLE_SYSTEM_PATHS, *_SYSTEM_FILES]
+    rules += [(path, landlock.READ) for path in read if os.path.exists(path)]
+    rules += [(device, landlock.file_rights(abi)) for device in landlock.DEVICES
               if os.path.exists(device)]
     return rules
 
@@ -360,13 +360,13 @@ def _drop_user(uid: int, gid: int) -> None:
 
 def _apply_seccomp() -> bool:
     """Load the filter (it survives ``exec``); False where libseccomp is missing."""
-    seccomp = confine._seccomp_module()
+    seccomp = syscall_filter.module()
     if seccomp is None:
         return False
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_SYSCALLS:
-        confine._add(rules, deny, name)
+        syscall_filter.add_rule(rules, deny, name)
     for flag in _NEW_NAMESPACE_FLAGS:
         rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # the C library falls back to clone
@@ -444,5 +444,5 @@ def layers(max_file_bytes: int = MAX_FILE_BYTES, max_temp_bytes: int = MAX_TEMP_
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as handle:
         config = json.load(handle)
-    confine._seccomp_module()  # imported now: the runner cannot read its files later
+    syscall_filter.module()  # imported now: the runner cannot read its files later
     sys.exit(_launch(config))

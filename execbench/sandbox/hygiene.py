@@ -28,6 +28,8 @@ WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT
 RUNNER_MODULES = ("__main__", "execbench.registry", "execbench.sandbox.tracer",
                   "execbench.sandbox.properties",
                   "execbench.sandbox.values", "execbench.sandbox.confine",
+                  "execbench.sandbox.landlock", "execbench.sandbox.syscall_filter",
+                  "execbench.sandbox.libc",
                   "execbench.sandbox.frames", "execbench.sandbox.hygiene",
                   "execbench.sandbox.runner")
 """Modules of the runner itself, checked whole after every call, whatever the program

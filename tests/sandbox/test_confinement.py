@@ -281,10 +281,10 @@ def test_apply_in_a_child_holds_without_any_audit_hook(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     script = f"""
 import os, socket, sys
-from execbench.sandbox import confine
+from execbench.sandbox import confine, syscall_filter
 confine.apply(confine.Plan(root={str(root)!r}, landlock_abi={plan.landlock_abi},
               read_paths={plan.read_paths!r}, user={plan.user!r}, seccomp={plan.seccomp},
-              seccomp_program=confine.compile_seccomp() if {plan.seccomp} else b""))
+              seccomp_program=syscall_filter.compile_filter() if {plan.seccomp} else b""))
 results = {{}}
 for name, action in [
     ("fork", os.fork), ("socket", socket.socket),

@@ -1,0 +1,114 @@
+"""Landlock: which paths a process may read and write, held by the kernel.
+
+Rules are opened once and reused: the sandbox's zygote prepares the runners' rules (each a
+path opened ``O_PATH`` and packed for ``landlock_add_rule``) in its probe, and each runner
+only adds its own ``/proc`` entry before restricting itself, which saves it the path
+look-ups and the copy-on-write faults of building them (a runner per unit pays its set-up
+every unit). The harvest jail uses ``restrict_paths`` with its own rules.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+from dataclasses import dataclass, field
+
+from execbench.sandbox.libc import PR_SET_NO_NEW_PRIVS, fail, libc
+
+# include/uapi/linux/landlock.h; the system call numbers are the same on every architecture.
+_SYS_LANDLOCK_CREATE_RULESET, _SYS_LANDLOCK_ADD_RULE, _SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_FS_WRITE_TREE = sum(1 << bit for bit in range(4, 13))  # remove, make dir/reg/sock/fifo/...
+_FS_REFER, _FS_TRUNCATE, _FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+READ = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
+"""Rights to read (and execute) under a path."""
+READ_DATA = _FS_READ_FILE | _FS_READ_DIR
+"""Rights to read under a path, not to execute (a process's own ``/proc`` entry)."""
+READABLE_SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
+                         "/etc/localtime", "/sys/devices/system/cpu")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+
+
+
+def abi() -> int:
+    """The Landlock ABI version this kernel offers; 0 where it has none."""
+    try:
+        version = libc().syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                                 ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def write_rights(abi: int) -> int:
+    """Rights to read, write, create and remove under a path, as far as ``abi`` knows them."""
+    return READ | _FS_WRITE_FILE | _FS_WRITE_TREE | (_FS_REFER if abi >= 2 else 0) | \
+        (_FS_TRUNCATE if abi >= 3 else 0)
+
+
+def file_rights(abi: int) -> int:
+    """Rights on one file (a device): open it to read, write or execute."""
+    return _FS_EXECUTE | _FS_READ_FILE | _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0)
+
+
+@dataclass
+class Prepared:
+    """Rules opened and packed ahead of ``restrict``: the ruleset's attribute and, per path,
+    its ``O_PATH`` descriptor with the packed rule naming it."""
+
+    abi: int
+    attr: bytes
+    rules: list[tuple[int, bytes]] = field(default_factory=list)
+
+
+def prepare(abi: int, rules: list[tuple[str, int]], restrict_tcp: bool = True) -> Prepared:
+    """Open and pack ``rules`` (path, rights): file access only as they grant it; TCP
+    bind/connect refused when ``restrict_tcp`` (ABI 4); signals and abstract Unix sockets
+    scoped to the restricted process (ABI 6)."""
+    fs = write_rights(abi) | (_FS_IOCTL_DEV if abi >= 5 else 0)
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 and restrict_tcp else 0
+    scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("=QQQ", fs, net, scoped)[: 8 if abi < 4 else 16 if abi < 6 else 24]
+    prepared = Prepared(abi, attr)
+    for path, rights in rules:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        if not os.path.isdir(path):
+            rights &= file_rights(abi)
+        prepared.rules.append((fd, struct.pack("=Qi", rights, fd)))
+    return prepared
+
+
+def restrict(prepared: Prepared, extra: list[tuple[str, int]] = ()) -> None:
+    """Confine the calling process (and what it starts) by ``prepared``'s rules and
+    ``extra`` ones, then close the prepared descriptors (this process's copies). Sets
+    ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""
+    call = libc().syscall
+    ruleset = call(_SYS_LANDLOCK_CREATE_RULESET, prepared.attr,
+                   ctypes.c_size_t(len(prepared.attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        fail("landlock_create_ruleset")
+    own = prepare(prepared.abi, list(extra))
+    try:
+        for fd, rule in (*prepared.rules, *own.rules):
+            if call(_SYS_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, rule,
+                    ctypes.c_uint32(0)) != 0:
+                fail(f"landlock_add_rule {os.readlink(f'/proc/self/fd/{fd}')}")
+        if libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            fail("prctl(PR_SET_NO_NEW_PRIVS)")
+        if call(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+            fail("landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+        for fd, _ in (*prepared.rules, *own.rules):
+            os.close(fd)
+
+
+def restrict_paths(abi: int, rules: list[tuple[str, int]], restrict_tcp: bool = True) -> None:
+    """``prepare`` and ``restrict`` in one step, for a process confined once."""
+    restrict(prepare(abi, rules, restrict_tcp))

@@ -1,0 +1,152 @@
+"""The runners' seccomp filter: system calls refused with ``EPERM`` (the list and why is
+in ``confine``'s docstring), compiled once per worker and loaded by each runner.
+
+libseccomp takes milliseconds to build a filter, too long for a runner per unit, so the
+zygote compiles it to BPF once, with a mark where the runner's own pid goes (signals only
+to itself), and checks, by compiling it for a second pid, that the pid is all that differs;
+each runner writes its pid over the mark and loads the program with one ``prctl``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import struct
+from typing import Any
+
+from execbench.sandbox.libc import PR_SET_NO_NEW_PRIVS, ConfinementError, fail, libc
+
+_DENIED_SYSCALLS = (
+    "execve", "execveat", "fork", "vfork",
+    "socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "tkill",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount",
+    "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+    "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "iopl", "ioperm",
+    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname",
+    "setdomainname", "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "vhangup",
+    "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
+    "setfsuid", "setfsgid", "capset",
+    "chmod", "fchmod", "fchmodat", "fchmodat2",
+    "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl", "ipc", "mq_open", "mq_unlink",
+    "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "memfd_create",
+    "memfd_secret",
+)
+_SELF_ONLY_SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
+_PID_ZERO_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
+                  "sched_setattr", "migrate_pages", "move_pages")
+"""Calls that name a process by its first argument: allowed on the caller (pid 0) only, so a
+runner cannot lower another runner's limits or priority (all runners share one uid)."""
+_TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI (type into a terminal), TIOCLINUX
+_CLONE_THREAD = 0x00010000
+
+
+def module() -> Any:
+    """pyseccomp, or None where it or libseccomp is missing."""
+    try:
+        import pyseccomp
+    except (ImportError, RuntimeError, OSError):
+        return None
+    return pyseccomp
+
+
+_PID_MARK = 0x7A5E1D00
+"""Stands for the runner's pid in the filter the zygote compiles once; each runner writes
+its own pid over it before loading it (pids stay below 2**22, so the mark is never one)."""
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_BPF_JMP, _BPF_K = 0x05, 0x00
+_INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter: code, jt, jf, k
+
+
+def _filter(seccomp: Any, pid: int) -> Any:
+    """The runners' seccomp rules, for a runner whose pid is ``pid``."""
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in _DENIED_SYSCALLS:
+        add_rule(rules, deny, name)
+    rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    for name in _PID_ZERO_ONLY:
+        add_rule(rules, deny, name, seccomp.Arg(0, seccomp.NE, 0))
+    add_rule(rules, deny, "setpriority", seccomp.Arg(0, seccomp.NE, 0))  # PRIO_PROCESS only
+    add_rule(rules, deny, "setpriority", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
+    add_rule(rules, deny, "ioprio_set", seccomp.Arg(0, seccomp.NE, 1))  # IOPRIO_WHO_PROCESS only
+    add_rule(rules, deny, "ioprio_set", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
+    for request in _TERMINAL_INJECTION:
+        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    for name in _SELF_ONLY_SIGNALS:
+        rules.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
+    return rules
+
+
+def _export(rules: Any) -> bytes:
+    fd = os.memfd_create("execbench-seccomp")
+    try:
+        with os.fdopen(os.dup(fd), "w+b") as handle:
+            rules.export_bpf(handle)
+        return os.pread(fd, 1 << 20, 0)
+    finally:
+        os.close(fd)
+
+
+def _pid_slots(program: bytes) -> list[int]:
+    """Offsets of the ``k`` fields that hold the pid mark in jumps."""
+    size = _INSTRUCTION.size
+    return [offset + 4 for offset in range(0, len(program), size)
+            if _INSTRUCTION.unpack_from(program, offset)[3] == _PID_MARK
+            and _INSTRUCTION.unpack_from(program, offset)[0] & 0x07 == _BPF_JMP]
+
+
+def compile_filter() -> bytes:
+    """The runners' filter as a BPF program, compiled once in the zygote (libseccomp takes
+    milliseconds to build it, which a runner per unit cannot afford). Built a second time
+    for another pid to check that the pid sits where ``_pid_slots`` finds it and nowhere
+    else, so a runner's patched copy is exactly the filter libseccomp would build for it."""
+    seccomp = module()
+    if seccomp is None:
+        raise ConfinementError("pyseccomp or libseccomp is not importable")
+    program = _export(_filter(seccomp, _PID_MARK))
+    other = _export(_filter(seccomp, _PID_MARK + 1))
+    slots = _pid_slots(program)
+    expected = bytearray(program)
+    for offset in slots:
+        struct.pack_into("=I", expected, offset, _PID_MARK + 1)
+    if not slots or bytes(expected) != other or len(program) % _INSTRUCTION.size:
+        raise ConfinementError("the seccomp filter's pid could not be located")
+    return program
+
+
+def load(program: bytes) -> None:
+    """Load the zygote's filter with this runner's pid written in (``no_new_privs`` is
+    set first, as the kernel requires of an unprivileged caller)."""
+    if not program:
+        raise ConfinementError("seccomp is planned but no filter was compiled")
+    patched = bytearray(program)
+    for offset in _pid_slots(program):
+        struct.pack_into("=I", patched, offset, os.getpid())
+    buffer = ctypes.create_string_buffer(bytes(patched), len(patched))
+    fprog = struct.pack("=HxxxxxxQ", len(patched) // _INSTRUCTION.size,
+                        ctypes.addressof(buffer))
+    if libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        fail("prctl(PR_SET_NO_NEW_PRIVS)")
+    holder = ctypes.create_string_buffer(fprog, len(fprog))
+    if libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, holder, 0, 0) != 0:
+        fail("prctl(PR_SET_SECCOMP)")
+
+
+def add_rule(rules: Any, action: int, name: str, *args: Any) -> None:
+    """One filter rule; a call this architecture or libseccomp does not know (``fork`` on
+    arm64, ``fchmodat2`` before libseccomp 2.6) is skipped: it cannot be made anyway."""
+    try:
+        rules.add_rule(action, name, *args)
+    except OSError as exc:
+        if exc.errno not in (errno.EFAULT, errno.EINVAL, errno.EDOM):
+            raise
+
+
