@@ -346,9 +346,9 @@ SAMPLE = {"cruxeval.jsonl": 100, "HumanEval.jsonl.gz": 30, "MbppPlus.jsonl.gz": 
 def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus,
                     name: str) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp(name.split(".")[0])
-    path = corpus.file(shared_data(name), SAMPLE[name], folder)
+    spec = corpus.source(str(shared_data(name)), SAMPLE[name], folder)
     out = folder / "suite"
-    manifest = build_suite([str(path)], out, BuildOptions(
+    manifest = build_suite([spec], out, BuildOptions(
         tasks=["mutation"], limits=Limits(cpu_seconds=0.25)))
     _, instances, _ = load_suite(out)
     pairs: dict[str, dict[str, dict[str, Any]]] = {}
