@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
@@ -12,6 +11,7 @@ from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import encode
 from execbench.sources import load_source
 from execbench.tasks.codesense.facts import NoFacts, facts_for
+from tests.helpers.data import shared_data
 
 STATES = TraceOptions(states=True)
 
@@ -194,9 +194,6 @@ def test_a_call_that_did_not_finish_gives_no_facts() -> None:
         facts_for("statement", "def f():\n    pass\n", "f", Trace(status="timeout"))
 
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
-
-
 def _outer_loops(code: str, entry_point: str) -> set[int]:
     """Header lines of the entry point's loops that no other loop encloses (each runs at
     most once per call)."""
@@ -215,9 +212,7 @@ def test_iteration_counts_agree_with_the_tracers_loop_counts(sandbox: Sandbox,
     """Two records of one run: the loop facts (from the states) and the tracer's own
     per-header iteration counts, on every loop that runs at most once per call."""
     if spec != "humaneval":
-        spec = str(DATA / spec)
-        if not Path(spec).is_file():
-            pytest.skip(f"{spec} not found (the shared benchmark data folder is absent)")
+        spec = str(shared_data(spec))
     programs = load_source(spec, None, plus_inputs=False, count=0, seed=0).programs
     jobs = [(p, call) for p in programs for call in p.calls[:3]]
     traces = sandbox.map(Job(p.code, p.entry_point, call.args,
