@@ -17,8 +17,8 @@ from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.ces.simulation import answer_lines
-from tests.fakeserver import FakeServer, Reply, prompt_of
 from tests.helpers.data import shared_data
+from tests.helpers.fake_model import FAKE_MODEL, fake_model
 from tests.test_cli import execbench
 
 PACK = "humanevalpack.jsonl.gz"
@@ -145,14 +145,9 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
                       "humanevalpack/Python/1": "incoherent",
                       "humanevalpack/Python/2": "confident",
                       "humanevalpack/Python/8": "likely"}
-
-    def responder(body: dict, attempt: int) -> Reply:
-        return Reply(text=replies[prompt_of(body)])
-
-    with FakeServer(responder) as server:
+    with fake_model(replies.__getitem__) as model:
         for suite, out in ((bugs, tmp_path / "run-bugs"), (buggy, tmp_path / "run-sim")):
-            run(RunConfig(suite=str(suite), model="openai-api/fake/scripted",
-                          base_url=server.base_url), out)
+            run(RunConfig(suite=str(suite), **model), out)
     classes = {s["instance_id"].split("/", 1)[1].rsplit("/", 1)[0].removesuffix("@buggy"):
                s["extra"]["class"]
                for s in read_samples(tmp_path / "run-sim" / "samples.jsonl").values()
@@ -169,5 +164,5 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
     rows = [row for table in json.loads(done.stdout)["tables"] for row in table["rows"]]
     assert sorted(row["task"] for row in rows) == sorted(BUG_TASKS)
     for row in rows:
-        assert (row["model"], row["successes"]) == ("openai-api/fake/scripted", 4)
+        assert (row["model"], row["successes"]) == (FAKE_MODEL, 4)
         assert [row[name] for name in CLASSES] == [25.0, 25.0, 25.0, 25.0, 0.0], row
