@@ -1,6 +1,7 @@
 """Shared fixtures, and the test options: slow tests (whole benchmark files built, run and
-re-scored) run only with ``--run-slow``, which ``.ci/run`` passes; the default run stays
-quick for development."""
+re-scored) run only with ``--run-slow``, which ``.ci/run`` passes, and corpus-wide checks
+run on whole benchmarks only then (on a seeded sample otherwise: the ``corpus`` fixture);
+the default run stays quick for development."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from execbench.sandbox.pool import Limits, Sandbox
+from tests.helpers.corpus import Corpus
 
 QUICK = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=512, stdout_bytes=100_000)
 """Tighter limits, for modules whose programs loop, sleep or print without end: they say
@@ -34,9 +36,16 @@ def sandbox(request: pytest.FixtureRequest, _pools: dict[Limits, Sandbox]) -> Sa
     return _pools[limits]
 
 
+@pytest.fixture(scope="session")
+def corpus(pytestconfig: pytest.Config) -> Corpus:
+    """Whole benchmarks under ``--run-slow``, seeded samples of them otherwise."""
+    return Corpus(full=pytestconfig.getoption("--run-slow"))
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", default=False,
-                     help="also run the tests marked slow (CI does)")
+                     help="also run the tests marked slow, and corpus-wide checks on whole "
+                          "benchmarks instead of samples (CI does)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -33,8 +33,7 @@ import pytest
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import task_names
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.helpers.data import shared_data
 
 SOURCES = [
     pytest.param("humaneval", {"limit": 30}, id="humaneval-30"),
@@ -76,9 +75,7 @@ def test_oracle_answers_every_task_correctly(source: str, options: dict[str, Any
                                             request: pytest.FixtureRequest) -> None:
     spec = source
     if source not in ("humaneval", "dsl"):  # the built-in names; the rest are data files
-        spec = str(DATA / source)
-        if not Path(spec).is_file():
-            pytest.skip(f"{spec} not found (the shared benchmark data folder is absent)")
+        spec = str(shared_data(source))
     suite = tmp_path / "suite"
     build_suite([spec], suite, BuildOptions(tasks=task_names(), **options))
     _, instances, _ = load_suite(suite)

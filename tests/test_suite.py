@@ -27,9 +27,8 @@ from execbench.suite import (
     load_suite,
 )
 from execbench.tasks import get_task
+from tests.helpers.data import shared_data
 from tests.test_cli import execbench
-
-HUMANEVAL_PLUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "HumanEvalPlus.jsonl.gz"
 
 SPIN = """\
 import time
@@ -181,12 +180,9 @@ def test_humaneval_plus_verdicts_do_not_depend_on_timing(tmp_path: Path) -> None
     (HumanEval/59, /36, /130): once kept, their checks passed or failed with machine load.
     20 calls per program (3,272 calls, about two minutes with five re-scorings) keep some of
     them, and calls just around the budget (HumanEval/36 and /24 at about 0.5 s)."""
-    if not HUMANEVAL_PLUS.is_file():
-        pytest.skip(f"HumanEval+ not found at {HUMANEVAL_PLUS} (the shared data folder is "
-                    "absent)")
     suite, run_dir = tmp_path / "suite", tmp_path / "run"
-    done = execbench("build", HUMANEVAL_PLUS, "--plus-inputs", "--tasks", "output,input",
-                     "--max-calls", 20, "--out", suite)
+    done = execbench("build", shared_data("HumanEvalPlus.jsonl.gz"), "--plus-inputs",
+                     "--tasks", "output,input", "--max-calls", 20, "--out", suite)
     assert done.returncode == 0, done.stderr
     manifest = json.loads((suite / "manifest.json").read_text())
     dropped = [s["where"] for s in manifest["skipped"] if "CPU limit" in s["reason"]]

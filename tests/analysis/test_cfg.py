@@ -8,7 +8,6 @@ the tours come from real traced runs (loops of 0, 1 and many iterations).
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,8 @@ from execbench.analysis.cfg import (
 )
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sources import load_source
+from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
 
 LOOP_IF = """\
 def f(xs):
@@ -174,18 +175,20 @@ def test_every_traced_step_of_the_constructs_is_an_edge(sandbox: Sandbox) -> Non
             assert all(b in graph.succ[a] for a, b in steps), (args, sequence)
 
 
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "cruxeval.jsonl"
+SAMPLE = {"cruxeval": 200, "humaneval": 40}
+"""Programs of each benchmark a default run checks (all of them under ``--run-slow``)."""
 
 
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
-def test_every_traced_step_of_real_programs_is_an_edge(sandbox: Sandbox, source: str) -> None:
-    """Each call's node sequence, on every call of CRUXEval and of the built-in HumanEval,
-    starts at its function's entry and moves along edges only: the graphs miss no flow
-    the interpreter takes, and their prime paths are enumerable (no function hits the cap).
-    A run whose events were cut at the tracer's bound is checked on the part recorded."""
-    if source == "cruxeval" and not CRUXEVAL.exists():
-        pytest.skip(f"{CRUXEVAL} not found (see shared/data/README.md)")
-    programs = load_source(str(CRUXEVAL) if source == "cruxeval" else "humaneval").programs
+def test_every_traced_step_of_real_programs_is_an_edge(sandbox: Sandbox, corpus: Corpus,
+                                                       source: str) -> None:
+    """Each call's node sequence, on every call of CRUXEval and of the built-in HumanEval
+    (of ``SAMPLE``'s seeded sample of their programs unless ``--run-slow``), starts at its
+    function's entry and moves along edges only: the graphs miss no flow the interpreter
+    takes, and their prime paths are enumerable (no function hits the cap). A run whose
+    events were cut at the tracer's bound is checked on the part recorded."""
+    spec = str(shared_data("cruxeval.jsonl")) if source == "cruxeval" else source
+    programs = corpus.sample(load_source(spec).programs, SAMPLE[source])
     calls = [(p, Job(p.code, p.entry_point, c.args)) for p in programs for c in p.calls]
     traces = sandbox.map([job for _, job in calls])
     graphs = {p.id: function_graphs(p.code) for p in programs}

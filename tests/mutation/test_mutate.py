@@ -1,11 +1,12 @@
 """Single-site mutation: every operator on hand-written programs, Algorithm 1 in the real
 sandbox, and mutation suites built from CRUXEval, HumanEval and MBPP+.
 
-The real-data suites are built once per dataset for the module, on every program, with a
-0.25 s CPU limit: a mutant that loops forever then costs at most that instead of 2 s (one
-MBPP+ program alone would take 40 s). The few calls that need more time out and are not
-mutated for. Every kept pair is then run again, with the default limits, in a sandbox of
-the test's own.
+The real-data suites are built once per dataset for the module, with a 0.25 s CPU limit, on
+every program under ``--run-slow`` and on a seeded sample (``SAMPLE`` programs of each,
+``tests/helpers/corpus.py``) by default: a mutant that loops forever then costs at most
+that instead of 2 s (one MBPP+ program alone would take 40 s). The few calls that need more
+time out and are not mutated for. Every kept pair is then run again, with the default
+limits, in a sandbox of the test's own.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import ast
 import json
 import random
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,15 +21,16 @@ from typing import Any
 import pytest
 
 from execbench.mutation.operators import ARITHMETIC, RELATIONAL, Mutant, mutants
-from execbench.mutation.search import choose_mutant
+from execbench.mutation.search import choose_mutant, mutant_budget
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace
 from execbench.sandbox.values import equal
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite, load_suite
+from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 NO_MUTANT = "no mutant runs without error and changes the output"
 OPERATORS = {"arithmetic", "relational", "logical", "keyword", "numeric"}
 
@@ -200,16 +201,15 @@ def test_every_mutant_is_one_edit_at_its_site(code: str) -> None:
         assert_single_site(code, mutant)
 
 
-def test_every_mutant_of_every_cruxeval_program_is_one_edit() -> None:
-    path = DATA / "cruxeval.jsonl"
-    if not path.exists():
-        pytest.skip(f"{path} not found (see shared/data/README.md)")
+def test_every_mutant_of_every_cruxeval_program_is_one_edit(corpus: Corpus) -> None:
+    """Every CRUXEval program under ``--run-slow``; 200 of them by default."""
+    programs = corpus.sample(load_source(str(shared_data("cruxeval.jsonl"))).programs, 200)
     total = 0
-    for program in load_source(str(path)).programs:
+    for program in programs:
         for mutant in mutants(program.code):
             assert_single_site(program.code, mutant)
             total += 1
-    assert total > 8000
+    assert total > 10 * len(programs)  # 8,000 and more on all 800
 
 
 def test_not_before_parenthesised_operand_is_dropped() -> None:
@@ -281,21 +281,43 @@ def test_program_without_a_valid_mutant_gives_none(sandbox: Sandbox) -> None:
                          random.Random(0)) is None
 
 
-def test_mutants_that_loop_forever_are_discarded_quickly(sandbox: Sandbox) -> None:
-    original = trace_of(sandbox, COUNT_UP, "5")
-    looping = COUNT_UP.replace("+=", "-=")
-    assert sandbox.run(Job(looping, "f", "5", cpu_seconds=0.05)).status == "timeout"
-    start = time.monotonic()
-    chosen = choose_mutant(sandbox, COUNT_UP, "f", "5", original, random.Random(0))
-    assert time.monotonic() - start < 5
-    assert chosen is not None
-    assert chosen[1].status == "ok"
-    assert not equal(chosen[1].value, original.value)
-    # Here the only mutants that change the output are the ones that never return.
-    start = time.monotonic()
-    assert choose_mutant(sandbox, WAIT_FOR, "f", "5", trace_of(sandbox, WAIT_FOR, "5"),
-                         random.Random(0)) is None
-    assert time.monotonic() - start < 5
+class _Recording:
+    """The module's sandbox, keeping each job it was given and each trace it gave back."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.jobs: list[Job] = []
+        self.traces: list[Trace] = []
+
+    def map(self, jobs: Any) -> list[Trace]:
+        jobs = list(jobs)
+        traces = self.sandbox.map(jobs)
+        self.jobs += jobs
+        self.traces += traces
+        return traces
+
+
+@pytest.mark.parametrize("code", [COUNT_UP, WAIT_FOR], ids=["count-up", "wait-for"])
+def test_mutants_that_loop_forever_are_discarded_quickly(sandbox: Sandbox, code: str) -> None:
+    """Each mutant runs under the mutant budget (a small multiple of the original call's CPU
+    time), far below the sandbox's limit, so one that never returns costs that budget and
+    times out; counted, not timed, so a loaded machine cannot fail it. For ``WAIT_FOR`` the
+    only mutants that change the output are the ones that never return."""
+    original = trace_of(sandbox, code, "5")
+    budget = mutant_budget(original)
+    assert budget <= sandbox.limits.cpu_seconds / 4
+    recording = _Recording(sandbox)
+    chosen = choose_mutant(recording, code, "f", "5", original,  # type: ignore[arg-type]
+                           random.Random(0))
+    assert len(recording.jobs) == len(mutants(code))
+    assert {job.cpu_seconds for job in recording.jobs} == {budget}
+    assert Counter(t.status for t in recording.traces)["timeout"] >= 2
+    if code == WAIT_FOR:
+        assert chosen is None
+    else:
+        assert chosen is not None
+        assert chosen[1].status == "ok"
+        assert not equal(chosen[1].value, original.value)
 
 
 def test_build_drops_a_program_without_mutant_from_both_tasks(tmp_path: Path) -> None:
@@ -317,12 +339,16 @@ def test_build_drops_a_program_without_mutant_from_both_tasks(tmp_path: Path) ->
 
 # --- real benchmarks --------------------------------------------------------------------
 
-def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, name: str) -> dict[str, Any]:
-    path = DATA / name
-    if not path.exists():
-        pytest.skip(f"{path} not found (see shared/data/README.md)")
-    out = tmp_path_factory.mktemp(name.split(".")[0])
-    manifest = build_suite([str(path)], out, BuildOptions(
+SAMPLE = {"cruxeval.jsonl": 100, "HumanEval.jsonl.gz": 30, "MbppPlus.jsonl.gz": 50}
+"""Programs of each benchmark a default run builds (all of them under ``--run-slow``)."""
+
+
+def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus,
+                    name: str) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp(name.split(".")[0])
+    spec = corpus.source(str(shared_data(name)), SAMPLE[name], folder)
+    out = folder / "suite"
+    manifest = build_suite([spec], out, BuildOptions(
         tasks=["mutation"], limits=Limits(cpu_seconds=0.25)))
     _, instances, _ = load_suite(out)
     pairs: dict[str, dict[str, dict[str, Any]]] = {}
@@ -332,18 +358,18 @@ def _mutation_suite(tmp_path_factory: pytest.TempPathFactory, name: str) -> dict
 
 
 @pytest.fixture(scope="module")
-def cruxeval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _mutation_suite(tmp_path_factory, "cruxeval.jsonl")
+def cruxeval(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> dict[str, Any]:
+    return _mutation_suite(tmp_path_factory, corpus, "cruxeval.jsonl")
 
 
 @pytest.fixture(scope="module")
-def humaneval(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _mutation_suite(tmp_path_factory, "HumanEval.jsonl.gz")
+def humaneval(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> dict[str, Any]:
+    return _mutation_suite(tmp_path_factory, corpus, "HumanEval.jsonl.gz")
 
 
 @pytest.fixture(scope="module")
-def mbppplus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _mutation_suite(tmp_path_factory, "MbppPlus.jsonl.gz")
+def mbppplus(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> dict[str, Any]:
+    return _mutation_suite(tmp_path_factory, corpus, "MbppPlus.jsonl.gz")
 
 
 DATASETS = ["cruxeval", "humaneval", "mbppplus"]
@@ -403,9 +429,7 @@ def test_share_with_a_valid_mutant_and_operator_mix(dataset: str,
 
 
 def test_mutate_option_builds_other_tasks_on_the_mutant(tmp_path: Path) -> None:
-    path = DATA / "cruxeval.jsonl"
-    if not path.exists():
-        pytest.skip(f"{path} not found (see shared/data/README.md)")
+    path = shared_data("cruxeval.jsonl")
     suite = tmp_path / "suite"
     manifest = build_suite([str(path)], suite, BuildOptions(
         tasks=["output", "coverage"], limit=40, mutate=True, workers=2))

@@ -17,10 +17,11 @@ from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.ces.simulation import answer_lines
-from tests.fakeserver import FakeServer, Reply, prompt_of
+from tests.helpers.data import shared_data
+from tests.helpers.fake_model import FAKE_MODEL, fake_model
 from tests.test_cli import execbench
 
-PACK = Path(__file__).resolve().parents[3] / "shared" / "data" / "humanevalpack.jsonl.gz"
+PACK = "humanevalpack.jsonl.gz"
 
 
 def _simulated(kind: str, line: int | None = None) -> dict[str, Any]:
@@ -45,12 +46,11 @@ def test_each_class_by_hand(sample: dict[str, Any] | None, expected: str) -> Non
 
 
 def test_oracle_successes_are_all_confident(tmp_path: Path) -> None:
-    if not PACK.is_file():
-        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
+    pack = str(shared_data(PACK))
     bugs, buggy = tmp_path / "bugs", tmp_path / "buggy"
-    build_suite([str(PACK)], bugs, BuildOptions(
+    build_suite([pack], bugs, BuildOptions(
         tasks=["bug-prediction", "bug-localization", "bug-repair"], limit=4, workers=1))
-    build_suite([str(PACK)], buggy, BuildOptions(tasks=["simulation"], limit=4, buggy=True,
+    build_suite([pack], buggy, BuildOptions(tasks=["simulation"], limit=4, buggy=True,
                                                  workers=1))
     for suite, out in ((bugs, tmp_path / "run-bugs"), (buggy, tmp_path / "run-sim")):
         run(RunConfig(suite=str(suite), model="reference/oracle"), out)
@@ -135,25 +135,19 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
     all three bug tasks in that class, and the chosen programs are the ones checked by hand
     (Python/0's first loop, line 12, runs before its bug on line 15; Python/8's loop, line
     15, after its bug on line 13)."""
-    if not PACK.is_file():
-        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
+    pack = str(shared_data(PACK))
     bugs, buggy = tmp_path / "bugs", tmp_path / "buggy"
-    build_suite([str(PACK)], bugs, BuildOptions(tasks=list(BUG_TASKS), limit=9, workers=1))
-    build_suite([str(PACK)], buggy, BuildOptions(tasks=[SIMULATION], limit=9, buggy=True,
+    build_suite([pack], bugs, BuildOptions(tasks=list(BUG_TASKS), limit=9, workers=1))
+    build_suite([pack], buggy, BuildOptions(tasks=[SIMULATION], limit=9, buggy=True,
                                                  workers=1))
     replies, wanted = _scripted(load_suite(bugs)[1], load_suite(buggy)[1])
     assert wanted == {"humanevalpack/Python/0": "suspicious",
                       "humanevalpack/Python/1": "incoherent",
                       "humanevalpack/Python/2": "confident",
                       "humanevalpack/Python/8": "likely"}
-
-    def responder(body: dict, attempt: int) -> Reply:
-        return Reply(text=replies[prompt_of(body)])
-
-    with FakeServer(responder) as server:
+    with fake_model(replies.__getitem__) as model:
         for suite, out in ((bugs, tmp_path / "run-bugs"), (buggy, tmp_path / "run-sim")):
-            run(RunConfig(suite=str(suite), model="openai-api/fake/scripted",
-                          base_url=server.base_url), out)
+            run(RunConfig(suite=str(suite), **model), out)
     classes = {s.instance_id.split("/", 1)[1].rsplit("/", 1)[0].removesuffix("@buggy"):
                s.extra["class"]
                for s in read_samples(tmp_path / "run-sim" / "samples.jsonl").values()
@@ -170,5 +164,5 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
     rows = [row for table in json.loads(done.stdout)["tables"] for row in table["rows"]]
     assert sorted(row["task"] for row in rows) == sorted(BUG_TASKS)
     for row in rows:
-        assert (row["model"], row["successes"]) == ("openai-api/fake/scripted", 4)
+        assert (row["model"], row["successes"]) == (FAKE_MODEL, 4)
         assert [row[name] for name in CLASSES] == [25.0, 25.0, 25.0, 25.0, 0.0], row

@@ -3,12 +3,12 @@
 Ground truth for one call: the program file runs as a module, then the call runs; the
 executed lines of both, as coverage.py measures them, must equal ``Trace.lines``. All
 programs are measured in one helper process (``tests.coverage_runner``) while the sandbox
-traces the same calls.
+traces the same calls: every program of CRUXEval and HumanEval under ``--run-slow``, a
+seeded sample of each (``SAMPLE``, ``tests/helpers/corpus.py``) by default.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,23 +17,24 @@ from execbench.program import Program
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sources import load_source
 from tests.coverage_runner import measure
+from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+SAMPLE = {"cruxeval": 150, "humaneval": 30}
+"""Programs of each benchmark a default run measures."""
 
-def _programs() -> dict[str, list[Program]]:
-    if not DATA.is_dir():
-        pytest.skip(f"benchmark data folder {DATA} not found (see its README.md)")
-    humaneval = DATA / "HumanEval.jsonl.gz"
-    return {
-        "cruxeval": load_source(str(DATA / "cruxeval.jsonl")).programs,
-        "humaneval": load_source(str(humaneval) if humaneval.exists() else "humaneval").programs,
-    }
+
+def _programs(corpus: Corpus) -> dict[str, list[Program]]:
+    return {name: corpus.sample(load_source(str(shared_data(file))).programs, SAMPLE[name])
+            for name, file in (("cruxeval", "cruxeval.jsonl"),
+                               ("humaneval", "HumanEval.jsonl.gz"))}
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+def measured(tmp_path_factory: pytest.TempPathFactory,
+             corpus: Corpus) -> dict[str, list[dict[str, Any]]]:
     """Per source, one record per call: its id, the tracer's verdict and coverage's."""
-    calls = [(name, program, call) for name, programs in _programs().items()
+    calls = [(name, program, call) for name, programs in _programs(corpus).items()
              for program in programs for call in program.calls]
     jobs = [Job(program.code, program.entry_point, call.args) for _, program, call in calls]
     with Sandbox() as sandbox:
@@ -61,11 +62,15 @@ def _disagreements(records: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize(("source", "least_calls"), [("cruxeval", 800), ("humaneval", 1000)])
+@pytest.mark.parametrize(("source", "least_calls"), [("cruxeval", (800, 150)),
+                                                   ("humaneval", (1000, 150))],
+                         ids=["cruxeval", "humaneval"])
 def test_executed_lines_match_coverage(measured: dict[str, list[dict[str, Any]]], source: str,
-                                       least_calls: int) -> None:
+                                       least_calls: tuple[int, int], corpus: Corpus) -> None:
+    """Every call of every measured program: at least the first count under ``--run-slow``
+    (whole benchmarks), the second on the default sample."""
     records = measured[source]
-    assert len(records) >= least_calls
+    assert len(records) >= (least_calls[0] if corpus.full else least_calls[1])
     assert all(r["status"] in ("ok", "exception") for r in records), \
         [(r["id"], r["status"]) for r in records if r["status"] not in ("ok", "exception")]
     assert all(r["coverage"] for r in records)

@@ -6,19 +6,20 @@ from __future__ import annotations
 import ast
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.properties import clauses_of
 from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import LiteralError, decode, is_exact
 from execbench.sources import load_source
+from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
 from tests.sandbox.recompute import DRIVER, PER_LINE, evaluated, job_args, sites
 
 PROPERTIES = TraceOptions(recorder="properties")
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 MIXED = """\
 def f(xs, n):
@@ -171,17 +172,24 @@ def test_nested_evaluations_of_one_line_get_their_own_records(sandbox: Sandbox) 
     assert [r["taken"] for r in records] == [False, True, True, True, True]
 
 
+SAMPLE = {"cruxeval": 150, "humaneval": 30}
+"""Programs of each benchmark a default run checks (``corpus``); all under ``--run-slow``."""
+
+
+def _programs(source: str, corpus: Corpus) -> list[Program]:
+    spec = str(shared_data("cruxeval.jsonl")) if source == "cruxeval" else source
+    return corpus.sample(load_source(spec).programs, SAMPLE[source])
+
+
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
-def test_real_programs_run_the_same_with_properties_recorded(sandbox: Sandbox,
+def test_real_programs_run_the_same_with_properties_recorded(sandbox: Sandbox, corpus: Corpus,
                                                              source: str) -> None:
-    """Every call of CRUXEval and of the built-in HumanEval: same value, stdout, lines,
-    events and branch outcomes with the recorder as without. Calls that use more than a
-    quarter of the CPU limit untraced are left out, as a build leaves them out: recording
-    costs CPU time (HumanEval/75's million loop tests), so they could time out."""
-    path = DATA / "cruxeval.jsonl"
-    if source == "cruxeval" and not path.exists():
-        pytest.skip(f"{path} not found (see shared/data/README.md)")
-    programs = load_source(str(path) if source == "cruxeval" else "humaneval").programs
+    """Every call of CRUXEval and of the built-in HumanEval (of a seeded sample of their
+    programs, ``SAMPLE``, unless ``--run-slow``): same value, stdout, lines, events and
+    branch outcomes with the recorder as without. Calls that use more than a quarter of the
+    CPU limit untraced are left out, as a build leaves them out: recording costs CPU time
+    (HumanEval/75's million loop tests), so they could time out."""
+    programs = _programs(source, corpus)
     jobs = [Job(p.code, p.entry_point, c.args) for p in programs for c in p.calls]
     plain = sandbox.map(jobs)
     quarter = sandbox.limits.cpu_seconds / 4
@@ -233,13 +241,15 @@ def _pure_conditions(code: str) -> dict[int, str]:
     return found
 
 
-def test_recorded_predicates_agree_with_an_independent_recomputation(sandbox: Sandbox) -> None:
-    """On every call of the built-in HumanEval: the tracer's own variable snapshots at each
+def test_recorded_predicates_agree_with_an_independent_recomputation(sandbox: Sandbox,
+                                                                     corpus: Corpus) -> None:
+    """On every call of the built-in HumanEval (of ``SAMPLE``'s seeded sample of its
+    programs unless ``--run-slow``): the tracer's own variable snapshots at each
     line event of a pure condition, with the condition's text evaluated on them (in the
     sandbox, by a separate program), give the predicate values the recorder saw, in order."""
     from execbench.sandbox.values import is_exact, to_literal
 
-    programs = load_source("humaneval").programs
+    programs = _programs("humaneval", corpus)
     calls = [(p, c) for p in programs for c in p.calls if _pure_conditions(p.code)]
     states = sandbox.map(Job(p.code, p.entry_point, c.args,
                              TraceOptions(states=True, max_states=5_000)) for p, c in calls)
@@ -276,7 +286,7 @@ def test_recorded_predicates_agree_with_an_independent_recomputation(sandbox: Sa
                 continue
             compared += 1
             mismatched += again != seen_value or type(again) is not type(seen_value)
-    assert compared > 1_000 and mismatched == 0
+    assert compared > 1_000 and mismatched == 0  # 1,700 on the sample
 
 
 def _simple_loops(code: str) -> dict[int, tuple[list[str], bool, set[int]]]:
@@ -298,14 +308,16 @@ def _simple_loops(code: str) -> dict[int, tuple[list[str], bool, set[int]]]:
     return found
 
 
-def test_recorded_loop_items_agree_with_an_independent_recording(sandbox: Sandbox) -> None:
-    """On every call of the built-in HumanEval without recursion: the values the loop
+def test_recorded_loop_items_agree_with_an_independent_recording(sandbox: Sandbox,
+                                                                  corpus: Corpus) -> None:
+    """On every call of the built-in HumanEval without recursion (of ``SAMPLE``'s seeded
+    sample of its programs unless ``--run-slow``): the values the loop
     target holds at the first line event of each iteration, read from the plain tracer's
     variable snapshots, are the items the properties recorder saw the loop take, in
     order (a tuple target is compared element by element)."""
     from execbench.sandbox.values import is_exact
 
-    programs = load_source("humaneval").programs
+    programs = _programs("humaneval", corpus)
     calls = [(p, c) for p in programs for c in p.calls if _simple_loops(p.code)]
     options = TraceOptions(states=True, max_states=5_000)
     states = sandbox.map(Job(p.code, p.entry_point, c.args, options) for p, c in calls)
@@ -338,7 +350,7 @@ def test_recorded_loop_items_agree_with_an_independent_recording(sandbox: Sandbo
                     continue
                 compared += 1
                 assert parts == observed, (program.id, call.args, line)
-    assert compared > 1_000
+    assert compared > 1_000  # 1,900 on the sample
 
 
 def _comparable(encoded: list) -> bool:

@@ -19,8 +19,9 @@ from execbench.program import Program
 from execbench.sources import Loaded, detect_format, load_source
 from execbench.tasks import task_names
 from execbench.tasks.common import abstract
+from tests.helpers.data import SHARED_DATA, needs_shared_data
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "codesense"
+DATA = SHARED_DATA / "codesense"
 EXECBENCH = str(Path(sys.executable).parent / "execbench")
 
 # --------------------------------------------------------------------------- records
@@ -268,8 +269,7 @@ def test_each_kind_of_record_is_detected_as_codesense(tmp_path: Path,
 
 # --------------------------------------------------------------------------- published files
 
-needs_data = pytest.mark.skipif(
-    not DATA.is_dir(), reason=f"CodeSense files {DATA} not found (see ../shared/data/README.md)")
+needs_data = needs_shared_data("codesense")
 
 PUBLISHED = {  # file: (records, programs kept); the data README's counts, then ours
     "statement_prediction_dataset": (545, 395),

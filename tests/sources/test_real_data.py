@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from execbench.sources import Loaded, detect_format, load_source
+from tests.helpers.data import SHARED_DATA, needs_shared_data
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-
-pytestmark = pytest.mark.skipif(
-    not DATA.is_dir(), reason=f"benchmark data folder {DATA} not found (see its README.md)")
+pytestmark = needs_shared_data("")
 
 
 def _load(name: str, **options: bool) -> Loaded:
-    return load_source(str(DATA / name), **options)
+    return load_source(str(SHARED_DATA / name), **options)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +34,7 @@ def mbpp_plus() -> tuple[Loaded, Loaded]:
     ("MbppPlus.jsonl.gz", "evalplus"),
 ])
 def test_detects_each_format(name: str, fmt: str) -> None:
-    assert detect_format(DATA / name) == fmt
+    assert detect_format(SHARED_DATA / name) == fmt
 
 
 def test_cruxeval_loads_every_record_with_one_call() -> None:

@@ -21,12 +21,13 @@ from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import bug_lines
 from tests.conftest import QUICK
+from tests.helpers.data import shared_data
 from tests.sources.test_bugs import ADD, write_toys
 
 SANDBOX_LIMITS = QUICK
 BUG_TASKS = ["bug-prediction", "bug-localization", "bug-repair"]
 PREDICTION, LOCALIZATION, REPAIR = (get_task(name) for name in BUG_TASKS)
-PACK = Path(__file__).resolve().parents[3] / "shared" / "data" / "humanevalpack.jsonl.gz"
+PACK = "humanevalpack.jsonl.gz"
 
 
 @pytest.fixture(scope="module")
@@ -153,9 +154,7 @@ def test_bug_lines_rule(canonical: str, buggy: str, lines: list[int]) -> None:
     ("Python/104", [15, 18]),  # `for j, i in enumerate(x):` and an extra `append(j)`
 ])
 def test_localization_truth_checked_by_hand(task_id: str, lines: list[int]) -> None:
-    if not PACK.is_file():
-        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
-    with gzip.open(PACK, "rt") as handle:
+    with gzip.open(shared_data(PACK), "rt") as handle:
         record = next(r for r in map(json.loads, handle) if r["task_id"] == task_id)
     buggy = record["prompt"] + record["buggy_solution"]
     assert bug_lines(record["prompt"] + record["canonical_solution"], buggy,
@@ -278,10 +277,8 @@ def test_humanevalpack_oracle_and_canonical_repairs(tmp_path: Path) -> None:
     """Every one of the 164 programs has an error-revealing call; the oracle gets every
     prediction and localization right, the canonical function passes every repair, and
     the buggy function fails every one."""
-    if not PACK.is_file():
-        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
     suite = tmp_path / "suite"
-    manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=BUG_TASKS))
+    manifest = build_suite([str(shared_data(PACK))], suite, BuildOptions(tasks=BUG_TASKS))
     assert manifest.counts.by_task == {"bug-prediction": 328, "bug-localization": 164,
                                              "bug-repair": 164}
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
@@ -301,10 +298,9 @@ def test_humanevalpack_oracle_and_canonical_repairs(tmp_path: Path) -> None:
 def test_humanevalpack_buggy_output_prediction(tmp_path: Path) -> None:
     """``--buggy --tasks output``: output prediction on each buggy program, at its
     error-revealing call; the oracle scores 100%."""
-    if not PACK.is_file():
-        pytest.skip(f"{PACK} not found (the shared benchmark data folder is absent)")
     suite = tmp_path / "suite"
-    manifest = build_suite([str(PACK)], suite, BuildOptions(tasks=["output"], buggy=True))
+    manifest = build_suite([str(shared_data(PACK))], suite,
+                           BuildOptions(tasks=["output"], buggy=True))
     # 156 bugs return a wrong value; the 8 that raise or loop leave nothing to predict.
     assert manifest.counts.by_task == {"output": 156}
     run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")

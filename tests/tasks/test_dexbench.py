@@ -1,8 +1,10 @@
 """DexBench: call selection, Algorithm 1 targets, scoring of both tasks, and the dual score.
 
-The CRUXEval and HumanEval suites are built once for the module (about 30 s together) and
-shared, and the reference models run on the whole CRUXEval suite (scoring it takes about
-a second). Hand-written instances are built by the task itself from a real sandbox trace.
+The CRUXEval and HumanEval suites are built once for the module and shared: from the whole
+benchmarks under ``--run-slow`` (about 30 s together), else from a seeded sample of each
+(``SAMPLE``, with the programs tests name kept; ``tests/helpers/corpus.py``). The reference
+models run on the CRUXEval suite (scoring the whole of it takes about a second). Hand-written
+instances are built by the task itself from a real sandbox trace.
 coverage.py, run in one helper process, is the independent reference for ground truth.
 """
 
@@ -28,9 +30,8 @@ from execbench.tasks.base import BuildContext, Instance
 from execbench.tasks.dexbench import choose_target, read_arguments
 from tests.conftest import QUICK
 from tests.coverage_runner import measure
-
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-CRUXEVAL = DATA / "cruxeval.jsonl"
+from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
 
 COVERAGE = get_task("coverage")
 COUNTERFACTUAL = get_task("counterfactual")
@@ -85,34 +86,42 @@ STATEMENT_DIFFERENCES = {
               "analysis counts every statement in the source"),
 }
 
-def _require_data() -> None:
-    if not CRUXEVAL.is_file():
-        pytest.skip(f"{CRUXEVAL} not found: the CRUXEval file lives in the shared benchmark "
-                    "data folder (see its README.md)")
+SAMPLE = {"cruxeval": (150, {"sample_492"}),
+          "humaneval": (30, {"HumanEval/25"} | {p.split("/", 1)[1] for p in STATEMENT_DIFFERENCES})}
+"""Programs of each benchmark a default run builds, and those kept by name because tests
+check them (all of them under ``--run-slow``)."""
 
 
 @pytest.fixture(scope="module")
-def cruxeval(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, list[dict]]:
-    _require_data()
+def sources(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> dict[str, str]:
+    """What the module's suites are built from and ``programs`` loads."""
+    folder = tmp_path_factory.mktemp("sources")
+    specs = {"cruxeval": str(shared_data("cruxeval.jsonl")), "humaneval": "humaneval"}
+    return {name: corpus.source(spec, SAMPLE[name][0], folder, keep=SAMPLE[name][1])
+            for name, spec in specs.items()}
+
+
+@pytest.fixture(scope="module")
+def cruxeval(tmp_path_factory: pytest.TempPathFactory,
+             sources: dict[str, str]) -> tuple[Path, dict, list[dict]]:
     out = tmp_path_factory.mktemp("cruxeval")
-    build_suite([str(CRUXEVAL)], out, BuildOptions(tasks=["coverage", "counterfactual"]))
+    build_suite([sources["cruxeval"]], out, BuildOptions(tasks=["coverage", "counterfactual"]))
     manifest, instances, _ = load_suite(out)
     return out, manifest, instances
 
 
 @pytest.fixture(scope="module")
-def humaneval(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, list[dict]]:
+def humaneval(tmp_path_factory: pytest.TempPathFactory,
+              sources: dict[str, str]) -> tuple[dict, list[dict]]:
     out = tmp_path_factory.mktemp("humaneval")
-    build_suite(["humaneval"], out, BuildOptions(tasks=["coverage", "counterfactual"]))
+    build_suite([sources["humaneval"]], out, BuildOptions(tasks=["coverage", "counterfactual"]))
     manifest, instances, _ = load_suite(out)
     return manifest, instances
 
 
 @pytest.fixture(scope="module")
-def programs() -> dict[str, list[Program]]:
-    _require_data()
-    return {"cruxeval": load_source(str(CRUXEVAL)).programs,
-            "humaneval": load_source("humaneval").programs}
+def programs(sources: dict[str, str]) -> dict[str, list[Program]]:
+    return {name: load_source(spec).programs for name, spec in sources.items()}
 
 
 @pytest.fixture(scope="module")
@@ -154,11 +163,15 @@ def answer(text: str) -> str:
 
 # --- selection ------------------------------------------------------------------------------
 
-def test_cruxeval_selects_298_programs(cruxeval: tuple[Path, dict, list[dict]]) -> None:
+def test_cruxeval_selects_298_programs(cruxeval: tuple[Path, dict, list[dict]],
+                                       corpus: Corpus) -> None:
+    """298 of the 800 (one call each) under ``--run-slow``; on the default sample, one call
+    of each selected program, each with control flow and a statement left unexecuted."""
     _, manifest, instances = cruxeval
     coverage = [i for i in instances if i.task == "coverage"]
-    assert manifest.counts.by_task["coverage"] == len(coverage) == 298
-    assert len({i.program_id for i in coverage}) == 298
+    selected = len({i.program_id for i in coverage})
+    assert manifest.counts.by_task["coverage"] == len(coverage) == selected
+    assert (selected == 298) if corpus.full else (selected > manifest.counts.programs / 4)
     for instance in coverage:
         shape = analyse(instance.code)
         assert shape.has_control_flow
@@ -553,12 +566,15 @@ def test_paired_summary_pairs_sources_and_errors() -> None:
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
 def test_truth_is_coverage_py_statement_lines(
         source: str, cruxeval: tuple[Path, dict, list[dict]],
-        humaneval: tuple[dict, list[dict]], measured: dict[tuple[str, int], dict]) -> None:
+        humaneval: tuple[dict, list[dict]], measured: dict[tuple[str, int], dict],
+        programs: dict[str, list[Program]], corpus: Corpus) -> None:
     """For every selected call, the coverage truth is the set of statement lines coverage.py
     reports executed, and the executable lines are coverage.py's statements."""
     instances = cruxeval[2] if source == "cruxeval" else humaneval[1]
     selected = by_task(instances, "coverage").values()
-    assert len(selected) >= (298 if source == "cruxeval" else 90)
+    least = {"cruxeval": 298, "humaneval": 90}[source] if corpus.full \
+        else len(programs[source]) / 4
+    assert len(selected) >= least
     executed_differ, statements_differ = [], {}
     for instance in selected:
         reading = measured[(instance.program_id, instance.call_index)]

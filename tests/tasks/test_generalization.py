@@ -23,8 +23,8 @@ from execbench.analysis.shape import LOC_BINS, analyse, bin_order, loc_bin
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from tests.helpers.data import shared_data
 
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "cruxeval.jsonl"
 EXECBENCH = str(Path(sys.executable).parent / "execbench")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -34,10 +34,8 @@ CHOICE = get_task("choice")
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    if not CRUXEVAL.exists():
-        pytest.skip(f"{CRUXEVAL} not found (see shared/data/README.md)")
     folder = tmp_path_factory.mktemp("generalization") / "suite"
-    build_suite([str(CRUXEVAL)], folder,
+    build_suite([str(shared_data("cruxeval.jsonl"))], folder,
                 BuildOptions(tasks=["mutation", "choice"], limit=60, workers=2))
     _, instances, _ = load_suite(folder)
     return {"folder": folder, "instances": instances}

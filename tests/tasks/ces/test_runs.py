@@ -14,7 +14,8 @@ import pytest
 from execbench.models.base import ModelError
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
-from tests.tasks.ces.test_simulation import DATA, execbench
+from tests.helpers.data import shared_data
+from tests.tasks.ces.test_simulation import execbench
 
 
 def _classes(tmp_path: Path, model: str) -> tuple[Counter, list[dict]]:
@@ -36,9 +37,7 @@ def test_reference_models_on_whole_benchmarks(tmp_path: Path, source: str, buggy
     buggy programs of HumanEvalPack are simulated on the call that reveals the bug (what
     ``ces-vetting`` joins with the bug tasks): 156, those whose call returns a value (in 8
     the bug raises or loops, leaving no output to simulate)."""
-    spec = source if source == "humaneval" else str(DATA / source)
-    if source != "humaneval" and not Path(spec).is_file():
-        pytest.skip(f"{spec} not found (the shared benchmark data folder is absent)")
+    spec = source if source == "humaneval" else str(shared_data(source))
     build_suite([spec], tmp_path / "suite", BuildOptions(tasks=["simulation"], buggy=buggy))
     instances = {i.id: i for i in load_suite(tmp_path / "suite")[1]}
     assert len({i.program_id for i in instances.values()}) == programs

@@ -18,9 +18,9 @@ from execbench.cli import app
 from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks.ces import examples
+from tests.helpers.data import shared_data
 from tests.tasks.ces.test_rules import COUNT, TASK, instance
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 PAPER_TABLE_1 = {"CO": 24, "LO": 12, "LC": 75, "Others": 53}
 """Programs per construct category of HumanEval's 164 in the CES paper's Table 1."""
 
@@ -100,10 +100,7 @@ def execbench(*args: str) -> Any:
 
 
 def _humaneval_records() -> list[dict]:
-    path = DATA / "HumanEval.jsonl.gz"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (the shared benchmark data folder is absent)")
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
+    with gzip.open(shared_data("HumanEval.jsonl.gz"), "rt", encoding="utf-8") as handle:
         return [json.loads(line) for line in handle]
 
 

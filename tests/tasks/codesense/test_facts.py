@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
@@ -20,6 +19,7 @@ from execbench.tasks.codesense.facts import (
     StatementFact,
     facts_for,
 )
+from tests.helpers.data import shared_data
 
 STATES = TraceOptions(states=True)
 FACT_TYPES: dict[str, type[Fact]] = {kind.task: kind for kind in
@@ -204,9 +204,6 @@ def test_a_call_that_did_not_finish_gives_no_facts() -> None:
         facts_for(StatementFact, "def f():\n    pass\n", "f", Trace(status="timeout"))
 
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
-
-
 def _outer_loops(code: str, entry_point: str) -> set[int]:
     """Header lines of the entry point's loops that no other loop encloses (each runs at
     most once per call)."""
@@ -225,9 +222,7 @@ def test_iteration_counts_agree_with_the_tracers_loop_counts(sandbox: Sandbox,
     """Two records of one run: the loop facts (from the states) and the tracer's own
     per-header iteration counts, on every loop that runs at most once per call."""
     if spec != "humaneval":
-        spec = str(DATA / spec)
-        if not Path(spec).is_file():
-            pytest.skip(f"{spec} not found (the shared benchmark data folder is absent)")
+        spec = str(shared_data(spec))
     programs = load_source(spec, None, plus_inputs=False, count=0, seed=0).programs
     jobs = [(p, call) for p in programs for call in p.calls[:3]]
     traces = sandbox.map(Job(p.code, p.entry_point, call.args,

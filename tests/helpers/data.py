@@ -1,0 +1,32 @@
+"""The shared benchmark files: real data the tests read from ``../shared/data`` beside the
+repository (see the README there), which a checkout may lack. One place says where the folder
+is and what a test says when a file is missing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+def _missing(path: Path) -> str:
+    return (f"{path} not found: the benchmark files live in ../shared/data beside the "
+            "repository (see the README.md there)")
+
+
+def shared_data(name: str) -> Path:
+    """The path of ``name`` (a file or folder) under the shared data folder; skips the test
+    that asks when it is absent."""
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(_missing(path))
+    return path
+
+
+def needs_shared_data(name: str) -> pytest.MarkDecorator:
+    """``shared_data`` as a mark, for tests whose parameters or module are built from the
+    data before any test runs."""
+    path = SHARED_DATA / name
+    return pytest.mark.skipif(not path.exists(), reason=_missing(path))
