@@ -25,16 +25,14 @@ from pathlib import Path
 import pytest
 
 from execbench.sandbox import harvest_jail
-from execbench.sources.harvest import (
+from execbench.sources.harvest import HarvestOptions, HarvestResult, harvest
+from execbench.sources.harvest_records import (
     REFUSED_DUPLICATE,
     REFUSED_FUNCTION,
     REFUSED_JAIL,
     REFUSED_NOT_JSON,
     REFUSED_ORDINAL,
     REFUSED_SLOT,
-    HarvestOptions,
-    HarvestResult,
-    harvest,
 )
 
 SECRET = "sk-harvest-jail-test-3f9c2a"

@@ -22,6 +22,12 @@ from execbench.sandbox.values import parse_call_nodes, to_literal
 from execbench.sources.harvest import (
     NEVER_CALLED,
     NO_CALL_KEPT,
+    HarvestError,
+    HarvestOptions,
+    harvest,
+)
+from execbench.sources.harvest_listing import Function
+from execbench.sources.harvest_records import (
     REFUSED_AFTER_END,
     REFUSED_CUT,
     REFUSED_DUPLICATE,
@@ -32,11 +38,7 @@ from execbench.sources.harvest import (
     REFUSED_NOT_JSON,
     REFUSED_ORDINAL,
     REFUSED_SLOT,
-    Function,
-    HarvestError,
-    HarvestOptions,
-    _Records,
-    harvest,
+    Records,
 )
 from execbench.suite import BuildOptions, build_suite
 from tests.helpers.data import SHARED_DATA, needs_shared_data
@@ -411,7 +413,7 @@ def test_the_parent_keeps_only_records_it_can_check() -> None:
     the honest records around them are kept."""
     functions = [Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None),
                  Function("m.g", "g", "m.py", 5, 5, "def g(x): ...", "one statement")]
-    reader = _Records(functions, max_calls=2, max_line=1000)
+    reader = Records(functions, max_calls=2, max_line=1000)
     jail = {"kind": "jail", "layers": {"user": "on"}, "warnings": []}
     stream = _lines(jail, _call("m.f", 0, 1), _call("m.f", 1, 2), _call("m.f", 0, 3),
                     _call("m.f", 0, 1),  # a second record for ordinal 1
@@ -446,7 +448,7 @@ def test_the_parent_keeps_only_records_it_can_check() -> None:
 
 
 def test_without_the_jails_report_first_nothing_is_taken() -> None:
-    reader = _Records([Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None)], 2, 1000)
+    reader = Records([Function("m.f", "f", "m.py", 1, 1, "def f(x): ...", None)], 2, 1000)
     reader.feed(_lines(_call("m.f", 0, 1), {"kind": "jail", "layers": {}, "warnings": []}))
     assert reader.jail is None and reader.finish() == {}
     assert reader.refused == {REFUSED_JAIL: 2}
