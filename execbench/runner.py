@@ -317,12 +317,13 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
     if model is None:
         raise RunError("a preview cannot be run: plan the run first")
     scorer = _Scorer(planned.suite.limits, [inst for inst, _ in planned.work])
-    log = SampleLog(out)
+    logs: list[SampleLog] = []
 
     async def main() -> None:
         try:
             await model.start(config.generate, out)
-            await _Generator(model, config, scorer, log, progress).run(planned.work)
+            logs.append(SampleLog(out))  # only once a server answers: no empty log before
+            await _Generator(model, config, scorer, logs[0], progress).run(planned.work)
         finally:
             await model.aclose()
 
@@ -330,7 +331,8 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
         with _collect_less():
             asyncio.run(main())
     finally:
-        log.close()
+        for log in logs:
+            log.close()
         scorer.close()
 
 

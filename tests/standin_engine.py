@@ -85,8 +85,10 @@ def main() -> None:
     app.add_routes([web.get("/health", health), web.get("/v1/models", models),
                     web.post("/v1/chat/completions", complete)])
     print("stand-in engine: ready", flush=True)
-    web.run_app(app, host=options.host, port=options.port, print=None, access_log=None)
-    print("stand-in engine: stopped", flush=True)
+    try:
+        web.run_app(app, host=options.host, port=options.port, print=None, access_log=None)
+    finally:  # also when aiohttp's shutdown trips over a request cut off by the client
+        print("stand-in engine: stopped", flush=True)
 
 
 if __name__ == "__main__":
