@@ -267,31 +267,40 @@ def apply(plan: Plan) -> None:
         syscall_filter.load(plan.seccomp_program)
 
 
-def probe(root: str) -> Plan:
+def seccomp_program() -> tuple[bytes, str | None]:
+    """The runners' filter, compiled here (``syscall_filter.compile_filter``), or empty and
+    why not. The sandbox's parent compiles it and hands it to its workers: a zygote that
+    imported libseccomp's bindings (and, through ``ctypes.util``, ``subprocess`` and
+    ``threading``) would give every runner twice the copy-on-write faults at its fork."""
+    if syscall_filter.module() is None:
+        return b"", ("seccomp is off: install libseccomp (Debian: libseccomp2) and the "
+                     "pyseccomp package")
+    try:
+        return syscall_filter.compile_filter(), None
+    except (OSError, ConfinementError) as exc:
+        return b"", f"seccomp could not be compiled ({exc}); left out"
+
+
+def probe(root: str, seccomp: tuple[bytes, str | None] | None = None) -> Plan:
     """Find which layers this machine offers, by applying each in a throw-away child.
 
-    Run in the zygote before it forks runners. A layer that fails in the child is left out
-    of the plan with a warning naming why.
+    Run in the zygote before it forks runners. ``seccomp`` is ``seccomp_program()``'s
+    answer where the caller has it (else it is asked here). A layer that fails in the child
+    is left out of the plan with a warning naming why.
     """
+    program, why_not = seccomp or seccomp_program()
     plan = Plan(root=root, landlock_abi=landlock.abi(), read_paths=_read_paths(),
-                user=unprivileged_user(), seccomp=syscall_filter.module() is not None)
+                user=unprivileged_user(), seccomp=bool(program), seccomp_program=program)
     if plan.landlock_abi:
         plan.landlock_rules = landlock.prepare(plan.landlock_abi, plan.path_rules())
-    if plan.seccomp:
-        try:
-            plan.seccomp_program = syscall_filter.compile_filter()
-        except (OSError, ConfinementError) as exc:
-            plan.seccomp = False
-            plan.warnings.append(f"seccomp could not be compiled ({exc}); left out")
+    if why_not:
+        plan.warnings.append(why_not)
     if not plan.landlock_abi:
         plan.warnings.append("Landlock is not available (Linux >= 5.13 with Landlock "
                              "enabled): programs may read any file the runner can read")
     if plan.user is None:
         plan.warnings.append("not running as root, so runners keep the invoking user's "
                              "permissions")
-    if not plan.seccomp:
-        plan.warnings.append("seccomp is off: install libseccomp (Debian: libseccomp2) "
-                             "and the pyseccomp package")
     for layer in ("landlock", "user", "seccomp"):
         error = _try_in_child(plan, layer)
         if error is None:

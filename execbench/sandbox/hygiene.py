@@ -73,9 +73,10 @@ class Snapshot:
 
     def refresh(self) -> None:
         """Retake what differs between the zygote, where the snapshot is made once, and a
-        runner forked from it (its signal handlers and descriptors): the rest is the
+        runner forked from it (its modules, signal handlers and descriptors): the rest is the
         zygote's state as every runner inherits it, so a runner need not walk it again
         (a copy-on-write fault per page it would touch)."""
+        self.modules = set(sys.modules)  # the zygote may have imported more since
         self.signals = [signal.getsignal(s) for s in WATCHED_SIGNALS]
         self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import execbench
-from execbench.sandbox.confine import scrubbed_environment
+from execbench.sandbox.confine import scrubbed_environment, seccomp_program
 from execbench.sandbox.frames import JSON, MAX_RESULT_BYTES, Broken, FrameReader, pack
 from execbench.sandbox.trace import STATUSES, Trace, TraceOptions
 
@@ -101,6 +101,12 @@ def _options(options: TraceOptions) -> dict[str, Any]:
     return asdict(options)
 
 
+@functools.cache
+def _seccomp() -> tuple[bytes, str | None]:
+    """The runners' seccomp filter, compiled once per process for all its workers."""
+    return seccomp_program()
+
+
 class _WorkerProcess:
     """One worker (its zygote, which forks a runner per unit) and the pipes to it.
 
@@ -120,7 +126,9 @@ class _WorkerProcess:
         os.set_blocking(self.into, False)
         self.held: dict[str, Any] | None = None
         try:
-            self._send(asdict(limits))
+            program, why_not = _seccomp()
+            self._send({"limits": asdict(limits), "seccomp": program.hex(),
+                        "seccomp_error": why_not})
             hello = self._message(time.monotonic() + _PROTOCOL_SECONDS)
         except (OSError, ValueError, TimeoutError, Broken):
             hello = None

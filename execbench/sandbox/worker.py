@@ -21,7 +21,8 @@ behind (patched modules, threads, a process answering ahead on the pipe) dies wi
 The zygote never runs program code, so it holds no audit hook; a runner cannot signal it,
 trace it or read its memory (seccomp, Landlock, another uid).
 
-Parent -> zygote: a length-prefixed JSON message (``frames.pack``): the limits once, then a
+Parent -> zygote: a length-prefixed JSON message (``frames.pack``): once the limits and the
+runners' seccomp filter (compiled by the parent: ``confine.seccomp_program``), then a
 batch ``{"jobs": [...]}`` at a time. Zygote -> parent, in frames (``frames``): ``hello``
 (the layers), then per batch each job's ``result`` (``seq``, ``recycle``: why the runner
 stopped after it, ``size``) and its payload chunks, or a ``died`` message for the job
@@ -298,9 +299,11 @@ def main() -> None:
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the worker
     sys.stdout = sys.__stdout__ = open(os.devnull, "w")  # noqa: SIM115
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
-    limits = frames.receive(proto_in)
-    if limits is None:
+    setup = frames.receive(proto_in)
+    if setup is None:
         return
+    limits = setup["limits"]
+    seccomp = (bytes.fromhex(setup["seccomp"]), setup["seccomp_error"])
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
     root = os.path.realpath(os.path.join(base, f"execbench-sandbox-{os.getpid()}"))
     os.makedirs(root, mode=0o700, exist_ok=True)
@@ -310,7 +313,7 @@ def main() -> None:
     for name in hygiene.PRELOAD:
         __import__(name)
     _set_limits(limits)
-    plan = confine.probe(root)
+    plan = confine.probe(root, seccomp)
     for key, value in isolated.items():
         setattr(plan, key, value)
     if not plan.temp_bytes:

@@ -494,11 +494,11 @@ def test_a_codec_loaded_on_first_use_keeps_the_runner_but_an_import_does_not() -
 
 def test_each_unit_gets_a_runner_of_its_own() -> None:
     """Programs never share a runner, nor do two units of the same code; a program's own
-    calls queued together do."""
+    calls queued together do (also after the zygote has cleaned up after other units)."""
     pid = "import os\n\ndef f(*a):\n    return os.getpid()\n"
     with Sandbox(workers=1) as sandbox:
-        same = {decode(t.value) for t in sandbox.map(Job(pid, "f", str(i)) for i in range(4))}
         others = [decode(sandbox.run(Job(pid + f"# {i}\n", "f", "")).value) for i in range(4)]
+        same = {decode(t.value) for t in sandbox.map(Job(pid, "f", str(i)) for i in range(4))}
         units = [decode(sandbox.run(Job(pid, "f", "", unit=new_unit())).value)
                  for _ in range(4)]
     assert len(same) == 1
