@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import os
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from execbench.sandbox.libc import PR_SET_NO_NEW_PRIVS, fail, libc
@@ -84,7 +85,7 @@ def prepare(abi: int, rules: list[tuple[str, int]], restrict_tcp: bool = True) -
     return prepared
 
 
-def restrict(prepared: Prepared, extra: list[tuple[str, int]] = ()) -> None:
+def restrict(prepared: Prepared, extra: Sequence[tuple[str, int]] = ()) -> None:
     """Confine the calling process (and what it starts) by ``prepared``'s rules and
     ``extra`` ones, then close the prepared descriptors (this process's copies). Sets
     ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""

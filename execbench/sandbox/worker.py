@@ -156,8 +156,8 @@ class _Zygote:
         written at once, before the runner is ready (it reads it only then), to save a
         round trip per unit. A runner that dies first, so before any program code ran, is
         replaced (``_STILLBORN`` tries), then the worker stops."""
+        child = self.child or self._start()
         for _ in range(_STILLBORN):
-            child = self.child
             try:
                 frames.write_all(child.jobs, batch)
                 first = child.answers.next(time.monotonic() + _READY_SECONDS)
@@ -170,7 +170,7 @@ class _Zygote:
             self._clean()
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == runner.EXIT_UNCONFINED:
                 raise _Stop("a confinement layer failed in a runner")
-            self._start()
+            child = self._start()
         raise _Stop("runners die before they are ready")
 
     def serve(self) -> None:
