@@ -13,11 +13,11 @@ from __future__ import annotations
 import itertools
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from execbench.models.base import GenerateConfig
+from execbench.rundir import Sample
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks.base import Instance
@@ -45,7 +45,7 @@ def _answer(function: str) -> str:
 
 
 def _run_with_attacks(tmp_path: Path, source: str, hostile: int, n: int,
-                      limit: int | None = None) -> tuple[list[dict[str, Any]], dict[str, str]]:
+                      limit: int | None = None) -> tuple[list[Sample], dict[str, str]]:
     """Build bug-repair on ``source``, then run it with the first ``hostile`` requests
     answered by a correct function plus the attack, and the rest alternately by the
     canonical function and the buggy one. Returns the samples and what each answer was."""
@@ -83,15 +83,15 @@ def _run_with_attacks(tmp_path: Path, source: str, hostile: int, n: int,
     return samples, kinds
 
 
-def _check(samples: list[dict[str, Any]], kinds: dict[str, str], hostile: int) -> None:
+def _check(samples: list[Sample], kinds: dict[str, str], hostile: int) -> None:
     seen = {"hostile": 0, "canonical": 0, "buggy": 0}
     for sample in samples:
-        kind = kinds[sample["response"]]
+        kind = kinds[sample.response]
         seen[kind] += 1
         if kind == "canonical":
-            assert sample["verdict"] == "correct", sample
+            assert sample.verdict == "correct", sample
         elif kind == "buggy":
-            assert sample["verdict"] == "incorrect", sample
+            assert sample.verdict == "incorrect", sample
     assert seen["hostile"] == hostile and seen["canonical"] and seen["buggy"]
 
 
