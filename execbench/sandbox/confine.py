@@ -295,6 +295,8 @@ def probe(root: str, seccomp: tuple[bytes, str | None] | None = None) -> Plan:
         plan.landlock_rules = landlock.prepare(plan.landlock_abi, plan.path_rules())
     if why_not:
         plan.warnings.append(why_not)
+    if program:
+        syscall_filter.warm(program)
     if not plan.landlock_abi:
         plan.warnings.append("Landlock is not available (Linux >= 5.13 with Landlock "
                              "enabled): programs may read any file the runner can read")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import struct
 from typing import Any
@@ -95,12 +96,14 @@ def _export(rules: Any) -> bytes:
         os.close(fd)
 
 
-def _pid_slots(program: bytes) -> list[int]:
-    """Offsets of the ``k`` fields that hold the pid mark in jumps."""
+@functools.cache
+def _pid_slots(program: bytes) -> tuple[int, ...]:
+    """Offsets of the ``k`` fields that hold the pid mark in jumps; found once per program
+    (the zygote's probe asks first, so its runners inherit the answer)."""
     size = _INSTRUCTION.size
-    return [offset + 4 for offset in range(0, len(program), size)
-            if _INSTRUCTION.unpack_from(program, offset)[3] == _PID_MARK
-            and _INSTRUCTION.unpack_from(program, offset)[0] & 0x07 == _BPF_JMP]
+    return tuple(offset + 4 for offset in range(0, len(program), size)
+                 if _INSTRUCTION.unpack_from(program, offset)[3] == _PID_MARK
+                 and _INSTRUCTION.unpack_from(program, offset)[0] & 0x07 == _BPF_JMP)
 
 
 def compile_filter() -> bytes:
@@ -120,6 +123,11 @@ def compile_filter() -> bytes:
     if not slots or bytes(expected) != other or len(program) % _INSTRUCTION.size:
         raise ConfinementError("the seccomp filter's pid could not be located")
     return program
+
+
+def warm(program: bytes) -> None:
+    """Find the pid's place in ``program`` now, in the zygote, not in every runner."""
+    _pid_slots(program)
 
 
 def load(program: bytes) -> None:
