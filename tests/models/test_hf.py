@@ -18,7 +18,8 @@ transformers = pytest.importorskip("transformers", reason="the hf extra is not i
 
 from execbench.models import get_model  # noqa: E402
 from execbench.models.base import GenerateConfig, Generation, ModelError, Request  # noqa: E402
-from tests.test_runner import execbench, make_suite  # noqa: E402
+from tests.helpers.cli import execbench  # noqa: E402
+from tests.test_runner import make_suite  # noqa: E402
 
 TEMPLATE = ("{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}\n{% endfor %}"
             "{% if add_generation_prompt %}<assistant>{% endif %}")
@@ -159,7 +160,7 @@ def test_execbench_run_with_an_hf_model(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     done = execbench("run", "--suite", suite, "--model", f"hf/{tiny}", "--out", out, "-n", 2,
                      "--temperature", 0.8, "--seed", 7, "--max-tokens", 16, "-M", "batch_size=4")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     samples = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
     assert len(samples) == 2 * len(instances)
     assert all(s["verdict"] != "error" and 1 <= s["output_tokens"] <= 16 for s in samples)
@@ -169,5 +170,5 @@ def test_execbench_run_with_an_hf_model(tiny: Path, tmp_path: Path) -> None:
     # A second run of the same command finds everything done and asks the model nothing.
     again = execbench("run", "--suite", suite, "--model", f"hf/{tiny}", "--out", out, "-n", 2,
                       "--temperature", 0.8, "--seed", 7, "--max-tokens", 16, "-M", "batch_size=4")
-    assert again.returncode == 0, again.stderr
+    assert again.exit_code == 0, again.stderr
     assert len((out / "samples.jsonl").read_text().splitlines()) == len(samples)

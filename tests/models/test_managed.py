@@ -1,7 +1,9 @@
 """``vllm/`` and ``sglang/`` models: the run starts the engine's server, waits for it,
 talks to it and stops it. A stand-in executable (``tests/standin_engine.py``) speaks the
 protocol in place of the engine, named by ``EXECBENCH_VLLM_COMMAND`` as a user would name a
-wrapper script, and the run is the real ``execbench run`` in a subprocess."""
+wrapper script. The run is ``execbench run`` in this process (``tests/helpers/cli.py``), so
+only its own clean-up can stop the server; a run that is sent a signal is the console script
+in a process of its own."""
 
 from __future__ import annotations
 
@@ -12,8 +14,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,9 @@ import pytest
 from execbench.models import get_model
 from execbench.models.base import ModelError
 from execbench.models.managed import engine_flags
-from tests.test_runner import EXECBENCH, PROGRAMS, cli_env, flat, make_suite, raw_lines
+from tests.helpers.cli import EXECBENCH, execbench
+from tests.helpers.waiting import eventually
+from tests.test_runner import PROGRAMS, cli_env, flat, make_suite, raw_lines
 
 STANDIN = shlex.join([sys.executable, str(Path(__file__).parents[1] / "standin_engine.py")])
 
@@ -34,13 +36,12 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def env(**extra: str) -> dict[str, str]:
-    return cli_env(EXECBENCH_VLLM_COMMAND=STANDIN, EXECBENCH_SGLANG_COMMAND=STANDIN, **extra)
+ENGINES = {"EXECBENCH_VLLM_COMMAND": STANDIN, "EXECBENCH_SGLANG_COMMAND": STANDIN}
 
 
 def run_args(suite: Path, out: Path, *extra: object, model: str = "vllm/org/tiny-model"
              ) -> list[str]:
-    return [EXECBENCH, "run", "--suite", str(suite), "--model", model, "--out", str(out),
+    return ["run", "--suite", str(suite), "--model", model, "--out", str(out),
             "--max-connections", "4", "--retry-delay", "0.05", *map(str, extra)]
 
 
@@ -53,13 +54,6 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
-
-
 def pids(pid_file: Path) -> list[int]:
     child = pid_file.with_name(pid_file.name + ".child")
     return [int(path.read_text()) for path in (pid_file, child) if path.exists()]
@@ -69,16 +63,15 @@ def pids(pid_file: Path) -> list[int]:
 def test_the_server_is_started_with_the_options_and_stopped(suite: Path, tmp_path: Path,
                                                             model: str) -> None:
     out, pid_file = tmp_path / "run", tmp_path / "server.pid"
-    done = subprocess.run(
-        run_args(suite, out, "-n", 2, "-M", "tensor_parallel_size=2", "-M", "enforce_eager=true",
-                 "-M", "startup_delay=1", "-M", f"pid_file={pid_file}", "-M", "grandchild=true",
-                 model=model),
-        capture_output=True, text=True, env=env(), timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = execbench(
+        *run_args(suite, out, "-n", 2, "-M", "tensor_parallel_size=2", "-M",
+                  "enforce_eager=true", "-M", "startup_delay=0.3", "-M", f"pid_file={pid_file}",
+                  "-M", "grandchild=true", model=model), env=ENGINES)
+    assert done.exit_code == 0, done.stderr
     log = (out / "server.log").read_text()
     flag = "--model" if model.startswith("vllm") else "--model-path"
     assert f'"{flag}", "org/tiny-model", "--host", "127.0.0.1", "--port"' in log
-    assert '"--tensor-parallel-size", "2", "--enforce-eager", "--startup-delay", "1"' in log
+    assert '"--tensor-parallel-size", "2", "--enforce-eager", "--startup-delay", "0.3"' in log
     assert "stand-in engine: ready" in log and "stand-in engine: stopped" in log
     records = raw_lines(out)
     assert len(records) == 20 and all(rec["error"] is None for rec in records)
@@ -92,9 +85,8 @@ def test_the_server_is_started_with_the_options_and_stopped(suite: Path, tmp_pat
 def test_a_server_that_dies_while_starting_fails_fast_with_its_log(suite: Path,
                                                                    tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = subprocess.run(run_args(suite, out, "-M", "no_such_flag=1"), capture_output=True,
-                          text=True, env=env(), timeout=60)
-    assert done.returncode == 3, done.stderr
+    done = execbench(*run_args(suite, out, "-M", "no_such_flag=1"), env=ENGINES)
+    assert done.exit_code == 3, done.stderr
     first, *tail = done.stderr.splitlines()
     assert first.startswith("error: the vllm server for org/tiny-model exited with code 2 "
                             "while starting;")
@@ -105,11 +97,9 @@ def test_a_server_that_dies_while_starting_fails_fast_with_its_log(suite: Path,
 
 def test_a_server_not_ready_in_time_is_stopped(suite: Path, tmp_path: Path) -> None:
     out, pid_file = tmp_path / "run", tmp_path / "server.pid"
-    done = subprocess.run(
-        run_args(suite, out, "--server-start-timeout", 1, "-M", "startup_delay=60",
-                 "-M", f"pid_file={pid_file}"),
-        capture_output=True, text=True, env=env(), timeout=60)
-    assert done.returncode == 3, done.stderr
+    done = execbench(*run_args(suite, out, "--server-start-timeout", 1, "-M", "startup_delay=60",
+                               "-M", f"pid_file={pid_file}"), env=ENGINES)
+    assert done.exit_code == 3, done.stderr
     assert ("the vllm server for org/tiny-model was not ready within 1 s "
             "(--server-start-timeout) and was stopped") in flat(done.stderr)
     assert pids(pid_file) and not any(alive(pid) for pid in pids(pid_file))
@@ -119,17 +109,16 @@ def test_a_server_that_dies_during_the_run_stops_it_and_the_run_resumes(
         suite: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = run_args(suite, out, "-n", 4, "-M", "latency=0.02")
-    died = subprocess.run(args, capture_output=True, text=True, timeout=120,
-                          env=env(EXECBENCH_STANDIN_DIE_AFTER="12"))
-    assert died.returncode == 3, died.stderr
+    died = execbench(*args, env={**ENGINES, "EXECBENCH_STANDIN_DIE_AFTER": "12"})
+    assert died.exit_code == 3, died.stderr
     said = flat(died.stderr)
     assert "the vllm server for org/tiny-model exited with code 1 during the run" in said
     assert "stand-in engine: dying after 12 answers" in said
     kept = raw_lines(out)
     assert 12 - 4 <= len(kept) <= 12 and all(rec["error"] is None for rec in kept)
 
-    resumed = subprocess.run(args, capture_output=True, text=True, env=env(), timeout=120)
-    assert resumed.returncode == 0, resumed.stderr
+    resumed = execbench(*args, env=ENGINES)
+    assert resumed.exit_code == 0, resumed.stderr
     records = raw_lines(out)
     assert len(records) == 40
     assert len({(rec["instance_id"], rec["sample"]) for rec in records}) == 40
@@ -144,26 +133,28 @@ def test_no_server_process_outlives_an_interrupted_run(suite: Path, tmp_path: Pa
     down and free its GPU memory (its workers are the engine's business: a real engine's
     workers watch their parent)."""
     out, pid_file = tmp_path / "run", tmp_path / "server.pid"
+    # A process of its own: the signal goes to the run, and SIGKILL must end it.
     proc = subprocess.Popen(
-        run_args(suite, out, "-n", 200, "-M", "latency=0.05", "-M", f"pid_file={pid_file}",
-                 "-M", "grandchild=true"),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env())
+        [EXECBENCH, *run_args(suite, out, "-n", 200, "-M", "latency=0.05",
+                              "-M", f"pid_file={pid_file}", "-M", "grandchild=true")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=cli_env(**ENGINES))
     log = out / "samples.jsonl"
-    wait_for(lambda: log.exists() and log.read_bytes().count(b"\n") >= 20, 60,
-             "the run logged too little")
+    eventually(lambda: log.exists() and log.read_bytes().count(b"\n") >= 20,
+               "the run logged 20 samples")
     server = pids(pid_file)
     assert len(server) == 2 and all(alive(pid) for pid in server)
     proc.send_signal(how)
     _, stderr = proc.communicate(timeout=60)
     if how == signal.SIGKILL:
-        wait_for(lambda: not alive(server[0]), 10, "the server outlived a killed run")
+        eventually(lambda: not alive(server[0]), "the server ended with the killed run")
         log_text = (out / "server.log").read_text()
         assert "stand-in engine: stopped" in log_text, "SIGTERM, so the server shut down"
         os.kill(server[1], signal.SIGKILL)  # the stand-in's worker does not watch its parent
         return
     assert proc.returncode == 130, stderr
     assert "interrupted; run the same command again to resume" in flat(stderr)
-    wait_for(lambda: not any(alive(pid) for pid in server), 10, "a server process outlived")
+    eventually(lambda: not any(alive(pid) for pid in server),
+               "every server process ended with the interrupted run")
     record = json.loads((out / "run.json").read_text())["sessions"][-1]
     assert record["outcome"] == "interrupted"
 

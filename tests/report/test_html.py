@@ -15,15 +15,15 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.helpers.cli import execbench
+
 CHROMIUM = Path("/usr/bin/chromium")
-EXECBENCH = str(Path(sys.executable).parent / "execbench")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--remote-debugging-port=0"]
@@ -32,9 +32,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 @pytest.fixture(scope="module")
 def page(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("html") / "report.html"
-    done = subprocess.run([EXECBENCH, "report", *map(str, report_runs), "--html", str(path)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    done = execbench("report", *report_runs, "--html", path)
+    assert done.exit_code == 0, done.stderr
     assert done.stderr == f"HTML report written to {path}\n"
     return path
 

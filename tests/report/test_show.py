@@ -1,30 +1,28 @@
-"""``execbench show``: samples with the prompt rendered again from the suite."""
+"""``execbench show``: samples with the prompt rendered again from the suite. The command
+runs in this process (``tests/helpers/cli.py``)."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from typer.testing import Result
 
 from execbench.runner import RunConfig, load_run_config
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
+from tests.helpers.cli import execbench
 
-EXECBENCH = str(Path(sys.executable).parent / "execbench")
 
-
-def show(*args: object) -> subprocess.CompletedProcess:
-    return subprocess.run([EXECBENCH, "show", *map(str, args)], capture_output=True,
-                          text=True, env=os.environ, timeout=120)
+def show(*args: object) -> Result:
+    return execbench("show", *args)
 
 
 def test_show_filters_and_renders_the_prompt_that_was_sent(report_runs: list[Path]) -> None:
     oracle, constant = report_runs
     done = show(constant, "--task", "output", "--verdict", "incorrect", "--limit", 2,
                 "--format", "json")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     shown = json.loads(done.stdout)
     assert shown["model"] == "reference/constant"
     assert len(shown["samples"]) == 2
@@ -43,7 +41,7 @@ def test_show_filters_and_renders_the_prompt_that_was_sent(report_runs: list[Pat
 def test_show_text_has_each_part(report_runs: list[Path]) -> None:
     oracle, _ = report_runs
     done = show(oracle, "--instance", "coverage/", "--limit", 1)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("=== coverage/small/") and lines[0].endswith(
         "sample 0: correct (reference/oracle) ===")
@@ -55,7 +53,7 @@ def test_show_says_when_nothing_matches_or_the_suite_is_gone(report_runs: list[P
                                                              tmp_path: Path) -> None:
     oracle, _ = report_runs
     done = show(oracle, "--verdict", "unparsable")
-    assert done.returncode == 2 and done.stderr == f"error: no sample in {oracle} matches\n"
+    assert done.exit_code == 2 and done.stderr == f"error: no sample in {oracle} matches\n"
     moved = tmp_path / "run"
     moved.mkdir()
     for name in ("samples.jsonl", "run.json"):
@@ -65,6 +63,6 @@ def test_show_says_when_nothing_matches_or_the_suite_is_gone(report_runs: list[P
     (moved / "run.json").write_text(json.dumps(config))
     assert isinstance(load_run_config(moved), RunConfig)
     done = show(moved, "--limit", 1)
-    assert done.returncode == 0
+    assert done.exit_code == 0
     assert "prompts and truths cannot be shown" in done.stderr
     assert "--- prompt: not in the suite ---" in done.stdout

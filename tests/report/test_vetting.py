@@ -17,9 +17,9 @@ from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.ces.simulation import answer_lines
+from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 from tests.helpers.fake_model import FAKE_MODEL, fake_model
-from tests.test_cli import execbench
 
 PACK = "humanevalpack.jsonl.gz"
 
@@ -57,7 +57,7 @@ def test_oracle_successes_are_all_confident(tmp_path: Path) -> None:
 
     done = execbench("report", tmp_path / "run-bugs", tmp_path / "run-sim", "--layout",
                      "ces-vetting", "--format", "json")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     rows = [row for table in json.loads(done.stdout)["tables"] for row in table["rows"]]
     assert {row["task"] for row in rows} == {"bug-prediction", "bug-localization",
                                              "bug-repair"}
@@ -160,7 +160,7 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
 
     done = execbench("report", tmp_path / "run-bugs", tmp_path / "run-sim", "--layout",
                      "ces-vetting", "--format", "json")
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     rows = [row for table in json.loads(done.stdout)["tables"] for row in table["rows"]]
     assert sorted(row["task"] for row in rows) == sorted(BUG_TASKS)
     for row in rows:

@@ -7,9 +7,6 @@ from __future__ import annotations
 import collections
 import gzip
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +16,10 @@ from execbench.program import Program
 from execbench.sources import Loaded, detect_format, load_source
 from execbench.tasks import task_names
 from execbench.tasks.common import abstract
+from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data
 
 DATA = SHARED_DATA / "codesense"
-EXECBENCH = str(Path(sys.executable).parent / "execbench")
 
 # --------------------------------------------------------------------------- records
 
@@ -413,20 +410,14 @@ def test_every_fact_line_is_a_line_of_its_program(published: dict[str, Loaded]) 
 # --------------------------------------------------------------------------- end to end
 
 
-def execbench(*args: object) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run([EXECBENCH, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=300)
-
-
 def _build_run_report(tmp_path: Path, source: Path, *options: str) -> dict[str, Any]:
     suite, run = tmp_path / "suite", tmp_path / "run"
     done = execbench("build", source, "--out", suite, *options)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     done = execbench("report", run)
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     manifest = json.loads((suite / "manifest.json").read_text())
     results = json.loads((run / "results.json").read_text())
     return {"manifest": manifest, "metrics": results["metrics"], "report": done.stdout}

@@ -11,9 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +20,9 @@ from execbench.analysis.shape import LOC_BINS, analyse, bin_order, loc_bin
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 
-EXECBENCH = str(Path(sys.executable).parent / "execbench")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 MUTATION = get_task("mutation")
@@ -232,13 +229,10 @@ def test_metrics_by_bin_follow_each_problems_lines_of_code(runs: dict[str, Path]
 
 def test_report_prints_the_table_and_writes_the_plot(runs: dict[str, Path],
                                                      tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")}
     plot = tmp_path / "plots" / "generalization.png"
-    done = subprocess.run(
-        [EXECBENCH, "report", str(runs["reference/oracle"]), str(runs["reference/original"]),
-         "--layout", "generalization", "--plot", str(plot), "--format", "csv"],
-        capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr
+    done = execbench("report", runs["reference/oracle"], runs["reference/original"],
+                     "--layout", "generalization", "--plot", plot, "--format", "csv")
+    assert done.exit_code == 0, done.stderr
     assert plot.read_bytes().startswith(PNG_SIGNATURE)
     assert "plot written to" in done.stderr
     rows = list(csv.reader(io.StringIO(done.stdout)))
