@@ -2,9 +2,10 @@
 in ``confine``'s docstring), compiled once per worker and loaded by each runner.
 
 libseccomp takes milliseconds to build a filter, too long for a runner per unit, so the
-zygote compiles it to BPF once, with a mark where the runner's own pid goes (signals only
-to itself), and checks, by compiling it for a second pid, that the pid is all that differs;
-each runner writes its pid over the mark and loads the program with one ``prctl``.
+sandbox's parent compiles it to BPF once (``confine.seccomp_program``), with a mark where
+the runner's own pid goes (signals only to itself), and checks, by compiling it for a
+second pid, that the pid is all that differs; each runner writes its pid over the mark and
+loads the program with one ``prctl``.
 """
 
 from __future__ import annotations
