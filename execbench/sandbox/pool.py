@@ -210,7 +210,9 @@ class _WorkerProcess:
         sent again as a new unit. False when the worker is gone."""
         self._send({"jobs": batch})
         slack = self.limits.wall_seconds + _PROTOCOL_SECONDS
-        for job in batch:
+        index = 0
+        while index < len(batch):
+            job = batch[index]
             message = self._message(time.monotonic() + slack)
             if message is None:
                 return False
@@ -223,8 +225,9 @@ class _WorkerProcess:
                 raise Broken(f"unexpected {message['kind']!r} message")
             payload = self._payload(message, time.monotonic() + slack)
             if payload is None:
-                continue  # cut short: the held ``died`` message is this job's
+                continue  # cut short: the ``died`` message held back is this same job's
             done.append(Trace.from_payload(payload))
+            index += 1
             if message.get("recycle") is not None:
                 return True
         return True
@@ -240,6 +243,10 @@ class _WorkerProcess:
             self.proc.kill()
             self.proc.wait()
         self.proc.stdout.close()
+        root = getattr(self, "info", {}).get("root")
+        if isinstance(root, str) and os.path.basename(root).startswith("execbench-sandbox-"):
+            with contextlib.suppress(OSError):  # a killed zygote's empty mount point
+                os.rmdir(root)
 
 
 def _same_unit(job: dict[str, Any], other: dict[str, Any]) -> bool:

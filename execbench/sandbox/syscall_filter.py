@@ -45,6 +45,7 @@ _PID_ZERO_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched
                   "sched_setattr", "migrate_pages", "move_pages")
 """Calls that name a process by its first argument: allowed on the caller (pid 0) only, so a
 runner cannot lower another runner's limits or priority (all runners share one uid)."""
+_PR_SET_PDEATHSIG = 1
 _TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI (type into a terminal), TIOCLINUX
 _CLONE_THREAD = 0x00010000
 
@@ -80,6 +81,9 @@ def _filter(seccomp: Any, pid: int) -> Any:
     add_rule(rules, deny, "setpriority", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
     add_rule(rules, deny, "ioprio_set", seccomp.Arg(0, seccomp.NE, 1))  # IOPRIO_WHO_PROCESS only
     add_rule(rules, deny, "ioprio_set", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
+    # The death signal the runner was given (SIGKILL with its zygote): never cleared, or a
+    # runner could outlive a zygote that was killed before it could reap it.
+    add_rule(rules, deny, "prctl", seccomp.Arg(0, seccomp.EQ, _PR_SET_PDEATHSIG))
     for request in _TERMINAL_INJECTION:
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     for name in _SELF_ONLY_SIGNALS:

@@ -52,6 +52,8 @@ _READY_SECONDS = 60.0
 _STILLBORN = 3
 """Runners in a row that die before they are ready, after which the worker stops: one is
 bad luck (memory), a string of them a machine that cannot start runners."""
+_PAYLOAD_SECONDS = 5.0
+"""How long past a job's deadline the rest of a result may take to arrive, once announced."""
 TEMP_FILES = 4096
 """Files and folders the temporary root may hold at once (a tmpfs inode bound)."""
 
@@ -234,11 +236,14 @@ class _Zygote:
         recycle = None if recycle is None else recycle[:200]
         frames.send(self.proto_out, {"kind": "result", "seq": seq, "recycle": recycle,
                                      "size": size})
+        # The payload follows at once: a few seconds past the job's deadline, counted once,
+        # never renewed per chunk (a runner dripping chunks would otherwise never time out).
+        finish = max(deadline, time.monotonic() + _PAYLOAD_SECONDS)
         while size > 0:
-            got = child.answers.next(max(deadline, time.monotonic() + 5.0))
+            got = child.answers.next(finish, grace=0.0)
             if got is None:
                 return None
-            if got[0] != frames.CHUNK or len(got[1]) > size:
+            if got[0] != frames.CHUNK or not got[1] or len(got[1]) > size:
                 raise frames.Broken("a result's payload is not as announced")
             frames.write_all(self.proto_out, frames.frame(frames.CHUNK, got[1]))
             size -= len(got[1])
@@ -319,8 +324,9 @@ def main() -> None:
     if not plan.temp_bytes:
         plan.warnings.append("no private tmpfs could be mounted (needs root or CAP_SYS_ADMIN): "
                              "the temporary root is not size-bounded")
-    frames.send(proto_out, {"kind": "hello", "pid": os.getpid(), "network_isolated":
-                            plan.network, "layers": plan.layers(), "warnings": plan.warnings})
+    frames.send(proto_out, {"kind": "hello", "pid": os.getpid(), "root": root,
+                            "network_isolated": plan.network, "layers": plan.layers(),
+                            "warnings": plan.warnings})
     try:
         _Zygote(proto_in, proto_out, limits, plan).serve()
     except (_Stop, OSError):

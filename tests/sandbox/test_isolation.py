@@ -13,10 +13,12 @@ sandbox that every honest result is the honest program's own.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -308,3 +310,74 @@ def test_the_layers_list_names_the_new_guards() -> None:
     layers = PLAN.layers()
     assert layers["isolation"].startswith("on")
     assert set(layers) >= {"isolation", "ipc", "temp root"}
+
+
+# --------------------------------------------------------------------------- outliving a kill
+
+ORPHAN = "eb-orphan"
+DRIP = SILENCE + f"""
+import ctypes, json, os, struct, sys, time
+
+def f():
+    silence()
+    libc = ctypes.CDLL(None)
+    libc.prctl(1, 0, 0, 0, 0)                     # no death signal when the zygote dies
+    libc.prctl(15, b"{ORPHAN}", 0, 0, 0)          # a name the test can find
+    frame = sys._getframe()
+    while not (isinstance(frame.f_locals.get("job"), dict) and "seq" in frame.f_locals["job"]):
+        frame = frame.f_back
+    body = json.dumps({{"kind": "result", "seq": frame.f_locals["job"]["seq"],
+                       "recycle": None, "size": 1}}).encode()
+    os.write(4, struct.pack(">I", len(body) + 1) + b"J" + body)
+    for _ in range(150):                          # empty chunks, each once worth 5 s more
+        try:
+            os.write(4, struct.pack(">I", 1) + b"C")
+        except OSError:
+            break
+        time.sleep(1)
+    time.sleep(150)
+"""
+"""Found by an adversarial pass: a runner that cleared its parent-death signal and then
+dripped empty payload chunks kept its zygote relaying past the wall-clock limit until the
+parent gave the worker up and killed the zygote, and then lived on, unreaped."""
+
+
+def _named(name: str) -> list[int]:
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == name:
+                found.append(int(comm.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+@needs_seccomp
+def test_a_runner_cannot_drip_its_answer_or_outlive_its_zygote() -> None:
+    before = set(_named(ORPHAN))
+    try:
+        with Sandbox(workers=1, limits=Limits(wall_seconds=1.0)) as box:
+            attack = box.submit(Job(DRIP, "f", "", unit=new_unit()))
+            honest = box.submit(Job("def f():\n    return 6 * 7\n", "f", "", unit=new_unit()))
+            assert attack.result(timeout=120).status in ("crashed", "timeout")
+            assert decode(honest.result(timeout=120).value) == 42
+            assert box.restarts == 0  # the zygote ended the unit itself
+        assert not set(_named(ORPHAN)) - before
+    finally:
+        for pid in set(_named(ORPHAN)) - before:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@needs_seccomp
+def test_a_runner_cannot_clear_its_death_signal() -> None:
+    program = SILENCE + """
+import ctypes
+def f():
+    assert silence()
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(1, 0, 0, 0, 0), ctypes.get_errno()
+"""
+    with Sandbox(workers=1) as box:
+        assert decode(box.run(Job(program, "f", "")).value) == (-1, errno.EPERM)
