@@ -84,10 +84,10 @@ class _Runner:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
             self.status = os.waitpid(self.pid, 0)[1]
-        for fd in (self.jobs, self.answers.fd, self.pidfd):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            for fd in (self.jobs, self.answers.fd, self.pidfd):  # once: their numbers are
+                if fd is not None:                               # reused by the next runner
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
         return self.status
 
 
