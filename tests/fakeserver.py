@@ -52,7 +52,13 @@ class Reply:
     ``cut`` closes the connection after that many events, mid-stream, and ``end`` ends
     the body properly after that many, before the last event; ``stream_error``
     sends the protocol's error event after the first content event instead of the rest;
-    ``event_delay`` seconds pass between events.
+    ``event_delay`` seconds pass between events. ``stream`` plays a real server's ending
+    (OpenAI chat streams only): ``"openai"``, as OpenAI and vLLM end; ``"no-done"``, as
+    ``transformers serve`` ends (the finish reason and the usage in one last chunk, then the
+    body ends, with no ``[DONE]``); ``"interrupted"``, as llama.cpp's server stops a stream
+    when another request arrives (a role chunk, then ``[DONE]``); ``"endless"``, content
+    without end, as a server ignoring ``max_tokens`` might. ``usage=False`` leaves the usage
+    out whatever the request asks (llama.cpp ignores ``stream_options``).
     """
 
     text: str = "ok"
@@ -72,6 +78,8 @@ class Reply:
     event_delay: float = 0.0
     stream_error: bool = False
     piece: int = 3
+    stream: str = "openai"
+    usage: bool = True
 
     @classmethod
     def error(
@@ -145,12 +153,11 @@ def _openai_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
         "choices": [
             {"index": 0, "message": message, "finish_reason": reply.finish_reason or "stop"}
         ],
-        "usage": {
-            "prompt_tokens": reply.input_tokens,
-            "completion_tokens": reply.output_tokens,
-            "total_tokens": reply.input_tokens + reply.output_tokens,
-        },
-    }
+    } | ({"usage": {
+        "prompt_tokens": reply.input_tokens,
+        "completion_tokens": reply.output_tokens,
+        "total_tokens": reply.input_tokens + reply.output_tokens,
+    }} if reply.usage else {})
 
 
 def _anthropic_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +193,8 @@ def _openai_events(reply: Reply, request: dict[str, Any]) -> list[tuple[str, Any
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     events = [chunk({"role": "assistant", "content": ""})]
+    if reply.stream == "interrupted":
+        return [*events, ("", "[DONE]")]
     if reply.reasoning is not None:
         events += [chunk({"reasoning_content": p}) for p in _pieces(reply.reasoning, reply.piece)]
     if reply.refusal is not None:
@@ -195,13 +204,16 @@ def _openai_events(reply: Reply, request: dict[str, Any]) -> list[tuple[str, Any
     if reply.stream_error:
         return [*events[:2], ("", {"error": {"message": "scripted stream error",
                                              "type": "server_error"}})]
-    events.append(chunk({}, reply.finish_reason or "stop"))
-    if (request.get("stream_options") or {}).get("include_usage"):
+    usage = {"prompt_tokens": reply.input_tokens, "completion_tokens": reply.output_tokens,
+             "total_tokens": reply.input_tokens + reply.output_tokens}
+    asked = (request.get("stream_options") or {}).get("include_usage") and reply.usage
+    last = chunk({}, reply.finish_reason or "stop")
+    if reply.stream == "no-done":
+        return [*events, ("", {**last[1], "usage": usage})]
+    events.append(last)
+    if asked:
         events.append(("", {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
-                            "choices": [], "usage": {
-                                "prompt_tokens": reply.input_tokens,
-                                "completion_tokens": reply.output_tokens,
-                                "total_tokens": reply.input_tokens + reply.output_tokens}}))
+                            "choices": [], "usage": usage}))
     return [*events, ("", "[DONE]")]
 
 
@@ -289,6 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and self.server.closing.wait(reply.delay):
             self.close_connection = True
             return
+        if body.get("stream") and reply.stream == "endless":
+            self._endless(reply.text)
+            return
         if body.get("stream") and reply.status == 200 and reply.raw is None:
             self._stream(STREAMS[path](reply, body)[:reply.end], reply.cut, reply.event_delay)
             return
@@ -320,6 +335,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
+
+    def _endless(self, text: str) -> None:
+        """Content chunks until the client goes away (or the server closes)."""
+        chunk = {"object": "chat.completion.chunk",
+                 "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+        encoded = f"data: {json.dumps(chunk)}\n\n".encode()
+        framed = f"{len(encoded):x}\r\n".encode() + encoded + b"\r\n"
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            while not self.server.closing.is_set():
+                self.wfile.write(framed * 64)
+                self.server.endless_events += 64
+        except OSError:
+            pass
+        self.close_connection = True
 
     def _send(self, status: int, payload: str, headers: dict[str, str]) -> None:
         data = payload.encode()
@@ -365,6 +398,7 @@ class _Server(ThreadingHTTPServer):
         self._connections: set[socket.socket] = set()
         self.opened = 0
         self.probes = 0
+        self.endless_events = 0
 
     def record(self, received: Received) -> int:
         """Store a request and return its attempt number."""
@@ -455,6 +489,11 @@ class FakeServer:
     def probes(self) -> int:
         """How many GET requests (health probes) came, which ``requests`` does not list."""
         return self._server.probes
+
+    @property
+    def endless_events(self) -> int:
+        """Content events sent by ``stream="endless"`` replies, until their clients left."""
+        return self._server.endless_events
 
     @property
     def connections_opened(self) -> int:

@@ -179,8 +179,16 @@ class MessageStream(Assembly):
                     message["usage"][key] = value
         return kind == "message_stop"
 
+    def finished(self) -> bool:
+        return self.message is not None and self.message.get("stop_reason") is not None
+
+    def stop(self, reason: str) -> None:
+        if self.message is not None:
+            self.message["stop_reason"] = reason
+
     def body(self) -> dict[str, Any]:
-        assert self.message is not None  # feed returns True only after message_start
+        if self.message is None:
+            raise ValueError("the stream has no message_start")
         return self.message
 
 

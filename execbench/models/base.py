@@ -67,9 +67,15 @@ class Request:
     seed: int | None = None
 
 
-TRUNCATED = frozenset({"length", "max_tokens", "model_context_window_exceeded"})
+CUT_BY_CLIENT = "cut_by_client"
+"""The stop reason of a streamed reply the client cut because it ran far past what
+``max_tokens`` allows (a server that ignores the limit)."""
+
+TRUNCATED = frozenset({"length", "max_tokens", "model_context_window_exceeded",
+                       CUT_BY_CLIENT})
 """Stop reasons meaning the answer was cut off at a token limit (OpenAI and vLLM say
-``length``; Anthropic ``max_tokens`` or ``model_context_window_exceeded``)."""
+``length``; Anthropic ``max_tokens`` or ``model_context_window_exceeded``; the client says
+``cut_by_client`` of a stream it cut, far past ``max_tokens``, from a server ignoring it)."""
 
 REFUSED = frozenset({"content_filter", "refusal"})
 """Stop reasons meaning the provider withheld or filtered the answer (OpenAI

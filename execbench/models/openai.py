@@ -181,11 +181,12 @@ def _string(value: Any) -> str:
 
 
 class ChatStream(Assembly):
-    """A streamed chat completion (``chat.completion.chunk`` events, then ``[DONE]``)
-    assembled into a ``chat.completion``: the first choice's content, refusal and
-    reasoning deltas joined, its last finish reason, and the usage the last chunk carries
-    (``stream_options.include_usage``). An event carrying ``error`` (OpenAI's SDK raises
-    on one) makes the reply malformed."""
+    """A streamed chat completion (``chat.completion.chunk`` events, then ``[DONE]``, which
+    some servers leave out) assembled into a ``chat.completion``: the first choice's
+    content, refusal and reasoning deltas joined, its last finish reason, and the usage a
+    chunk carries (``stream_options.include_usage``: OpenAI and vLLM send it in a last
+    chunk of no choices, ``transformers serve`` with the finish reason). An event carrying
+    ``error`` (OpenAI's SDK raises on one) makes the reply malformed."""
 
     def __init__(self) -> None:
         self.parts: dict[str, list[str]] = {"content": [], "refusal": [], "reasoning": []}
@@ -212,6 +213,12 @@ class ChatStream(Assembly):
         if chunk.get("usage"):
             self.usage = chunk["usage"]
         return False
+
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    def stop(self, reason: str) -> None:
+        self.finish_reason = reason
 
     def body(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant",

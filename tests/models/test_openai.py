@@ -15,9 +15,17 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from execbench.models.base import GenerateConfig, Generation, ModelError, Request, Unreachable
+from execbench.models.base import (
+    CUT_BY_CLIENT,
+    GenerateConfig,
+    Generation,
+    ModelError,
+    Request,
+    Unreachable,
+)
 from execbench.models.http import STREAM_ABOVE, SYSTEM_CLOCK, Clock, OutOfQuota
 from execbench.models.http.endpoints import BENCH_SECONDS, proxy_for
+from execbench.models.http.sse import EVENTS_PER_TOKEN, EVENTS_SLACK
 from execbench.models.http.timing import MAX_DELAY, retry_after, retry_delay
 from execbench.models.openai import OpenAIModel
 from tests.fakeserver import FakeServer, Reply, prompt_of, scripted
@@ -666,10 +674,52 @@ def test_an_error_event_in_the_stream_is_retried() -> None:
     assert gen.error is None and gen.text == "42" and gen.attempts == 2
 
 
-def test_a_stream_that_ends_before_its_last_event_is_malformed() -> None:
-    """A proxy that ends the body properly, but before [DONE], has not sent a whole answer."""
+def test_a_stream_that_ends_before_a_finish_reason_is_interrupted() -> None:
+    """A proxy that ends the body properly, but before the finish reason, has not sent a
+    whole answer."""
     with FakeServer(scripted(Reply(text="forty-two", end=4))) as server:
         gen = generate_streamed(server)
     assert gen.text is None and gen.attempts == 3
     assert gen.error is not None
-    assert gen.error.startswith("malformed response (the stream ended before its last event)")
+    assert gen.error.startswith("interrupted stream (the stream ended before a finish reason)")
+
+
+def test_a_stream_is_whole_at_its_finish_reason_without_done() -> None:
+    """transformers serve sends the finish reason and the usage in one last chunk and
+    closes the stream, with no [DONE]."""
+    with FakeServer(scripted(Reply(text="forty-two", stream="no-done"))) as server:
+        gen = generate_streamed(server)
+    assert gen.error is None and gen.attempts == 1
+    assert (gen.text, gen.stop_reason, gen.output_tokens) == ("forty-two", "stop", 5)
+
+
+def test_a_stream_stopped_early_by_the_server_is_retried_never_scored() -> None:
+    """llama.cpp's server stops a stream when another request comes: a role chunk, then
+    [DONE]. That is no answer: retried, and if it stays so, an error of its own."""
+    with FakeServer(scripted(Reply(stream="interrupted"), Reply(text="42"))) as server:
+        gen = generate_streamed(server)
+    assert gen.error is None and gen.text == "42" and gen.attempts == 2
+    with FakeServer(scripted(Reply(stream="interrupted"))) as server:
+        gen = generate_streamed(server)
+    assert gen.text is None and gen.attempts == 3 and gen.stop_reason is None
+    assert gen.error is not None and gen.error.startswith(
+        "interrupted stream (the server ended the stream without a finish reason) after 3")
+
+
+def test_a_stream_far_past_max_tokens_is_cut_and_recorded_as_cut() -> None:
+    """A server ignoring max_tokens would hold a sample until its deadline, its text
+    growing: the client cuts it, and the answer is recorded as cut at a limit."""
+    config = GenerateConfig(max_retries=0, timeout=5.0, max_tokens=16)
+    with FakeServer(scripted(Reply(text="x", stream="endless"))) as server:
+        model = OpenAIModel("openai-api/fake/m", "m", server.base_url, None, {"stream": "true"})
+
+        async def go() -> Generation:
+            try:
+                return await model.generate(request(), config)
+            finally:
+                await model.aclose()
+
+        gen = asyncio.run(go())
+    assert gen.error is None and gen.attempts == 1
+    assert gen.text == "x" * (EVENTS_PER_TOKEN * 16 + EVENTS_SLACK + 1)
+    assert gen.stop_reason == CUT_BY_CLIENT and gen.truncated

@@ -74,7 +74,7 @@ async def attempt(session: aiohttp.ClientSession, endpoint: Endpoint, data: byte
             body = await response.read()
             return refused(response.status, body.decode("utf-8", "replace"), response.headers)
     except MalformedReply as exc:
-        return Failure(f"malformed response ({exc})", exc.body)
+        return Failure(exc.summary, exc.body)
     except TimeoutError as exc:
         connected = not isinstance(exc, aiohttp.ConnectionTimeoutError)
         if deadline.passed():

@@ -24,7 +24,7 @@ import aiohttp
 
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
 from execbench.models.http.endpoints import Endpoints
-from execbench.models.http.replies import json_reader
+from execbench.models.http.replies import Reader, json_reader
 from execbench.models.http.retry import RequestFailed, post
 from execbench.models.http.sse import Assembly, stream_reader
 from execbench.models.http.timing import SYSTEM_CLOCK, Clock
@@ -132,7 +132,8 @@ class HttpModel(ModelBase, ABC):
         """Fields from ``-M`` added to every request body."""
         self._session: aiohttp.ClientSession | None = None
         self._whole = json_reader(self.parse)
-        self._streamed = stream_reader(self.assembly, self.parse)
+        self._streamed: dict[int | None, Reader[Generation]] = {}
+        """A stream reader per ``max_tokens`` (one per run), which bounds the reply."""
 
     @property
     def urls(self) -> list[str]:
@@ -188,6 +189,13 @@ class HttpModel(ModelBase, ABC):
             return DEFAULT_TIMEOUT
         return min(LONG_TIMEOUT, max(DEFAULT_TIMEOUT, tokens / TOKENS_PER_SECOND))
 
+    def _stream_reader(self, config: GenerateConfig) -> Reader[Generation]:
+        tokens = self.max_tokens(config)
+        reader = self._streamed.get(tokens)
+        if reader is None:
+            reader = self._streamed[tokens] = stream_reader(self.assembly, self.parse, tokens)
+        return reader
+
     def _session_for(self, config: GenerateConfig) -> aiohttp.ClientSession:
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=config.max_connections)
@@ -218,7 +226,7 @@ class HttpModel(ModelBase, ABC):
         try:
             generation, attempts, endpoint = await post(
                 session, self.endpoints, data, self._post_headers, config,
-                self._streamed if streamed else self._whole,
+                self._stream_reader(config) if streamed else self._whole,
                 self.attempt_timeout(config, streamed), self.clock)
         except RequestFailed as exc:
             return Generation(

@@ -25,6 +25,22 @@ class MalformedReply(Exception):
         super().__init__(reason)
         self.body = body
 
+    @property
+    def summary(self) -> str:
+        """What kind of failure, as the sample's error record starts."""
+        return f"malformed response ({self})"
+
+
+class Interrupted(MalformedReply):
+    """A stream that ended without saying why generation stopped (no finish reason): the
+    server cut it short (llama.cpp's server does when another request arrives) or the
+    connection dropped. What came is part of an answer at best, so it is retried, and if it
+    stays interrupted recorded as an error of its own, never scored."""
+
+    @property
+    def summary(self) -> str:
+        return f"interrupted stream ({self})"
+
 
 Reader = Callable[[aiohttp.ClientResponse, Deadline], Awaitable[T]]
 """Turns a 2xx response into the caller's result, raising :class:`MalformedReply` when the

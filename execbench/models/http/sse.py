@@ -8,10 +8,28 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from execbench.models.http.replies import MALFORMED, MalformedReply, Reader, json_reader
+from execbench.models.base import CUT_BY_CLIENT
+from execbench.models.http.replies import (
+    MALFORMED,
+    Interrupted,
+    MalformedReply,
+    Reader,
+    json_reader,
+)
 from execbench.models.http.timing import Deadline
 
 T = TypeVar("T")
+
+
+EVENTS_PER_TOKEN = 4
+EVENTS_SLACK = 256
+"""A stream is cut after ``EVENTS_PER_TOKEN * max_tokens + EVENTS_SLACK`` events: servers
+send about one event per token (llama.cpp was seen a few tokens over the limit), so no
+reply within its limit comes near, while one that never stops is bounded in time."""
+
+STREAM_BYTES = 64 * 1024 * 1024
+"""Bytes of events after which any stream is cut, limit or not: one reply's memory stays
+bounded whatever the server does."""
 
 
 class Assembly(ABC):
@@ -22,8 +40,18 @@ class Assembly(ABC):
     @abstractmethod
     def feed(self, event: str, data: str) -> bool:
         """Take one event (its ``event:`` name, '' if none, and its data); True once the
-        stream's last event has come. Raises :class:`MalformedReply` for an error event and
-        one of ``MALFORMED`` for an event that does not fit the protocol."""
+        protocol's last event has come. Raises :class:`MalformedReply` for an error event
+        and one of ``MALFORMED`` for an event that does not fit the protocol."""
+
+    @abstractmethod
+    def finished(self) -> bool:
+        """Whether the reply has said why generation stopped (a finish or stop reason):
+        only then is it whole, whether the protocol's last event follows or the server
+        just closes the stream (``transformers serve`` does)."""
+
+    @abstractmethod
+    def stop(self, reason: str) -> None:
+        """Record ``reason`` as the reply's stop reason (the client cut it)."""
 
     @abstractmethod
     def body(self) -> dict[str, Any]:
@@ -58,33 +86,49 @@ async def server_sent_events(response: aiohttp.ClientResponse) -> AsyncIterator[
         yield name, "\n".join(data)
 
 
-def stream_reader(assembly: Callable[[], Assembly], parse: Callable[[Any], T]) -> Reader[T]:
+def stream_reader(assembly: Callable[[], Assembly], parse: Callable[[Any], T],
+                  max_tokens: int | None) -> Reader[T]:
     """Read a streamed reply event by event and ``parse`` what :class:`Assembly` made of it.
 
     A server that answers a streaming request with a plain JSON body (some compatible
-    servers ignore ``stream``) is read as JSON. A stream that stops before its last event
-    (the connection closed mid-way) or sends an error event is a :class:`MalformedReply`,
-    retried like any unusable reply; the text received so far goes into the error record.
+    servers ignore ``stream``) is read as JSON. The reply is whole once it carries a
+    finish reason, whether the protocol's last event follows or the body just ends; one
+    that ends without (the connection closed mid-way, or a server that stops a stream early
+    and still sends its last event) is :class:`Interrupted`, and an error event a
+    :class:`MalformedReply`: both are retried, and the text received so far goes into the
+    error record. A reply that runs far past ``max_tokens`` (see ``EVENTS_PER_TOKEN``) or
+    over ``STREAM_BYTES`` is cut here and recorded as cut (stop reason ``CUT_BY_CLIENT``).
     """
     whole = json_reader(parse)
+    events_cap = None if max_tokens is None else EVENTS_PER_TOKEN * max_tokens + EVENTS_SLACK
 
     async def read(response: aiohttp.ClientResponse, deadline: Deadline) -> T:
         if response.content_type == "application/json":
             return await whole(response, deadline)
         built = assembly()
         last = ""
+        events = size = 0
+        ended = "the stream ended before a finish reason"
         try:
             async for event, data in server_sent_events(response):
                 if deadline.passed():
                     raise TimeoutError("the sample's deadline passed mid-stream")
                 last = data
                 if built.feed(event, data):
+                    ended = "the server ended the stream without a finish reason"
+                    break
+                events += 1
+                size += len(data)
+                if size > STREAM_BYTES or (events_cap is not None and events > events_cap):
+                    built.stop(CUT_BY_CLIENT)
+                    response.close()
                     return parse(built.body())
-            reason = "the stream ended before its last event"
+            if not built.finished():
+                raise Interrupted(ended, last)
+            return parse(built.body())
         except MalformedReply:
             raise
         except MALFORMED as exc:
-            reason = f"{type(exc).__name__} {exc}"
-        raise MalformedReply(reason, last)
+            raise MalformedReply(f"{type(exc).__name__} {exc}", last) from None
 
     return read
