@@ -240,10 +240,19 @@ class _ProgressLines:
 
 
 def _print_usage(results: dict[str, Any]) -> None:
-    """What the run cost, on stderr: requests, tokens, latency, wall time, cost."""
-    usage = results["usage"]
-    said = (f"usage: {usage['requests']:,} requests ({usage['retries']:,} retries), "
-            f"{usage['input_tokens']:,} input and {usage['output_tokens']:,} output tokens")
+    """What the run cost, on stderr: requests, tokens, latency, wall time, cost. Tokens the
+    server did not report are said to be missing, not counted as none."""
+    usage, counts = results["usage"], results["counts"]
+    said = f"usage: {usage['requests']:,} requests ({usage['retries']:,} retries), "
+    answered = usage["samples"] - counts["verdicts"].get("error", 0)
+    unreported = usage.get("samples_without_usage", 0) - (usage["samples"] - answered)
+    if answered and unreported >= answered:
+        who = "model" if results["run"]["model"].startswith("reference/") else "server"
+        said += f"the {who} reported no token usage"
+    else:
+        said += f"{usage['input_tokens']:,} input and {usage['output_tokens']:,} output tokens"
+        if unreported > 0:
+            said += f" ({unreported:,} answers came without token usage, not counted)"
     latency = usage["latency_seconds"]
     if latency is not None:
         said += (f"; latency p50 {latency['p50']:.3g} s, p90 {latency['p90']:.3g} s, "
@@ -251,7 +260,6 @@ def _print_usage(results: dict[str, Any]) -> None:
     said += f"; wall {usage['wall_seconds']:.1f} s"
     if "cost" in usage:
         said += f"; cost {usage['cost']['total']:.4g} at the prices given"
-    counts = results["counts"]
     if counts["truncated"] or counts["refused"]:
         said += (f"; {counts['truncated']} answers cut off at the token limit, "
                  f"{counts['refused']} refused or filtered")

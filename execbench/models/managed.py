@@ -88,6 +88,9 @@ ENGINES = {
 
 RESERVED_FLAGS = {"model", "model_path", "host", "port"}
 """Flags execbench sets itself: the model comes from the name, the address is its own."""
+CLIENT_OPTIONS = {"stream"}
+"""``-M`` keys for execbench's client, as for ``openai-api/``, not flags for the engine
+(``--stream`` is none of vLLM's: its parser takes it for ``--stream-interval``)."""
 
 
 def engine_flags(model_args: dict[str, str]) -> list[str]:
@@ -121,7 +124,12 @@ class ManagedModel(ModelBase):
         self.name = name
         self.engine = engine
         self.model = model
-        self.flags = engine_flags(model_args)
+        self.flags = engine_flags({key: value for key, value in model_args.items()
+                                   if key not in CLIENT_OPTIONS})
+        self.client_args = {key: value for key, value in model_args.items()
+                            if key in CLIENT_OPTIONS}
+        self.served = model_args.get("served_model_name", model)
+        """The name requests give: the engine serves under ``--served-model-name`` alone."""
         self.process: subprocess.Popen[bytes] | None = None
         self.log: Path | None = None
         self.client: OpenAIModel | None = None
@@ -148,7 +156,8 @@ class ManagedModel(ModelBase):
                 start_new_session=True, preexec_fn=dies_with_us)
         base_url = f"http://127.0.0.1:{port}"
         await self._wait_healthy(f"{base_url}/health", config.server_start_timeout)
-        self.client = OpenAIModel(self.name, self.model, f"{base_url}/v1", None)
+        self.client = OpenAIModel(self.name, self.served, f"{base_url}/v1", None,
+                                  self.client_args)
         for endpoint in self.client.endpoints.all:
             endpoint.proxy = None  # a proxy named in the environment cannot reach our loopback
         await self.client.start(config, run_dir)

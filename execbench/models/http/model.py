@@ -27,6 +27,7 @@ from execbench.models.http.endpoints import Endpoints
 from execbench.models.http.replies import Reader, json_reader
 from execbench.models.http.retry import RequestFailed, post
 from execbench.models.http.sse import Assembly, stream_reader
+from execbench.models.http.systematic import FirstFailures
 from execbench.models.http.timing import SYSTEM_CLOCK, Clock
 
 
@@ -131,6 +132,9 @@ class HttpModel(ModelBase, ABC):
         self.extra_fields = extra_fields
         """Fields from ``-M`` added to every request body."""
         self._session: aiohttp.ClientSession | None = None
+        self.watch: FirstFailures | None = None
+        """The run's first failures (made by :meth:`start`): a run whose every request
+        fails the same way is stopped early."""
         self._whole = json_reader(self.parse)
         self._streamed: dict[int | None, Reader[Generation]] = {}
         """A stream reader per ``max_tokens`` (one per run), which bounds the reply."""
@@ -204,6 +208,7 @@ class HttpModel(ModelBase, ABC):
 
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:
         """Probe the endpoints, so that a dead server ends the run before it begins."""
+        self.watch = FirstFailures(config.max_connections)
         await self.endpoints.probe(self._session_for(config), self.probe_path, self.headers,
                                    config.max_connection_failures, self.clock)
 
@@ -227,7 +232,7 @@ class HttpModel(ModelBase, ABC):
             generation, attempts, endpoint = await post(
                 session, self.endpoints, data, self._post_headers, config,
                 self._stream_reader(config) if streamed else self._whole,
-                self.attempt_timeout(config, streamed), self.clock)
+                self.attempt_timeout(config, streamed), self.clock, self.watch)
         except RequestFailed as exc:
             return Generation(
                 text=None,

@@ -11,6 +11,7 @@ from execbench.models.base import GenerateConfig, ModelError
 from execbench.models.http.attempt import OUT_OF_QUOTA, Failure, attempt
 from execbench.models.http.endpoints import Endpoint, Endpoints, one_line
 from execbench.models.http.replies import Reader
+from execbench.models.http.systematic import FirstFailures
 from execbench.models.http.timing import Clock, Deadline, retry_delay
 
 T = TypeVar("T")
@@ -45,6 +46,7 @@ async def post(
     read: Reader[T],
     attempt_timeout: float,
     clock: Clock,
+    watch: FirstFailures | None = None,
 ) -> tuple[T, int, Endpoint]:
     """POST ``data`` (JSON) and return ``(read(response), attempts, endpoint)``.
 
@@ -64,8 +66,12 @@ async def post(
     whole reply under way is bounded by ``attempt_timeout`` alone (an aiohttp ``total``
     timeout would add a timer to every request, a tenth of the client's time per request
     at hundreds of connections). Waits and deadlines are read from ``clock``.
+
+    ``watch``, the run's :class:`FirstFailures`, sees every outcome until a request is
+    answered, and raises :class:`SystematicFailure` once every request fails the same way.
     """
     deadline = Deadline.starting_now(config.sample_deadline, clock)
+    sample = watch.begin() if watch is not None else 0
     attempts = 0
     while True:
         attempts += 1
@@ -74,6 +80,8 @@ async def post(
                                 deadline)
         if not isinstance(outcome, Failure):
             endpoints.done(endpoint, clock.monotonic(), healthy=True, connected=True)
+            if watch is not None:
+                watch.success()
             return outcome, attempts, endpoint
         endpoints.done(endpoint, clock.monotonic(), healthy=outcome.healthy,
                        connected=outcome.connected, failure=outcome.line())
@@ -83,11 +91,15 @@ async def post(
                 f"{one_line(outcome.quota)}); add credit or use another key, then run the "
                 "same command again to resume")
         endpoints.check_breaker(config.max_connection_failures)
+        if watch is not None:
+            watch.failure(sample, attempts, outcome)
         delay = retry_delay(attempts, config, outcome.wait)
         # A replica that cannot be reached says nothing about the others: go there at once.
         if not outcome.connected and endpoints.elsewhere(endpoint, clock.monotonic()):
             delay = 0.0
         if not outcome.retryable or attempts > config.max_retries or deadline.passed(delay):
+            if watch is not None:
+                await watch.hold(outcome)
             noun = "attempt" if attempts == 1 else "attempts"
             raise RequestFailed(f"{outcome.summary} after {attempts} {noun}: "
                                 f"{one_line(outcome.detail)}", attempts, endpoint)
