@@ -209,7 +209,7 @@ def _openai_events(reply: Reply, request: dict[str, Any]) -> list[tuple[str, Any
     asked = (request.get("stream_options") or {}).get("include_usage") and reply.usage
     last = chunk({}, reply.finish_reason or "stop")
     if reply.stream == "no-done":
-        return [*events, ("", {**last[1], "usage": usage})]
+        return [*events, ("", {**last[1], "usage": usage} if reply.usage else last[1])]
     events.append(last)
     if asked:
         events.append(("", {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
@@ -259,6 +259,8 @@ STREAMS = {OPENAI_PATH: _openai_events, ANTHROPIC_PATH: _anthropic_events}
 
 
 MODELS_PATH = "/v1/models"
+LISTING = (200, {"object": "list", "data": [{"id": "fake"}]})
+"""The model list a scripted server serves by default."""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -272,7 +274,8 @@ class _Handler(BaseHTTPRequestHandler):
         with self.server._lock:
             self.server.probes += 1
         if path == MODELS_PATH:
-            self._send(200, json.dumps({"object": "list", "data": [{"id": "fake"}]}), {})
+            status, listing = self.server.listing
+            self._send(status, json.dumps(listing), {})
         else:
             self._send(404, json.dumps({"error": f"no such endpoint {path}"}), {})
 
@@ -387,9 +390,11 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = False
     request_queue_size = 128  # the runner opens up to 16 connections at once
 
-    def __init__(self, responder: Responder, port: int) -> None:
+    def __init__(self, responder: Responder, port: int,
+                 listing: tuple[int, dict[str, Any]]) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.responder = responder
+        self.listing = listing
         self.closing = threading.Event()
         self.failures: list[Exception] = []
         self._lock = threading.Lock()
@@ -450,10 +455,12 @@ class FakeServer:
 
     ``port`` 0 picks a free port; a test that stops a server and starts another where the
     first was (a restarted model server, for a resumed run) names the first one's port.
+    ``listing`` is the status and body of ``GET /v1/models``.
     """
 
-    def __init__(self, responder: Responder, port: int = 0) -> None:
-        self._server = _Server(responder, port)
+    def __init__(self, responder: Responder, port: int = 0,
+                 listing: tuple[int, dict[str, Any]] = LISTING) -> None:
+        self._server = _Server(responder, port, listing)
         # A short poll interval makes shutdown, and so every test, quick.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True

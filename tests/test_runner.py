@@ -838,3 +838,22 @@ def test_a_run_reads_its_suite_once_and_makes_its_model_once(
     calls.clear()
     runner.rescore(tmp_path / "run")
     assert calls == {"load_suite": 1}
+
+
+def test_usage_a_server_does_not_report_is_said_so(small: tuple[Path, list[dict]],
+                                                    tmp_path: Path) -> None:
+    """llama.cpp sends no usage in streams: the run says so instead of counting zero
+    tokens; a count over --max-tokens (llama.cpp: 65 for 64) is kept as the server said."""
+    suite, _ = small
+    for usage, said in ((False, "the server reported no token usage"),
+                        (True, "20 input and 130 output tokens")):
+        out = tmp_path / str(usage)
+        reply = Reply(text="42", usage=usage, input_tokens=2, output_tokens=13, stream="no-done")
+        with FakeServer(lambda body, attempt, reply=reply: reply) as server:
+            done = execbench("run", "--suite", suite, "--model", "openai-api/fake/m",
+                             "--model-base-url", server.base_url, "--out", out,
+                             "--max-tokens", "12", "-M", "stream=true")
+        assert done.exit_code == 0, done.stderr
+        assert f"usage: 10 requests (0 retries), {said}" in flat(done.stderr)
+        tokens = {line["output_tokens"] for line in raw_lines(out)}
+        assert tokens == ({13} if usage else {None})

@@ -94,6 +94,9 @@ class AnthropicModel(HttpModel):
         thinking = self.extra_fields.get("thinking")
         return isinstance(thinking, dict) and thinking.get("type") != "disabled"
 
+    def served_name(self) -> str:
+        return self.model
+
     def stream_fields(self) -> dict[str, Any]:
         return {"stream": True}
 

@@ -95,6 +95,9 @@ class OpenAIModel(HttpModel):
         """An o-series or gpt-5 model, or any model asked for a reasoning effort."""
         return self.reasoning or "reasoning_effort" in self.extra_fields
 
+    def served_name(self) -> str:
+        return self.model
+
     def stream_fields(self) -> dict[str, Any]:
         return {"stream": True, "stream_options": {"include_usage": True}}
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import Result
 
 from execbench import runner
 from tests.fakeserver import FakeServer, Reply, prompt_of, scripted
@@ -27,8 +28,9 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_suite(tmp_path_factory.mktemp("systematic"), programs)[0]
 
 
-def run_against(server: FakeServer, suite: Path, out: Path, *more: object):
-    return execbench("run", "--suite", suite, "--model", "openai-api/fake/m",
+def run_against(server: FakeServer, suite: Path, out: Path, *more: object,
+                model: str = "openai-api/fake/m") -> Result:
+    return execbench("run", "--suite", suite, "--model", model,
                      "--model-base-url", server.base_url, "--out", out,
                      "--retry-delay", "1", *more)
 
@@ -102,3 +104,40 @@ def test_different_refusals_are_not_one_cause(suite: Path, tmp_path: Path) -> No
     assert done.exit_code == 1  # every sample failed: the run says so with its status
     counts = results_of(tmp_path / "run")["counts"]
     assert counts["verdicts"]["error"] == counts["samples"] > 3
+
+
+def test_a_refused_key_stops_the_run_at_the_probe(suite: Path, tmp_path: Path) -> None:
+    listing = (401, {"error": {"message": "Incorrect API key provided: sk-wrong."}})
+    with FakeServer(scripted(Reply(text="42")), listing=listing) as server:
+        done = run_against(server, suite, tmp_path / "run")
+        assert server.requests == []
+    assert done.exit_code == 2
+    assert "refuses the request's key (HTTP 401: Incorrect API key provided: sk-wrong.)" \
+        in flat(done.stderr)
+
+
+def test_a_model_vllm_does_not_serve_stops_the_run_at_the_probe(suite: Path,
+                                                                 tmp_path: Path) -> None:
+    """vLLM serves only the names it lists (each with its max_model_len)."""
+    listing = (200, {"object": "list", "data": [{"id": "Qwen/Qwen3-8B", "max_model_len": 8}]})
+    with FakeServer(scripted(Reply(text="42")), listing=listing) as server:
+        done = run_against(server, suite, tmp_path / "run", model="openai-api/v/Qwen3-8B")
+        assert server.requests == []
+    assert done.exit_code == 2
+    assert "serves Qwen/Qwen3-8B, not Qwen3-8B: check the model name" in flat(done.stderr)
+    with FakeServer(scripted(Reply(text="42")), listing=listing) as server:
+        done = run_against(server, suite, tmp_path / "ok", "--limit", "1",
+                           model="openai-api/v/Qwen/Qwen3-8B")
+    assert done.exit_code == 0, done.stderr
+
+
+def test_a_model_another_server_does_not_list_is_tried(suite: Path, tmp_path: Path) -> None:
+    """transformers serve answers for a model folder it does not list: the list is only
+    shown when every request is refused."""
+    missing = Reply.error(404, "The model `m` does not exist.")
+    with FakeServer(scripted(missing)) as server:
+        done = run_against(server, suite, tmp_path / "run")
+    assert done.exit_code == 2 and "(the server lists fake)" in flat(done.stderr)
+    with FakeServer(scripted(Reply(text="42"))) as server:
+        done = run_against(server, suite, tmp_path / "ok", "--limit", "1")
+    assert done.exit_code == 0, done.stderr

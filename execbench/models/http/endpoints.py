@@ -30,6 +30,9 @@ PROBE_TIMEOUT = 10.0
 
 DETAIL_CHARS = 200
 
+LISTING_BYTES = 4 * 1024 * 1024
+"""The most of a model list the probe reads (OpenAI's lists a few hundred models)."""
+
 
 def one_line(text: str) -> str:
     """Collapse whitespace and shorten, so a failure fits one line of a results file."""
@@ -129,35 +132,47 @@ class Endpoints:
                          for e in self.all)
 
     async def probe(self, session: aiohttp.ClientSession, path: str,
-                    headers: dict[str, str], limit: int, clock: Clock) -> None:
-        """Check every endpoint answers HTTP at all before the first request is sent.
+                    headers: dict[str, str], limit: int, clock: Clock) -> Listing | None:
+        """Check every endpoint answers HTTP at all before the first request is sent, and
+        return the first answer (the model list the probe asks for), None if none came.
 
-        Any reply counts, even an error status (authentication and the request itself are
-        the requests' business); only a server that cannot be reached does not. A dead
-        endpoint among live ones is benched as if it had failed ``limit`` times; with none
-        alive, :class:`Unreachable` is raised, before anything is logged.
+        Any reply counts as alive, even an error status (what it says is the caller's
+        business); only a server that cannot be reached does not. A dead endpoint among
+        live ones is benched as if it had failed ``limit`` times; with none alive,
+        :class:`Unreachable` is raised, before anything is logged.
         """
-        failures = await asyncio.gather(*(_reach(session, e, path, headers) for e in self.all))
+        outcomes = await asyncio.gather(*(_reach(session, e, path, headers) for e in self.all))
         now = clock.monotonic()
-        for endpoint, failure in zip(self.all, failures, strict=True):
-            if failure is not None:
+        for endpoint, outcome in zip(self.all, outcomes, strict=True):
+            if isinstance(outcome, str):
                 endpoint.failures, endpoint.unreached = BENCH_AFTER, limit
-                endpoint.last_failure = failure
+                endpoint.last_failure = outcome
                 self._bench(endpoint, now)
-        if all(failure is not None for failure in failures):
+        if all(isinstance(outcome, str) for outcome in outcomes):
             raise Unreachable(f"cannot reach the model server: {self.describe()}; check "
                               "--model-base-url and that the server is running")
+        return next(outcome for outcome in outcomes if not isinstance(outcome, str))
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What a server answered the probe (its model list, if it keeps one)."""
+
+    url: str
+    status: int
+    body: str
 
 
 async def _reach(session: aiohttp.ClientSession, endpoint: Endpoint, path: str,
-                 headers: dict[str, str]) -> str | None:
-    """Why ``endpoint`` cannot be reached at ``path``, in one line; None if it answers."""
+                 headers: dict[str, str]) -> Listing | str:
+    """What ``endpoint`` answers at ``path``, or why it cannot be reached, in one line."""
     timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT)
     url = f"{endpoint.base_url.rstrip('/')}{path}"
     try:
         async with session.get(url, headers=headers, timeout=timeout,
-                               allow_redirects=False, proxy=endpoint.proxy):
-            return None
+                               allow_redirects=False, proxy=endpoint.proxy) as response:
+            body = await response.content.read(LISTING_BYTES)
+            return Listing(url, response.status, body.decode("utf-8", "replace"))
     except TimeoutError:
         return f"no reply in {PROBE_TIMEOUT:g} s"
     except aiohttp.ClientError as exc:

@@ -27,7 +27,7 @@ from execbench.models.http.endpoints import Endpoints
 from execbench.models.http.replies import Reader, json_reader
 from execbench.models.http.retry import RequestFailed, post
 from execbench.models.http.sse import Assembly, stream_reader
-from execbench.models.http.systematic import FirstFailures
+from execbench.models.http.systematic import FirstFailures, check_listing
 from execbench.models.http.timing import SYSTEM_CLOCK, Clock
 
 
@@ -160,6 +160,10 @@ class HttpModel(ModelBase, ABC):
     def assembly(self) -> Assembly:
         """A fresh assembly of one streamed reply."""
 
+    def served_name(self) -> str:
+        """The model as requests name it, looked for in the server's model list."""
+        return self.name
+
     def max_tokens(self, config: GenerateConfig) -> int | None:
         """The token limit requests carry (None: the server's own)."""
         return config.max_tokens
@@ -207,10 +211,14 @@ class HttpModel(ModelBase, ABC):
         return self._session
 
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:
-        """Probe the endpoints, so that a dead server ends the run before it begins."""
-        self.watch = FirstFailures(config.max_connections)
-        await self.endpoints.probe(self._session_for(config), self.probe_path, self.headers,
-                                   config.max_connection_failures, self.clock)
+        """Probe the endpoints, so that a dead server, a refused key or a model the server
+        does not serve ends the run before it begins (``check_listing``)."""
+        listing = await self.endpoints.probe(self._session_for(config), self.probe_path,
+                                             self.headers, config.max_connection_failures,
+                                             self.clock)
+        listed = () if listing is None else check_listing(listing, self.served_name())
+        self.watch = FirstFailures(config.max_connections,
+                                   () if self.served_name() in listed else listed)
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         """Generate one answer; request failures come back as ``Generation.error``.

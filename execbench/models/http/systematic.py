@@ -20,7 +20,7 @@ import re
 
 from execbench.models.base import ModelError
 from execbench.models.http.attempt import Failure
-from execbench.models.http.endpoints import one_line
+from execbench.models.http.endpoints import Listing, one_line
 
 NEEDED = 3
 """Samples that must fail the same way before the run is stopped (fewer when the run has
@@ -52,14 +52,43 @@ class SystematicFailure(ModelError):
     """Every request of the run so far failed the same way: no sample can get past it."""
 
 
-def _message(failure: Failure) -> str:
-    """The server's own words: the ``error.message`` of a JSON error body, else the body."""
+def _message(body: str) -> str:
+    """The server's own words: the ``error.message`` of a JSON error body (``detail`` for
+    FastAPI's), else the body."""
     try:
-        error = json.loads(failure.detail)["error"]
+        reply = json.loads(body)
+        error = reply["error"] if "error" in reply else reply["detail"]
         message = error.get("message") if isinstance(error, dict) else error
     except (ValueError, KeyError, TypeError, AttributeError):
         message = None
-    return one_line(str(message) if message else failure.detail)
+    return one_line(str(message) if message else body)
+
+
+def check_listing(listing: Listing, model: str) -> tuple[str, ...]:
+    """What the health probe's answer says before any request: raises
+    :class:`SystematicFailure` for a key the server refuses, and for a model a server that
+    serves only what it lists (vLLM, SGLang: their entries carry ``max_model_len``) does
+    not list. Returns the ids listed (empty if the server keeps no list).
+
+    Other servers' lists are not taken as the truth: ``transformers serve`` loads a model
+    folder it does not list, Ollama answers ``llama3`` for ``llama3:latest``, Anthropic
+    takes aliases it lists under dated ids. For them a refused model ends the run through
+    the first requests' 404s, whose message then shows this list.
+    """
+    if listing.status in (401, 403):
+        raise SystematicFailure(
+            f"{listing.url} refuses the request's key (HTTP {listing.status}: "
+            f"{_message(listing.body)}); {ADVICE[listing.status]}")
+    try:
+        entries = json.loads(listing.body)["data"]
+        ids = tuple(str(entry["id"]) for entry in entries)
+    except (ValueError, KeyError, TypeError):
+        return ()
+    strict = any(isinstance(entry, dict) and "max_model_len" in entry for entry in entries)
+    if strict and model not in ids:
+        raise SystematicFailure(f"the server at {listing.url} serves {', '.join(ids)}, not "
+                                f"{model}: check the model name")
+    return ids
 
 
 def _status(failure: Failure) -> int | None:
@@ -78,8 +107,11 @@ class FirstFailures:
     """Watches one run's requests until the first is answered; see the module doc. Made
     per run (``HttpModel.start``), used from its event loop."""
 
-    def __init__(self, connections: int) -> None:
+    def __init__(self, connections: int, listed: tuple[str, ...] = ()) -> None:
         self.needed = max(1, min(NEEDED, connections))
+        self.listed = listed
+        """The models the server lists when the run's model is not among them, to show
+        with a stop on 404."""
         self.answered = False
         self.stopped: SystematicFailure | None = None
         self.samples: dict[tuple[int, str], set[int]] = {}
@@ -108,16 +140,19 @@ class FirstFailures:
         status = _status(failure)
         if self.answered or status is None:
             return
-        message = _message(failure)
+        message = _message(failure.detail)
         key = (status, re.sub(r"\d+", "#", message))  # counts differ from prompt to prompt
         self.samples.setdefault(key, set()).add(sample)
         if attempts > 1:
             self.retried.add(key)
         if len(self.samples[key]) >= self.needed and (status != 500 or key in self.retried):
+            listed = (f" (the server lists {', '.join(self.listed[:20])})"
+                      if status == 404 and self.listed else "")
             self.stopped = SystematicFailure(
                 f"every request fails the same way, none answered ({len(self.samples[key])} "
-                f"samples): HTTP {status}: {message}; {ADVICE.get(status, ADVICE[400])}. "
-                "Nothing was scored; once that is fixed, run the same command again")
+                f"samples): HTTP {status}: {message}; {ADVICE.get(status, ADVICE[400])}"
+                f"{listed}. Nothing was scored; once that is fixed, run the same command "
+                "again")
             self.decided.set()
             raise self.stopped
 
