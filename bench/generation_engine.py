@@ -22,7 +22,7 @@ same requests four ways:
 Rates are counted by the server, from the first request's arrival to the last reply, so
 the CLI's start-up (imports, loading the suite, writing results) is not charged to the
 requests; its whole wall time is printed beside. Each row is the best of ``--repeats``.
-The last lines give execbench run / raw aiohttp (the goal: at least 90%).
+The last lines give execbench run / raw aiohttp (the goal: at least 95%).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 
 PROGRAMS = 100
-GOAL = 0.9
+GOAL = 0.95
 ANSWER = "[ANSWER]\nassert f(1) == 2\n[/ANSWER]"
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -162,6 +162,7 @@ class Sample:
     output_tokens: int | None
     latency: float | None
     attempts: int | None
+    """Requests sent for it; 0 for a sample refused before sending (see :attr:`unsent`)."""
     error: str | None
     """Why no answer came (the verdict is then ``error``)."""
     stop_reason: str | None = None
@@ -184,6 +185,12 @@ class Sample:
                    input_tokens=generation.input_tokens, output_tokens=generation.output_tokens,
                    latency=round(generation.latency, 4), attempts=generation.attempts,
                    endpoint=generation.endpoint, error=generation.error)
+
+    @property
+    def unsent(self) -> bool:
+        """Refused before any request (its prompt is over the model's context): no answer
+        and no request spent, so a resumed run checks it again."""
+        return self.attempts == 0 and self.error is not None
 
     def rescored(self, score: Score) -> Sample:
         """This sample with the verdict ``score`` gives (what re-scoring rewrites)."""

@@ -15,10 +15,11 @@ import asyncio
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from execbench import context_check
 from execbench.manifest import Manifest
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
 from execbench.models import get_model
@@ -161,6 +162,39 @@ class _Generator:
         if self.failed:
             raise self.failed[0]
 
+    def seed_of(self, sample: int) -> int | None:
+        """The seed sent with the ``sample``-th sample (None when the model takes none)."""
+        seed = self.config.generate.seed
+        return None if seed is None or not self.model.takes_seed else seed + sample
+
+    async def fit(self, work: list[tuple[Instance, int]], unsent: dict[tuple[str, int], str],
+                  notice: Callable[[str], None] | None) -> list[tuple[Instance, int]]:
+        """The work whose prompts fit the model's context (:mod:`execbench.context_check`);
+        the rest is logged as errors, not sent. ``unsent`` holds the errors of samples an
+        earlier session refused: one refused again for the same reason is not logged twice.
+        """
+        generate = self.config.generate
+        found = await context_check.check(
+            self.model, work, lambda inst: self.prompt_of(inst)[1:], generate.max_tokens,
+            generate.max_connections)
+        samples = []
+        for refused in found.refused:
+            instance, sample = refused.instance, refused.sample
+            _, _, phash = self.prompt_of(instance)
+            generation = Generation(text=None, input_tokens=refused.prompt_tokens,
+                                    attempts=0, error=refused.error)
+            samples.append(Sample.of(instance, sample, self.seed_of(sample), phash, generation,
+                                     Score(ERROR, detail=refused.error)))
+        self.log.append([s for s in samples
+                         if unsent.get((s.instance_id, s.sample)) != s.error])
+        if self.progress is not None:
+            for done in samples:
+                self.progress(done)
+        if notice is not None:
+            for line in found.notices(generate.max_tokens):
+                notice(line)
+        return found.send
+
     def prompt_of(self, instance: Instance) -> tuple[Task, list[dict[str, str]], str]:
         made = self.prompts.get(instance.id)
         if made is None:
@@ -192,8 +226,7 @@ class _Generator:
             if self.failed:
                 return
             task, messages, phash = self.prompt_of(instance)
-            seed = (None if config.generate.seed is None or not model.takes_seed
-                    else config.generate.seed + sample)
+            seed = self.seed_of(sample)
             generation = await model.generate(
                 Request(messages=messages, instance=instance, sample=sample, seed=seed),
                 config.generate)
@@ -247,9 +280,17 @@ def _chosen(config: RunConfig, suite: Suite) -> list[Instance]:
 
 def _missing(chosen: list[Instance], config: RunConfig,
              done: dict[tuple[str, int], Sample]) -> list[tuple[Instance, int]]:
+    """The samples to ask for: those not logged, those refused before sending (the
+    server's context may have grown since: the same URL, a server restarted with a larger
+    one), and with ``--retry-errors`` those whose request failed."""
     return [(inst, s) for inst in chosen for s in range(config.n)
-            if (inst.id, s) not in done
+            if (inst.id, s) not in done or done[(inst.id, s)].unsent
             or (config.retry_errors and done[(inst.id, s)].verdict == ERROR)]
+
+
+def _unsent(done: dict[tuple[str, int], Sample]) -> dict[tuple[str, int], str]:
+    return {key: sample.error for key, sample in done.items()
+            if sample.unsent and sample.error is not None}
 
 
 @dataclass
@@ -261,6 +302,9 @@ class Plan:
     model: Model | None
     work: list[tuple[Instance, int]]
     total: int
+    unsent: dict[tuple[str, int], str] = field(default_factory=dict)
+    """The errors of samples an earlier session refused before sending (in ``work`` again,
+    to be checked again)."""
 
 
 def plan(config: RunConfig, out: Path) -> Plan:
@@ -275,7 +319,8 @@ def plan(config: RunConfig, out: Path) -> Plan:
     out.mkdir(parents=True, exist_ok=True)
     pin(out, config.pinned(suite.sha256), config)
     done = read_samples(out / SAMPLES, repair=True)
-    return Plan(suite, model, _missing(chosen, config, done), len(chosen) * config.n)
+    return Plan(suite, model, _missing(chosen, config, done), len(chosen) * config.n,
+                _unsent(done))
 
 
 def preview(config: RunConfig, out: Path) -> Plan:
@@ -291,9 +336,12 @@ def preview(config: RunConfig, out: Path) -> Plan:
 
 
 def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None = None,
-        planned: Plan | None = None) -> dict[str, Any]:
+        planned: Plan | None = None,
+        notice: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Generate and score what is missing, then write and return ``results.json``'s
-    record. ``planned`` is what ``plan`` returned for this run (made here if None)."""
+    record. ``planned`` is what ``plan`` returned for this run (made here if None);
+    ``notice`` is given a line for each thing the user should know before the answers
+    come (prompts not sent because they are over the model's context)."""
     config.validate()
     if planned is None:
         planned = plan(config, out)
@@ -301,7 +349,7 @@ def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None 
     outcome = "interrupted"
     try:
         if planned.work:
-            _generate(config, out, planned, progress)
+            _generate(config, out, planned, progress, notice)
         outcome = "completed"
     except Exception as exc:
         outcome = f"stopped: {exc}"
@@ -312,7 +360,8 @@ def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None 
 
 
 def _generate(config: RunConfig, out: Path, planned: Plan,
-              progress: Callable[[Sample], None] | None) -> None:
+              progress: Callable[[Sample], None] | None,
+              notice: Callable[[str], None] | None) -> None:
     model = planned.model
     if model is None:
         raise RunError("a preview cannot be run: plan the run first")
@@ -323,7 +372,8 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
         try:
             await model.start(config.generate, out)
             logs.append(SampleLog(out))  # only once a server answers: no empty log before
-            await _Generator(model, config, scorer, logs[0], progress).run(planned.work)
+            generator = _Generator(model, config, scorer, logs[0], progress)
+            await generator.run(await generator.fit(planned.work, planned.unsent, notice))
         finally:
             await model.aclose()
 

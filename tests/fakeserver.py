@@ -259,8 +259,44 @@ STREAMS = {OPENAI_PATH: _openai_events, ANTHROPIC_PATH: _anthropic_events}
 
 
 MODELS_PATH = "/v1/models"
-LISTING = (200, {"object": "list", "data": [{"id": "fake"}]})
-"""The model list a scripted server serves by default."""
+VLLM, LLAMA = "vllm", "llama.cpp"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the server tells of its context, as real servers do.
+
+    ``max_model_len`` goes in the model's entry of ``/v1/models`` (vLLM, SGLang), ``n_ctx``
+    in ``GET /props`` under ``default_generation_settings`` (llama.cpp). ``tokenizer``
+    serves prompt counts: ``"vllm"``, ``POST /tokenize`` with chat messages answering
+    ``{"count", "max_model_len", "tokens"}``; ``"llama.cpp"``, ``POST /apply-template``
+    (``{"prompt"}``) and ``POST /tokenize`` of ``content`` (``{"tokens"}``, empty without
+    ``content``, as llama.cpp answers). A prompt's tokens are the words of
+    :func:`template` applied to its messages (:func:`prompt_tokens`).
+    """
+
+    model: str = "fake"
+    max_model_len: int | None = None
+    n_ctx: int | None = None
+    tokenizer: str | None = None
+
+    def listing(self) -> tuple[int, dict[str, Any]]:
+        """The model list that names ``model``, with its ``max_model_len`` if any."""
+        entry: dict[str, Any] = {"id": self.model, "object": "model"}
+        if self.max_model_len is not None:
+            entry["max_model_len"] = self.max_model_len
+        return 200, {"object": "list", "data": [entry]}
+
+
+def template(messages: list[dict[str, Any]]) -> str:
+    """The scripted server's chat template, generation prompt included."""
+    return "".join(f"<|{m['role']}|> {m['content']}\n" for m in messages) + "<|assistant|>"
+
+
+def prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    """The tokens the scripted server counts for ``messages``: one per word of the
+    template's text."""
+    return len(template(messages).split())
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -276,6 +312,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == MODELS_PATH:
             status, listing = self.server.listing
             self._send(status, json.dumps(listing), {})
+        elif path == "/props" and self.server.context.n_ctx is not None:
+            self._send(200, json.dumps({"default_generation_settings": {
+                "n_ctx": self.server.context.n_ctx, "params": {}}, "total_slots": 1}), {})
         else:
             self._send(404, json.dumps({"error": f"no such endpoint {path}"}), {})
 
@@ -283,6 +322,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length", 0))
         raw = self.rfile.read(length)
         path = urlsplit(self.path).path  # a proxied request names the whole URL
+        if path in ("/tokenize", "/apply-template"):
+            self._tokenizer(path, raw)
+            return
         render = PROTOCOLS.get(path)
         if render is None:
             self._send(404, json.dumps({"error": f"no such endpoint {path}"}), {})
@@ -312,6 +354,25 @@ class _Handler(BaseHTTPRequestHandler):
             return
         payload = reply.raw if reply.raw is not None else json.dumps(render(reply, body))
         self._send(reply.status, payload, reply.headers)
+
+    def _tokenizer(self, path: str, raw: bytes) -> None:
+        """``/tokenize`` and ``/apply-template`` as ``Context.tokenizer`` says."""
+        style = self.server.context.tokenizer
+        body = json.loads(raw)
+        with self.server._lock:
+            self.server.tokenize_requests.append((path, body))
+        if style == VLLM and path == "/tokenize":
+            count = prompt_tokens(body["messages"])
+            reply = {"count": count, "max_model_len": self.server.context.max_model_len,
+                     "tokens": list(range(count))}
+        elif style == LLAMA and path == "/apply-template":
+            reply = {"prompt": template(body["messages"])}
+        elif style == LLAMA:
+            reply = {"tokens": list(range(len(str(body.get("content", "")).split())))}
+        else:
+            self._send(404, json.dumps({"detail": "Not Found"}), {})
+            return
+        self._send(200, json.dumps(reply), {})
 
     def _stream(self, events: list[tuple[str, Any]], cut: int | None, delay: float) -> None:
         """Send ``events`` as server-sent events in HTTP chunks; with ``cut``, close the
@@ -391,10 +452,12 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128  # the runner opens up to 16 connections at once
 
     def __init__(self, responder: Responder, port: int,
-                 listing: tuple[int, dict[str, Any]]) -> None:
+                 listing: tuple[int, dict[str, Any]], context: Context) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.responder = responder
         self.listing = listing
+        self.context = context
+        self.tokenize_requests: list[tuple[str, dict[str, Any]]] = []
         self.closing = threading.Event()
         self.failures: list[Exception] = []
         self._lock = threading.Lock()
@@ -455,12 +518,16 @@ class FakeServer:
 
     ``port`` 0 picks a free port; a test that stops a server and starts another where the
     first was (a restarted model server, for a resumed run) names the first one's port.
-    ``listing`` is the status and body of ``GET /v1/models``.
+    ``listing`` is the status and body of ``GET /v1/models`` (by default, the list of
+    ``context.model``); ``context`` what the server tells of its context (:class:`Context`:
+    by default nothing).
     """
 
     def __init__(self, responder: Responder, port: int = 0,
-                 listing: tuple[int, dict[str, Any]] = LISTING) -> None:
-        self._server = _Server(responder, port, listing)
+                 listing: tuple[int, dict[str, Any]] | None = None,
+                 context: Context | None = None) -> None:
+        context = context or Context()
+        self._server = _Server(responder, port, listing or context.listing(), context)
         # A short poll interval makes shutdown, and so every test, quick.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
@@ -496,6 +563,12 @@ class FakeServer:
     def probes(self) -> int:
         """How many GET requests (health probes) came, which ``requests`` does not list."""
         return self._server.probes
+
+    @property
+    def tokenize_requests(self) -> list[tuple[str, dict[str, Any]]]:
+        """Each ``/tokenize`` and ``/apply-template`` request: (path, body)."""
+        with self._server._lock:
+            return list(self._server.tokenize_requests)
 
     @property
     def endless_events(self) -> int:

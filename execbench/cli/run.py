@@ -168,7 +168,8 @@ def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
             job = bar.add_task(config.model, total=len(work), note="")
             tally = _Tally(len(work), progress_every,
                            lambda done, note: bar.update(job, completed=done, note=note))
-            results = runner.run(config, out_dir, progress=tally.add, planned=planned)
+            results = runner.run(config, out_dir, progress=tally.add, planned=planned,
+                                 notice=lambda line: warn(line, "note:"))
     except Unreachable as exc:
         fail(str(exc), UNREACHABLE)
     except (runner.RunError, SuiteError, ModelError) as exc:

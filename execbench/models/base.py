@@ -117,6 +117,23 @@ class Generation:
         return self.stop_reason in REFUSED or "refusal" in self.extra
 
 
+@dataclass(frozen=True)
+class ContextWindow:
+    """How many tokens a model attends to, where that was learnt, and whether its prompts
+    can be counted, so that a prompt that cannot fit is refused before it is sent."""
+
+    tokens: int
+    source: str
+    """Where the length comes from, for messages: "the server's max_model_len", ..."""
+    counter: str | None
+    """How prompts are counted ("the server's /tokenize"); None when they cannot be, and
+    then nothing is checked: a guess would refuse prompts the model could take."""
+
+
+class CountError(Exception):
+    """A prompt's tokens could not be counted (the tokenize request failed)."""
+
+
 class ModelError(Exception):
     """A model cannot be created (unknown provider, missing API key, missing extra) or can
     no longer be used at all (the account is out of quota)."""
@@ -146,12 +163,21 @@ class Model(Protocol):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation: ...
 
+    async def context(self) -> ContextWindow | None:
+        """The model's context, asked once after :meth:`start`; None when unknown."""
+        ...
+
+    async def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        """The tokens ``messages`` take as a prompt, chat template and generation prompt
+        included; raises :class:`CountError` when they cannot be counted."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
 class ModelBase:
-    """The lifecycle of a model that takes seeds, answers every task and has nothing to
-    start or stop."""
+    """The lifecycle of a model that takes seeds, answers every task, has nothing to
+    start or stop and does not know its context."""
 
     takes_seed = True
 
@@ -160,6 +186,12 @@ class ModelBase:
 
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:
         return None
+
+    async def context(self) -> ContextWindow | None:
+        return None
+
+    async def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        raise CountError(f"{getattr(self, 'name', 'this model')} cannot count prompt tokens")
 
     async def aclose(self) -> None:
         return None

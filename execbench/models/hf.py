@@ -21,7 +21,15 @@ import threading
 import time
 from typing import Any
 
-from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
+from execbench.models.base import (
+    ContextWindow,
+    CountError,
+    GenerateConfig,
+    Generation,
+    ModelBase,
+    ModelError,
+    Request,
+)
 from execbench.models.provider import ModelKind, Provider
 
 DEFAULT_MAX_NEW_TOKENS = 1024
@@ -64,11 +72,12 @@ class HFModel(ModelBase):
         self.device = args.get("device") or ("cuda" if self.torch.cuda.is_available() else "cpu")
         self.transformers.utils.logging.disable_progress_bar()
         try:
-            self.transformers.AutoConfig.from_pretrained(path)
+            self.config = self.transformers.AutoConfig.from_pretrained(path)
         except (OSError, ValueError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ModelError(f"cannot load {name}: {first}") from None
         self._loaded: tuple[Any, Any] | None = None
+        self._tokenizer: Any = None
         self._load_error: str | None = None
         self._load_lock = threading.Lock()
         self._pending: list[tuple[Request, GenerateConfig, asyncio.Future]] = []
@@ -81,10 +90,7 @@ class HFModel(ModelBase):
         with self._load_lock:
             if self._loaded is None and self._load_error is None:
                 try:
-                    tokenizer = self.transformers.AutoTokenizer.from_pretrained(self.path)
-                    tokenizer.padding_side = "left"
-                    if tokenizer.pad_token is None:
-                        tokenizer.pad_token = tokenizer.eos_token
+                    tokenizer = self._tokenizer or self._load_tokenizer()
                     model = self.transformers.AutoModelForCausalLM.from_pretrained(
                         self.path, dtype=self.dtype).to(self.device)
                     model.eval()
@@ -94,6 +100,36 @@ class HFModel(ModelBase):
             if self._load_error is not None:
                 raise RuntimeError(self._load_error)
             return self._loaded
+
+    def _load_tokenizer(self) -> Any:
+        tokenizer = self.transformers.AutoTokenizer.from_pretrained(self.path)
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self._tokenizer = tokenizer
+        return tokenizer
+
+    # -- the context ---------------------------------------------------------------------------
+
+    async def context(self) -> ContextWindow | None:
+        """``max_position_embeddings`` of the model's config, counted with its tokenizer
+        and chat template as generation prompts them."""
+        length = _context_length(self.config)
+        return None if length is None else ContextWindow(
+            length, "max_position_embeddings in the model's config",
+            "the model's tokenizer and chat template")
+
+    async def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        """The prompt's tokens as :meth:`_generate_batch` makes them; loads only the
+        tokenizer (the weights wait for the first request)."""
+        try:
+            with self._load_lock:
+                tokenizer = self._tokenizer or self._load_tokenizer()
+        except Exception as exc:  # noqa: BLE001 - then the prompt is sent unchecked
+            raise CountError(f"cannot load the tokenizer of {self.name}: "
+                             f"{type(exc).__name__}: {exc}") from None
+        return len(tokenizer(self._prompt(tokenizer, messages),
+                             add_special_tokens=False)["input_ids"])
 
     # -- batching ----------------------------------------------------------------------------
 
@@ -160,7 +196,7 @@ class HFModel(ModelBase):
         tokenizer, model = self._load()
         config = batch[0][1]
         wanted = config.max_tokens or DEFAULT_MAX_NEW_TOKENS
-        context = _context_length(model)
+        context = _context_length(model.config)
         prompts = [tokenizer(self._prompt(tokenizer, request.messages),
                              add_special_tokens=False)["input_ids"] for request, _, _ in batch]
         results: list[Generation | None] = [None] * len(batch)
@@ -225,9 +261,9 @@ class HFModel(ModelBase):
             self.torch.cuda.empty_cache()
 
 
-def _context_length(model: Any) -> int | None:
+def _context_length(config: Any) -> int | None:
     """Positions the model can attend to, when its config says (most causal LMs do)."""
-    value = getattr(model.config, "max_position_embeddings", None)
+    value = getattr(config, "max_position_embeddings", None)
     return value if isinstance(value, int) and value > 0 else None
 
 

@@ -37,6 +37,8 @@ from pathlib import Path
 import aiohttp
 
 from execbench.models.base import (
+    ContextWindow,
+    CountError,
     GenerateConfig,
     Generation,
     ModelBase,
@@ -189,6 +191,15 @@ class ManagedModel(ModelBase):
             if self.process is not None and self.process.poll() is not None:
                 raise Unreachable(self._exited("during the run")) from None
             raise
+
+    async def context(self) -> ContextWindow | None:
+        """The engine's context, as its server tells it (vLLM: ``max_model_len``)."""
+        return None if self.client is None else await self.client.context()
+
+    async def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        if self.client is None:
+            raise CountError("start() first")
+        return await self.client.prompt_tokens(messages)
 
     def _exited(self, when: str) -> str:
         assert self.process is not None

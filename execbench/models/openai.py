@@ -7,7 +7,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from execbench.models.base import GenerateConfig, Generation, ModelError, Request
+from execbench.models.base import (
+    ContextWindow,
+    CountError,
+    GenerateConfig,
+    Generation,
+    ModelError,
+    Request,
+)
 from execbench.models.http import (
     SYSTEM_CLOCK,
     Assembly,
@@ -16,6 +23,7 @@ from execbench.models.http import (
     MalformedReply,
     parse_model_args,
 )
+from execbench.models.http.context import ServerContext, count, discover
 from execbench.models.provider import (
     SERVER_DEFAULTS,
     ModelKind,
@@ -90,6 +98,29 @@ class OpenAIModel(HttpModel):
         self.model = model
         self.reasoning = REASONING_MODEL.search(model) is not None
         self.auto_stream = not official
+        self.official = official
+        self._context: ServerContext | None = None
+
+    async def context(self) -> ContextWindow | None:
+        """The server's context, when it tells it (:mod:`.http.context`); asked once.
+        OpenAI's own API tells none, so it is not asked."""
+        if self.official:
+            return None
+        if self._context is None:
+            self._context = await discover(self.ask, self.model, self._template_kwargs())
+        return self._context.window
+
+    async def prompt_tokens(self, messages: list[dict[str, str]]) -> int:
+        """The prompt's tokens, counted by the server's own tokenizer."""
+        if self._context is None or self._context.style is None:
+            raise CountError(f"{self.name}: the server counts no prompt tokens")
+        return await count(self.ask, self._context.style, self.model, messages,
+                           self._template_kwargs())
+
+    def _template_kwargs(self) -> dict[str, Any] | None:
+        """``-M chat_template_kwargs``, which changes the prompt the template makes."""
+        kwargs = self.extra_fields.get("chat_template_kwargs")
+        return kwargs if isinstance(kwargs, dict) else None
 
     def reasons(self) -> bool:
         """An o-series or gpt-5 model, or any model asked for a reasoning effort."""

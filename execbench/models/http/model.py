@@ -259,6 +259,33 @@ class HttpModel(ModelBase, ABC):
             await self._session.close()
             self._session = None
 
+    async def ask(self, method: str, path: str, body: dict[str, Any] | None = None, *,
+                  root: bool = False, timeout: float = DEFAULT_TIMEOUT) -> tuple[int, Any]:
+        """One request beside the generations (the model list, the server's properties, its
+        tokenizer) to the first endpoint the probe did not bench: its status and its JSON
+        body (None when it is not JSON). ``root``: ``path`` is under the server's root, the
+        base URL without its ``/v1`` (where vLLM and llama.cpp serve ``/tokenize``).
+
+        Not retried and not watched by the circuit breaker: what it asks for is optional,
+        and a server that does not answer it is taken not to have it. Raises
+        ``aiohttp.ClientError`` or ``TimeoutError`` when the server cannot be reached.
+        """
+        endpoint = next((e for e in self.endpoints.all if not e.benched_until),
+                        self.endpoints.all[0])
+        base = endpoint.base_url.rstrip("/")
+        if root and base.endswith("/v1"):
+            base = base[:-len("/v1")]
+        session = self._session_for(GenerateConfig())
+        headers = self._post_headers if body is not None else self.headers
+        async with session.request(method, base + path, json=body, headers=headers,
+                                   proxy=endpoint.proxy, allow_redirects=False,
+                                   timeout=aiohttp.ClientTimeout(total=timeout)) as reply:
+            text = await reply.text(errors="replace")
+            try:
+                return reply.status, json.loads(text)
+            except ValueError:
+                return reply.status, None
+
 
 def _stream_choice(value: Any, provider: str) -> bool | None:
     """``-M stream=true|false`` as a bool (None when not given)."""

@@ -1,0 +1,146 @@
+"""Refusing, before any request, the prompts that cannot fit the model's context.
+
+A prompt whose tokens and ``--max-tokens`` exceed the context is refused by each server in
+its own way (vLLM: HTTP 400, llama.cpp: HTTP 500, ``transformers serve``: not at all) after
+the request and its retries were spent, and reads in the log like any failed request. Where
+the model tells its context and counts prompts with its own tokenizer
+(:meth:`Model.context`), such a prompt is not sent: its samples are logged as errors that
+give the counts, and the run says how many instances that is. Without ``--max-tokens`` the
+server chooses the answer's length (vLLM and llama.cpp cap it to the room left), so only a
+prompt that leaves no room at all is refused.
+
+Each distinct prompt is counted once, ``max_connections`` at a time, however many samples
+it has. A model that tells its context but cannot count prompts is not checked, and the run
+says so: a guess (characters / 4) would refuse prompts the model could take.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from execbench.models.base import ContextWindow, CountError, Model
+
+if TYPE_CHECKING:
+    from execbench.tasks.base import Instance
+
+GIVE_UP_AFTER = 3
+"""Failed counts, with none counted, after which the rest are not asked for: the server's
+tokenizer is broken, and a thousand failing requests would only delay the run."""
+
+Prompt = Callable[["Instance"], tuple[list[dict[str, str]], str]]
+"""An instance's chat messages and their hash (one hash per distinct prompt)."""
+
+
+@dataclass
+class Refused:
+    """One sample not sent, and why, in words that give the counts."""
+
+    instance: Instance
+    sample: int
+    prompt_tokens: int
+    error: str
+
+
+@dataclass
+class Fit:
+    """What the check found: the work to send, the samples refused, and what it could not
+    check."""
+
+    window: ContextWindow | None
+    send: list[tuple[Instance, int]]
+    refused: list[Refused] = field(default_factory=list)
+    uncounted: int = 0
+    """Distinct prompts whose count failed: they are sent unchecked."""
+    count_error: str | None = None
+    """Why the first count failed."""
+    seconds: float = 0.0
+    """How long counting took."""
+
+    def notices(self, max_tokens: int | None) -> list[str]:
+        """One line for each thing the run should say (nothing when all fit)."""
+        said = []
+        window = self.window
+        if window is not None and window.counter is None:
+            said.append(f"the context is {window.tokens:,} tokens ({window.source}), but "
+                        "prompt tokens cannot be counted here: prompts are sent unchecked")
+        if self.refused and window is not None:
+            instances = len({refused.instance.id for refused in self.refused})
+            budget = (f"with --max-tokens {max_tokens}" if max_tokens is not None
+                      else "alone")
+            said.append(f"{_many(instances, 'instance')} ({_many(len(self.refused), 'sample')})"
+                        " not sent: "
+                        f"their prompt {budget} is over the context of {window.tokens:,} "
+                        f"tokens ({window.source}); each is logged as an error with its "
+                        "counts and is checked again when the run resumes")
+        if self.uncounted:
+            said.append(f"{self.uncounted} prompts could not be counted ({self.count_error})"
+                        ": sent unchecked")
+        return said
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def over(tokens: int, max_tokens: int | None, window: ContextWindow) -> str | None:
+    """Why a prompt of ``tokens`` cannot be sent with ``max_tokens``; None when it fits."""
+    if max_tokens is None:
+        if tokens < window.tokens:
+            return None
+        return (f"prompt {tokens} tokens leaves no room for an answer in the context of "
+                f"{window.tokens} tokens ({window.source}); not sent")
+    if tokens + max_tokens <= window.tokens:
+        return None
+    return (f"prompt {tokens} tokens + --max-tokens {max_tokens} > context {window.tokens} "
+            f"tokens ({window.source}); not sent")
+
+
+async def check(model: Model, work: list[tuple[Instance, int]], prompt: Prompt,
+                max_tokens: int | None, connections: int) -> Fit:
+    """Split ``work`` into what fits the model's context and what is refused. Asked after
+    ``model.start``; a model that does not know its context costs nothing."""
+    window = await model.context()
+    if window is None or window.counter is None or not work:
+        return Fit(window, work)
+    started = time.perf_counter()
+    distinct: dict[str, list[dict[str, str]]] = {}
+    for instance, _ in work:
+        messages, phash = prompt(instance)
+        distinct.setdefault(phash, messages)
+    counts, failures = await _count_all(model, distinct, connections)
+    fit = Fit(window, [], seconds=time.perf_counter() - started)
+    fit.uncounted = len(distinct) - len(counts)
+    fit.count_error = failures[0] if failures else "not asked after earlier failures"
+    for instance, sample in work:
+        tokens = counts.get(prompt(instance)[1])
+        why = None if tokens is None else over(tokens, max_tokens, window)
+        if why is None:
+            fit.send.append((instance, sample))
+        else:
+            assert tokens is not None
+            fit.refused.append(Refused(instance, sample, tokens, why))
+    return fit
+
+
+async def _count_all(model: Model, prompts: dict[str, list[dict[str, str]]],
+                     connections: int) -> tuple[dict[str, int], list[str]]:
+    """Each prompt's tokens by hash, ``connections`` counts at a time, and the failures."""
+    gate = asyncio.Semaphore(max(1, connections))
+    counts: dict[str, int] = {}
+    failures: list[str] = []
+
+    async def one(phash: str, messages: list[dict[str, str]]) -> None:
+        async with gate:
+            if len(failures) >= GIVE_UP_AFTER and not counts:
+                return
+            try:
+                counts[phash] = await model.prompt_tokens(messages)
+            except CountError as exc:
+                failures.append(str(exc))
+
+    await asyncio.gather(*(one(phash, messages) for phash, messages in prompts.items()))
+    return counts, failures
