@@ -4,7 +4,10 @@ A target is only fair if some input reaches it, and ``reference/oracle`` needs o
 answer with. The search first looks at the other calls the source already has for the
 program, then mutates the literal arguments of the chosen call (type-aware edits plus
 the program's own constants, one argument at a time, then a second edit on the first
-round's candidates), running candidates in the sandbox under a short CPU budget. It is
+round's candidates, then, for targets still unreached, every element of an argument edited
+every way and pairs of arguments edited together), running candidates in the sandbox under
+a short CPU budget. The rounds only add candidates after the earlier ones, so a target an
+earlier round reaches keeps its witness. It is
 deterministic: candidates are generated and tried in a fixed order and the first that
 reaches the target wins.
 
@@ -43,6 +46,9 @@ BATCH = 48
 FIRST_ROUND = 400
 SECOND_ROUND_SEEDS = 40
 SECOND_ROUND = 400
+PAIR_EDITS = 24
+"""Edits of each argument combined with each of another's, in the last round."""
+LAST_ROUND = 1200
 
 
 def reaches(shape: Shape, trace: Trace, target: frozenset[int]) -> bool:
@@ -143,6 +149,23 @@ def _mutations(value: Any, ints: list[int], strs: list[str], depth: int = 0) -> 
         yield from (other for other in _OTHER_TYPES if type(other) is not t)
 
 
+def _wide_mutations(value: Any, ints: list[int], strs: list[str]) -> Iterator[Any]:
+    """Edits of one value for the last round: a container's elements each edited every way
+    ``_mutations`` knows (round-robin over the first positions, so every element changes
+    early), then the container edits. Where a target needs several values to move together
+    (an interval's end, a number past a bound), one small edit at a time does not get
+    there."""
+    if type(value) in (list, tuple) and value:
+        items = list(value)
+        per_position = [list(_mutations(item, ints, strs, 1)) for item in items[:3]]
+        for rank in range(max(len(edits) for edits in per_position)):
+            for position, edits in enumerate(per_position):
+                if rank < len(edits):
+                    edited = items[:position] + [edits[rank]] + items[position + 1:]
+                    yield edited if type(value) is list else tuple(edited)
+    yield from _mutations(value, ints, strs)
+
+
 class _Arguments:
     """The chosen call's arguments: literal values to mutate, other source text kept as is."""
 
@@ -179,6 +202,24 @@ class _Arguments:
                 continue
             for edit in _mutations(value, ints, strs):
                 yield items[:i] + [(keyword, "value", edit)] + items[i + 1:]
+
+    def combined(self, ints: list[int], strs: list[str]) -> Iterator[list]:
+        """Each argument edited the wide way alone, then every pair of arguments edited
+        together (``PAIR_EDITS`` edits of each)."""
+        items = self.items
+        editable = [i for i, (_, kind, _) in enumerate(items) if kind == "value"]
+        wide = {i: list(_wide_mutations(items[i][2], ints, strs)) for i in editable}
+        for i in editable:
+            for edit in wide[i]:
+                yield items[:i] + [(items[i][0], "value", edit)] + items[i + 1:]
+        for a, i in enumerate(editable):
+            for j in editable[a + 1:]:
+                for first in wide[i][:PAIR_EDITS]:
+                    for second in wide[j][:PAIR_EDITS]:
+                        both = list(items)
+                        both[i] = (items[i][0], "value", first)
+                        both[j] = (items[j][0], "value", second)
+                        yield both
 
 
 def _restated(args: str, trace: Trace) -> str | None:
@@ -231,9 +272,10 @@ def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
     ints, strs = _constants(code, [value for _, kind, value in arguments.items
                                    if kind == "value"])
 
-    def candidates(start: list, limit: int) -> list[tuple[str, list]]:
+    def candidates(start: list, limit: int, edits: Iterator[list] | None = None
+                   ) -> list[tuple[str, list]]:
         found = []
-        for items in arguments.neighbours(start, ints, strs):
+        for items in edits or arguments.neighbours(start, ints, strs):
             try:
                 text = arguments.text(items)
             except (LiteralError, ValueError, RecursionError):
@@ -252,4 +294,7 @@ def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
     second: list[tuple[str, list]] = []
     for _, items in first[:SECOND_ROUND_SEEDS]:
         second += candidates(items, SECOND_ROUND // SECOND_ROUND_SEEDS)
-    return first_hit(second)
+    hit = first_hit(second)
+    if hit is not None:
+        return hit
+    return first_hit(candidates([], LAST_ROUND, arguments.combined(ints, strs)))

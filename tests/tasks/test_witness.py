@@ -1,0 +1,62 @@
+"""The witness search finds inputs that simple edits of the given call reach, including
+targets that need two arguments, or an element and its neighbour, to move together."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from execbench.sandbox.pool import Sandbox
+from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.tasks import get_task
+
+# HumanEval/127: the loop of is_prime runs only for an intersection of length 3 or more,
+# which no single edit of (1, 2), (2, 3) gives: both intervals' ends must grow.
+INTERVALS = '''def f(interval1, interval2):
+    def is_prime(num):
+        if num == 1 or num == 0:
+            return False
+        if num == 2:
+            return True
+        for i in range(2, num):
+            if num % i == 0:
+                return False
+        return True
+    l = max(interval1[0], interval2[0])
+    r = min(interval1[1], interval2[1])
+    length = r - l
+    if length > 0 and is_prime(length):
+        return "YES"
+    return "NO"
+'''
+
+
+def build(tmp_path: Path, code: str, calls: list[str]) -> tuple[object, list]:
+    source = tmp_path / "programs.jsonl"
+    source.write_text(json.dumps({"id": "p", "code": code, "entry_point": "f",
+                                  "calls": calls}) + "\n")
+    manifest = build_suite([str(source)], tmp_path / "suite",
+                           BuildOptions(tasks=["counterfactual"], workers=1))
+    return manifest, load_suite(tmp_path / "suite")[1]
+
+
+def test_a_target_two_arguments_must_move_for_is_reached(tmp_path: Path,
+                                                         sandbox: Sandbox) -> None:
+    manifest, [instance] = build(tmp_path, INTERVALS, ["(1, 2), (2, 3)"])
+    truth = instance.data["truth"]
+    assert truth["line"] == 7 and instance.args == "(1, 2), (2, 3)"
+    task = get_task("counterfactual")
+    response = task.reference_response(instance)
+    assert task.score(instance, response, sandbox).verdict == "correct"
+
+
+def test_a_target_no_input_reaches_is_skipped_with_its_line(tmp_path: Path) -> None:
+    """``k < 2`` never holds for the k this function is called with (HumanEval/59's
+    shape): the search tries every round, and the manifest names the branch it could not enter."""
+    code = ("def f(n):\n    def small(k):\n        if k < 2:\n            return True\n"
+            "        return False\n    return [small(j) for j in range(2, n + 2)]\n")
+    manifest, instances = build(tmp_path, code, ["3"])
+    assert instances == []
+    [skip] = [s for s in manifest.skipped if s.task == "counterfactual"]
+    assert skip.reason == "no input reaching line 3 that can be written as literal " \
+                          "arguments was found"
