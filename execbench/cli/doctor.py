@@ -58,7 +58,7 @@ def _server(name: str, base_url: str | None, model_args: dict[str, str],
     if report.unusable is None:
         say.append("settings to run with:" if report.settings else
                    "settings to run with: none needed")
-        say += [f"  {setting}" for setting in report.settings]
+        say += [f"  {setting}: {'; '.join(whys)}" for setting, whys in report.settings.items()]
     out.print("\n".join(say), highlight=False, markup=False)
     if report.unusable is not None:
         fail(f"a run cannot work with this server: {report.unusable}", 1)

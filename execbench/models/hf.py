@@ -6,8 +6,10 @@ unless ``--temperature`` is above 0 (as in other harnesses' local backends, what
 model's ``generation_config`` prefers), and greedy text is the same batched or alone.
 Sampling with a seed (``--seed``) generates each seeded sample on its own after seeding
 torch, because one batch shares one random stream: reproducibility costs batching there.
-A prompt that leaves no room in the model's context for the answer is an error for that
-request only; otherwise the answer is capped to the room left.
+The runner refuses before generation a prompt that cannot fit the context with
+``--max-tokens`` (:meth:`HFModel.context`, :mod:`execbench.context_check`); here, a prompt
+that leaves no room in the model's context for the answer is an error for that request
+only, and otherwise the answer is capped to the room left (without ``--max-tokens``).
 
 torch and transformers are the ``hf`` extra and are imported only when such a model is
 asked for. Weights load on the first request, in the generation thread, so naming the model

@@ -149,20 +149,47 @@ def _mutations(value: Any, ints: list[int], strs: list[str], depth: int = 0) -> 
         yield from (other for other in _OTHER_TYPES if type(other) is not t)
 
 
+def _resized(value: Any, ints: list[int]) -> Iterator[Any]:
+    """A list, tuple or string made as long as a length the program tests (``len(x) < 10``):
+    its items repeated, or a filler for an empty one."""
+    t = type(value)
+    for length in sorted({c + d for c in ints if 0 < c <= 64 for d in (0, 1)}):
+        if len(value) == length:
+            continue
+        if t is str:
+            yield ((value or "a") * length)[:length]
+        else:
+            items = list(value) or [0]
+            resized = (items * length)[:length]
+            yield resized if t is list else tuple(resized)
+
+
 def _wide_mutations(value: Any, ints: list[int], strs: list[str]) -> Iterator[Any]:
-    """Edits of one value for the last round: a container's elements each edited every way
+    """Edits of one value for the last round: a container or string resized to the lengths
+    the program tests, a string given the characters whose codes it tests (``ch == 61``)
+    and joins of its string constants, a container's elements each edited every way
     ``_mutations`` knows (round-robin over the first positions, so every element changes
-    early), then the container edits. Where a target needs several values to move together
-    (an interval's end, a number past a bound), one small edit at a time does not get
-    there."""
-    if type(value) in (list, tuple) and value:
+    early), then ``_mutations``' own edits. Where a target needs a value to pass a bound or
+    several values to move together, one small edit at a time does not get there."""
+    t = type(value)
+    if t in (list, tuple, str):
+        yield from _resized(value, ints)
+    if t is str:
+        for c in ints:
+            if 32 <= c < 127:
+                yield from (value + chr(c), chr(c) + value)
+        for a in strs:
+            for b in strs:
+                if a != b:
+                    yield from (a + b, value + a + b)
+    if t in (list, tuple) and value:
         items = list(value)
         per_position = [list(_mutations(item, ints, strs, 1)) for item in items[:3]]
         for rank in range(max(len(edits) for edits in per_position)):
             for position, edits in enumerate(per_position):
                 if rank < len(edits):
                     edited = items[:position] + [edits[rank]] + items[position + 1:]
-                    yield edited if type(value) is list else tuple(edited)
+                    yield edited if t is list else tuple(edited)
     yield from _mutations(value, ints, strs)
 
 

@@ -265,3 +265,21 @@ def test_a_field_the_server_does_not_take_stops_the_run_with_its_words(
     done = execbench(*run_args(suite, server, tmp_path / "run", "-M", "top_k=20"))
     assert done.exit_code != 0
     assert "Unexpected fields in the request" in flat(done.stderr), done.stderr
+
+
+def test_doctor_sees_what_the_server_does(server: str) -> None:
+    """``execbench doctor`` against the real server: it answers with usage, ends streams at
+    their finish reason without ``[DONE]`` (whole: no setting needed for it), serves two
+    streams at once, tells no context, and refuses ``top_k`` with HTTP 422, which the
+    settings say not to pass; a usable server, exit 0."""
+    done = execbench("doctor", "--model", MODEL, "--model-base-url", server)
+    assert done.exit_code == 0, done.stdout + done.stderr
+    said = flat(done.stdout)
+    assert f"ok model {MODEL_DIR} is listed" in said or "the server lists no models" in said
+    assert "ok whole reply answered" in said and "prompt +" in said
+    assert "ok streamed reply finish_reason" in said and "no [DONE], usage reported" in said
+    assert "ok two at once" in said
+    assert "context not told" in said
+    assert "top_k=20 refused: HTTP 422 Unexpected fields in the request: {'top_k'}" in said
+    assert "do not pass -M top_k: the server refuses it (HTTP 422)" in said
+    assert "-M stream=false" not in said

@@ -60,3 +60,19 @@ def test_a_target_no_input_reaches_is_skipped_with_its_line(tmp_path: Path) -> N
     [skip] = [s for s in manifest.skipped if s.task == "counterfactual"]
     assert skip.reason == "no input reaching line 3 that can be written as literal " \
                           "arguments was found"
+
+
+def test_what_the_conditions_test_is_tried(tmp_path: Path) -> None:
+    """A length bound (CRUXEval's sample_139) and a character code (sample_115) that the
+    program tests: a list grown to the length, a string given the character."""
+    lengths = ("def f(first, second):\n    if len(first) < 10 or len(second) < 10:\n"
+               "        return 'no'\n    return first + second\n")
+    codes = ("def f(text):\n    res = []\n    for ch in text.encode('utf-8'):\n"
+             "        if ch == 61:\n            break\n        res.append(ch)\n    return res\n")
+    for code, call, witness in ((lengths, "[1, 2, 1], [1, 1, 2]",
+                                 "[1, 2, 1, 1, 2, 1, 1, 2, 1, 1], [1, 1, 2, 1, 1, 2, 1, 1, 2, 1]"),
+                                (codes, "'os||agx5'", "'os||agx5='")):
+        folder = tmp_path / str(len(code))
+        folder.mkdir()
+        _, [instance] = build(folder, code, [call])
+        assert instance.data["truth"]["witness"] == witness

@@ -51,13 +51,16 @@ class ServerReport:
     step: str = "reachable"
     """The check under way (what a connection error is put down to)."""
     checks: list[Check] = field(default_factory=list)
-    settings: list[str] = field(default_factory=list)
+    settings: dict[str, list[str]] = field(default_factory=dict)
     """``-M`` settings and flags to use, each with why."""
     unusable: str | None = None
     """Why no run can work with the server as it is; None when one can."""
 
     def add(self, name: str, ok: bool | None, seen: str) -> None:
         self.checks.append(Check(name, ok, seen))
+
+    def advise(self, setting: str, why: str) -> None:
+        self.settings.setdefault(setting, []).append(why)
 
 
 @dataclass
@@ -175,11 +178,13 @@ async def check_server(model: OpenAIModel, timeout: float = 60.0) -> ServerRepor
             why = (f"no reply in {timeout:g} s" if isinstance(exc, TimeoutError) else
                    one_line(f"{type(exc).__name__} {exc}"))
             report.add(report.step, False, why)
-            if report.step in ("reachable", "whole reply"):
-                report.unusable = f"{report.step}: {why}"
+            if report.step == "reachable":
+                report.unusable = f"cannot reach {report.url}: {why}"
+            elif report.step == "whole reply":
+                report.unusable = f"a plain request failed: {why}"
             else:
-                report.settings.append(f"--max-connections 1 -M stream=false: the "
-                                       f"{report.step} check failed ({why})")
+                report.advise("--max-connections 1 -M stream=false",
+                              f"the {report.step} check failed ({why})")
     await model.aclose()
     return report
 
@@ -253,13 +258,13 @@ async def _streamed(probe: Probe, report: ServerReport) -> Streamed | None:
     whole = seen.error is None and seen.finish_reason is not None
     report.add("streamed reply", whole if seen.usage or not whole else None, seen.ending())
     if not whole:
-        report.settings.append("-M stream=false: streamed replies do not end with a finish "
-                               "reason here")
+        report.advise("-M stream=false", "streamed replies do not end with a finish reason "
+                                         "here")
         return None
     if not seen.usage:
-        report.settings.append("-M stream=false to keep token counts: streamed replies "
-                               "carry no usage here (replies over 21,333 tokens stream "
-                               "unless told not to)")
+        report.advise("-M stream=false", "streamed replies carry no token usage here "
+                                         "(replies over 21,333 tokens stream unless told not "
+                                         "to)")
     return seen
 
 
@@ -275,7 +280,7 @@ async def _concurrent(probe: Probe, report: ServerReport) -> None:
         return
     if not cut:
         report.add("two at once", False, "; ".join(seen.ending() for seen in pair))
-        report.settings.append("--max-connections 1: concurrent requests fail here")
+        report.advise("--max-connections 1", "concurrent requests fail here")
         return
     wholes = await asyncio.gather(*(probe.whole(probe.body(OVERLAP, f"{PROMPT} ({n} of 2)"))
                                     for n in (1, 2)))
@@ -283,10 +288,11 @@ async def _concurrent(probe: Probe, report: ServerReport) -> None:
     report.add("two at once", False, f"{len(cut)} of two concurrent streams interrupted "
                                      "(no finish reason); two whole replies at once: "
                                      + ("both answered" if queued else "failed"))
-    report.settings.append(
-        "-M stream=false: a stream is interrupted when another request arrives, whole "
-        "replies wait their turn" if queued else
-        "--max-connections 1: the server interrupts a request when another arrives")
+    if queued:
+        report.advise("-M stream=false", "a stream is interrupted when another request "
+                                         "arrives; whole replies wait their turn")
+    else:
+        report.advise("--max-connections 1", "a request is interrupted when another arrives")
 
 
 async def _context(model: OpenAIModel, report: ServerReport) -> None:
@@ -313,5 +319,5 @@ async def _extra_field(model: OpenAIModel, probe: Probe, report: ServerReport) -
                                         "server does not say)")
         return
     report.add("extra field", False, f"{name}={value} refused: HTTP {status} {_message(text)}")
-    report.settings.append(f"do not pass -M {name} (nor other fields the server does not "
-                           f"take): it answers HTTP {status}")
+    report.advise(f"do not pass -M {name}", f"the server refuses it (HTTP {status}); check "
+                                            "any other -M field with doctor -M")
