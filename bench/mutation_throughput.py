@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with Sandbox(workers=workers) as sandbox:
         originals = sandbox.map(Job(p.code, p.entry_point, p.calls[0].args) for p in programs)
     jobs = [Job(m.code, p.entry_point, p.calls[0].args, RESULT_ONLY,
-                cpu_seconds=mutant_budget(trace))
+                max_steps=mutant_budget(trace))
             for p, trace, candidates in zip(programs, originals, found, strict=True)
             if trace.value is not None for m in candidates]
     traces, execution = _timed_map(workers, jobs)

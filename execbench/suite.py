@@ -25,23 +25,20 @@ from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import Loaded, SourceError, load_source
 from execbench.tasks.base import (
-    CPU_SHARE,
+    STEP_SHARE,
     BuildContext,
     Instance,
     InstanceError,
     OptionError,
     SkipInstance,
     Task,
-    build_cpu_budget,
+    build_step_budget,
     check_options,
     get_task,
 )
 
 INSTANCES = "instances.jsonl"
 MANIFEST = "manifest.json"
-REMEASURE_RUNS = 2
-"""How many more times a call is run when its ground truth lands just over the CPU budget
-(see ``_within_budget``)."""
 
 
 class SuiteError(Exception):
@@ -326,7 +323,7 @@ def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[
     for program, traced in _by_program(calls, traces):
         bug = Bug.of(program)
         found = None if bug is None else error_revealing_call(
-            program, bug, traced, sandbox, build_cpu_budget(sandbox), seed, {})
+            program, bug, traced, sandbox, build_step_budget(sandbox), seed, {})
         if bug is None or found is None:
             reason = "the source states no bug for this program" if bug is None \
                 else "no call of the problem's tests reveals the bug"
@@ -364,48 +361,32 @@ def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording:
         if progress is not None:
             progress(done, len(futures))
     ran = {(p.id, i): trace for (p, i), trace
-           in zip(*_within_budget(sandbox, to_run, traces, recording, skipped),
+           in zip(*_within_budget(sandbox, to_run, traces, skipped),
                   strict=True)}
     kept = [((p, i), p.calls[i].recorded or ran.get((p.id, i))) for p, i in calls]
     return [call for call, trace in kept if trace], [trace for _, trace in kept if trace]
 
 
 def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                   recording: TraceOptions, skipped: list[Skip]
-                   ) -> tuple[list[tuple[Program, int]], list[Trace]]:
-    """The calls whose ground-truth run stayed comfortably inside the CPU limit, with their
+                   skipped: list[Skip]) -> tuple[list[tuple[Program, int]], list[Trace]]:
+    """The calls whose ground-truth run stayed comfortably inside the step limit, with their
     traces; the others are listed in ``skipped``.
 
-    Answers are checked under the CPU limit itself, so a ground truth that took most of it
-    would make a verdict depend on machine load (HumanEval+'s HumanEval/59 has inputs that
-    take 1.9 to 2.1 s against a 2 s limit). A call is kept only if its run took at most
-    ``CPU_SHARE`` of the limit; a run that hit the limit is dropped, whatever its status.
-
-    The choice must also be the same in every build. CPU time varies between runs mostly by
-    *adding* time (other processes sharing caches and cores, frequency scaling), so the
-    smallest of several measurements is the stable one: a run measured at most the budget
-    is kept at once (its smallest time can only be lower), a run measured just over it (up
-    to twice the budget) is run ``REMEASURE_RUNS`` more times and the smallest time decides,
-    and a run measured above that is dropped. Only a call whose own CPU time lies within
-    that noise of the budget can fall on different sides in two builds; ordinary calls take
-    milliseconds against a budget of 0.5 s. The times are written nowhere (not in instances,
-    not in the manifest), so that varying times cannot change the files' bytes.
+    Answers are checked under the limit itself, so a ground truth that took most of it
+    would make a verdict hinge on a few steps. A call is kept only if its run took at most
+    ``STEP_SHARE`` of the limit. Steps are counted, so every build keeps the same calls,
+    whatever the machine and its load (CPU time, which used to decide this, varied by a
+    quarter between runs of one call). A run stopped by a safety net (CPU or wall time:
+    work the count does not see) is dropped, and the reason says which.
     """
-    budget = build_cpu_budget(sandbox)
-    unsure = [k for k, trace in enumerate(traces)
-              if trace.status != "timeout" and budget < trace.cpu_time <= 2 * budget]
-    again = sandbox.map(_ground_truth_job(*calls[k], recording) for k in unsure
-                        for _ in range(REMEASURE_RUNS))
-    cpu = [trace.cpu_time for trace in traces]
-    for n, k in enumerate(unsure):
-        runs = again[n * REMEASURE_RUNS:(n + 1) * REMEASURE_RUNS]
-        # A run that ended differently (killed, say) measured something else: not counted.
-        cpu[k] = min([cpu[k], *(run.cpu_time for run in runs if run.status == traces[k].status)])
-    reason = (f"the ground-truth run took more than {CPU_SHARE:.0%} of the CPU limit "
-              f"({sandbox.limits.cpu_seconds:g} s), so checking an answer would hinge on timing")
+    budget = build_step_budget(sandbox)
+    over = (f"the ground-truth run took more than {STEP_SHARE:.0%} of the step limit "
+            f"({sandbox.limits.steps:,} lines), so checking an answer would hinge on it")
     kept_calls, kept_traces = [], []
-    for (program, index), trace, seconds in zip(calls, traces, cpu, strict=True):
-        if trace.status == "timeout" or seconds > budget:
+    for (program, index), trace in zip(calls, traces, strict=True):
+        if trace.status == "timeout" or trace.steps > budget:
+            reason = over if trace.status != "timeout" or (trace.detail or "").startswith(
+                "step limit") else f"the ground-truth run hit the {trace.detail or 'time limit'}"
             skipped.append(Skip(where=f"{program.id}#{index}", kind="call", reason=reason))
         else:
             kept_calls.append((program, index))

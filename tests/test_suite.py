@@ -1,9 +1,10 @@
-"""Ground truth comfortably inside the CPU limit: what the build keeps, and how it decides.
+"""Ground truth comfortably inside the step limit: what the build keeps, and how it decides.
 
-A check re-runs the program under the sandbox's CPU limit, so a ground truth that took most
-of that limit would give verdicts that depend on machine load. The build keeps a call only
-if its traced run took at most a quarter of the limit. The programs here burn a set amount
-of CPU time (``time.process_time``), so the outcome does not depend on the machine.
+A check re-runs the program under the sandbox's step limit, so a ground truth that took
+most of it would give verdicts that hinge on a few steps. The build keeps a call only if
+its traced run took at most a quarter of the limit. Steps are counted line events, so the
+outcome is the same on any machine; CPU time is only a safety net, and a call stopped by it
+is dropped with its own reason.
 """
 
 from __future__ import annotations
@@ -17,44 +18,35 @@ from execbench.manifest import Skip
 from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
-from execbench.sandbox.trace import Trace, TraceOptions
-from execbench.suite import (
-    REMEASURE_RUNS,
-    BuildOptions,
-    SuiteError,
-    _within_budget,
-    build_suite,
-    load_suite,
-)
+from execbench.sandbox.trace import Trace
+from execbench.suite import BuildOptions, SuiteError, _within_budget, build_suite, load_suite
 from execbench.tasks import get_task
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 
 SPIN = """\
-import time
-
-def spin(seconds):
-    start = time.process_time()
-    while time.process_time() - start < seconds:
+def spin(n):
+    for _ in range(n):
         pass
-    return seconds
+    return n
 """
 
-LIMITS = Limits(cpu_seconds=0.4, wall_seconds=5)
-"""A quarter of this limit is 0.1 s: a call spinning 0.3 s is over it, 0.5 s hits the limit."""
+LIMITS = Limits(max_steps=40_000, cpu_seconds=0.4, wall_seconds=5)
+"""A quarter of this limit is 10,000 steps: spinning 7,000 times (about 14,000 line events)
+is over it, 30,000 times hits the limit."""
 
-OVER_BUDGET = "took more than 25% of the CPU limit (0.4 s)"
+OVER_BUDGET = "took more than 25% of the step limit (40,000 lines)"
 
 
 def spin_source(tmp_path: Path) -> Path:
     record = {"id": "spin", "code": SPIN, "entry_point": "spin",
-              "calls": ["0.0", "0.3", "0.5", "0.01"]}
+              "calls": ["0", "7000", "30000", "100"]}
     path = tmp_path / "spin.jsonl"
     path.write_text(json.dumps(record) + "\n")
     return path
 
 
-def test_a_call_over_a_quarter_of_the_cpu_limit_is_dropped_with_its_reason(
+def test_a_call_over_a_quarter_of_the_step_limit_is_dropped_with_its_reason(
         tmp_path: Path) -> None:
     source = spin_source(tmp_path)
     options = BuildOptions(tasks=["output", "input"], limits=LIMITS)
@@ -66,12 +58,27 @@ def test_a_call_over_a_quarter_of_the_cpu_limit_is_dropped_with_its_reason(
     assert set(dropped) == {"spin/spin#1", "spin/spin#2"}  # over a quarter; over the limit
     assert all(OVER_BUDGET in reason for reason in dropped.values()), dropped
     assert manifest.counts.calls == 2
-    # No CPU time is written anywhere, so the files are the same when times vary.
+    # Neither steps nor CPU time are written anywhere, and the choice is counted: the
+    # files are the same in every build.
     again = build_suite([str(source)], tmp_path / "again", options)
     assert again == manifest
     for name in ("instances.jsonl", "manifest.json"):
         assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "suite" / name).read_bytes()
-    assert "cpu_time" not in (tmp_path / "suite" / "instances.jsonl").read_text()
+    text = (tmp_path / "suite" / "instances.jsonl").read_text()
+    assert "cpu_time" not in text and "steps" not in text
+
+
+def test_a_call_the_cpu_net_stops_is_dropped_saying_so(tmp_path: Path) -> None:
+    """Work the count does not see (one line of C-level work) is stopped by the CPU limit,
+    the safety net, and the skip says which limit it hit."""
+    record = {"id": "burn", "entry_point": "f", "calls": ["10 ** 10"],
+              "code": "def f(n):\n    return sum(range(n))\n"}
+    source = tmp_path / "burn.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    manifest = build_suite([str(source)], tmp_path / "suite",
+                           BuildOptions(tasks=["output"], limits=LIMITS))
+    assert [(s.where, s.reason) for s in manifest.skipped] == \
+        [("burn/burn#0", "the ground-truth run hit the CPU time limit")]
 
 
 def test_the_oracle_passes_calls_kept_under_a_small_limit(tmp_path: Path) -> None:
@@ -86,10 +93,10 @@ def test_the_oracle_passes_calls_kept_under_a_small_limit(tmp_path: Path) -> Non
 def test_mutants_over_the_budget_are_dropped_too(tmp_path: Path) -> None:
     """With --mutate the mutant's own run is the ground truth, and the rule applies to it.
 
-    The mutant closest to the original in executed lines is ``seconds * 2``: it spins twice
-    as long, past the budget."""
-    code = SPIN.replace("    start =", "    seconds = seconds * 1\n    start =")
-    record = {"id": "spin", "code": code, "entry_point": "spin", "calls": ["0.07"]}
+    The mutant closest to the original in executed lines is ``n * 2``: it spins twice as
+    long, past the budget."""
+    code = SPIN.replace("    for _", "    n = n * 1\n    for _")
+    record = {"id": "spin", "code": code, "entry_point": "spin", "calls": ["3000"]}
     source = tmp_path / "spin.jsonl"
     source.write_text(json.dumps(record) + "\n")
     options = BuildOptions(tasks=["output"], limits=LIMITS, mutate=True)
@@ -99,42 +106,25 @@ def test_mutants_over_the_budget_are_dropped_too(tmp_path: Path) -> None:
     assert manifest.counts.instances == 0
 
 
-class _Timings:
-    """A stand-in sandbox whose re-runs report preset CPU times, in the order asked."""
-
-    def __init__(self, reruns: list[Trace]) -> None:
-        self.limits = LIMITS
-        self.reruns = reruns
-        self.jobs: list[Job] = []
-
-    def map(self, jobs) -> list[Trace]:
-        self.jobs = list(jobs)
-        assert len(self.jobs) == len(self.reruns)
-        return self.reruns
-
-
-def test_a_run_just_over_the_budget_is_measured_again_and_the_smallest_time_decides() -> None:
+def test_the_budget_reads_steps_only() -> None:
+    """Whatever the CPU time says, the steps decide; a timeout is dropped with its limit."""
     program = Program(id="p/f", source="p", code="def f(x):\n    return x\n", entry_point="f",
-                      calls=tuple(Call(str(n)) for n in range(5)))
-    calls = [(program, n) for n in range(5)]
-    traces = [Trace(status="ok", cpu_time=0.09),      # under 0.1 s: kept, not re-run
-              Trace(status="ok", cpu_time=0.15),      # just over: one re-run comes in under
-              Trace(status="ok", cpu_time=0.15),      # just over: the re-runs are no faster
-              Trace(status="ok", cpu_time=0.25),      # over twice the budget: not re-run
-              Trace(status="timeout", cpu_time=0.0)]  # hit the limit: dropped
-    fast = [Trace(status="ok", cpu_time=0.12), Trace(status="ok", cpu_time=0.08)]
-    # A killed re-run's time (0.0) measures nothing and must not count.
-    slow = [Trace(status="timeout", cpu_time=0.0), Trace(status="ok", cpu_time=0.14)]
-    box = _Timings(fast + slow)
+                      calls=tuple(Call(str(n)) for n in range(4)))
+    traces = [Trace(status="ok", steps=10_000, cpu_time=0.39),
+              Trace(status="ok", steps=10_001, cpu_time=0.0),
+              Trace(status="timeout", detail="step limit (40,000 lines)", steps=40_001),
+              Trace(status="timeout", detail="CPU time limit", steps=12)]
+
+    class Box:
+        limits = LIMITS
+
     skipped: list[Skip] = []
-    recording = TraceOptions(recorder="properties")
-    kept, kept_traces = _within_budget(box, calls, traces, recording, skipped)
-    assert len(box.jobs) == 2 * REMEASURE_RUNS
-    assert {job.options for job in box.jobs} == {recording}  # measured as it was traced
-    assert [job.args for job in box.jobs] == ["1"] * REMEASURE_RUNS + ["2"] * REMEASURE_RUNS
-    assert [index for _, index in kept] == [0, 1]
-    assert kept_traces == traces[:2]  # the first run's trace is the ground truth
-    assert [s.where for s in skipped] == ["p/f#2", "p/f#3", "p/f#4"]
+    kept, kept_traces = _within_budget(Box(), [(program, n) for n in range(4)],  # type: ignore[arg-type]
+                                       traces, skipped)
+    assert [index for _, index in kept] == [0] and kept_traces == traces[:1]
+    assert [(s.where, OVER_BUDGET in s.reason) for s in skipped] == \
+        [("p/f#1", True), ("p/f#2", True), ("p/f#3", False)]
+    assert skipped[2].reason == "the ground-truth run hit the CPU time limit"
 
 
 class _Recording:
@@ -150,7 +140,7 @@ class _Recording:
 
 
 def test_answer_checks_run_under_the_whole_limit(tmp_path: Path) -> None:
-    """The ground truth had the sandbox's whole CPU limit; no check may have less."""
+    """The ground truth had the sandbox's whole limits; no check may have less."""
     record = {"id": "sign", "entry_point": "f", "calls": ["-2", "0"],
               "code": "def f(x):\n    y = 0\n    if x > 0:\n        y = 1\n    return y\n"}
     source = tmp_path / "sign.jsonl"
@@ -164,7 +154,8 @@ def test_answer_checks_run_under_the_whole_limit(tmp_path: Path) -> None:
         for instance in instances:
             task = get_task(instance.task)
             assert task.score(instance, task.reference_response(instance), recording).correct
-    assert recording.jobs and all(job.cpu_seconds is None for job in recording.jobs)
+    assert recording.jobs and all(job.cpu_seconds is None and job.max_steps is None
+                                  for job in recording.jobs)
 
 
 def verdicts(run_dir: Path) -> dict[str, tuple[str, str | None]]:
@@ -185,7 +176,7 @@ def test_humaneval_plus_verdicts_do_not_depend_on_timing(tmp_path: Path) -> None
                      "--tasks", "output,input", "--max-calls", 20, "--out", suite)
     assert done.exit_code == 0, done.stderr
     manifest = json.loads((suite / "manifest.json").read_text())
-    dropped = [s["where"] for s in manifest["skipped"] if "CPU limit" in s["reason"]]
+    dropped = [s["where"] for s in manifest["skipped"] if "step limit" in s["reason"]]
     assert any(where.startswith("humanevalplus/HumanEval/59#") for where in dropped), dropped
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run_dir)
     assert done.exit_code == 0, done.stderr

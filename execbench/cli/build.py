@@ -53,7 +53,13 @@ def build(
         "--task-option", "-T", help="Task option key=value (repeatable); `execbench ls tasks` "
                                     "lists each task's keys and values.")] = [],  # noqa: B006
     workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPUs).")] = None,
-    cpu_seconds: Annotated[float, typer.Option(help="CPU-time limit per call.")] = 2.0,
+    max_steps: Annotated[int | None, typer.Option(
+        help="Line events a call may run: the limit that decides what a build keeps and "
+             "how an answer's run ends, the same on any machine (default: a million per "
+             "second of --cpu-seconds).")] = None,
+    cpu_seconds: Annotated[float, typer.Option(
+        help="CPU-time limit per call: the safety net for work the steps do not count.")
+        ] = 2.0,
     memory_mb: Annotated[int, typer.Option(help="Address-space limit per worker, MB.")] = 1024,
     overwrite: Annotated[bool, typer.Option(
         help="Replace a different suite (or a run) already in the --out folder.")] = False,
@@ -64,7 +70,7 @@ def build(
     from execbench.suite import BuildOptions
 
     counts_at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
-                         "--workers": workers})
+                         "--workers": workers, "--max-steps": max_steps})
     names = task_list(tasks)
     if fmt is not None and fmt not in FORMATS:
         fail(str(FORMATS.unknown([fmt])))
@@ -74,7 +80,7 @@ def build(
              f"source is {GENERATED}")
     replaces_run = _check_build_out(out_dir, overwrite)
     limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
-                    memory_mb=memory_mb)
+                    memory_mb=memory_mb, max_steps=max_steps)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
                            plus_inputs=plus_inputs, mutate=mutate, buggy=buggy,
                            count=100 if count is None else count,

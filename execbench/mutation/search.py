@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
 
-MIN_CPU_SECONDS = 0.05
-MAX_CPU_SECONDS = 0.5
-CPU_FACTOR = 50
+MIN_STEPS = 20_000
+MAX_STEPS = 250_000
+STEP_FACTOR = 50
+"""A mutant may take ``STEP_FACTOR`` times the original call's steps, within bounds: the
+bounds keep a mutant that loops forever cheap, and counting (not timing) makes the same
+mutants valid on every machine."""
 
 
 def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) -> int | None:
@@ -47,9 +50,9 @@ def mutant_for(program: Program, call_index: int, trace: Trace, sandbox: Sandbox
     return memo[key]
 
 
-def mutant_budget(original: Trace) -> float:
-    """CPU seconds a mutant may take: a multiple of the original call's, within bounds."""
-    return min(MAX_CPU_SECONDS, max(MIN_CPU_SECONDS, CPU_FACTOR * original.cpu_time))
+def mutant_budget(original: Trace) -> int:
+    """Steps a mutant may take: a multiple of the original call's, within bounds."""
+    return min(MAX_STEPS, max(MIN_STEPS, STEP_FACTOR * original.steps))
 
 
 def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, original: Trace,
@@ -61,9 +64,9 @@ def choose_mutant(sandbox: Sandbox, code: str, entry_point: str, args: str, orig
     if not candidates or original.value is None:
         return None
     # Mutants that loop forever are common (``i += 1`` -> ``i -= 1``); a budget well above
-    # the original's own CPU time keeps them from costing the full limit each.
+    # the original's own steps keeps them from costing the full limit each.
     budget = mutant_budget(original)
-    traces = sandbox.map(Job(m.code, entry_point, args, RESULT_ONLY, cpu_seconds=budget)
+    traces = sandbox.map(Job(m.code, entry_point, args, RESULT_ONLY, max_steps=budget)
                          for m in candidates)
     lines = set(original.lines)
     scored = []

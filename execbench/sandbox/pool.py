@@ -63,9 +63,18 @@ def worker_environment() -> dict[str, str]:
     return {**env, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSAFEPATH": "1"}
 
 
+STEPS_PER_CPU_SECOND = 1_000_000
+"""Steps a limit allows per second of CPU limit: about half of what the tracer runs per
+second on a 2-core cloud machine (1.8 to 2.6 million), so a call the step limit ends is
+ended by it, well before the CPU net, on machines up to about twice as slow."""
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Per-call resource limits. CPU time, not wall time, decides verdicts on a busy machine."""
+    """Per-call resource limits. Counted work (``max_steps``, line events of the program)
+    decides every verdict and build choice about a call's cost, so the same call ends the
+    same way on any machine under any load; CPU and wall time are safety nets, for work
+    the count does not see (a long C call)."""
 
     cpu_seconds: float = 2.0
     wall_seconds: float = 10.0
@@ -73,6 +82,19 @@ class Limits:
     stdout_bytes: int = 1_000_000
     file_bytes: int = 10_000_000
     recursion_limit: int = 1_000
+    max_steps: int | None = None
+    """Line events a call may run; None: ``STEPS_PER_CPU_SECOND`` for each second of
+    ``cpu_seconds`` (set when the limits are made, so records name the number)."""
+
+    def __post_init__(self) -> None:
+        if self.max_steps is None:
+            object.__setattr__(self, "max_steps", round(self.cpu_seconds * STEPS_PER_CPU_SECOND))
+
+    @property
+    def steps(self) -> int:
+        """``max_steps``, typed as the number it always is once made."""
+        assert self.max_steps is not None
+        return self.max_steps
 
 
 @dataclass(frozen=True)
@@ -82,7 +104,10 @@ class Job:
     args: str
     options: TraceOptions = field(default_factory=TraceOptions)
     cpu_seconds: float | None = None
-    """A tighter CPU budget for this call than the sandbox's (e.g. for input search)."""
+    """A tighter CPU budget for this call than the sandbox's."""
+    max_steps: int | None = None
+    """A tighter step budget for this call than the sandbox's (searches made while
+    building: see ``tasks.base.build_step_budget``)."""
     unit: str | None = None
     """Which untrusted unit the job belongs to. Jobs share a runner only with jobs of the
     same code and unit, and a runner serves one batch and dies: None makes the program the
@@ -328,6 +353,7 @@ class Sandbox:
         future: Future[Trace] = Future()
         payload = {"code": job.code, "entry_point": job.entry_point, "args": job.args,
                    "options": _options(job.options), "cpu_seconds": job.cpu_seconds,
+                   "max_steps": job.max_steps,
                    "unit": job.unit}
         self._jobs.put((payload, future))
         return future

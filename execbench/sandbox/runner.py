@@ -226,9 +226,11 @@ class Runner:
         start = time.process_time()
         budget = min(float(job.get("cpu_seconds") or limits["cpu_seconds"]),
                      float(limits["cpu_seconds"]))
+        steps = min(int(job.get("max_steps") or limits["max_steps"]), int(limits["max_steps"]))
         signal.setitimer(signal.ITIMER_PROF, budget)
         try:
-            result = tracer.run(program, job["entry_point"], args, job["options"])
+            result = tracer.run(program, job["entry_point"], args,
+                                {**job["options"], "max_steps": steps})
         except _OutputLimit:
             result = {"status": "output_limit"}
         finally:

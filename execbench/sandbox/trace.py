@@ -133,7 +133,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "value_repr": (str, type(None)), "args": (list, type(None)),
     "kwargs": (dict, type(None)), "exception": (dict, type(None)), "stdout": str,
     "lines": list, "events": list, "events_truncated": bool, "frames": list, "states": list,
-    "branches": dict, "loops": dict, "cpu_time": (int, float),
+    "branches": dict, "loops": dict, "cpu_time": (int, float), "steps": int,
 }
 
 
@@ -157,6 +157,8 @@ class Trace:
     branches: Branches = field(default_factory=dict)
     loops: Loops = field(default_factory=dict)
     cpu_time: float = 0.0
+    steps: int = 0
+    """Line events of the program the call ran (see ``tracer``): its cost, counted."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields of a recorder other than the base one (``tracer.Recorder.result``)."""
 
@@ -170,7 +172,7 @@ class Trace:
         extra: dict[str, Any] = {}
         for key, value in data.items():
             if key in _TYPES:
-                if not isinstance(value, _TYPES[key]) or (key == "cpu_time"
+                if not isinstance(value, _TYPES[key]) or (key in ("cpu_time", "steps")
                                                            and isinstance(value, bool)):
                     raise TraceError(f"trace field {key!r} has type {type(value).__name__}")
                 known[key] = value

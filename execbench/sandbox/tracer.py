@@ -15,6 +15,10 @@ nothing. What is recorded, all as plain JSON:
   (``true``) and skipped or left (``false``), plus the first outcomes in order (``seq``).
   ``loops`` is the per-header iteration count (the ``true`` count of a loop header).
 * ``value``/``exception``: the call's return value (typed JSON) or what it raised.
+* ``steps``: how many line events of the program ran. It is the work a call does as the
+  interpreter counts it, the same on any machine and under any load, so every decision a
+  build or a verdict takes about a call's cost reads it (``max_steps`` ends a call past it
+  with status ``timeout``), and CPU time is only the sandbox's safety net.
 
 Line events are what ``sys.settrace`` reports, the same signal coverage.py's line mode
 uses, which is why their executed-line sets agree (checked by the test suite).
@@ -46,10 +50,17 @@ DEFAULT_OPTIONS = {
     "max_states": 2_000,
     "max_value_nodes": 200,
     "max_branch_seq": 1_000,
+    "max_steps": None,
 }
 """What to record beyond lines and the result; bounds keep records small. Kept as a plain
 dict (not a dataclass) so the warm worker imports as little as possible: every module it
 holds makes each ``fork()`` slower."""
+
+
+class StepLimit(BaseException):
+    """Raised into the program at the line past its step budget. Not an ``Exception``, so
+    ``except Exception`` does not catch it; a program that catches it anyway has still run
+    out of steps (``Recorder.exhausted``), and ``sys.settrace`` stops tracing it."""
 
 
 class CompiledProgram(NamedTuple):
@@ -149,7 +160,14 @@ class Recorder:
         self.states: list[dict[str, Any]] = []
         self.outcomes: dict[int, list[int]] = {}  # line -> [true, false]
         self.seq: dict[int, list[bool]] = {}
+        self.steps = [0]
+        """Line events so far, in a cell every frame's tracer shares."""
+        self.max_steps: int | None = options["max_steps"]
 
+    @property
+    def exhausted(self) -> bool:
+        """Whether the run went past its step budget."""
+        return self.max_steps is not None and self.steps[0] > self.max_steps
     def global_trace(self, frame, event, arg):
         code = frame.f_code
         if code.co_filename != PROGRAM_FILE:
@@ -171,6 +189,8 @@ class Recorder:
         pending: list[Any] = [None]  # the branch header whose outcome is still open
         record_states = self.options["states"]
         leave = self.leave
+        steps = self.steps
+        max_steps = self.max_steps if self.max_steps is not None else float("inf")
 
         def trace(frame, event, arg):
             if event != "line":
@@ -187,6 +207,9 @@ class Recorder:
                 leave(frame, event, arg)
                 return trace
             line = frame.f_lineno
+            steps[0] += 1
+            if steps[0] > max_steps:
+                raise StepLimit
             lines_add(line)
             if len(events) < max_events:
                 events.append([line, index])
@@ -250,6 +273,7 @@ class Recorder:
             "states": self.states,
             "branches": branches,
             "loops": {str(h): c[0] for h, c in sorted(self.outcomes.items()) if h in loops},
+            "steps": self.steps[0],
         }
 
 
@@ -287,7 +311,8 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     """Run the module, then ``entry_point(<args>)``, tracing both. Returns a JSON-able dict.
 
     ``program`` comes from ``compile_program`` and ``args`` from ``compile_args``. Statuses
-    set here: ``ok``, ``exception`` and ``memory`` (the worker adds the process-level ones).
+    set here: ``ok``, ``exception``, ``memory``, and ``timeout`` for a call past its step
+    budget however it ended (the worker adds the process-level ones).
     """
     recorder = RECORDERS.get(program.recorder)(program, {**DEFAULT_OPTIONS, **options})
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
@@ -313,5 +338,8 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
         sys.settrace(None)
+    if recorder.exhausted:
+        out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
+                   value=None, value_repr=None, exception=None)
     out.update(recorder.result())
     return out

@@ -74,11 +74,11 @@ def _reveals(canonical: Trace, buggy: Trace) -> str | None:
 
 
 def revealing_calls(program: Program, bug: Bug, traced: list[tuple[int, Trace]],
-                    sandbox: Sandbox, budget: float, memo: dict[Any, Any]) -> list[Revealing]:
+                    sandbox: Sandbox, budget: int, memo: dict[Any, Any]) -> list[Revealing]:
     """The traced calls that reveal ``bug``, in call order.
 
-    The buggy module runs under ``budget`` CPU seconds (a build's share of the limit), so
-    a bug that loops forever costs no more than a ground truth may. The result is kept in
+    The buggy module runs under ``budget`` steps (a build's share of the limit), so a bug
+    that loops forever costs no more than a ground truth may. The result is kept in
     the build's ``memo``: every bug task and ``--buggy`` run the buggy program once per call.
     """
     from execbench.sandbox.pool import Job
@@ -88,7 +88,7 @@ def revealing_calls(program: Program, bug: Bug, traced: list[tuple[int, Trace]],
         usable = [(index, trace) for index, trace in traced
                   if trace.status == "ok" and trace.value is not None and is_exact(trace.value)]
         runs = sandbox.map(Job(bug.code, program.entry_point, program.calls[index].args,
-                               RESULT_ONLY, cpu_seconds=budget) for index, _ in usable)
+                               RESULT_ONLY, max_steps=budget) for index, _ in usable)
         found = []
         for (index, canonical), buggy in zip(usable, runs, strict=True):
             how = _reveals(canonical, buggy)
@@ -99,7 +99,7 @@ def revealing_calls(program: Program, bug: Bug, traced: list[tuple[int, Trace]],
 
 
 def error_revealing_call(program: Program, bug: Bug, traced: list[tuple[int, Trace]],
-                         sandbox: Sandbox, budget: float, seed: int,
+                         sandbox: Sandbox, budget: int, seed: int,
                          memo: dict[Any, Any]) -> Revealing | None:
     """The one call a program's bug is shown with: among the revealing calls of the most
     preferred kind (``_ORDER``), one chosen with the seed; None when no call reveals it."""

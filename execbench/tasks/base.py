@@ -22,16 +22,17 @@ if TYPE_CHECKING:
 
 Message = dict[str, str]
 
-CPU_SHARE = 0.25
-"""The share of the sandbox's CPU limit that a run made while building a suite (a ground
-truth, a counterfactual witness) may use. Answers are checked later under the full limit,
-so an answer that repeats such a run has four times the CPU time it needed and its verdict
-never hinges on being a few percent under the limit."""
+STEP_SHARE = 0.25
+"""The share of the sandbox's step limit (``Limits.max_steps``) that a run made while
+building a suite (a ground truth, a counterfactual witness, a buggy program) may use.
+Answers are checked later under the full limit, so an answer that repeats such a run has
+four times the steps it needed, and since steps are counted, not timed, the same call is
+kept or dropped on every machine."""
 
 
-def build_cpu_budget(sandbox: Sandbox) -> float:
-    """CPU seconds a run made while building may use (``CPU_SHARE`` of the limit)."""
-    return sandbox.limits.cpu_seconds * CPU_SHARE
+def build_step_budget(sandbox: Sandbox) -> int:
+    """Steps a run made while building may take (``STEP_SHARE`` of the limit)."""
+    return int(sandbox.limits.steps * STEP_SHARE)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ from execbench.tasks.base import (
     Score,
     SkipInstance,
     TaskBase,
-    build_cpu_budget,
+    build_step_budget,
     pass_at_1,
     register,
 )
@@ -155,7 +155,7 @@ class _BugTask(TaskBase):
         if bug is None:
             raise SkipInstance("the source states no bug for this program")
         found = error_revealing_call(program, bug, ctx.traced, ctx.sandbox,
-                                     build_cpu_budget(ctx.sandbox), ctx.seed, ctx.memo)
+                                     build_step_budget(ctx.sandbox), ctx.seed, ctx.memo)
         if found is None:
             raise SkipInstance("no call of the problem's tests reveals the bug")
         return bug, found

@@ -6,7 +6,7 @@ program, then mutates the literal arguments of the chosen call (type-aware edits
 the program's own constants, one argument at a time, then a second edit on the first
 round's candidates, then, for targets still unreached, every element of an argument edited
 every way and pairs of arguments edited together), running candidates in the sandbox under
-a short CPU budget. The rounds only add candidates after the earlier ones, so a target an
+a short step budget. The rounds only add candidates after the earlier ones, so a target an
 earlier round reaches keeps its witness. It is
 deterministic: candidates are generated and tried in a fixed order and the first that
 reaches the target wins.
@@ -34,14 +34,16 @@ from execbench.sandbox.values import (
     parse_call_nodes,
     to_literal,
 )
-from execbench.tasks.base import build_cpu_budget
+from execbench.tasks.base import build_step_budget
 
 if TYPE_CHECKING:
     from execbench.analysis.shape import Shape
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
 
-SEARCH_CPU_SECONDS = 0.1
+SEARCH_STEPS = 100_000
+"""Steps a candidate may take (or the build's share of the limit, if smaller): a candidate
+that loops forever costs a tenth of a second or so, and the same on every machine."""
 BATCH = 48
 FIRST_ROUND = 400
 SECOND_ROUND_SEEDS = 40
@@ -265,18 +267,19 @@ def find_witness(sandbox: Sandbox, code: str, entry_point: str, shape: Shape,
     """Argument text of an input reaching ``target`` that ``accepts`` takes as an answer, or
     None if the search finds none.
 
-    Every candidate runs under ``build_cpu_budget``, so the answer check, which has the
-    sandbox's whole CPU limit, never hinges on timing."""
+    Every candidate runs under a share of the step limit (``build_step_budget``), so the
+    answer check, which has the whole limit, never hinges on it; being counted, the budget
+    makes the same candidate win on every machine."""
     from execbench.sandbox.pool import Job
     from execbench.sandbox.trace import RESULT_ONLY
 
     seen = {args}
-    budget = min(SEARCH_CPU_SECONDS, build_cpu_budget(sandbox))
+    budget = min(SEARCH_STEPS, build_step_budget(sandbox))
 
     def first_hit(pool: list[tuple[str, Any]]) -> str | None:
         for start in range(0, len(pool), BATCH):
             batch = pool[start:start + BATCH]
-            traces = sandbox.map(Job(code, entry_point, text, RESULT_ONLY, cpu_seconds=budget)
+            traces = sandbox.map(Job(code, entry_point, text, RESULT_ONLY, max_steps=budget)
                                  for text, _ in batch)
             for (text, _), result in zip(batch, traces, strict=True):
                 if reaches(shape, result, target) and accepts(text):

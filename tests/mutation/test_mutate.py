@@ -299,18 +299,18 @@ class _Recording:
 
 @pytest.mark.parametrize("code", [COUNT_UP, WAIT_FOR], ids=["count-up", "wait-for"])
 def test_mutants_that_loop_forever_are_discarded_quickly(sandbox: Sandbox, code: str) -> None:
-    """Each mutant runs under the mutant budget (a small multiple of the original call's CPU
-    time), far below the sandbox's limit, so one that never returns costs that budget and
+    """Each mutant runs under the mutant budget (a small multiple of the original call's
+    steps), far below the sandbox's limit, so one that never returns costs that budget and
     times out; counted, not timed, so a loaded machine cannot fail it. For ``WAIT_FOR`` the
     only mutants that change the output are the ones that never return."""
     original = trace_of(sandbox, code, "5")
     budget = mutant_budget(original)
-    assert budget <= sandbox.limits.cpu_seconds / 4
+    assert budget <= sandbox.limits.max_steps / 4
     recording = _Recording(sandbox)
     chosen = choose_mutant(recording, code, "f", "5", original,  # type: ignore[arg-type]
                            random.Random(0))
     assert len(recording.jobs) == len(mutants(code))
-    assert {job.cpu_seconds for job in recording.jobs} == {budget}
+    assert {job.max_steps for job in recording.jobs} == {budget}
     assert Counter(t.status for t in recording.traces)["timeout"] >= 2
     if code == WAIT_FOR:
         assert chosen is None

@@ -113,7 +113,7 @@ def test_revealing_calls_are_those_where_the_bug_goes_wrong(
         expected: list[tuple[int, str]]) -> None:
     program = programs[task_id]
     found = revealing_calls(program, Bug.of(program), _traced(program, sandbox), sandbox,
-                            0.25, {})
+                            250_000, {})
     assert [(item.index, item.how) for item in found] == expected
 
 
@@ -122,7 +122,7 @@ def test_the_chosen_call_prefers_a_wrong_value_and_follows_the_seed(
     def chosen(task_id: str, seed: int) -> int | None:
         program = programs[task_id]
         found = error_revealing_call(program, Bug.of(program), _traced(program, sandbox),
-                                     sandbox, 0.25, seed, {})
+                                     sandbox, 250_000, seed, {})
         return None if found is None else found.index
 
     assert {chosen("Toy/1", seed) for seed in range(5)} == {1}  # never the call that raises
