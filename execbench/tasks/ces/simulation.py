@@ -10,7 +10,8 @@ verdict), coherent with a wrong output (with its divergence point), incoherent w
 right output (suspiciously correct), incoherent with a wrong output.
 
 Build: a call qualifies when it returns normally with a literal value and its run's
-properties were recorded in full; ``-T tests=K`` calls per program are taken (``coverage``).
+properties were recorded in full (every other call is listed in the manifest's skips with
+why); ``-T tests=K`` calls per program are taken (``coverage``).
 Each instance records its program's construct category (CO/LO/LC/Others, the paper's
 Table 1: statement-level ``if``/``for``/``while``) and its call's prime-path coverage.
 """
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import shape_of
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
+from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -41,10 +42,11 @@ from execbench.tasks.ces import coverage, examples
 from execbench.tasks.ces.annotate import annotate
 from execbench.tasks.ces.answers import OUTPUT, read_answer
 from execbench.tasks.ces.rules import Stated, divergence, evaluate, judge, rule1_checks, stated
-from execbench.tasks.ces.sites import properties_of
+from execbench.tasks.ces.sites import properties_of, properties_problem
 from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
 from execbench.tasks.common.answers import EMPTY, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.common.returns import no_value
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -84,12 +86,6 @@ TESTS = TaskOption("tests", (str(coverage.DEFAULT_TESTS),), "calls per program, 
 
 def _tests(ctx: BuildContext) -> int:
     return int(TESTS.value(ctx))
-
-
-def _qualifies(trace: Trace) -> bool:
-    return trace.status == "ok" and trace.value is not None and is_exact(trace.value) \
-        and isinstance(trace.extra.get("properties"), dict) \
-        and not trace.extra.get("properties_truncated")
 
 
 def answer_lines(properties: list[dict[str, Any]], values: dict[str, str], output: str) -> str:
@@ -132,13 +128,16 @@ class Simulation(TaskBase):
             pass_at_1(self.name, headline=False),
         )
 
+    def unusable(self, trace: Trace) -> str | None:
+        """A call that raised or returned no literal has no output to simulate to; one
+        whose properties were not all recorded has no complete truth."""
+        return no_value(trace) or properties_problem(trace)
+
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
-        count = _tests(ctx)
-        usable = {index: trace for index, trace in traced if _qualifies(trace)}
         digests = {index: self._coverage(program, index, trace, ctx)["digest"]
-                   for index, trace in usable.items()}
-        return coverage.choose(sorted(usable), digests, count,
+                   for index, trace in traced}
+        return coverage.choose(sorted(digests), digests, _tests(ctx),
                                random.Random(f"{ctx.seed}/{program.id}/ces"))
 
     @staticmethod
@@ -152,9 +151,6 @@ class Simulation(TaskBase):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        if trace.status != "ok" or trace.value is None or not is_exact(trace.value):
-            raise SkipInstance("the call did not return a value that can be written as a "
-                               "literal")
         properties, compounds = properties_of(program.code, trace)
         try:
             annotated = annotate(program.code, properties)
