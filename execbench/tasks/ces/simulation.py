@@ -202,10 +202,12 @@ class Simulation(TaskBase):
         truth = instance.data["truth"]
         labels = {p["id"]: p["label"] for p in truth["properties"]}
         found = read_answer(text, labels)
+        if OUTPUT not in found:
+            return unparsable(None, _format_missed(found), extra)
         try:
-            output = read_value(found.get(OUTPUT))
+            output = read_value(found[OUTPUT])
         except LiteralError as exc:
-            return unparsable(found.get(OUTPUT), f"no readable [{OUTPUT}] line: {exc}", extra)
+            return unparsable(found[OUTPUT], f"no readable [{OUTPUT}] line: {exc}", extra)
         given: dict[str, Stated | None] = {tag: stated(found.get(tag)) for tag in labels}
         output_right = equal(output, truth["value"])
         verdict = judge(instance, given, output_right, sandbox)
@@ -229,6 +231,14 @@ class Simulation(TaskBase):
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any]:
         return summarize(samples, instances)
+
+
+def _format_missed(found: dict[str, str]) -> str:
+    """What an answer without a readable output line should have been: an answer in
+    another format (annotated code, prose) is told the format, not called empty."""
+    return (f"expected one `[tag] = [values]` line per placeholder and `[{OUTPUT}] = VALUE`, "
+            f"between [ANSWER] and [/ANSWER]; found no readable `[{OUTPUT}]` line"
+            + ("" if found else " nor any placeholder's"))
 
 
 def _calibrate(code: str, properties: list[dict[str, Any]], compounds: list[dict[str, Any]],

@@ -186,6 +186,38 @@ def test_an_answer_without_an_output_is_unparsable(sandbox: Sandbox) -> None:
     assert TASK.score(made, None, sandbox).verdict == "unparsable"
 
 
+ANNOTATED_CODE = """\
+[REASONING]
+g counts the even i above 0 below 4: only i = 2, so it returns 1.
+[/REASONING]
+
+[PYTHON]
+def g(n):
+    hits = 0
+    for i in range(n):  ## [STATE]i=[0, 1, 2, 3][/STATE]
+        if i > 0 and i % 2 == 0:
+            hits += 1
+    return hits
+[/PYTHON]
+
+[OUTPUT]
+1
+[/OUTPUT]"""
+
+
+def test_an_answer_in_another_format_is_told_the_format_expected(sandbox: Sandbox) -> None:
+    """A simulation written as annotated code has text, just no placeholder lines: the
+    detail says which lines were expected, never that the response was empty."""
+    made = instance(sandbox, COUNT, "g", "4")
+    score = TASK.score(made, ANNOTATED_CODE, sandbox)
+    assert score.verdict == "unparsable"
+    assert score.detail == ("expected one `[tag] = [values]` line per placeholder and "
+                            "`[output] = VALUE`, between [ANSWER] and [/ANSWER]; found no "
+                            "readable `[output]` line nor any placeholder's")
+    tags_only = TASK.score(made, "[ANSWER]\n[3a] = [0, 1, 2, 3]\n[/ANSWER]", sandbox)
+    assert (tags_only.detail or "").endswith("; found no readable `[output]` line")
+
+
 def test_the_shortcut_is_incoherent_with_the_right_output(sandbox: Sandbox) -> None:
     for code, entry, args in ((SPLIT, "f", "'a,bcd'"), (COUNT, "g", "0"), (HELPER, "f", "[]")):
         made = instance(sandbox, code, entry, args)
