@@ -3,8 +3,10 @@
 The prompt shows the program with every loop and condition line annotated with ``??``
 placeholders (``sites``, ``annotate``), the call, and, with ``--shots 1``, one worked
 example picked by construct mix (``examples``). The answer fills every placeholder with the
-list of its values over the run and states the return value (``answers``). Scoring
-(``rules``) marks each property right or wrong, applies the three coherence rules and puts
+list of its values over the run and states the return value (``answers``). The build
+evaluates the compounds on their true parts once (``calibrate``): which ones Rule 1 can
+check, and the whole iterable of a loop left early, an answer as right as the items taken.
+Scoring (``rules``) marks each property right or wrong, applies the three coherence rules and puts
 the sample in one of four classes: coherent with the right output (the only ``correct``
 verdict), coherent with a wrong output (with its divergence point), incoherent with the
 right output (suspiciously correct), incoherent with a wrong output.
@@ -41,7 +43,8 @@ from execbench.tasks.base import (
 from execbench.tasks.ces import coverage, examples
 from execbench.tasks.ces.annotate import annotate
 from execbench.tasks.ces.answers import OUTPUT, read_answer
-from execbench.tasks.ces.rules import Stated, divergence, evaluate, judge, rule1_checks, stated
+from execbench.tasks.ces.calibrate import calibrate
+from execbench.tasks.ces.rules import Stated, divergence, judge, stated
 from execbench.tasks.ces.sites import properties_of, properties_problem
 from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
 from execbench.tasks.common.answers import EMPTY, read_value, unparsable
@@ -156,10 +159,12 @@ class Simulation(TaskBase):
             annotated = annotate(program.code, properties)
         except ValueError as exc:
             raise SkipInstance(str(exc)) from None
-        checked, unchecked = _calibrate(program.code, properties, compounds, ctx.sandbox)
+        found = calibrate(program.code, properties, compounds, ctx.sandbox)
+        properties = [{**p, "whole": found.whole[p["id"]]} if p["id"] in found.whole else p
+                      for p in properties]
         return [{"truth": {"value": trace.value, "repr": trace.value_repr,
-                           "properties": properties, "compounds": checked,
-                           "unchecked": unchecked},
+                           "properties": properties, "compounds": found.checked,
+                           "unchecked": found.unchecked},
                  "annotated": annotated, "category": shape_of(program.code).category,
                  "coverage": self._coverage(program, call_index, trace, ctx),
                  "example": _example(program.code, ctx)}]
@@ -239,24 +244,6 @@ def _format_missed(found: dict[str, str]) -> str:
     return (f"expected one `[tag] = [values]` line per placeholder and `[{OUTPUT}] = VALUE`, "
             f"between [ANSWER] and [/ANSWER]; found no readable `[{OUTPUT}]` line"
             + ("" if found else " nor any placeholder's"))
-
-
-def _calibrate(code: str, properties: list[dict[str, Any]], compounds: list[dict[str, Any]],
-               sandbox: Sandbox) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The compounds whose true operands give their true value when the program's
-    expression is evaluated on them (those Rule 1 can check), and the others with why."""
-    if not compounds:
-        return [], []
-    given = {p["id"]: Stated(p["values"], p["values"], True) for p in properties}
-    checks, _ = rule1_checks(compounds, given)
-    agreed = evaluate(code, checks, sandbox) if checks else []
-    if agreed is None:
-        reason = "evaluating the expressions on the recorded values did not finish"
-        return [], [{"id": c["id"], "reason": reason} for c in compounds]
-    failing = {check.id for check, ok in zip(checks, agreed, strict=True) if not ok}
-    reason = "the expression evaluated on the recorded operands does not give the recorded value"
-    return ([c for c in compounds if c["id"] not in failing],
-            [{"id": c["id"], "reason": reason} for c in compounds if c["id"] in failing])
 
 
 def _example(code: str, ctx: BuildContext) -> dict[str, str]:
