@@ -252,10 +252,26 @@ def _build_instances(tasks: list[Task], programs: list[Program],
             traced = by_program.get(program.id, [])
             by_index = dict(traced)
             local = replace(ctx, traced=traced)
-            for index in task.choose_calls(program, traced, local):
+            for index in task.choose_calls(program, _usable(task, program, traced, skipped),
+                                           local):
                 _add_instance(task, program, index, by_index[index], local, instances, skipped,
                               per_task)
     return instances, per_task
+
+
+def _usable(task: Task, program: Program, traced: list[tuple[int, Trace]],
+            skipped: list[Skip]) -> list[tuple[int, Trace]]:
+    """The traced calls the task can use; each other one is listed as skipped with the
+    task's reason (``Task.unusable``)."""
+    usable = []
+    for index, trace in traced:
+        reason = task.unusable(trace)
+        if reason is None:
+            usable.append((index, trace))
+        else:
+            skipped.append(Skip(where=f"{program.id}#{index}", kind="instance", reason=reason,
+                                task=task.name))
+    return usable
 
 
 def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: BuildContext,

@@ -282,6 +282,9 @@ class TaskBase:
     options: tuple[TaskOption, ...] = ()
     runs_model_code = False
 
+    def unusable(self, trace: Trace) -> str | None:
+        return None
+
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
         return [index for index, _ in traced]
@@ -338,10 +341,18 @@ class Task(Protocol):
         """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None."""
         ...
 
+    def unusable(self, trace: Trace) -> str | None:
+        """Why no instance of the task can come from this traced call whichever calls are
+        chosen (it raised, its value has no literal form), or None. The build lists every
+        such call in the manifest's skips with this reason and offers only the others to
+        ``choose_calls``, so a call a task cannot use is never dropped without a word."""
+        ...
+
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
         """Which calls (indices into ``program.calls``) to build instances from, given the
-        traced ones as (call index, trace) pairs."""
+        traced ones that are not ``unusable`` as (call index, trace) pairs. A call left out
+        here is a choice (``-T tests=K`` takes K), not a skip."""
         ...
 
     def build(self, program: Program, call_index: int, trace: Trace,

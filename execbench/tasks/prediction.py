@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
+from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -46,6 +46,7 @@ from execbench.tasks.common.answers import (
     unparsable,
 )
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.common.returns import no_value
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -84,11 +85,9 @@ def assertion_response(instance: Instance, value: str) -> str:
 
 
 def _require_ok(trace: Trace) -> None:
-    if trace.status != "ok":
-        what = trace.exception["type"] if trace.exception else trace.detail or ""
-        raise SkipInstance(f"the call did not return normally ({trace.status}: {what})")
-    if trace.value is None or not is_exact(trace.value):
-        raise SkipInstance("the return value has no literal form")
+    reason = no_value(trace)
+    if reason is not None:
+        raise SkipInstance(reason)
 
 
 class OutputPrediction(TaskBase):

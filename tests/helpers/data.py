@@ -1,6 +1,7 @@
 """The shared benchmark files: real data the tests read from ``../shared/data`` beside the
-repository (see the README there), which a checkout may lack. One place says where the folder
-is and what a test says when a file is missing."""
+repository (see the README there), and the papers' authors' artifacts in
+``../shared/published``, which a checkout may lack. One place says where the folders are and
+what a test says when a file is missing."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+PUBLISHED = SHARED_DATA.parent / "published"
 
 
 def _missing(path: Path) -> str:
@@ -30,3 +32,13 @@ def needs_shared_data(name: str) -> pytest.MarkDecorator:
     data before any test runs."""
     path = SHARED_DATA / name
     return pytest.mark.skipif(not path.exists(), reason=_missing(path))
+
+
+def published(name: str) -> Path:
+    """The path of ``name`` under the folder of the papers' published artifacts; skips the
+    test that asks when it is absent."""
+    path = PUBLISHED / name
+    if not path.exists():
+        pytest.skip(f"{path} not found: the authors' artifacts live in ../shared/published "
+                    "beside the repository (see the README.md there)")
+    return path

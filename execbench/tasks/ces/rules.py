@@ -3,7 +3,10 @@
 
 * **Right or wrong**: a property is right when its stated list matches the true one
   (``answers.matches``, position by position; with ``...`` only the stated ends count). A
-  property left out, or unreadable, is wrong.
+  property left out, or unreadable, is wrong. The iterable of a loop that can be left
+  early may be stated, per execution, as the items the loop took or as the whole iterable
+  (CES's truth, which Rule 1 accepts too), where the build found the whole one
+  (``calibrate``: the property's ``whole`` values).
 * **Rule 1**: a compound property must be what the program's own expression gives when
   its direct sub-properties take the predicted values: ``zip(evens, odds)`` is
   re-evaluated on the predicted ``evens`` and ``odds``, ``a and (b or c)`` on the
@@ -92,14 +95,21 @@ def stated(text: str | None) -> Stated | None:
     return None if found is None else Stated(*found)
 
 
-def wrong_positions(given: Stated | None, truth: list[Any]) -> list[int]:
-    """Positions of the true list the prediction gets wrong; ``len(truth)`` stands for a
-    missing or extra value past the true ones. Empty when the property is right."""
+def wrong_positions(given: Stated | None, prop: dict[str, Any]) -> list[int]:
+    """Positions of the property's true list the prediction gets wrong; ``len(truth)``
+    stands for a missing or extra value past the true ones. Empty when the property is
+    right. Where the property has ``whole`` values, either value of a position is right."""
+    truth = prop["values"]
+    whole = prop.get("whole", truth)
     n = len(truth)
     if given is None:
         return list(range(n)) or [n]
+
+    def right(item: Pattern, k: int) -> bool:
+        return matches(item, truth[k]) or matches(item, whole[k])
+
     head = given.head
-    wrong = [k for k in range(min(len(head), n)) if not matches(head[k], truth[k])]
+    wrong = [k for k in range(min(len(head), n)) if not right(head[k], k)]
     if given.whole:
         if len(head) != n:
             wrong.append(min(len(head), n))
@@ -108,7 +118,7 @@ def wrong_positions(given: Stated | None, truth: list[Any]) -> list[int]:
         return [*wrong, n]
     start = n - len(given.tail)
     return wrong + [start + j for j, item in enumerate(given.tail)
-                    if not matches(item, truth[start + j])]
+                    if not right(item, start + j)]
 
 
 def aligned(lists: list[Stated]) -> tuple[list[tuple[Pattern, ...]], bool]:
@@ -182,6 +192,15 @@ def rule1_checks(compounds: list[dict[str, Any]], given: dict[str, Stated | None
 def evaluate(code: str, checks: list[Check], sandbox: Sandbox) -> list[bool] | None:
     """Run the checks in the sandbox; per check, whether the compound agrees with its
     operands. None when the run itself failed (timeout, crash)."""
+    results = run_checks(code, checks, sandbox)
+    if results is None:
+        return None
+    return [agrees(check, result) for check, result in zip(checks, results, strict=True)]
+
+
+def run_checks(code: str, checks: list[Check], sandbox: Sandbox) -> list[list[Any]] | None:
+    """Each check's evaluation as the evaluator returns it (typed JSON items: outcome,
+    value, operands read, whether the value was listed); None when the run failed."""
     from execbench.sandbox.pool import Job, new_unit
     from execbench.sandbox.trace import RESULT_ONLY
 
@@ -192,11 +211,11 @@ def evaluate(code: str, checks: list[Check], sandbox: Sandbox) -> list[bool] | N
                            unit=new_unit()))
     if trace.status != "ok" or trace.value is None or trace.value[0] != "list":
         return None
-    return [_agrees(check, result[1]) for check, result in zip(checks, trace.value[1],
-                                                                strict=True)]
+    return [result[1] for result in trace.value[1]]
 
 
-def _agrees(check: Check, result: list[Any]) -> bool:
+def agrees(check: Check, result: list[Any]) -> bool:
+    """Whether the compound's stated value is what its expression gave (``run_checks``)."""
     outcome, value, read, listed = result
     if outcome[1] != "value":
         return False
@@ -221,7 +240,7 @@ def judge(instance: Instance, given: dict[str, Stated | None], output_right: boo
     """Right/wrong per property and the rules that fire (see the module doc)."""
     truth = instance.data["truth"]
     properties = truth["properties"]
-    verdict = Verdict(right={p["id"]: not wrong_positions(given.get(p["id"]), p["values"])
+    verdict = Verdict(right={p["id"]: not wrong_positions(given.get(p["id"]), p)
                              for p in properties})
     checks, fired = rule1_checks(truth["compounds"], given)
     if checks:
@@ -271,7 +290,7 @@ def divergence(instance: Instance, given: dict[str, Stated | None]
     properties = instance.data["truth"]["properties"]
     first: tuple[tuple[float, int], int, dict[str, Any]] | None = None
     for order, prop in enumerate(properties):
-        for position in wrong_positions(given.get(prop["id"]), prop["values"]):
+        for position in wrong_positions(given.get(prop["id"]), prop):
             key = order_key(prop, position)
             if first is None or (key, order) < (first[0], first[1]):
                 first = (key, order, prop)
@@ -288,5 +307,5 @@ def _quadruple(properties: list[dict[str, Any]], line: int,
     for kind in ("loop variable", "iterable", "predicate", "branch"):
         here = [p for p in properties if p["line"] == line and QUADRUPLE[p["kind"]] == kind]
         marks.append("-" if not here else "T" if all(
-            not wrong_positions(given.get(p["id"]), p["values"]) for p in here) else "F")
+            not wrong_positions(given.get(p["id"]), p) for p in here) else "F")
     return "".join(marks)

@@ -3,14 +3,17 @@
 The prompt shows the program with every loop and condition line annotated with ``??``
 placeholders (``sites``, ``annotate``), the call, and, with ``--shots 1``, one worked
 example picked by construct mix (``examples``). The answer fills every placeholder with the
-list of its values over the run and states the return value (``answers``). Scoring
-(``rules``) marks each property right or wrong, applies the three coherence rules and puts
+list of its values over the run and states the return value (``answers``). The build
+evaluates the compounds on their true parts once (``calibrate``): which ones Rule 1 can
+check, and the whole iterable of a loop left early, an answer as right as the items taken.
+Scoring (``rules``) marks each property right or wrong, applies the three coherence rules and puts
 the sample in one of four classes: coherent with the right output (the only ``correct``
 verdict), coherent with a wrong output (with its divergence point), incoherent with the
 right output (suspiciously correct), incoherent with a wrong output.
 
 Build: a call qualifies when it returns normally with a literal value and its run's
-properties were recorded in full; ``-T tests=K`` calls per program are taken (``coverage``).
+properties were recorded in full (every other call is listed in the manifest's skips with
+why); ``-T tests=K`` calls per program are taken (``coverage``).
 Each instance records its program's construct category (CO/LO/LC/Others, the paper's
 Table 1: statement-level ``if``/``for``/``while``) and its call's prime-path coverage.
 """
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import shape_of
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
+from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -40,11 +43,13 @@ from execbench.tasks.base import (
 from execbench.tasks.ces import coverage, examples
 from execbench.tasks.ces.annotate import annotate
 from execbench.tasks.ces.answers import OUTPUT, read_answer
-from execbench.tasks.ces.rules import Stated, divergence, evaluate, judge, rule1_checks, stated
-from execbench.tasks.ces.sites import properties_of
+from execbench.tasks.ces.calibrate import calibrate
+from execbench.tasks.ces.rules import Stated, divergence, judge, stated
+from execbench.tasks.ces.sites import properties_of, properties_problem
 from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
 from execbench.tasks.common.answers import EMPTY, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.common.returns import no_value
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -84,12 +89,6 @@ TESTS = TaskOption("tests", (str(coverage.DEFAULT_TESTS),), "calls per program, 
 
 def _tests(ctx: BuildContext) -> int:
     return int(TESTS.value(ctx))
-
-
-def _qualifies(trace: Trace) -> bool:
-    return trace.status == "ok" and trace.value is not None and is_exact(trace.value) \
-        and isinstance(trace.extra.get("properties"), dict) \
-        and not trace.extra.get("properties_truncated")
 
 
 def answer_lines(properties: list[dict[str, Any]], values: dict[str, str], output: str) -> str:
@@ -132,13 +131,16 @@ class Simulation(TaskBase):
             pass_at_1(self.name, headline=False),
         )
 
+    def unusable(self, trace: Trace) -> str | None:
+        """A call that raised or returned no literal has no output to simulate to; one
+        whose properties were not all recorded has no complete truth."""
+        return no_value(trace) or properties_problem(trace)
+
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
-        count = _tests(ctx)
-        usable = {index: trace for index, trace in traced if _qualifies(trace)}
         digests = {index: self._coverage(program, index, trace, ctx)["digest"]
-                   for index, trace in usable.items()}
-        return coverage.choose(sorted(usable), digests, count,
+                   for index, trace in traced}
+        return coverage.choose(sorted(digests), digests, _tests(ctx),
                                random.Random(f"{ctx.seed}/{program.id}/ces"))
 
     @staticmethod
@@ -152,18 +154,17 @@ class Simulation(TaskBase):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        if trace.status != "ok" or trace.value is None or not is_exact(trace.value):
-            raise SkipInstance("the call did not return a value that can be written as a "
-                               "literal")
         properties, compounds = properties_of(program.code, trace)
         try:
             annotated = annotate(program.code, properties)
         except ValueError as exc:
             raise SkipInstance(str(exc)) from None
-        checked, unchecked = _calibrate(program.code, properties, compounds, ctx.sandbox)
+        found = calibrate(program.code, properties, compounds, ctx.sandbox)
+        properties = [{**p, "whole": found.whole[p["id"]]} if p["id"] in found.whole else p
+                      for p in properties]
         return [{"truth": {"value": trace.value, "repr": trace.value_repr,
-                           "properties": properties, "compounds": checked,
-                           "unchecked": unchecked},
+                           "properties": properties, "compounds": found.checked,
+                           "unchecked": found.unchecked},
                  "annotated": annotated, "category": shape_of(program.code).category,
                  "coverage": self._coverage(program, call_index, trace, ctx),
                  "example": _example(program.code, ctx)}]
@@ -206,10 +207,12 @@ class Simulation(TaskBase):
         truth = instance.data["truth"]
         labels = {p["id"]: p["label"] for p in truth["properties"]}
         found = read_answer(text, labels)
+        if OUTPUT not in found:
+            return unparsable(None, _format_missed(found), extra)
         try:
-            output = read_value(found.get(OUTPUT))
+            output = read_value(found[OUTPUT])
         except LiteralError as exc:
-            return unparsable(found.get(OUTPUT), f"no readable [{OUTPUT}] line: {exc}", extra)
+            return unparsable(found[OUTPUT], f"no readable [{OUTPUT}] line: {exc}", extra)
         given: dict[str, Stated | None] = {tag: stated(found.get(tag)) for tag in labels}
         output_right = equal(output, truth["value"])
         verdict = judge(instance, given, output_right, sandbox)
@@ -235,22 +238,12 @@ class Simulation(TaskBase):
         return summarize(samples, instances)
 
 
-def _calibrate(code: str, properties: list[dict[str, Any]], compounds: list[dict[str, Any]],
-               sandbox: Sandbox) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The compounds whose true operands give their true value when the program's
-    expression is evaluated on them (those Rule 1 can check), and the others with why."""
-    if not compounds:
-        return [], []
-    given = {p["id"]: Stated(p["values"], p["values"], True) for p in properties}
-    checks, _ = rule1_checks(compounds, given)
-    agreed = evaluate(code, checks, sandbox) if checks else []
-    if agreed is None:
-        reason = "evaluating the expressions on the recorded values did not finish"
-        return [], [{"id": c["id"], "reason": reason} for c in compounds]
-    failing = {check.id for check, ok in zip(checks, agreed, strict=True) if not ok}
-    reason = "the expression evaluated on the recorded operands does not give the recorded value"
-    return ([c for c in compounds if c["id"] not in failing],
-            [{"id": c["id"], "reason": reason} for c in compounds if c["id"] in failing])
+def _format_missed(found: dict[str, str]) -> str:
+    """What an answer without a readable output line should have been: an answer in
+    another format (annotated code, prose) is told the format, not called empty."""
+    return (f"expected one `[tag] = [values]` line per placeholder and `[{OUTPUT}] = VALUE`, "
+            f"between [ANSWER] and [/ANSWER]; found no readable `[{OUTPUT}]` line"
+            + ("" if found else " nor any placeholder's"))
 
 
 def _example(code: str, ctx: BuildContext) -> dict[str, str]:

@@ -88,11 +88,10 @@ def properties_of(code: str, trace: Trace) -> tuple[list[dict[str, Any]], list[d
     """The properties asked about (with their true values) and the compounds among them.
 
     Raises ``SkipInstance`` when the trace has no complete property record."""
-    recorded = trace.extra.get("properties")
-    if not isinstance(recorded, dict):
-        raise SkipInstance("the trace has no recorded properties (recorder 'properties')")
-    if trace.extra.get("properties_truncated"):
-        raise SkipInstance("the run has more properties than the recorder keeps")
+    problem = properties_problem(trace)
+    if problem is not None:
+        raise SkipInstance(problem)
+    recorded = trace.extra["properties"]
     properties: list[dict[str, Any]] = []
     compounds: list[dict[str, Any]] = []
     for site in sites_of(code):
@@ -105,6 +104,15 @@ def properties_of(code: str, trace: Trace) -> tuple[list[dict[str, Any]], list[d
         properties += builder.properties
         compounds += builder.compounds
     return properties, compounds
+
+
+def properties_problem(trace: Trace) -> str | None:
+    """Why the trace has no complete property record to ask about, or None."""
+    if not isinstance(trace.extra.get("properties"), dict):
+        return "the trace has no recorded properties (recorder 'properties')"
+    if trace.extra.get("properties_truncated"):
+        return "the run has more properties than the recorder keeps"
+    return None
 
 
 class _Builder:

@@ -186,12 +186,78 @@ def test_an_answer_without_an_output_is_unparsable(sandbox: Sandbox) -> None:
     assert TASK.score(made, None, sandbox).verdict == "unparsable"
 
 
+ANNOTATED_CODE = """\
+[REASONING]
+g counts the even i above 0 below 4: only i = 2, so it returns 1.
+[/REASONING]
+
+[PYTHON]
+def g(n):
+    hits = 0
+    for i in range(n):  ## [STATE]i=[0, 1, 2, 3][/STATE]
+        if i > 0 and i % 2 == 0:
+            hits += 1
+    return hits
+[/PYTHON]
+
+[OUTPUT]
+1
+[/OUTPUT]"""
+
+
+def test_an_answer_in_another_format_is_told_the_format_expected(sandbox: Sandbox) -> None:
+    """A simulation written as annotated code has text, just no placeholder lines: the
+    detail says which lines were expected, never that the response was empty."""
+    made = instance(sandbox, COUNT, "g", "4")
+    score = TASK.score(made, ANNOTATED_CODE, sandbox)
+    assert score.verdict == "unparsable"
+    assert score.detail == ("expected one `[tag] = [values]` line per placeholder and "
+                            "`[output] = VALUE`, between [ANSWER] and [/ANSWER]; found no "
+                            "readable `[output]` line nor any placeholder's")
+    tags_only = TASK.score(made, "[ANSWER]\n[3a] = [0, 1, 2, 3]\n[/ANSWER]", sandbox)
+    assert (tags_only.detail or "").endswith("; found no readable `[output]` line")
+
+
 def test_the_shortcut_is_incoherent_with_the_right_output(sandbox: Sandbox) -> None:
     for code, entry, args in ((SPLIT, "f", "'a,bcd'"), (COUNT, "g", "0"), (HELPER, "f", "[]")):
         made = instance(sandbox, code, entry, args)
         score = TASK.score(made, TASK.shortcut_response(made), sandbox)
         assert (score.extra["class"], score.extra["properties_right"]) == \
             ("incoherent_correct", 0)
+
+
+EARLY = """\
+def first_even(xs):
+    for i in range(len(xs)):
+        if xs[i] % 2 == 0:
+            return i
+    return -1
+"""
+EARLY_RIGHT = {"2a": "[0, 1, 2]", "2b": "[[0, 1, 2]]", "2c": "[5]",
+               "3a": "[False, False, True]", "3b": "[False, False, True]"}
+
+
+def test_a_loop_left_early_may_be_stated_with_its_whole_iterable(sandbox: Sandbox) -> None:
+    """The loop returns at i = 2: its iterable is right as the items it took (execbench's
+    truth) or as the whole range (CES's truth), in scoring as in Rule 1; any other list
+    is wrong, and Rule 3 fires on it."""
+    made = instance(sandbox, EARLY, "first_even", "[1, 3, 4, 5, 7]")
+    iterable = next(p for p in made.data["truth"]["properties"] if p["id"] == "2b")
+    assert iterable["whole"] == [["list", [["int", k] for k in range(5)]]]
+    for stated in ("[[0, 1, 2]]", "[[0, 1, 2, 3, 4]]", "[[0, 1, ..., 4]]"):
+        score = TASK.score(made, answer({**EARLY_RIGHT, "2b": stated}, "2"), sandbox)
+        assert (score.extra["class"], score.extra["fired"]) == ("coherent_correct", {}), stated
+    for stated in ("[[0, 1, 2, 3]]", "[[0, 1]]"):
+        score = TASK.score(made, answer({**EARLY_RIGHT, "2b": stated}, "2"), sandbox)
+        assert score.extra["fired"] == {"rule3": ["2b"]}, stated
+    wrong_output = TASK.score(made, answer({**EARLY_RIGHT, "2b": "[[0, 1, 2, 3, 4]]"}, "4"),
+                              sandbox)
+    assert wrong_output.extra["divergence"]["kind"] == "output"
+
+
+def test_a_loop_that_runs_to_its_end_has_one_truth(sandbox: Sandbox) -> None:
+    made = instance(sandbox, EARLY, "first_even", "[1, 3]")
+    assert all("whole" not in p for p in made.data["truth"]["properties"])
 
 
 STATEFUL = """\

@@ -119,3 +119,32 @@ def test_humaneval_categories_are_the_papers(tmp_path: Path) -> None:
     assert reported == PAPER_TABLE_1
     assert Counter(shape_of(r["prompt"] + r["canonical_solution"]).category
                    for r in records) == PAPER_TABLE_1
+
+
+RAISES = """\
+def f(n):
+    total = 0
+    for i in range(n):
+        total += i
+    if n == 3:
+        raise ValueError(total)
+    return total
+"""
+
+
+def test_a_call_the_simulation_cannot_use_is_listed_with_its_reason(tmp_path: Path) -> None:
+    """f(3) loops, then raises: no output to simulate to. The simulation task lists it in the
+    manifest's skips, in the output task's words, instead of dropping it unsaid."""
+    source = tmp_path / "raises.jsonl"
+    source.write_text(json.dumps({"id": "raises", "code": RAISES, "entry_point": "f",
+                                  "calls": ["2", "3"]}) + "\n")
+    build_suite([str(source)], tmp_path / "suite", BuildOptions(
+        tasks=["simulation", "output"], workers=1))
+    manifest, made, _ = load_suite(tmp_path / "suite")
+    assert sorted((m.task, m.call_index) for m in made) == [("output", 0), ("simulation", 0)]
+    skips = {entry.task: entry for entry in manifest.skipped if entry.kind == "instance"}
+    assert sorted(skips) == ["output", "simulation"]
+    assert skips["simulation"].where == skips["output"].where == "raises/raises#1"
+    assert skips["simulation"].reason == skips["output"].reason == \
+        "the call did not return normally (exception: ValueError)"
+    assert manifest.counts.skipped.instances == {"simulation": 1, "output": 1}
