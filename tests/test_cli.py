@@ -438,6 +438,9 @@ def test_ls_models_names_reference_models_env_vars_and_model_args() -> None:
 def test_ls_tasks_lists_the_task_options() -> None:
     said = flat(execbench("ls", "tasks").stdout)
     assert "-T target=max|min|random:" in said and "-T mode=mutate|generate:" in said
+    # The DexBench choices the paper leaves open say whose reading the default follows.
+    assert "-T test=random|first:" in said and "released code" in said
+    assert "-T body=chain|arm:" in said and "(default chain)" in said
 
 
 def test_sampling_options_have_help() -> None:

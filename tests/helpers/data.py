@@ -1,6 +1,7 @@
 """The shared benchmark files: real data the tests read from ``../shared/data`` beside the
-repository (see the README there), which a checkout may lack. One place says where the folder
-is and what a test says when a file is missing."""
+repository (see the README there), and the papers' published artifacts from
+``../shared/published``, which a checkout may lack. One place says where the folders are and
+what a test says when a file is missing."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+SHARED_PUBLISHED = SHARED_DATA.parent / "published"
 
 
 def _missing(path: Path) -> str:
-    return (f"{path} not found: the benchmark files live in ../shared/data beside the "
+    folder = path.relative_to(SHARED_DATA.parent).parts[0]
+    return (f"{path} not found: the {folder} files live in ../shared/{folder} beside the "
             "repository (see the README.md there)")
 
 
@@ -30,3 +33,11 @@ def needs_shared_data(name: str) -> pytest.MarkDecorator:
     data before any test runs."""
     path = SHARED_DATA / name
     return pytest.mark.skipif(not path.exists(), reason=_missing(path))
+
+
+def shared_published(name: str) -> Path:
+    """``shared_data`` for the papers' published artifacts (``../shared/published``)."""
+    path = SHARED_PUBLISHED / name
+    if not path.exists():
+        pytest.skip(_missing(path))
+    return path
