@@ -325,21 +325,24 @@ def test_first_test_call_is_the_released_codes_choice(sandbox: Sandbox) -> None:
     program = Program(id="hand/f", source="hand", code=GRADES, entry_point="f",
                       calls=tuple(Call(a) for a in ("4.0", "3.9", "2.0", "0.5")))
     traced = [(i, sandbox.run(Job(GRADES, "f", c.args))) for i, c in enumerate(program.calls)]
-    drawn = {COVERAGE.choose_calls(program, traced,
-                                   BuildContext(seed=seed, sandbox=sandbox))[0]
-             for seed in range(20)}
-    first = COVERAGE.choose_calls(program, traced, BuildContext(
-        seed=0, sandbox=sandbox, options={"test": "first"}))
-    assert len(drawn) > 1 and first == [0]
+    def chosen(**options: str) -> set[int]:
+        return {index for seed in range(20) for index in COVERAGE.choose_calls(
+            program, traced, BuildContext(seed=seed, sandbox=sandbox, options=options))}
+
+    # f(4.0) is the first call that leaves lines unexecuted; every one of them does.
+    assert len(chosen()) > 1 and chosen(test="first") == {0}
 
 
 def test_standalone_target_when_no_branch_body_is_wholly_unexecuted() -> None:
     shape = analyse("def f(x):\n    if x:\n        a = 1\n        b = 2\n    return a\n")
     # The `if` body ran in part (say line 4 raised), so the first unexecuted line outside
-    # every branch body is the target; with no such line there is none.
+    # every branch body is the target; with no such line Algorithm 1 names none (each arm
+    # alone), while the released code (the chain reading) names the first unexecuted line.
     assert choose_target(shape, {1, 2, 3}, "max", random.Random(0)) == \
         {"line": 5, "kind": "line", "body": [5], "decision": None}
-    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0)) is None
+    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0), "arm") is None
+    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0), "chain") == \
+        {"line": 4, "kind": "line", "body": [4], "decision": None}
 
 
 @pytest.mark.parametrize("option", ["target=xyz", "mode=xyz"])
