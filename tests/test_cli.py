@@ -310,9 +310,10 @@ def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_pat
     said = refused("build", good, "--out", tmp_path / "s", "--tasks", "counterfactual",
                    "-T", "taget=min")
     assert said == ("unknown -T key 'taget'; did you mean 'target'? task options: "
-                    "blocks (block), mode (counterfactual), questions (block, branch, loop, "
-                    "statement), target (counterfactual), tests (simulation), values (loop, "
-                    "output, statement)")
+                    "blocks (block), body (counterfactual), mode (counterfactual), questions "
+                    "(block, branch, loop, statement), target (counterfactual), test "
+                    "(counterfactual, coverage), tests (simulation), values (loop, output, "
+                    "statement)")
     assert not (tmp_path / "s").exists()
 
 
@@ -438,6 +439,9 @@ def test_ls_models_names_reference_models_env_vars_and_model_args() -> None:
 def test_ls_tasks_lists_the_task_options() -> None:
     said = flat(execbench("ls", "tasks").stdout)
     assert "-T target=max|min|random:" in said and "-T mode=mutate|generate:" in said
+    # The DexBench choices the paper leaves open say whose reading the default follows.
+    assert "-T test=random|first:" in said and "released code" in said
+    assert "-T body=chain|arm:" in said and "(default chain)" in said
 
 
 def test_sampling_options_have_help() -> None:

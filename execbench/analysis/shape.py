@@ -5,8 +5,9 @@
   do not). A line event on a continuation line of a multi-line statement is mapped back
   to the statement's first line (``statement_line``), as coverage tools report it.
 * **Branches**: every ``if``/``elif``, ``else``, ``for``, ``while`` and loop ``else``, with
-  the executable lines of its body (nested ones included). A branch's line is its header,
-  or the line of the ``else`` keyword.
+  the executable lines of its body (nested ones included) and, for an ``if``/``elif``, of
+  its body with the arms after it (``chain``). A branch's line is its header, or the line
+  of the ``else`` keyword.
 * **Basic blocks**: maximal straight-line runs of statements in one body: simple statements
   and the header that ends the run (a loop header starts a block of its own).
 * **Size and complexity**: lines of code (non-blank, non-comment), cyclomatic complexity
@@ -36,6 +37,9 @@ class Branch:
     """Executable lines inside the branch's body, nested statements included."""
     decision: int
     """The line whose test decides whether the body runs (an ``else``'s ``if``/loop line)."""
+    chain: frozenset[int] = frozenset()
+    """For an ``if``/``elif``: its body with the ``elif``/``else`` arms after it, which is
+    what DexBench's released code reads as the statement's body; else the body itself."""
 
 
 @dataclass
@@ -147,11 +151,7 @@ class _Walker:
     def compound(self, stmt: ast.stmt, in_function: bool) -> set[int]:
         inner = in_function or isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
         lines = self.body(getattr(stmt, "body", []), stmt, inner)
-        if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
-            kind = "while" if isinstance(stmt, ast.While) else \
-                "for" if isinstance(stmt, _LOOPS) else \
-                "elif" if self._is_elif(stmt) else "if"
-            self.branches.append(Branch(kind, stmt.lineno, frozenset(lines), stmt.lineno))
+        own = frozenset(lines)
         if getattr(stmt, "orelse", None):
             orelse = stmt.orelse
             is_elif = isinstance(stmt, ast.If) and len(orelse) == 1 and \
@@ -164,8 +164,15 @@ class _Walker:
                 line = _else_line(self.lines, (stmt.body[-1].end_lineno or stmt.lineno) + 1,
                                   orelse[0].lineno)
                 if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
-                    self.branches.append(Branch(kind, line, frozenset(else_lines), stmt.lineno))
+                    self.branches.append(Branch(kind, line, frozenset(else_lines), stmt.lineno,
+                                                frozenset(else_lines)))
             lines |= else_lines
+        if isinstance(stmt, ast.If | ast.While | ast.For | ast.AsyncFor):
+            kind = "while" if isinstance(stmt, ast.While) else \
+                "for" if isinstance(stmt, _LOOPS) else \
+                "elif" if self._is_elif(stmt) else "if"
+            chain = frozenset(lines) if isinstance(stmt, ast.If) else own
+            self.branches.append(Branch(kind, stmt.lineno, own, stmt.lineno, chain))
         for handler in getattr(stmt, "handlers", []) or []:
             self._statement(handler.lineno, handler.lineno, lines, inner)
             lines |= self.body(handler.body, handler, inner)

@@ -4,7 +4,8 @@ Both tasks use the same (program, call) so that they pair into the dual score:
 
 * selection: a program qualifies when it has an ``if``/``for``/``while`` statement and a
   call that returns normally while leaving some statement of its functions unexecuted;
-  one qualifying call per program is chosen with the suite seed;
+  one qualifying call per program is chosen with the suite seed, as the paper says
+  (``-T test=first`` takes the first, as the authors' released code does);
 * ``coverage``: given the numbered program and the call, list the executed lines. Ground
   truth is our tracer's line set for running the module and then the call, with each line
   of a multi-line statement mapped to its first line. Strict verdict: exact set; relaxed
@@ -13,7 +14,9 @@ Both tasks use the same (program, call) so that they pair into the dual score:
   under which the target's body runs (a standalone target: the line itself runs). The
   target follows the paper's Algorithm 1 (``-T target=max``): the largest branch whose body
   is entirely unexecuted, ties by source order; otherwise the first unexecuted line outside
-  every branch body; ``min`` takes the smallest such body, ``random`` a seeded choice.
+  every branch body; ``min`` takes the smallest such body, ``random`` a seeded choice. An
+  ``if``'s body includes its ``elif``/``else`` arms (``-T body=chain``, how the authors'
+  released code reads it; ``-T body=arm`` takes each arm alone).
   ``-T mode=generate`` hides the original call. An instance is kept only when the source's
   other calls or a mutation search (``witness``) find an input that reaches the target;
   that input is what ``reference/oracle`` answers.
@@ -70,6 +73,15 @@ if TYPE_CHECKING:
 TARGET = TaskOption("target", ("max", "min", "random"),
                     "which unexecuted branch body is the target: the largest, the smallest, "
                     "or a seeded choice")
+BODY = TaskOption("body", ("chain", "arm"),
+                  "what an `if`'s body is when the target is chosen: chain = with its "
+                  "`elif`/`else` arms, as DexBench's released code reads it (the published "
+                  "instances; the paper does not say); arm = its own block, each arm a "
+                  "target of its own")
+TEST = TaskOption("test", ("random", "first"),
+                  "which call that leaves code unexecuted both DexBench tasks pose: a seeded "
+                  "choice (the paper) or the first in the source's order (DexBench's "
+                  "released code)")
 MODE = TaskOption("mode", ("mutate", "generate"),
                   "mutate shows the original call to change; generate hides it")
 
@@ -96,6 +108,7 @@ class _DualSelection(TaskBase):
 
     family = "dexbench"
     layout = "dexbench"
+    options: tuple[TaskOption, ...] = (TEST,)
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -106,6 +119,8 @@ class _DualSelection(TaskBase):
                       and shape.function_lines - shape.normalise(trace.lines)]
         if not qualifying:
             return []
+        if TEST.value(ctx) == "first":
+            return qualifying[:1]
         return [random.Random(f"{ctx.seed}/{program.id}/dual").choice(qualifying)]
 
 
@@ -192,20 +207,37 @@ def _coverage_failure(predicted: set[int], truth: set[int], facts: dict[str, Any
     return None
 
 
-def choose_target(shape: Shape, covered: set[int], rule: str,
-                  rng: random.Random) -> dict[str, Any] | None:
-    """Algorithm 1 (with the ``min``/``random`` variants of the target rule)."""
+def choose_target(shape: Shape, covered: set[int], rule: str, rng: random.Random,
+                  body: str = "chain") -> dict[str, Any] | None:
+    """Algorithm 1 (with the ``min``/``random`` variants of the target rule).
+
+    The paper says a branch's body without saying whether an ``if``'s ``elif``/``else``
+    arms belong to it. Its released code, which made the published instances, reads them
+    as part of it (``body="chain"``): an ``if``/``elif`` is a candidate when it and every
+    arm after it are unexecuted, measured by all their lines, an ``else`` is no candidate
+    of its own, and where no branch and no line outside them is left, the first
+    unexecuted line is the target, as there. ``body="arm"`` takes each arm alone
+    (``else`` included) and names no target then, as the paper's Algorithm 1 does."""
     unexecuted = shape.executable - covered
-    candidates = [b for b in shape.branches if b.body and b.body <= unexecuted]
+    if body == "chain":
+        branches = [(b, b.chain) for b in shape.branches if b.kind != "else"]
+    else:
+        branches = [(b, b.body) for b in shape.branches]
+    candidates = [(b, lines) for b, lines in branches if lines and lines <= unexecuted]
     if candidates:
         if rule == "random":
-            branch = rng.choice(candidates)
+            branch, lines = rng.choice(candidates)
         else:
-            size = (max if rule == "max" else min)(len(b.body) for b in candidates)
-            branch = next(b for b in candidates if len(b.body) == size)
-        return {"line": branch.line, "kind": branch.kind, "body": sorted(branch.body),
-                "decision": branch.decision}
+            size = (max if rule == "max" else min)(len(lines) for _, lines in candidates)
+            branch, lines = next((b, lines) for b, lines in candidates if len(lines) == size)
+        target = {"line": branch.line, "kind": branch.kind, "body": sorted(lines),
+                  "decision": branch.decision}
+        return {**target, "arms": True} if lines != branch.body else target
     standalone = shape.outside_branches & unexecuted
+    if body == "chain" and not standalone:
+        # An `else` is no target of its own here, so the released code's last resort keeps
+        # an unexecuted arm reachable: the first unexecuted line, wherever it lies.
+        standalone = unexecuted
     if standalone:
         line = min(standalone)
         return {"line": line, "kind": "line", "body": [line], "decision": None}
@@ -217,7 +249,7 @@ class CounterfactualMutation(_DualSelection):
     description = "change a call's arguments so an unexecuted branch runs (DexBench backward)"
     needs_sandbox = True
     pairings = (Pairing("dual", "coverage", "counterfactual"),)
-    options = (TARGET, MODE)
+    options = (TEST, TARGET, BODY, MODE)
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description="R_cf: the target branch runs"),
@@ -231,7 +263,8 @@ class CounterfactualMutation(_DualSelection):
         shape = shape_of(program.code)
         covered = shape.normalise(trace.lines)
         target = choose_target(shape, covered, rule,
-                               random.Random(f"{ctx.seed}/{program.id}/target"))
+                               random.Random(f"{ctx.seed}/{program.id}/target"),
+                               BODY.value(ctx))
         if target is None:
             raise SkipInstance("no counterfactual target: every unexecuted line is in a "
                                "branch whose body partly ran")
@@ -325,21 +358,26 @@ def read_arguments(text: str, instance: Instance) -> str | Score:
     return args
 
 
-def _goal(truth: dict[str, Any]) -> str:
+def _body(truth: dict[str, Any]) -> str:
+    """The target's body as the prompt names it (a chain target: any of its arms)."""
     kind, line = truth["kind"], truth["line"]
-    if kind == "line":
-        return f"line {line} runs"
-    if kind in ("else", "for-else", "while-else"):
-        return f"the body of the `else` at line {line} runs"
-    return f"the body of the `{kind}` at line {line} runs"
+    what = "else" if kind.endswith("else") else kind
+    if truth.get("arms"):
+        return (f"the body of the `{what}` at line {line} or of an `elif`/`else` arm after "
+                "it")
+    return f"the body of the `{what}` at line {line}"
+
+
+def _goal(truth: dict[str, Any]) -> str:
+    if truth["kind"] == "line":
+        return f"line {truth['line']} runs"
+    return f"{_body(truth)} runs"
 
 
 def _not_yet(truth: dict[str, Any]) -> str:
-    kind, line = truth["kind"], truth["line"]
-    if kind == "line":
-        return f"line {line} does not run"
-    what = "else" if kind.endswith("else") else kind
-    return f"the body of the `{what}` at line {line} does not run"
+    if truth["kind"] == "line":
+        return f"line {truth['line']} does not run"
+    return f"{_body(truth)} does not run"
 
 
 register(CoveragePrediction())

@@ -15,6 +15,16 @@ A model's answer is only ever read with the literal parser. A dataset call may c
 argument that is not a literal (CRUXEval has ``lambda x: x < 2``); for the input task the
 prompt names such arguments, and an answer is accepted only if it repeats them exactly
 (same syntax tree), in which case the dataset's own text is what runs.
+
+An argument the dataset writes as an expression with a literal value (HumanEval's
+``candidate(3 * 19)``) is not named that way: the expression is the answer, so naming it
+would give the answer away. Such an argument is treated as the literal value the sandbox
+traced for it (``stated_args``, what the oracle answers), like any other argument the model
+must find. Stating the value keeps the question (dropping the call would lose 16 HumanEval
+calls and 8 CRUXEval ones that are fair once stated). The stated call is run again at build
+time, and the instance is kept only if it returns the very value the prompt shows: a value
+written as a literal can behave otherwise than the expression (``[[]] * 2`` aliases its
+items, ``[[], []]`` does not), and the shown output is what an answer is checked against.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from execbench.tasks.base import (
     Score,
     SkipInstance,
     TaskBase,
+    build_step_budget,
     register,
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
@@ -46,6 +57,7 @@ from execbench.tasks.common.answers import (
     unparsable,
 )
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.common.restate import stated_as_values
 from execbench.tasks.common.returns import no_value
 
 if TYPE_CHECKING:
@@ -162,8 +174,17 @@ class InputPrediction(TaskBase):
             raise SkipInstance("the call's trace was recorded where it ran, and its code may "
                                "not run alone: an input answer could not be checked")
         _require_ok(trace)
-        return [{"truth": {"output": trace.value, "output_repr": trace.value_repr},
-                 "given": given_arguments(program.calls[call_index].args)}]
+        truth = {"output": trace.value, "output_repr": trace.value_repr}
+        args = program.calls[call_index].args
+        stated = stated_as_values(args, trace)
+        if stated is None:
+            return [{"truth": truth, "given": given_arguments(args)}]
+        rerun = _run_stated(program, stated, ctx)
+        if rerun.status != "ok" or rerun.value is None or not equal(rerun.value, trace.value):
+            got = rerun.value_repr if rerun.status == "ok" else rerun.status
+            raise SkipInstance("the call's arguments written as literal values do not return "
+                               f"what the dataset's expressions return ({got})")
+        return [{"truth": truth, "given": given_arguments(stated), "stated_args": stated}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         parts = [_INPUT_INTRO]
@@ -176,7 +197,10 @@ class InputPrediction(TaskBase):
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def reference_response(self, instance: Instance) -> str:
-        return assertion_response(instance, instance.data["truth"]["output_repr"])
+        """The dataset's call, with arguments written as expressions stated as their values
+        (the text the answer parser reads)."""
+        call = f"{instance.entry_point}({instance.data.get('stated_args', instance.args)})"
+        return f"[ANSWER]\nassert {call} == {instance.data['truth']['output_repr']}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -191,6 +215,15 @@ class InputPrediction(TaskBase):
         except LiteralError as exc:
             return unparsable(text, str(exc))
         return run_and_compare(instance, args, sandbox)
+
+
+def _run_stated(program: Program, args: str, ctx: BuildContext) -> Trace:
+    """The program run on ``args`` under the build's step budget, as an answer would be."""
+    from execbench.sandbox.pool import Job
+    from execbench.sandbox.trace import RESULT_ONLY
+
+    return ctx.sandbox.run(Job(program.code, program.entry_point, args, RESULT_ONLY,
+                               max_steps=build_step_budget(ctx.sandbox)))
 
 
 def run_and_compare(instance: Instance, args: str, sandbox: Sandbox | None) -> Score:

@@ -77,9 +77,9 @@ def test_sample_492_by_hand() -> None:
     shape = analyse(SAMPLE_492)
     assert shape.executable == {1, 2, 3, 4, 5, 7, 8}  # line 6 is the `else:` keyword
     assert shape.branches == [
-        Branch("if", 3, frozenset({4, 5}), 3),
-        Branch("while", 4, frozenset({5}), 4),
-        Branch("else", 6, frozenset({7}), 3),
+        Branch("if", 3, frozenset({4, 5}), 3, frozenset({4, 5, 7})),
+        Branch("while", 4, frozenset({5}), 4, frozenset({5})),
+        Branch("else", 6, frozenset({7}), 3, frozenset({7})),
     ]
     assert (shape.loc, shape.cyclomatic, shape.category) == (8, 3, "LC")
     assert shape.has_control_flow

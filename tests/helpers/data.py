@@ -14,7 +14,8 @@ PUBLISHED = SHARED_DATA.parent / "published"
 
 
 def _missing(path: Path) -> str:
-    return (f"{path} not found: the benchmark files live in ../shared/data beside the "
+    folder = path.relative_to(SHARED_DATA.parent).parts[0]
+    return (f"{path} not found: the {folder} files live in ../shared/{folder} beside the "
             "repository (see the README.md there)")
 
 

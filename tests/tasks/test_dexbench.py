@@ -288,13 +288,61 @@ def test_target_ties_go_to_the_first_branch() -> None:
     assert choose_target(shape, {1, 2, 4, 6}, "min", random.Random(0))["line"] == 2
 
 
+# HumanEval/81's chain in small: under f(4.0) lines 5, 6, 7, 8 and 9 never run.
+GRADES = """\
+def f(gpa):
+    if gpa == 4.0:
+        return "A+"
+    elif gpa > 3.7:
+        return "A"
+    elif gpa > 1.0:
+        return "D"
+    else:
+        return "E"
+"""
+
+
+def test_chain_reading_takes_an_if_with_its_arms(sandbox: Sandbox) -> None:
+    shape = analyse(GRADES)
+    covered = {1, 2, 3}
+    # Each arm alone: the first of the one-line bodies (line 4's); with its arms, the
+    # `elif` at line 4 covers lines 5 to 9, and an `else` is no target of its own.
+    assert choose_target(shape, covered, "max", random.Random(0), "arm")["line"] == 4
+    chain = choose_target(shape, covered, "max", random.Random(0), "chain")
+    assert chain == {"line": 4, "kind": "elif", "body": [5, 6, 7, 9], "decision": 4,
+                     "arms": True}
+    assert choose_target(shape, covered, "min", random.Random(0), "chain")["line"] == 6
+    instance = make_instance(COUNTERFACTUAL, sandbox, GRADES, "4.0")
+    assert instance.data["truth"] == {**chain, "witness": instance.data["truth"]["witness"],
+                                      "original_lines": [1, 2, 3]}
+    assert "the body of the `elif` at line 4 or of an `elif`/`else` arm after it runs" in \
+        COUNTERFACTUAL.prompt(instance, 0)[0]["content"]
+    # Reaching line 9 (the last arm) reaches the target.
+    assert COUNTERFACTUAL.score(instance, answer("0.5"), sandbox).correct
+
+
+def test_first_test_call_is_the_released_codes_choice(sandbox: Sandbox) -> None:
+    program = Program(id="hand/f", source="hand", code=GRADES, entry_point="f",
+                      calls=tuple(Call(a) for a in ("4.0", "3.9", "2.0", "0.5")))
+    traced = [(i, sandbox.run(Job(GRADES, "f", c.args))) for i, c in enumerate(program.calls)]
+    def chosen(**options: str) -> set[int]:
+        return {index for seed in range(20) for index in COVERAGE.choose_calls(
+            program, traced, BuildContext(seed=seed, sandbox=sandbox, options=options))}
+
+    # f(4.0) is the first call that leaves lines unexecuted; every one of them does.
+    assert len(chosen()) > 1 and chosen(test="first") == {0}
+
+
 def test_standalone_target_when_no_branch_body_is_wholly_unexecuted() -> None:
     shape = analyse("def f(x):\n    if x:\n        a = 1\n        b = 2\n    return a\n")
     # The `if` body ran in part (say line 4 raised), so the first unexecuted line outside
-    # every branch body is the target; with no such line there is none.
+    # every branch body is the target; with no such line Algorithm 1 names none (each arm
+    # alone), while the released code (the chain reading) names the first unexecuted line.
     assert choose_target(shape, {1, 2, 3}, "max", random.Random(0)) == \
         {"line": 5, "kind": "line", "body": [5], "decision": None}
-    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0)) is None
+    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0), "arm") is None
+    assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0), "chain") == \
+        {"line": 4, "kind": "line", "body": [4], "decision": None}
 
 
 @pytest.mark.parametrize("option", ["target=xyz", "mode=xyz"])

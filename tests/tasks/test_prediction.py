@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from execbench.sandbox.pool import Sandbox
+from execbench.program import Call, Program
+from execbench.sandbox.pool import Job, Sandbox
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
-from execbench.tasks.base import Instance
+from execbench.tasks.base import BuildContext, Instance, SkipInstance
 from execbench.tasks.common.extract import answer_text
 from tests.conftest import QUICK
 
@@ -26,6 +27,7 @@ PROGRAMS = [
      "[0, 3, 1], lambda x: x < 2"),
     ("countdown", "def countdown(n):\n    while n != 0:\n        n -= 2\n    return n\n", "4"),
     ("pair", "def pair(a, b):\n    return (a, b)\n", "1, 'x'"),
+    ("scale", "def scale(n, k=1):\n    return n * k\n", "3 * 19, k=-(2)"),
 ]
 
 OUTPUT = get_task("output")
@@ -196,6 +198,30 @@ def test_input_non_literal_answer_is_never_executed(instances: dict, sandbox: Sa
     response = f"[ANSWER]order(__import__('pathlib').Path({str(marker)!r}).touch())[/ANSWER]"
     assert INPUT.score(instances["input/order"], response, sandbox).verdict == "unparsable"
     assert not marker.exists()
+
+
+def test_input_argument_written_as_an_expression_is_stated_as_its_value(
+        instances: dict, sandbox: Sandbox) -> None:
+    instance = instances["input/scale"]
+    # `3 * 19` would be the answer itself; `-(2)` is a literal and keeps its text.
+    assert instance.data["given"] == [] and instance.data["stated_args"] == "57, k=-(2)"
+    assert "3 * 19" not in INPUT.prompt(instance, 0)[0]["content"]
+    assert "57, k=-(2)" in INPUT.reference_response(instance)
+    assert INPUT.score(instance, "[ANSWER]scale(3 * 19, k=-2)[/ANSWER]",
+                       sandbox).verdict == "unparsable"
+    assert INPUT.score(instance, "[ANSWER]scale(-57, k=2)[/ANSWER]", sandbox).correct
+
+
+def test_input_stated_value_returning_otherwise_is_skipped(sandbox: Sandbox) -> None:
+    # `[[]] * 2` holds one list twice; its literal `[[], []]` two lists, so f returns
+    # [[1], []] on it, not the [[1], [1]] the prompt would show.
+    code = "def grow(xs):\n    xs[0].append(1)\n    return xs\n"
+    program = Program(id="hand/grow", source="hand", code=code, entry_point="grow",
+                      calls=(Call("[[]] * 2"),))
+    trace = sandbox.run(Job(code, "grow", "[[]] * 2"))
+    ctx = BuildContext(seed=0, sandbox=sandbox, traced=[(0, trace)])
+    with pytest.raises(SkipInstance, match="do not return what"):
+        INPUT.build(program, 0, trace, ctx)
 
 
 def test_input_scoring_needs_a_sandbox(instances: dict) -> None:
