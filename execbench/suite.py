@@ -37,6 +37,10 @@ from execbench.tasks.base import (
     get_task,
 )
 
+CPU_NET_SHARE = 0.5
+"""A ground truth that spent more than this share of the CPU limit, though within its
+steps, is dropped: its check would have only twice the CPU it needed."""
+
 INSTANCES = "instances.jsonl"
 MANIFEST = "manifest.json"
 
@@ -392,21 +396,33 @@ def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: l
     would make a verdict hinge on a few steps. A call is kept only if its run took at most
     ``STEP_SHARE`` of the limit. Steps are counted, so every build keeps the same calls,
     whatever the machine and its load (CPU time, which used to decide this, varied by a
-    quarter between runs of one call). A run stopped by a safety net (CPU or wall time:
-    work the count does not see) is dropped, and the reason says which.
+    quarter between runs of one call). Work the count does not see (a builtin sorting a
+    long list: one line, much CPU) is left to the safety nets: a run stopped by one is
+    dropped, and so is a run that took more than ``CPU_NET_SHARE`` of the CPU limit, whose
+    check would be at the net's mercy; only such C-heavy calls can still land differently
+    on two machines, and the reason says which limit it was.
     """
     budget = build_step_budget(sandbox)
     over = (f"the ground-truth run took more than {STEP_SHARE:.0%} of the step limit "
             f"({sandbox.limits.steps:,} lines), so checking an answer would hinge on it")
+    cpu_net = CPU_NET_SHARE * sandbox.limits.cpu_seconds
+    uncounted = (f"the ground-truth run took more than {CPU_NET_SHARE:.0%} of the CPU limit "
+                 f"({sandbox.limits.cpu_seconds:g} s) in work the steps do not count (C "
+                 "code), so checking an answer would hinge on timing")
     kept_calls, kept_traces = [], []
     for (program, index), trace in zip(calls, traces, strict=True):
-        if trace.status == "timeout" or trace.steps > budget:
-            reason = over if trace.status != "timeout" or (trace.detail or "").startswith(
-                "step limit") else f"the ground-truth run hit the {trace.detail or 'time limit'}"
-            skipped.append(Skip(where=f"{program.id}#{index}", kind="call", reason=reason))
+        if trace.status == "timeout":
+            stepped = (trace.detail or "").startswith("step limit")
+            reason = over if stepped else f"the ground-truth run hit the {trace.detail}"
+        elif trace.steps > budget:
+            reason = over
+        elif trace.cpu_time > cpu_net:
+            reason = uncounted
         else:
             kept_calls.append((program, index))
             kept_traces.append(trace)
+            continue
+        skipped.append(Skip(where=f"{program.id}#{index}", kind="call", reason=reason))
     return kept_calls, kept_traces
 
 

@@ -106,25 +106,29 @@ def test_mutants_over_the_budget_are_dropped_too(tmp_path: Path) -> None:
     assert manifest.counts.instances == 0
 
 
-def test_the_budget_reads_steps_only() -> None:
-    """Whatever the CPU time says, the steps decide; a timeout is dropped with its limit."""
+def test_the_budget_reads_steps_and_leaves_uncounted_work_to_the_cpu_net() -> None:
+    """Steps decide; CPU time drops only a call that spent half the CPU limit in work the
+    steps do not see (C code), and a timeout is dropped with the limit it hit."""
     program = Program(id="p/f", source="p", code="def f(x):\n    return x\n", entry_point="f",
-                      calls=tuple(Call(str(n)) for n in range(4)))
-    traces = [Trace(status="ok", steps=10_000, cpu_time=0.39),
+                      calls=tuple(Call(str(n)) for n in range(5)))
+    traces = [Trace(status="ok", steps=10_000, cpu_time=0.19),
               Trace(status="ok", steps=10_001, cpu_time=0.0),
               Trace(status="timeout", detail="step limit (40,000 lines)", steps=40_001),
-              Trace(status="timeout", detail="CPU time limit", steps=12)]
+              Trace(status="timeout", detail="CPU time limit", steps=12),
+              Trace(status="ok", steps=12, cpu_time=0.21)]
 
     class Box:
         limits = LIMITS
 
     skipped: list[Skip] = []
-    kept, kept_traces = _within_budget(Box(), [(program, n) for n in range(4)],  # type: ignore[arg-type]
+    kept, kept_traces = _within_budget(Box(), [(program, n) for n in range(5)],  # type: ignore[arg-type]
                                        traces, skipped)
     assert [index for _, index in kept] == [0] and kept_traces == traces[:1]
     assert [(s.where, OVER_BUDGET in s.reason) for s in skipped] == \
-        [("p/f#1", True), ("p/f#2", True), ("p/f#3", False)]
+        [("p/f#1", True), ("p/f#2", True), ("p/f#3", False), ("p/f#4", False)]
     assert skipped[2].reason == "the ground-truth run hit the CPU time limit"
+    assert skipped[3].reason.startswith("the ground-truth run took more than 50% of the CPU "
+                                        "limit (0.4 s) in work the steps do not count")
 
 
 class _Recording:
