@@ -23,8 +23,8 @@ LLAMA_CPP_500 = Reply(status=500, raw='{"error":{"code":500,"message":"invalid \
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Forty programs, so eighty instances."""
-    programs = {f"p{i}": (f"def p{i}(x):\n    return x + {i}\n", str(i)) for i in range(40)}
+    """Five hundred programs, so a thousand instances."""
+    programs = {f"p{i}": (f"def p{i}(x):\n    return x + {i}\n", str(i)) for i in range(500)}
     return make_suite(tmp_path_factory.mktemp("systematic"), programs)[0]
 
 
@@ -48,7 +48,7 @@ def test_a_run_whose_every_request_fails_alike_stops_at_once(
     out = tmp_path / "run"
     with FakeServer(scripted(reply)) as server:
         start = time.monotonic()
-        done = run_against(server, suite, out, "-n", "13")  # 1,040 samples
+        done = run_against(server, suite, out)
         seconds = time.monotonic() - start
         sent = len(server.requests)
     assert done.exit_code == 2 and seconds < 10
@@ -61,7 +61,7 @@ def test_a_run_whose_every_request_fails_alike_stops_at_once(
 
     with FakeServer(scripted(Reply(text="42")), port=server.port) as fixed:
         again = run_against(fixed, suite, out)
-    assert again.exit_code == 0 and results_of(out)["counts"]["samples"] == 80
+    assert again.exit_code == 0 and results_of(out)["counts"]["samples"] == 1000
 
 
 def test_transient_failures_are_still_retried(suite: Path, tmp_path: Path) -> None:
@@ -69,7 +69,8 @@ def test_transient_failures_are_still_retried(suite: Path, tmp_path: Path) -> No
     sample is answered on its retry."""
     for first in (Reply.error(503, "overloaded"), Reply.error(429, "slow down")):
         with FakeServer(scripted(first, Reply(text="42"))) as server:
-            done = run_against(server, suite, tmp_path / first.text, "--retry-delay", "0.01")
+            done = run_against(server, suite, tmp_path / first.text, "--retry-delay", "0.01",
+                               "--limit", "40")
         assert done.exit_code == 0, done.stderr
         assert results_of(tmp_path / first.text)["counts"]["verdicts"].get("error", 0) == 0
 
@@ -86,7 +87,8 @@ def test_failures_after_answers_are_each_samples_own(suite: Path, tmp_path: Path
         return Reply.error(400, "This model's maximum context length is 64 tokens.")
 
     with FakeServer(responder) as server:
-        done = run_against(server, suite, tmp_path / "run", "--max-connections", "1")
+        done = run_against(server, suite, tmp_path / "run", "--max-connections", "1",
+                           "--limit", "40")
     counts = results_of(tmp_path / "run")["counts"]
     assert done.exit_code == 0 and counts["samples"] == 80
     assert counts["verdicts"]["error"] == 79
