@@ -96,10 +96,12 @@ def assertion_response(instance: Instance, value: str) -> str:
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
 
 
-def _require_ok(trace: Trace) -> None:
+def _require_ok(trace: Trace) -> list[Any]:
+    """The value the call returned; ``SkipInstance`` when there is none to ask about."""
     reason = no_value(trace)
-    if reason is not None:
-        raise SkipInstance(reason)
+    if reason is not None or trace.value is None:
+        raise SkipInstance(reason or "the call returned no value")
+    return trace.value
 
 
 class OutputPrediction(TaskBase):
@@ -111,13 +113,13 @@ class OutputPrediction(TaskBase):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        _require_ok(trace)
-        truth = {"value": trace.value, "repr": trace.value_repr}
+        value = _require_ok(trace)
+        truth = {"value": value, "repr": trace.value_repr}
         if abstract.VALUES.value(ctx) == "concrete":
             return [{"truth": truth}]
-        category = abstract.truth(trace.value)
+        category = abstract.truth(value)
         if category is None:
-            raise SkipInstance(f"the return value's type ({trace.value[0]}) has no abstract "
+            raise SkipInstance(f"the return value's type ({value[0]}) has no abstract "
                                "categories")
         return [{"truth": {**truth, **category}, "values": "abstract", "kind": "output"}]
 
@@ -173,14 +175,14 @@ class InputPrediction(TaskBase):
         if program.calls[call_index].recorded is not None:
             raise SkipInstance("the call's trace was recorded where it ran, and its code may "
                                "not run alone: an input answer could not be checked")
-        _require_ok(trace)
-        truth = {"output": trace.value, "output_repr": trace.value_repr}
+        value = _require_ok(trace)
+        truth = {"output": value, "output_repr": trace.value_repr}
         args = program.calls[call_index].args
         stated = stated_as_values(args, trace)
         if stated is None:
             return [{"truth": truth, "given": given_arguments(args)}]
         rerun = _run_stated(program, stated, ctx)
-        if rerun.status != "ok" or rerun.value is None or not equal(rerun.value, trace.value):
+        if rerun.status != "ok" or rerun.value is None or not equal(rerun.value, value):
             got = rerun.value_repr if rerun.status == "ok" else rerun.status
             raise SkipInstance("the call's arguments written as literal values do not return "
                                f"what the dataset's expressions return ({got})")

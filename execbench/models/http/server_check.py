@@ -313,7 +313,7 @@ async def _extra_field(model: OpenAIModel, probe: Probe, report: ServerReport) -
     name, value = EXTRA_FIELD
     if name in model.extra_fields:
         return  # given with -M: the plain request above was sent with it
-    status, _, text = await probe.whole(probe.body(TINY, **{name: value}))
+    status, _, text = await probe.whole({**probe.body(TINY), name: value})
     if status == 200:
         report.add("extra field", None, f"{name}={value} accepted (whether it is used, the "
                                         "server does not say)")

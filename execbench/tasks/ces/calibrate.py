@@ -50,7 +50,8 @@ def calibrate(code: str, properties: list[dict[str, Any]], compounds: list[dict[
     """Evaluate every compound on its true parts in the sandbox (see the module doc)."""
     if not compounds:
         return Calibration([], [], {})
-    given = {p["id"]: Stated(p["values"], p["values"], True) for p in properties}
+    given: dict[str, Stated | None] = {p["id"]: Stated(p["values"], p["values"], True)
+                                       for p in properties}
     checks, _ = rule1_checks(compounds, given)
     results = run_checks(code, checks, sandbox) if checks else []
     if results is None:

@@ -37,7 +37,7 @@ def stated_as_values(args: str, trace: Trace) -> str | None:
     parts: list[str] = []
     changed = False
     for key, node in [*enumerate(nodes), *((kw.arg, kw.value) for kw in keywords)]:
-        value = values.get(key) if isinstance(key, int) else kwargs.get(key)
+        value = values.get(key) if isinstance(key, int) else kwargs.get(str(key))
         text = ast.get_source_segment(wrapped, node) or ast.unparse(node)
         if not is_literal(node) and value is not None and is_exact(value):
             text, changed = to_literal(value), True
