@@ -18,7 +18,7 @@ LAYERS = (
     ("execbench.sources", "execbench.mutation"),
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
-     "execbench.rundir", "execbench.runner"),
+     "execbench.rundir", "execbench.context_check", "execbench.runner"),
     ("execbench.report",),
     ("execbench.cli",),
 )

@@ -40,7 +40,10 @@ def test_an_old_manifest_reads_and_writes_back_as_it_was(tmp_path: Path) -> None
                                      max_calls=None, plus_inputs=False)
     assert manifest.skipped[1] == Skip(where="toy/f#1", kind=None, reason="nothing to ask",
                                        task="output")
-    assert manifest.to_record() == {**OLD_MANIFEST, "mutate": False, "count": 100}
+    # Limits made before steps were counted take the step limit their CPU limit implies.
+    limits = {**OLD_MANIFEST["limits"], "max_steps": 2_000_000}
+    assert manifest.to_record() == {**OLD_MANIFEST, "mutate": False, "count": 100,
+                                    "limits": limits}
     assert [instance.id for instance in instances] == ["output/toy/f/0"]
 
 
@@ -50,7 +53,7 @@ def test_the_recipe_is_what_the_build_options_say_and_buggy_only_when_set() -> N
     assert "buggy" not in record and record["seed"] == 4 and record["max_calls"] == 2
     assert record["limits"] == {"cpu_seconds": 2.0, "wall_seconds": 10.0, "memory_mb": 1024,
                                 "stdout_bytes": 1000000, "file_bytes": 10000000,
-                                "recursion_limit": 1000}
+                                "recursion_limit": 1000, "max_steps": 2_000_000}
     buggy = BuildOptions(tasks=["output"], buggy=True).recipe()
     assert buggy.to_record()["buggy"] is True
     assert buggy.differences(options.recipe().to_record()) == ["seed", "max_calls", "buggy"]
@@ -77,5 +80,6 @@ def test_skips_keep_the_keys_their_kind_writes() -> None:
 
 def test_a_manifest_round_trips(tmp_path: Path) -> None:
     record = {**OLD_MANIFEST, "mutate": False, "count": 100, "buggy": True,
+              "limits": {**OLD_MANIFEST["limits"], "max_steps": 1_000},
               "recorded_instances": ["output/toy/f/0"], "task_counts": {"output": {"a": 1}}}
     assert Manifest.from_record(record).to_record() == record
