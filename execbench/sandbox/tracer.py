@@ -22,12 +22,23 @@ nothing. What is recorded, all as plain JSON:
 
 Line events are what ``sys.settrace`` reports, the same signal coverage.py's line mode
 uses, which is why their executed-line sets agree (checked by the test suite).
+
+Python 3.11, 3.12 and 3.13 are supported alike. Since 3.12, list, set and dict
+comprehensions run inline (PEP 709): their line events belong to the enclosing frame, not
+to a ``<listcomp>`` frame of their own, and the statement holding one reports its line
+once less. Everything read from a trace is the same on each version: lines, branch
+outcomes and loop counts (only frames of module, class and function bodies decide a
+header's outcome), a frame's sequence of statements, the states where statements start
+(the tests check each). Where an interpreter reports events that no other version reports
+for the same run, they are dropped: a line reported twice in a row on 3.12
+(``REPEATS_LINES``), a StopIteration that was never raised on 3.13.0.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import sys
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, NamedTuple
@@ -61,6 +72,25 @@ class StepLimit(BaseException):
     """Raised into the program at the line past its step budget. Not an ``Exception``, so
     ``except Exception`` does not catch it; a program that catches it anyway has still run
     out of steps (``Recorder.exhausted``), and ``sys.settrace`` stops tracing it."""
+
+
+REPEATS_LINES = sys.version_info[:2] == (3, 12)
+"""Whether the interpreter may report a line again while it is still on it. Python 3.12
+(CPython issue 109333) can give a second event for a line after a call returns, when a
+jump forward lands within the same line: ``x = a or g(b)`` with ``g`` a Python function,
+and every condition the ``properties`` recorder instruments, whose clauses it passes
+through Python calls. 3.11 and 3.13 report a line again only when a jump goes back to it
+(a loop on one line, an inlined comprehension), so on 3.12 a frame's line event on the
+line of its last one, with no other event of the frame between, is dropped unless it is
+at the target of a backward jump (``loop_starts``): events stay those of the other
+versions, and recording properties leaves them unchanged."""
+
+
+def loop_starts(code: CodeType) -> frozenset[int]:
+    """The offsets of ``code``'s instructions that a backward jump goes to: where a line
+    event on the line just reported is a new pass through a loop (see REPEATS_LINES)."""
+    return frozenset(i.argval for i in dis.get_instructions(code)
+                     if i.opname.startswith("JUMP_BACKWARD"))
 
 
 class CompiledProgram(NamedTuple):
@@ -163,6 +193,7 @@ class Recorder:
         self.steps = [0]
         """Line events so far, in a cell every frame's tracer shares."""
         self.max_steps: int | None = options["max_steps"]
+        self.starts: dict[CodeType, frozenset[int]] = {}
 
     @property
     def exhausted(self) -> bool:
@@ -179,21 +210,38 @@ class Recorder:
         sandbox enters every frame of the program; ``harvest`` enters one frame per call."""
         index = len(self.frames)
         self.frames.append({"function": code.co_name, "line": code.co_firstlineno})
-        return self._frame_tracer(index)
+        return self._frame_tracer(index, code)
 
-    def _frame_tracer(self, index: int):
+    def _frame_tracer(self, index: int, code: CodeType):
         lines_add = self.lines.add
         events = self.events
         max_events = self.options["max_events"]
-        heads = self.heads
+        # Only a module, class or function body holds statements. The code of a
+        # comprehension, generator expression or lambda runs on the lines of the statement
+        # that holds it, which may be a branch header: its frame must not decide the
+        # header's outcome (a list comprehension has such a frame only before Python 3.12,
+        # a generator expression's returns to its consumer at every item).
+        expression = code.co_name.startswith("<") and code.co_name != "<module>"
+        heads = {} if expression else self.heads
         pending: list[Any] = [None]  # the branch header whose outcome is still open
         record_states = self.options["states"]
         leave = self.leave
         steps = self.steps
         max_steps = self.max_steps if self.max_steps is not None else float("inf")
+        repeats = REPEATS_LINES
+        last = [0]  # the line of this frame's last event, 0 after any other event
+        starts = self._loop_starts(code) if repeats else frozenset()
 
         def trace(frame, event, arg):
             if event != "line":
+                last[0] = 0
+                if event == "exception" and arg[2] is None and arg[0] is StopIteration:
+                    # Python 3.13.0 reports a loop over a generator whose body is long
+                    # (its jump needs EXTENDED_ARG) as raising StopIteration when the
+                    # generator ends. Nothing raised: no exception passes through a
+                    # frame without the frame in its traceback. Left in, it would end
+                    # the loop header's outcome and add a state, unlike other versions.
+                    return trace
                 if record_states and event in ("return", "exception"):
                     self._snapshot(frame, frame.f_lineno, index, event)
                 head = pending[0]
@@ -207,6 +255,10 @@ class Recorder:
                 leave(frame, event, arg)
                 return trace
             line = frame.f_lineno
+            if repeats:
+                if line == last[0] and frame.f_lasti not in starts:
+                    return trace  # still the line reported last: see REPEATS_LINES
+                last[0] = line
             steps[0] += 1
             if steps[0] > max_steps:
                 raise StepLimit
@@ -228,6 +280,14 @@ class Recorder:
             return trace
 
         return trace
+
+    def _loop_starts(self, code: CodeType) -> frozenset[int]:
+        """``loop_starts`` of ``code``, worked out once per run (recursion enters a
+        function's code many times)."""
+        found = self.starts.get(code)
+        if found is None:
+            found = self.starts[code] = loop_starts(code)
+        return found
 
     def _outcome(self, head: int, taken: bool) -> None:
         counts = self.outcomes.get(head)

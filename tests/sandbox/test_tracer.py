@@ -7,11 +7,23 @@ person rather than with an earlier version of itself.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+from execbench.analysis.cfg import call_sequences, function_graphs
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sandbox.values import encode
+from execbench.tasks.codesense import derive
+from execbench.tasks.codesense.kinds import analyse
+
+COMPREHENSION_FRAMES = sys.version_info < (3, 12)
+"""Whether list, set and dict comprehensions run in a frame of their own: up to Python
+3.11; since 3.12 they run inline, in the frame of the code that holds them (PEP 709). Their
+line events are the same in number either way (one as the comprehension starts, one per
+item taken) but belong to the comprehension's frame on 3.11, where the enclosing frame
+reports the statement once more before it, and to the enclosing frame after."""
 
 CLASSIFY = """\
 import random
@@ -179,9 +191,14 @@ def f():
 def test_module_level_lines_count(sandbox: Sandbox) -> None:
     trace = _run(sandbox, MODULE_LEVEL)
     assert trace.lines == [1, 2, 5, 8, 9]
-    assert trace.events == [[1, 0], [1, 1], [1, 1], [1, 1], [1, 1], [2, 0], [5, 0], [8, 0],
-                            [9, 2]]
-    assert [f["function"] for f in trace.frames] == ["<module>", "<listcomp>", "f"]
+    if COMPREHENSION_FRAMES:
+        assert trace.events == [[1, 0], [1, 1], [1, 1], [1, 1], [1, 1], [2, 0], [5, 0],
+                                [8, 0], [9, 2]]
+        assert [f["function"] for f in trace.frames] == ["<module>", "<listcomp>", "f"]
+    else:
+        assert trace.events == [[1, 0], [1, 0], [1, 0], [1, 0], [2, 0], [5, 0], [8, 0],
+                                [9, 1]]
+        assert [f["function"] for f in trace.frames] == ["<module>", "f"]
     assert trace.branches == {"2": {"true": 0, "false": 1, "seq": "F"}}
     assert trace.value == ["int", 2]
 
@@ -307,7 +324,8 @@ def test_dataset_style_argument_expressions(sandbox: Sandbox, args: str, value: 
 def test_lambda_argument_lines_are_not_program_lines(sandbox: Sandbox) -> None:
     trace = _run(sandbox, DATASET_ARGS, "lambda x: (x\n < 2)")
     assert trace.lines == [1, 4, 5, 6]
-    assert [f["function"] for f in trace.frames] == ["<module>", "f", "<listcomp>"]
+    comprehension = ["<listcomp>"] if COMPREHENSION_FRAMES else []
+    assert [f["function"] for f in trace.frames] == ["<module>", "f", *comprehension]
 
 
 def test_bad_entry_point_and_bad_arguments_have_phase_arguments(sandbox: Sandbox) -> None:
@@ -423,3 +441,98 @@ def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
     assert Trace.from_dict(traced).extra == {"comparisons": traced["comparisons"]}
     with pytest.raises(ValueError, match="unknown recorder"):
         TraceOptions(recorder="test-comparisons")
+
+
+COMPREHENSIONS = """\
+def f(xs):
+    total = 0
+    for row in [[x, -x] for x in xs]:
+        if any([v > 1 for v in row]):
+            total += len({v: v for v in row})
+        elif all(v != 0 for v in row):
+            total -= 1
+    return total, [
+        t * 2
+        for t in range(total + 1)
+    ]
+"""
+
+
+def test_comprehensions_give_the_same_truth_on_every_version(sandbox: Sandbox) -> None:
+    """Where a comprehension runs (its own frame or inline, ``COMPREHENSION_FRAMES``)
+    changes which frame its line events belong to, and nothing read from a trace: lines,
+    branch outcomes (a comprehension or generator expression on a header line is no pass
+    through the header), a function's statement sequence, the CodeSense facts."""
+    trace = _run(sandbox, COMPREHENSIONS, "[1, 2]", options=TraceOptions(states=True))
+    assert trace.value == encode((1, [0, 2]))
+    assert trace.lines == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert trace.branches == {"3": {"true": 2, "false": 1, "seq": "TTF"},
+                              "4": {"true": 1, "false": 1, "seq": "FT"},
+                              "6": {"true": 1, "false": 0, "seq": "T"}}
+    assert trace.loops == {"3": 2}
+    (graph,) = (g for g in function_graphs(COMPREHENSIONS).values() if g.name == "f")
+    assert call_sequences(graph, trace.events, trace.frames) == [[2, 3, 4, 6, 7, 3, 4, 5, 3, 8]]
+    function = analyse(COMPREHENSIONS, "f")
+    assert function is not None
+    states = derive.entry_states(function, "f", trace)
+    assert [(f["line"], f["value"]) for f in derive.statement_facts(function, states)] == [
+        (2, ["int", 0]), (4, ["bool", False]), (5, ["int", 1]), (6, ["bool", True]),
+        (7, ["int", -1])]
+    iterations = [f for f in derive.loop_facts(function, states) if f["question"] != "body"]
+    assert iterations == [
+        {"task": "loop", "line": 3, "question": "iterations", "value": ["int", 2]},
+        {"task": "loop", "line": 3, "question": "after", "variable": "total",
+         "value": ["int", 1]},
+        {"task": "loop", "line": 3, "question": "after", "variable": "row",
+         "value": encode([2, -2])}]
+    comprehension_frames = [f["function"] for f in trace.frames if f["function"] != "<genexpr>"]
+    assert comprehension_frames == ["<module>", "f"] + (
+        ["<listcomp>"] * 3 + ["<dictcomp>", "<listcomp>"] if COMPREHENSION_FRAMES
+        else [])
+
+
+GENERATOR_LOOP = """\
+def items(n):
+    yield from range(n)
+
+
+def f(n):
+    total = 0
+    for x in items(n):
+""" + "".join(f"        total += x * {k}\n" for k in range(60)) + """\
+    return total
+"""
+
+
+def test_a_loop_over_a_generator_with_a_long_body_ends_as_any_loop(sandbox: Sandbox) -> None:
+    """Python 3.13.0 reports the end of such a loop as a StopIteration passing through
+    the frame; nothing was raised, and the trace shows nothing of it."""
+    trace = _run(sandbox, GENERATOR_LOOP, "2", options=TraceOptions(states=True))
+    assert trace.value == ["int", sum(range(60))]
+    assert trace.branches["7"] == {"true": 2, "false": 1, "seq": "TTF"}
+    assert "exception" not in [s.get("event") for s in trace.states]
+
+
+SAME_LINE_CALLS = """\
+def g(v):
+    return v
+
+
+def f(a, b):
+    x = a or g(b)
+    if g(a) or g(b):
+        x += 1
+    return x
+"""
+
+
+@pytest.mark.parametrize("recorder", ["lines", "properties"])
+def test_a_line_is_reported_once_however_often_its_calls_return_into_it(
+        sandbox: Sandbox, recorder: str) -> None:
+    """Python 3.12 reports a line again when a call returns into it and a jump forward
+    lands on it (``tracer.REPEATS_LINES``); every version's trace reports it once, and so
+    does the properties recorder's, which passes a condition's clauses through calls."""
+    trace = _run(sandbox, SAME_LINE_CALLS, "0, 1", options=TraceOptions(recorder=recorder))
+    assert trace.value == ["int", 2]
+    assert trace.events == [[1, 0], [5, 0], [6, 1], [2, 2], [7, 1], [2, 3], [2, 4], [8, 1],
+                            [9, 1]]
