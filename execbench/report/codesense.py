@@ -29,7 +29,8 @@ VALUES = ("concrete", "abstract")
 MEASURES = ("strict", "string")
 NOTE = ("strict: type-aware equality of the parsed answer (1 != 1.0 != True); string: the "
         "published benchmark's lower-cased, whitespace-stripped text comparison. Samples "
-        "in brackets.")
+        "in brackets. A published value that is no literal has only the string comparison: "
+        "strict leaves it out, and says 'not comparable' where nothing is left.")
 
 
 def _block(result: dict[str, Any], task: str) -> dict[str, Any]:
@@ -48,9 +49,16 @@ def _headers(keys: list[str], results: list[dict[str, Any]]) -> list[str]:
                      for measure in MEASURES)]
 
 
+NOT_COMPARABLE = "not comparable"
+"""The strict cell of a group whose every sample has no type-aware verdict."""
+
+
 def _cells(group: dict[str, Any] | None) -> list[Cell]:
     group = group or {}
-    return [percent(group.get("strict")), percent(group.get("string_match"))]
+    strict: Cell = percent(group.get("strict"))
+    if strict is None and group.get("not_comparable"):
+        strict = NOT_COMPARABLE
+    return [strict, percent(group.get("string_match"))]
 
 
 def _samples(groups: list[dict[str, Any] | None]) -> str:

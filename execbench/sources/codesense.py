@@ -28,22 +28,28 @@ their truth from it. Which task file a record comes from is told by its keys:
     A plain recorded trace: ``status`` ok and ``value`` the output, for the ``output`` task
     (there are no input instances: the ``input`` task must run the code, which it cannot).
 
-Values are the authors' ``repr`` texts, read with the literal parser; the value a question
-asks for must be a literal, while a value shown as context (the states before a statement)
-that is not one is kept as an opaque ``["object", "unknown", text]``; an argument only has
-to be Python syntax, since the call is shown, never run. Facts from
-the ``_quantized`` files add ``"category"``, the published abstract value (an input/output
-trace carries ``category`` and ``input_category`` instead). Line numbers are lines of the
-program's code, which is the published function with its line-number prefixes stripped.
+Values are the authors' ``repr`` texts, read with the literal parser; a value that is not
+a literal (numpy arrays, objects, ``REPR FAILED``, texts the authors' pipeline cut short),
+whether asked for or shown as context, is kept as the opaque ``["object", "unknown",
+text]``: the tasks show that text and score an answer to it by CodeSense's normalised
+string comparison alone (no strict verdict exists for it). An input/output trace also
+keeps the published output text as ``extra["text"]``. An argument only has to be Python
+syntax, since the call is shown, never run; a statement record's inputs that are not
+(``REPR FAILED``, printed tables) are left out of its call, which its question never
+shows, and kept in the program's ``inputs_not_syntax``. Facts from the ``_quantized``
+files add ``"category"``, the published abstract value (an input/output trace carries
+``category`` and ``input_category`` instead). Line numbers are lines of the program's
+code, which is the published function with its line-number prefixes stripped.
 
-Skip reasons on the published files (counts per file in README.md): the asked value is
-not a Python literal (numpy arrays, objects, ``REPR FAILED``, texts cut short by the
-authors); an argument is not Python syntax (``REPR FAILED``, pandas tables), so no call
-text can be written; a statement's text is on two lines and the recorded states do not tell
-which; a branch question quotes a line that is not line N of the code (the published code
-dropped comments); the code does not compile (cut at a ``#`` inside a string); a loop
-question names no variable, or pytest's ``@py_assert`` temporaries; a loop question's line
-is not a ``for``/``while`` line.
+What is still skipped on the published files (counts per file in README.md): the code
+does not compile (cut at a ``#`` inside a string); a branch question's line is past the
+end of the code; a loop question names no variable (its published answer is one letter)
+or its line is not a ``for``/``while`` line (a generator expression, a line of no loop);
+an input/output record whose input is not Python syntax (its question shows the call).
+Kept as the authors asked them: a branch question about a line the published code blanked
+(it held a comment), or quoting the text of the line next to the one it numbers (the line
+nearest the number that holds the text is meant); a statement on several lines the states
+do not tell apart (the prompt names every one); pytest's ``@py_assert`` temporaries.
 """
 
 from __future__ import annotations
@@ -76,6 +82,10 @@ STATEMENT_KINDS = {"Assignment": "assignment", "Arithmetic Assignment": "arithme
 _YES_NO = {"Yes": True, "No": False}
 _NUMBER = re.compile(r"(\d+)([.:])( ?)")
 _BRANCH_QUESTION = re.compile(r'Is line (\d+), "(.*)" executed when "(.*)" is called\?', re.S)
+_PYTEST_TEMPORARY = re.compile(r"@py_assert\d+")
+"""The temporaries pytest's assertion rewriting adds to an ``assert`` line: not names in the
+code, but the authors recorded them and asked about them, so the question is asked as
+published (the prompt says what the name is)."""
 _LOOP_QUESTIONS = {
     "iterations": re.compile(r"How many times will the loop on line (?P<line>\d+) execute "
                              r"when '(?P<call>.*)' is called\?", re.S),
@@ -107,18 +117,20 @@ def _statement(record: Record) -> Program:
     code, entry_point, function = _function(record.get("Source Code"))
     selected = record.get("Selected Statement").strip()
     answer = record.get("Value After Statement Execution")
-    if published == "Branch":
-        value = ["bool", _yes_no(answer)]
-    else:
-        value = _asked(answer, "the value after the statement")
+    value = ["bool", _yes_no(answer)] if published == "Branch" else _asked(answer)
     states = record.get("Variable States During Runtime", dict)
-    fact = {"task": "statement", "line": _statement_line(code, selected, answer, states),
-            "statement": selected, "kind": STATEMENT_KINDS[published],
+    lines = _statement_lines(code, selected, answer, states)
+    fact: dict[str, Any] = {"task": "statement", "line": lines[0]}
+    if len(lines) > 1:
+        fact["lines"] = lines
+    fact.update({"statement": selected, "kind": STATEMENT_KINDS[published],
             "before": {name: _shown(text) for name, text in
                        record.get("Variable Values Before Statement", dict).items()},
-            "value": value}
-    args = _arguments(function, record.get("Function Input", dict))
-    meta = {"kind": "statement", "statement_type": published}
+            "value": value})
+    args, unshown = _arguments(function, record.get("Function Input", dict))
+    meta: dict[str, Any] = {"kind": "statement", "statement_type": published}
+    if unshown:
+        meta["inputs_not_syntax"] = unshown
     project = record.optional("Program Information") or ""
     if project.startswith("Project Name:"):
         meta["project"] = project.removeprefix("Project Name:").strip()
@@ -133,13 +145,27 @@ def _branch(record: Record) -> Program:
         raise RecordError(f"question {excerpt(question)} is not 'Is line N, \"...\" executed "
                           "when \"f(...)\" is called?'")
     line, quoted, call = int(match[1]), match[2].strip(), match[3]
-    text = _line_text(code, line)
-    if not _same_line(text, quoted):
-        raise RecordError(f"the question quotes {excerpt(quoted)} as line {line}, "
-                          f"but that line is {excerpt(text)}")
-    fact = {"task": "branch", "line": line, "executed": _yes_no(record.get("answer"))}
+    fact = {"task": "branch", "line": _branch_line(code, line, quoted),
+            "executed": _yes_no(record.get("answer"))}
     return _program(record, code, entry_point, _call_arguments(call, entry_point), fact,
                     {"kind": "branch"})
+
+
+def _branch_line(code: str, line: int, quoted: str) -> int:
+    """The line a branch question asks about. The published code blanked whole-line
+    comments (a question quoting one asks about that blank line, as the authors asked it),
+    and some questions number the line one off from the text they quote: then the line
+    nearest ``line`` holding that text is meant."""
+    text = _line_text(code, line)
+    if _same_line(text, quoted) or not text and (not quoted or quoted.startswith("#")):
+        return line
+    holding = [n for n, other in enumerate(code.split("\n")[:-1], 1)
+               if quoted and _same_line(other.strip(), quoted)]
+    nearest = sorted(holding, key=lambda n: abs(n - line))
+    if not nearest or len(nearest) > 1 and abs(nearest[0] - line) == abs(nearest[1] - line):
+        raise RecordError(f"the question quotes {excerpt(quoted)} as line {line}, but that "
+                          f"line is {excerpt(text)}, and no one line nearest it holds the text")
+    return nearest[0]
 
 
 def _loop(record: Record) -> Program:
@@ -156,16 +182,16 @@ def _loop(record: Record) -> Program:
                           "a for or while loop")
     fact: dict[str, Any] = {"task": "loop", "line": loop}
     if kind == "iterations":
-        count = _asked(answer, "the iteration count")
+        count = _asked(answer)
         if count[0] != "int":
             raise RecordError(f"the iteration count {excerpt(answer)} is not a whole number")
         fact.update(question="iterations", value=count)
     elif kind == "body":
         fact.update(at=line, question="body", variable=fields["variable"],
-                    iteration=int(fields["iteration"]), value=_asked(answer, "the value"))
+                    iteration=int(fields["iteration"]), value=_asked(answer))
     else:
         fact.update(question="after", variable=fields["variable"],
-                    value=_asked(answer, "the value"))
+                    value=_asked(answer))
     meta = {"kind": f"loop_{'iteration' if kind == 'iterations' else kind}"}
     if kind == "after":
         meta["post_loop_line"] = post
@@ -176,13 +202,14 @@ def _loop(record: Record) -> Program:
 def _input_output(record: Record) -> Program:
     code, entry_point, _ = _function(record.get("code"))
     output = record.get("output")
-    value = _asked(output, "the output")
-    extra = {}
+    value = _asked(output)
+    extra: dict[str, Any] = {"text": output.strip()}
     if "quantized_value_output" in record.data:
-        extra = {"category": record.get("quantized_value_output"),
-                 "input_category": record.get("quantized_value_input")}
-    trace = Trace(status="ok", value=value, value_repr=values.to_literal(value), extra=extra)
-    meta = {"kind": "input_output", "quantized": bool(extra),
+        extra.update(category=record.get("quantized_value_output"),
+                     input_category=record.get("quantized_value_input"))
+    shown = output.strip() if value[0] == "object" else values.to_literal(value)
+    trace = Trace(status="ok", value=value, value_repr=shown, extra=extra)
+    meta = {"kind": "input_output", "quantized": "category" in extra,
             "difficulty": record.get("category"),
             "cyclomatic_complexity": record.get("cyclomatic_complexity", int),
             "index": record.get("index", int)}
@@ -197,9 +224,9 @@ def _loop_question(question: str) -> tuple[str, dict[str, str]]:
         if match is None:
             continue
         variable = match.groupdict().get("variable")
-        if variable is not None and not variable.isidentifier():
-            raise RecordError(f"the question asks about {variable!r}, which is not a name in "
-                              "the code (pytest's assertion rewriting made it)")
+        if variable is not None and not (variable.isidentifier()
+                                         or _PYTEST_TEMPORARY.fullmatch(variable)):
+            raise RecordError(f"the question asks about {variable!r}, which is not a name")
         return kind, match.groupdict()
     raise RecordError(f"question {excerpt(question)} is none of the loop questions "
                       "(each names a variable)")
@@ -276,21 +303,21 @@ def _same_line(text: str, quoted: str) -> bool:
                            and quoted[len(text):].lstrip().startswith("#"))
 
 
-def _statement_line(code: str, statement: str, answer: str,
-                    states: dict[str, Any]) -> int:
-    """The line holding the selected statement. The states the authors recorded tell
-    apart two lines with the same text: the one where a variable took the answer."""
+def _statement_lines(code: str, statement: str, answer: str,
+                     states: dict[str, Any]) -> list[int]:
+    """The lines that may hold the selected statement. The states the authors recorded tell
+    apart two lines with the same text: the one where a variable took the answer. When
+    they do not, every line with the text is returned: the question (the statement, the
+    values before it) is the same at each, and the prompt names them all."""
     lines = [n for n, text in enumerate(code.split("\n"), 1) if _same_line(text.strip(),
                                                                          statement)]
     if len(lines) > 1:
         recorded = {int(at) for history in states.values() if isinstance(history, list)
                     for at, text in _pairs(history) if text == answer}
         lines = [n for n in lines if n in recorded] or lines
-    if len(lines) != 1:
-        where = ("is nowhere in the function" if not lines else f"is on lines {lines} of the "
-                 "function, and the recorded states do not tell which is meant")
-        raise RecordError(f"the statement {excerpt(statement)} {where}")
-    return lines[0]
+    if not lines:
+        raise RecordError(f"the statement {excerpt(statement)} is nowhere in the function")
+    return lines
 
 
 def _pairs(history: list[Any]) -> list[tuple[float, str]]:
@@ -322,36 +349,42 @@ def _loop_range(record: Record, post: int) -> tuple[int, int]:
 
 
 def _arguments(function: ast.FunctionDef | ast.AsyncFunctionDef,
-               given: dict[str, Any]) -> str:
-    """Argument text for the recorded inputs (``name -> repr``), in the signature's order."""
+               given: dict[str, Any]) -> tuple[str, dict[str, str]]:
+    """Argument text for the recorded inputs (``name -> repr``), in the signature's order,
+    and the inputs left out of it because their text is not Python syntax (``REPR
+    FAILED``, a table's printout): a statement question shows the values before the
+    statement, never the call, so it can be asked without them; they are kept, as the
+    authors wrote them, in the program's ``inputs_not_syntax``."""
     spec = function.args
     parts: list[str] = []
+    unshown: dict[str, str] = {}
+
+    def argument(name: str) -> str | None:
+        text = given[name]
+        if not isinstance(text, str):
+            raise RecordError(f"the input {name!r} is not a text")
+        try:
+            values.parse_expression(text)
+        except values.LiteralError:
+            unshown[name] = text
+            return None
+        return text.strip()
+
     for param in spec.posonlyargs:
-        if param.arg in given:
-            parts.append(_argument(param.arg, given))
+        if param.arg in given and (text := argument(param.arg)) is not None:
+            parts.append(text)
     for param in spec.args:
-        if param.arg in given:
-            parts.append(f"{param.arg}={_argument(param.arg, given)}")
+        if param.arg in given and (text := argument(param.arg)) is not None:
+            parts.append(f"{param.arg}={text}")
     for param, star in ((spec.vararg, "*"), (spec.kwarg, "**")):
         if param is not None and param.arg in given:
-            text = _argument(param.arg, given)
-            if text not in ("()", "{}"):
+            text = argument(param.arg)
+            if text is not None and text not in ("()", "{}"):
                 parts.append(star + text)
     for param in spec.kwonlyargs:
-        if param.arg in given:
-            parts.append(f"{param.arg}={_argument(param.arg, given)}")
-    return ", ".join(parts)
-
-
-def _argument(name: str, given: dict[str, Any]) -> str:
-    text = given[name]
-    if not isinstance(text, str):
-        raise RecordError(f"the input {name!r} is not a text")
-    try:
-        values.parse_expression(text)
-    except values.LiteralError:
-        raise RecordError(f"the input {name!r} is not Python syntax: {excerpt(text)}") from None
-    return text.strip()
+        if param.arg in given and (text := argument(param.arg)) is not None:
+            parts.append(f"{param.arg}={text}")
+    return ", ".join(parts), unshown
 
 
 def _call_arguments(call: str, entry_point: str) -> str:
@@ -366,12 +399,11 @@ def _call_arguments(call: str, entry_point: str) -> str:
 # --------------------------------------------------------------------------- values
 
 
-def _asked(text: str, what: str) -> list:
-    """The typed value a question asks for, which must be a literal."""
-    try:
-        return values.encode(values.parse_literal(text))
-    except values.LiteralError:
-        raise RecordError(f"{what} {excerpt(text.strip())} is not a Python literal") from None
+def _asked(text: str) -> list:
+    """The typed value a question asks for: typed when it is a literal, else the authors'
+    text as an opaque value (``OPAQUE``), which the tasks show and score as the authors did:
+    by CodeSense's normalised string comparison."""
+    return _shown(text.strip())
 
 
 def _shown(text: Any) -> list:

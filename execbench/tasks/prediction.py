@@ -114,6 +114,9 @@ class OutputPrediction(TaskBase):
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         value = _require_ok(trace)
+        if value[:2] == ["object", "unknown"]:
+            # a published output that is no literal: no reading of <ans> scores it yet
+            raise SkipInstance("the recorded output is no literal (the publisher's text only)")
         truth = {"value": value, "repr": trace.value_repr}
         if abstract.VALUES.value(ctx) == "concrete":
             return [{"truth": truth}]

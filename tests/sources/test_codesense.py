@@ -186,10 +186,10 @@ def test_an_input_output_record_is_a_plain_recorded_return(tmp_path: Path) -> No
     trace = call.recorded
     assert trace is not None
     assert (trace.status, trace.value, trace.value_repr, trace.extra) == ("ok", ["int", 1],
-                                                                         "1", {})
+                                                                         "1", {"text": "1"})
     assert plain.meta == {"kind": "input_output", "quantized": False, "difficulty": "Easy",
                           "cyclomatic_complexity": 3, "index": 40}
-    assert abstract.calls[0].recorded.extra == {"category": "Positive Regular",
+    assert abstract.calls[0].recorded.extra == {"text": "1", "category": "Positive Regular",
                                                 "input_category": "Non-Empty tuple"}
 
 
@@ -229,23 +229,20 @@ def test_records_that_cannot_be_read_are_skipped_with_a_reason(tmp_path: Path) -
         {"idx": 14, "something": "else"},
     ]
     loaded = _load(tmp_path, "mixed", _statement(idx=0), *records)
-    assert [p.id for p in loaded.programs] == ["mixed/0"]
+    # a value or an input that is no literal, a branch question quoting the next line and
+    # a pytest temporary are kept as the authors asked them
+    assert [p.id for p in loaded.programs] == ["mixed/0", "mixed/1", "mixed/2", "mixed/5",
+                                               "mixed/10"]
     reasons = {s.id: s.reason for s in loaded.skipped}
     assert all("\n" not in r for r in reasons.values())
     assert reasons == {
-        "mixed/1": "the value after the statement 'array([1, 2])' is not a Python literal",
-        "mixed/2": "the input 'factor' is not Python syntax: 'REPR FAILED'",
         "mixed/3": "the statement 'total = 1' is nowhere in the function",
         "mixed/4": "unknown Statement Type 'Loop'",
-        "mixed/5": "the question quotes 'return i' as line 2, but that line is "
-                   "'for i, item in enumerate(items):'",
         "mixed/6": "the answer 'Maybe' is not Yes or No",
         "mixed/7": "the question's call 'lookup(1)' is not a call of find",
         "mixed/8": "line 3 of the code does not start with '3.'",
         "mixed/9": f"question {no_var[:60]!r}... is none of the loop questions "
                    "(each names a variable)",
-        "mixed/10": "the question asks about '@py_assert1', which is not a name in the code "
-                    "(pytest's assertion rewriting made it)",
         "mixed/11": "line 5 is not the line of a for or while loop",
         "mixed/12": "the code does not start with a def (\"print('no function')\")",
         "mixed/13": "code does not compile: '[' was never closed (line 2)",
@@ -269,19 +266,19 @@ def test_each_kind_of_record_is_detected_as_codesense(tmp_path: Path,
 needs_data = needs_shared_data("codesense")
 
 PUBLISHED = {  # file: (records, programs kept); the data README's counts, then ours
-    "statement_prediction_dataset": (545, 395),
-    "statement_prediction_dataset_python_quantized": (545, 395),
-    "conditional_dataset_python": (233, 208),
+    "statement_prediction_dataset": (545, 545),
+    "statement_prediction_dataset_python_quantized": (545, 545),
+    "conditional_dataset_python": (233, 223),
     "loop_iteration_dataset_python": (107, 104),
     "loop_iteration_dataset_python_quantized": (105, 104),
-    "loop_body_dataset_python": (107, 86),
-    "loop_body_dataset_python_quantized": (107, 86),
-    "loop_final_dataset_python": (104, 85),
-    "loop_final_dataset_python_quantized": (104, 85),
-    "loop_after_dataset_python": (28, 21),
-    "loop_after_dataset_python_quantized": (28, 21),
-    "input_output_dataset_python": (308, 221),
-    "input_output_dataset_python_quantized": (308, 221),
+    "loop_body_dataset_python": (107, 103),
+    "loop_body_dataset_python_quantized": (107, 103),
+    "loop_final_dataset_python": (104, 103),
+    "loop_final_dataset_python_quantized": (104, 103),
+    "loop_after_dataset_python": (28, 28),
+    "loop_after_dataset_python_quantized": (28, 28),
+    "input_output_dataset_python": (308, 266),
+    "input_output_dataset_python_quantized": (308, 266),
 }
 
 REASONS = {"is not a Python literal": "value", "is not Python syntax": "arguments",
@@ -290,14 +287,14 @@ REASONS = {"is not a Python literal": "value", "is not Python syntax": "argument
            "pytest's assertion": "pytest", "none of the loop questions": "no variable",
            "for or while loop": "not a loop", "do not tell which": "ambiguous"}
 SKIPS = {  # file: skips by reason, as listed in README.md
-    "statement_prediction_dataset": {"value": 109, "arguments": 33, "ambiguous": 8},
-    "conditional_dataset_python": {"quoted line": 16, "code": 9},
+    "statement_prediction_dataset": {},
+    "conditional_dataset_python": {"quoted line": 1, "code": 9},
     "loop_iteration_dataset_python": {"not a loop": 2, "code": 1},
     "loop_iteration_dataset_python_quantized": {"code": 1},
-    "loop_body_dataset_python": {"value": 13, "pytest": 4, "no variable": 2, "not a loop": 2},
-    "loop_final_dataset_python": {"value": 13, "pytest": 5, "no variable": 1},
-    "loop_after_dataset_python": {"value": 5, "pytest": 2},
-    "input_output_dataset_python": {"value": 54, "arguments": 32, "code": 1},
+    "loop_body_dataset_python": {"no variable": 2, "not a loop": 2},
+    "loop_final_dataset_python": {"no variable": 1},
+    "loop_after_dataset_python": {},
+    "input_output_dataset_python": {"arguments": 41, "code": 1},
 }
 SKIPS["statement_prediction_dataset_python_quantized"] = SKIPS["statement_prediction_dataset"]
 for _plain in ("loop_body", "loop_final", "loop_after", "input_output"):
@@ -338,11 +335,10 @@ def test_statement_kinds_match_the_data_readme(published: dict[str, Loaded]) -> 
     for name in ("statement_prediction_dataset",
                  "statement_prediction_dataset_python_quantized"):
         kept = collections.Counter(p.meta["statement_type"] for p in published[name].programs)
-        assert kept == {"API": 150, "Branch": 76, "Arithmetic Assignment": 55,
-                        "Assignment": 57, "Constant Assignment": 57}
+        assert kept == published_kinds  # every record is kept
         facts = collections.Counter(_fact(p)["kind"] for p in published[name].programs)
-        assert facts == {"call": 150, "branch": 76, "arithmetic": 55, "assignment": 57,
-                         "constant": 57}
+        assert facts == {"call": 247, "branch": 90, "arithmetic": 72, "assignment": 68,
+                         "constant": 68}
 
 
 @needs_data
@@ -388,7 +384,8 @@ def test_published_records_checked_by_hand(published: dict[str, Loaded]) -> None
     output = by_id["input_output_dataset_python_quantized/0"]
     trace = output.calls[0].recorded
     assert (trace.value, trace.extra) == (["str", "/home/XXX/.tsecrets/testing"],
-                                          {"category": "Mixed String",
+                                          {"text": "'/home/XXX/.tsecrets/testing'",
+                                           "category": "Mixed String",
                                            "input_category": "Non-Empty tuple"})
 
 
@@ -488,16 +485,32 @@ def test_published_categories_agree_with_ours_but_for_known_slips(
             fact = trace.extra["facts"][0] if "facts" in trace.extra else None
             value, given = (fact["value"], fact["category"]) if fact else (
                 trace.value, trace.extra["category"])
+            if value[0] == "object":  # a published text, no literal: no category of ours
+                continue
             ours = abstract.category(value)
             if ours is not None and ours.lower() == given.lower():
                 agreed += 1
             else:
                 branch = fact is not None and fact.get("kind") == "branch"
                 slips["branch statement" if branch else value[0], given] += 1
-    assert agreed == 782
+    assert agreed == 816
     # the authors' mapping files a bool as a number (True: Positive Regular, False: Zero),
     # a Branch statement's value as its answer text (Yes/No: Alphabetic String), and has
     # no category for bytes; everything else agrees
-    assert slips == {("bool", "Positive Regular"): 20, ("bool", "Zero"): 22,
-                     ("branch statement", "Alphabetic String"): 76,
+    assert slips == {("bool", "Positive Regular"): 20, ("bool", "Zero"): 26,
+                     ("branch statement", "Alphabetic String"): 90,
                      ("bytes", "Unknown Type"): 12}
+
+
+@needs_data
+def test_the_published_python_benchmark_is_kept_whole(published: dict[str, Loaded]) -> None:
+    """Issue #22 item 5: at least 1,100 of the 1,124 records the statement, branch and loop
+    tasks read become programs; a value that is no literal is kept as the authors' text."""
+    asked = [name for name in PUBLISHED if not name.endswith("_quantized")
+             and not name.startswith("input_output")]
+    assert sum(PUBLISHED[name][0] for name in asked) == 1124
+    assert sum(len(published[name].programs) for name in asked) >= 1100
+    opaque = [fact["value"] for name in asked for p in published[name].programs
+              for fact in p.calls[0].recorded.extra["facts"]
+              if fact.get("value", [""])[0] == "object"]
+    assert len(opaque) == 140 and all(v[1] == "unknown" for v in opaque)

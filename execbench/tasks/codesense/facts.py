@@ -3,7 +3,9 @@
 A fact is a JSON object whose ``task`` names its kind; the other keys, by kind (values
 are typed JSON, ``sandbox.values``; lines are numbered from 1 in the program's code):
 
-* ``statement``: ``line``, ``statement`` (its text), ``kind`` (one of ``kinds.KINDS``),
+* ``statement``: ``line``, ``statement`` (its text; a published record whose text is on
+  several lines, which its states do not tell apart, adds them all as ``lines``),
+  ``kind`` (one of ``kinds.KINDS``),
   ``before`` (``{name: value}`` of the names it reads, just before it runs) and ``value``
   (its value once it has run: the assigned value, a tuple for several names, or for a
   branch header whether its body was entered);
@@ -171,7 +173,10 @@ class StatementFact(Fact):
         before = self.record["before"]
         values = ", ".join(f"{name} = {_shown(value)}" for name, value in before.items()) \
             if before else "(it reads no variables)"
-        return (f"Statement (line {self.record['line']}):\n{self.record['statement']}\n\n"
+        lines = self.record.get("lines") or [self.record["line"]]
+        where = f"line {lines[0]}" if len(lines) == 1 else \
+            f"line {' or '.join(map(str, lines))}: the text is on each, the same question"
+        return (f"Statement ({where}):\n{self.record['statement']}\n\n"
                 f"Values just before it runs: {values}\n\nWhat is the statement's value once "
                 "it has run?")
 
@@ -254,6 +259,9 @@ class LoopFact(Fact):
                  "body": self._body_question(),
                  "after": f"What is the value of `{variable}` just after execution leaves "
                           "this loop?"}[self.record["question"]]
+        if str(variable).startswith("@py_assert"):
+            asked += (f" (`{variable}` is a temporary that pytest's assertion rewriting adds "
+                      "for an `assert` line, holding a value the assertion computes.)")
         return f"Call: {call}\n\nLoop on line {self.record['line']}. {asked}"
 
     def _body_question(self) -> str:

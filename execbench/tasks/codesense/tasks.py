@@ -84,11 +84,16 @@ def score_concrete(fact: Fact, truth: dict[str, Any], response: str | None,
                    extra: dict[str, Any]) -> Score:
     """Score an answer against a concrete question's truth (a value, a yes/no or a
     mapping, as ``fact`` reads it); ``extra`` (kind, values) is completed with
-    ``string_match``."""
+    ``string_match``. A truth that is not comparable (a published value that is no
+    literal) is judged by the string comparison alone, the only one it allows."""
     text = codesense_answer_text(response)
     extra = {**extra, "string_match": string_match(text, truth["text"])}
     if text is None:
         return unparsable(None, EMPTY, extra)
+    if truth.get("comparable") is False:
+        extra["comparable"] = False
+        return Score(CORRECT if extra["string_match"] else INCORRECT, answer=text,
+                     extra=extra)
     try:
         value = fact.read_answer(text)
     except LiteralError as exc:
@@ -97,11 +102,21 @@ def score_concrete(fact: Fact, truth: dict[str, Any], response: str | None,
                  answer=fact.answer_text(value), extra=extra)
 
 
-def concrete_truth(fact: Fact, value: Encoded) -> dict[str, Any] | None:
-    """The truth of a concrete question (None when the value is not a builtin value)."""
-    if not is_exact(value):
-        return None
-    return {"value": value, "text": fact.answer_text(value)}
+def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
+                   ) -> dict[str, Any] | None:
+    """The truth of a concrete question (None when the value is not a builtin value).
+
+    With ``published`` (the fact came with a recorded trace), a value the publisher wrote
+    only as text, not a literal (``["object", "unknown", text]``, as ``sources.codesense``
+    reads it), is kept as they showed it: ``text`` is their text, compared as CodeSense
+    compares answers (normalised strings), and ``comparable`` False says that no
+    type-aware verdict exists for it. An object our tracer recorded (its type known) is
+    still dropped: its repr is no answer anyone published."""
+    if is_exact(value):
+        return {"value": value, "text": fact.answer_text(value)}
+    if published and value[:2] == ["object", "unknown"] and isinstance(value[-1], str):
+        return {"value": value, "text": value[-1], "comparable": False}
+    return None
 
 
 class CodeSenseTask(TaskBase):
@@ -136,6 +151,7 @@ class CodeSenseTask(TaskBase):
         if not records:
             raise SkipInstance(f"nothing to ask: {self.fact_type.nothing}")
         values = self._values(ctx)
+        published = program.calls[call_index].recorded is not None
         usable: list[tuple[str, tuple[Fact, dict[str, Any]]]] = []
         dropped: Counter[str] = Counter()
         for record in records:
@@ -145,7 +161,8 @@ class CodeSenseTask(TaskBase):
                 continue
             asked = fact.asked
             truth = abstract.truth(asked) if values == "abstract" and is_exact(asked) \
-                else concrete_truth(fact, asked) if values == "concrete" else None
+                else concrete_truth(fact, asked, published=published) if values == "concrete" \
+                else None
             if truth is None:
                 dropped[fact.kind] += 1
                 continue

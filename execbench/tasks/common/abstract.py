@@ -141,11 +141,19 @@ def score(response: str | None, truth: dict[str, Any], extra: dict[str, Any]) ->
 
 
 def _share(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Strict accuracy over the samples a type-aware verdict exists for (those scored
+    ``comparable: False``, published values that are no literal, are left out of it and
+    counted in ``not_comparable``: strict is None when none is left); string-match
+    accuracy over all."""
     total = len(samples)
-    strict = sum(s["verdict"] == CORRECT for s in samples)
+    comparable = [s for s in samples if (s.get("extra") or {}).get("comparable") is not False]
+    strict = sum(s["verdict"] == CORRECT for s in comparable)
     matched = sum(bool((s.get("extra") or {}).get("string_match")) for s in samples)
-    return {"samples": total, "strict": strict / total if total else None,
-            "string_match": matched / total if total else None}
+    share = {"samples": total, "strict": strict / len(comparable) if comparable else None,
+             "string_match": matched / total if total else None}
+    if len(comparable) < total:
+        share["not_comparable"] = total - len(comparable)
+    return share
 
 
 def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instance]

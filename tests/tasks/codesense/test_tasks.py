@@ -193,3 +193,22 @@ def test_the_random_baseline_answers_only_abstract_instances(tmp_path: Path) -> 
         tmp_path / "run")
     samples = read_samples(tmp_path / "run" / "samples.jsonl")
     assert samples and {s.verdict for s in samples.values()} == {"error"}
+
+
+def test_a_published_text_value_is_scored_by_string_match_alone() -> None:
+    """A published value that is no literal is kept, shown as the authors wrote it, and
+    judged by CodeSense's normalised string comparison; strict says it is not comparable."""
+    from execbench.tasks.codesense.facts import LoopFact
+    from execbench.tasks.codesense.tasks import concrete_truth, score_concrete
+
+    value = ["object", "unknown", "array([1, 2])"]
+    fact = LoopFact({"task": "loop", "line": 2, "question": "after", "variable": "a",
+                     "value": value})
+    assert concrete_truth(fact, value) is None  # our own tracer's opaque values: dropped
+    truth = concrete_truth(fact, value, published=True)
+    assert truth == {"value": value, "text": "array([1, 2])", "comparable": False}
+    right = score_concrete(fact, truth, "<ans> Array([1, 2]) </ans>", {})
+    wrong = score_concrete(fact, truth, "<ans>[1, 2]</ans>", {})
+    assert (right.verdict, right.extra) == ("correct", {"string_match": True,
+                                                        "comparable": False})
+    assert (wrong.verdict, wrong.extra["string_match"]) == ("incorrect", False)
