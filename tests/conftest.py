@@ -5,6 +5,7 @@ the default run stays quick for development."""
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
@@ -40,6 +41,16 @@ def sandbox(request: pytest.FixtureRequest, _pools: dict[Limits, Sandbox]) -> Sa
 def corpus(pytestconfig: pytest.Config) -> Corpus:
     """Whole benchmarks under ``--run-slow``, seeded samples of them otherwise."""
     return Corpus(full=pytestconfig.getoption("--run-slow"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests interrupt commands with SIGINT, as Ctrl-C would. A shell without job control
+    (``nohup bash -c '... &'``, some CI runners) starts background jobs with SIGINT
+    ignored, and every process started from them inherits that: the commands would then
+    run to their end. Python's own handler here makes the children start with the default
+    disposition again."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
