@@ -3,12 +3,11 @@ targets that need two arguments, or an element and its neighbour, to move togeth
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from execbench.sandbox.pool import Sandbox
-from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from tests.tasks.test_dexbench import build_counterfactual
 
 # HumanEval/127: the loop of is_prime runs only for an intersection of length 3 or more,
 # which no single edit of (1, 2), (2, 3) gives: both intervals' ends must grow.
@@ -31,18 +30,9 @@ INTERVALS = '''def f(interval1, interval2):
 '''
 
 
-def build(tmp_path: Path, code: str, calls: list[str]) -> tuple[object, list]:
-    source = tmp_path / "programs.jsonl"
-    source.write_text(json.dumps({"id": "p", "code": code, "entry_point": "f",
-                                  "calls": calls}) + "\n")
-    manifest = build_suite([str(source)], tmp_path / "suite",
-                           BuildOptions(tasks=["counterfactual"], workers=1))
-    return manifest, load_suite(tmp_path / "suite")[1]
-
-
 def test_a_target_two_arguments_must_move_for_is_reached(tmp_path: Path,
                                                          sandbox: Sandbox) -> None:
-    manifest, [instance] = build(tmp_path, INTERVALS, ["(1, 2), (2, 3)"])
+    manifest, [instance] = build_counterfactual(tmp_path, INTERVALS, ["(1, 2), (2, 3)"])
     truth = instance.data["truth"]
     assert truth["line"] == 7 and instance.args == "(1, 2), (2, 3)"
     task = get_task("counterfactual")
@@ -55,7 +45,7 @@ def test_a_target_no_input_reaches_is_skipped_with_its_line(tmp_path: Path) -> N
     shape): the search tries every round, and the manifest names the branch it could not enter."""
     code = ("def f(n):\n    def small(k):\n        if k < 2:\n            return True\n"
             "        return False\n    return [small(j) for j in range(2, n + 2)]\n")
-    manifest, instances = build(tmp_path, code, ["3"])
+    manifest, instances = build_counterfactual(tmp_path, code, ["3"])
     assert instances == []
     [skip] = [s for s in manifest.skipped if s.task == "counterfactual"]
     assert skip.reason == "no input reaching line 3 that can be written as literal " \
@@ -74,5 +64,5 @@ def test_what_the_conditions_test_is_tried(tmp_path: Path) -> None:
                                 (codes, "'os||agx5'", "'os||agx5='")):
         folder = tmp_path / str(len(code))
         folder.mkdir()
-        _, [instance] = build(folder, code, [call])
+        _, [instance] = build_counterfactual(folder, code, [call])
         assert instance.data["truth"]["witness"] == witness
