@@ -160,9 +160,9 @@ class HttpModel(ModelBase, ABC):
     def assembly(self) -> Assembly:
         """A fresh assembly of one streamed reply."""
 
+    @abstractmethod
     def served_name(self) -> str:
         """The model as requests name it, looked for in the server's model list."""
-        return self.name
 
     def max_tokens(self, config: GenerateConfig) -> int | None:
         """The token limit requests carry (None: the server's own)."""
