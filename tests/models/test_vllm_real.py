@@ -38,6 +38,7 @@ from execbench.models import get_model
 from execbench.models.managed import ManagedModel
 from tests.helpers.cli import execbench
 from tests.helpers.waiting import eventually
+from tests.models.test_managed import alive
 from tests.test_runner import PROGRAMS, make_suite, raw_lines
 
 ROOT = Path(__file__).parents[2]
@@ -125,15 +126,6 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     programs[LONG] = (f"def {LONG}(x):\n{padding}    return x\n", "1")
     folder, _ = make_suite(tmp_path_factory.mktemp("vllm-suite"), programs)
     return folder
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def in_group(pgid: int) -> list[int]:
