@@ -23,7 +23,7 @@ from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
-from execbench.sources import Loaded, SourceError, load_source
+from execbench.sources import FORMATS, Loaded, SourceError, load_source
 from execbench.tasks.base import (
     STEP_SHARE,
     BuildContext,
@@ -49,9 +49,15 @@ class SuiteError(Exception):
     """The suite cannot be built or read (no usable source, missing files, bad schema)."""
 
 
+DEFAULT_TASKS = ("output", "input")
+"""What a build without ``--tasks`` makes of a source whose format holds no task of its
+own (``Format.tasks``)."""
+
+
 @dataclass
 class BuildOptions:
-    tasks: list[str]
+    tasks: list[str] | None
+    """None: the tasks the sources hold (``held_tasks``)."""
     seed: int = 0
     limit: int | None = None
     """Use only the first N programs (over all sources, in order)."""
@@ -109,6 +115,8 @@ class _Build:
     traces: list[Trace] = field(default_factory=list)
     instances: list[Instance] = field(default_factory=list)
     per_task: dict[str, int] = field(default_factory=dict)
+    held_tasks: list[str] = field(default_factory=list)
+    """The tasks the sources hold, in source order (``DEFAULT_TASKS`` for most formats)."""
 
 
 def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
@@ -119,12 +127,12 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     already in ``out`` (without ``overwrite``) stop the build before any program runs."""
     if options.mutate and options.buggy:
         raise SuiteError("--mutate and --buggy each replace the programs: choose one")
-    tasks = [get_task(name) for name in options.tasks]
-    try:
-        check_options(tasks, options.task_options)
-    except OptionError as exc:
-        raise SuiteError(str(exc)) from None
+    if options.tasks is not None:
+        _checked_tasks(options)
     build = _read_sources(specs, options, warn)
+    if options.tasks is None:
+        options = replace(options, tasks=build.held_tasks)
+    tasks = _checked_tasks(options)
     _check_out(out, options, build.sources)
     try:
         recording = combined(task.trace_options for task in tasks)
@@ -148,6 +156,16 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         except OptionError as exc:
             raise SuiteError(str(exc)) from None
     return _write_suite(out, options, tasks, build)
+
+
+def _checked_tasks(options: BuildOptions) -> list[Task]:
+    """The build's tasks, once their ``-T`` options are known to apply."""
+    tasks = [get_task(name) for name in options.tasks or ()]
+    try:
+        check_options(tasks, options.task_options)
+    except OptionError as exc:
+        raise SuiteError(str(exc)) from None
+    return tasks
 
 
 def _read_sources(specs: Iterable[str], options: BuildOptions,
@@ -181,6 +199,10 @@ def _read_sources(specs: Iterable[str], options: BuildOptions,
             seen.add(program.id)
             build.programs.append(program)
             kept += 1
+        held = FORMATS.get(loaded.format).tasks
+        for task in held(loaded.programs) if held else DEFAULT_TASKS:
+            if task not in build.held_tasks:
+                build.held_tasks.append(task)
         build.sources.append(SuiteSource(name=loaded.name, format=loaded.format,
                                          origin=loaded.origin, sha256=loaded.sha256,
                                          programs=kept, skipped=len(listed)))
@@ -210,7 +232,7 @@ def _write_suite(out: Path, options: BuildOptions, tasks: list[Task], build: _Bu
             programs=len(build.programs), calls=len(build.calls), instances=len(instances),
             by_task=build.per_task, skipped=SkipCounts.of(build.skipped),
             programs_by_task={task: len({i.program_id for i in instances if i.task == task})
-                              for task in options.tasks}),
+                              for task in options.tasks or ()}),
         expected_output_mismatches=[
             f"{p.id}#{i}" for (p, i), t in zip(build.calls, build.traces, strict=True)
             if _expected_mismatch(p, i, t)],

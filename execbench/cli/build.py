@@ -30,7 +30,9 @@ def build(
         help="JSONL files (.jsonl/.jsonl.gz), folders of .py files, 'humaneval' (the "
              "packaged HumanEval) or 'dsl' (sampled DSL-List programs).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
-    tasks: Annotated[str, typer.Option(help="Comma-separated task names.")] = "output,input",
+    tasks: Annotated[str | None, typer.Option(
+        help="Comma-separated task names (default: the task a CodeSense file holds, else "
+             "output,input).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
     limit: Annotated[int | None, typer.Option(help="Use only the first N programs.")] = None,
     fmt: Annotated[str | None, typer.Option(
@@ -71,7 +73,7 @@ def build(
 
     counts_at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
                          "--workers": workers, "--max-steps": max_steps})
-    names = task_list(tasks)
+    names = None if tasks is None else task_list(tasks)
     if fmt is not None and fmt not in FORMATS:
         fail(str(FORMATS.unknown([fmt])))
     if count is not None and not any(spec == GENERATED and not Path(spec).exists()

@@ -1,9 +1,10 @@
 """The CodeSense report: accuracy per statement kind (the paper's Figure 4), by block size
-(Figure 3a), per loop question (Figure 5a), on branches, and abstract against concrete
-values (Figure 7), one pair of columns per run: ``strict`` is execbench's verdict (values
-read with the literal parser, type-aware equality), ``string`` whether the paper's
-normalised string comparison would have accepted the same answer, so numbers can be set
-beside the published ones and the gap between the two read off.
+(Figure 3a), per loop question (Figure 5a), on branches, on function outputs, and abstract
+against concrete values (Figure 7), one pair of columns per run: ``strict`` is
+execbench's verdict (values read with the literal parser, type-aware equality),
+``string`` whether the paper's normalised string comparison would have accepted the same
+answer, so numbers can be set beside the published ones and the gap between the two read
+off.
 
 Reads only ``task_metrics.<task>`` of each run's ``results.json`` (the tasks' summaries);
 the figure needs the ``plot`` extra (matplotlib), imported only when a figure is asked for.
@@ -22,6 +23,7 @@ SECTIONS = (
     ("block", "Program state after the first k statements, by k (% of samples)", ()),
     ("loop", "Loop properties (% of samples)", ("iterations", "body", "final", "after")),
     ("branch", "Branches: is the line executed (% of samples)", ("branch",)),
+    ("output", "Function output: the value a call returns (% of samples)", ("output",)),
 )
 """(task, title, the order its kinds are shown in): the keys of ``task_metrics.TASK`` this
 report reads. Kinds a run has beyond the listed ones follow in name order (block sizes)."""

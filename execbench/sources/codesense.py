@@ -110,6 +110,18 @@ def build(record: Record) -> Program:
                       "input/output keys)")
 
 
+def held_tasks(programs: list[Program]) -> list[str]:
+    """The tasks whose questions the programs' records hold, in name order: each file
+    holds one (``output`` for an input/output file), so a build of it needs no
+    ``--tasks``."""
+    held: set[str] = set()
+    for program in programs:
+        trace = program.calls[0].recorded
+        facts = trace.extra.get("facts") if trace is not None else None
+        held.update([fact["task"] for fact in facts] if facts else ["output"])
+    return sorted(held)
+
+
 def _statement(record: Record) -> Program:
     published = record.get("Statement Type")
     if published not in STATEMENT_KINDS:

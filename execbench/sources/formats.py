@@ -37,6 +37,9 @@ class Format:
     build: Callable[[Record, Reading], Program] | None = None
     detect: tuple[frozenset[str], ...] = ()
     """Key sets: a file whose first record has every key of one of them is in this format."""
+    tasks: Callable[[list[Program]], list[str]] | None = None
+    """The tasks a build without ``--tasks`` makes of a file's programs, for a format whose
+    files each hold one published task; None for the usual output and input prediction."""
 
 
 FORMATS: Registry[Format] = Registry("format")
@@ -47,7 +50,8 @@ input/output record CRUXEval's)."""
 FORMATS.register("codesense", Format(
     "CodeSense's published Python task files (statement, branch, loop, input/output, "
     "quantized); recorded truth, never run",
-    codesense.ID_KEY, lambda record, _: codesense.build(record), codesense.KEY_SETS))
+    codesense.ID_KEY, lambda record, _: codesense.build(record), codesense.KEY_SETS,
+    codesense.held_tasks))
 FORMATS.register("cruxeval", Format(
     "JSONL with id, code, input, output (CRUXEval); entry point f",
     cruxeval.ID_KEY, lambda record, _: cruxeval.build(record),

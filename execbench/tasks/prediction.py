@@ -2,7 +2,10 @@
 
 With ``-T values=abstract`` the output task asks for the category of the returned value
 instead (CodeSense's abstract values, ``codesense.abstract``); its instances then carry
-``values: "abstract"`` and its scores the CodeSense fields. The input task skips calls
+``values: "abstract"`` and its scores the CodeSense fields. An output CodeSense published
+(a recorded trace) is asked in CodeSense's style too, with its concrete value: the answer
+is read from ``<ans>`` tags or our block, ``string_match`` is recorded, and a value the
+authors wrote only as text is scored by that string comparison alone. The input task skips calls
 whose trace was recorded where they ran: their code may not run alone, and an input
 answer can only be checked by running it.
 
@@ -46,6 +49,7 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
 from execbench.tasks.codesense.facts import OutputFact
+from execbench.tasks.codesense.tasks import concrete_truth, score_concrete
 from execbench.tasks.common import abstract
 from execbench.tasks.common.answers import (
     EMPTY,
@@ -96,6 +100,25 @@ def assertion_response(instance: Instance, value: str) -> str:
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
 
 
+def _codesense_style(instance: Instance) -> bool:
+    """Whether the instance asks its question as the CodeSense tasks do (numbered code, the
+    call, the value alone as the answer, ``<ans>`` read too, ``string_match`` recorded):
+    with abstract values, and for an output CodeSense published."""
+    return instance.data.get("kind") == "output"
+
+
+def _published(trace: Trace) -> dict[str, Any]:
+    """An output a publisher recorded (CodeSense), asked in their style: a value they wrote
+    only as text is kept, scored by their string comparison (``concrete_truth``)."""
+    truth = None
+    if trace.status == "ok" and trace.value is not None:
+        truth = concrete_truth(OutputFact({}), trace.value, published=True)
+    if truth is None:
+        raise SkipInstance(no_value(trace) or "the recorded output has no literal form")
+    return {"truth": {**truth, "repr": trace.value_repr}, "values": "concrete",
+            "kind": "output"}
+
+
 def _require_ok(trace: Trace) -> list[Any]:
     """The value the call returned; ``SkipInstance`` when there is none to ask about."""
     reason = no_value(trace)
@@ -113,12 +136,12 @@ class OutputPrediction(TaskBase):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
+        concrete = abstract.VALUES.value(ctx) == "concrete"
+        if concrete and program.calls[call_index].recorded is not None:
+            return [_published(trace)]
         value = _require_ok(trace)
-        if value[:2] == ["object", "unknown"]:
-            # a published output that is no literal: no reading of <ans> scores it yet
-            raise SkipInstance("the recorded output is no literal (the publisher's text only)")
         truth = {"value": value, "repr": trace.value_repr}
-        if abstract.VALUES.value(ctx) == "concrete":
+        if concrete:
             return [{"truth": truth}]
         category = abstract.truth(value)
         if category is None:
@@ -127,8 +150,8 @@ class OutputPrediction(TaskBase):
         return [{"truth": {**truth, **category}, "values": "abstract", "kind": "output"}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        if instance.data.get("values") == "abstract":
-            text = codesense_prompts.render(OutputFact({}), "abstract", shots,
+        if _codesense_style(instance):
+            text = codesense_prompts.render(OutputFact({}), instance.data["values"], shots,
                                             instance.code, instance.call)
             return [{"role": "user", "content": text}]
         parts = [_OUTPUT_INTRO]
@@ -141,23 +164,27 @@ class OutputPrediction(TaskBase):
 
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any] | None:
-        """With abstract values, the CodeSense tasks' summary (strict and string-match
-        accuracy); None otherwise, so that other runs' results keep their shape."""
-        if not any(instances[s["instance_id"]].data.get("values") == "abstract"
-                   for s in samples):
+        """For questions in CodeSense's style, the CodeSense tasks' summary (strict and
+        string-match accuracy); None otherwise, so that other runs' results keep their
+        shape."""
+        if not any(_codesense_style(instances[s["instance_id"]]) for s in samples):
             return None
         return abstract.summarize_by_kind(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:
-        if instance.data.get("values") == "abstract":
-            return f"[ANSWER]\n{instance.data['truth']['category']}\n[/ANSWER]"
+        if _codesense_style(instance):
+            truth = instance.data["truth"]
+            text = truth["category" if instance.data["values"] == "abstract" else "text"]
+            return f"[ANSWER]\n{text}\n[/ANSWER]"
         return assertion_response(instance, instance.data["truth"]["repr"])
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        if instance.data.get("values") == "abstract":
-            return abstract.score(response, instance.data["truth"],
-                                  {"kind": "output", "values": "abstract"})
+        if _codesense_style(instance):
+            extra = {"kind": "output", "values": instance.data["values"]}
+            if instance.data["values"] == "abstract":
+                return abstract.score(response, instance.data["truth"], extra)
+            return score_concrete(OutputFact({}), instance.data["truth"], response, extra)
         text = answer_text(response)
         try:
             value = read_value(text)

@@ -14,6 +14,7 @@ import pytest
 
 from execbench.program import Program
 from execbench.sources import Loaded, detect_format, load_source
+from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import task_names
 from execbench.tasks.common import abstract
 from tests.helpers.cli import execbench
@@ -417,18 +418,49 @@ def _build_run_report(tmp_path: Path, source: Path, *options: str) -> dict[str, 
     assert done.exit_code == 0, done.stderr
     manifest = json.loads((suite / "manifest.json").read_text())
     results = json.loads((run / "results.json").read_text())
-    return {"manifest": manifest, "metrics": results["metrics"], "report": done.stdout}
+    return {"manifest": manifest, "metrics": results["metrics"],
+            "task_metrics": results["task_metrics"], "report": done.stdout}
 
 
 @needs_data
 def test_the_output_task_on_published_inputs_and_outputs(tmp_path: Path) -> None:
-    found = _build_run_report(tmp_path, DATA / "input_output_dataset_python.jsonl.gz",
-                              "--tasks", "output")
+    """Every kept input/output record is asked, outputs the authors wrote only as text
+    too (scored by the string comparison), in CodeSense's style: numbered code, the value
+    alone as the answer, ``string_match`` recorded."""
+    found = _build_run_report(tmp_path, DATA / "input_output_dataset_python.jsonl.gz")
     manifest = found["manifest"]
-    assert manifest["counts"]["by_task"] == {"output": 221}
-    assert len(manifest["recorded_instances"]) == 221
+    assert manifest["tasks"] == ["output"]  # the task the file holds
+    assert manifest["counts"]["by_task"] == {"output": 266}
+    assert len(manifest["recorded_instances"]) == 266
     assert found["metrics"]["output"]["all"]["pass@1"] == 1.0
+    assert found["task_metrics"]["output"]["all"] == {
+        "samples": 266, "strict": 1.0, "string_match": 1.0, "not_comparable": 45}
     assert "100.0" in found["report"]
+
+
+HELD = {"statement": "statement", "conditional": "branch", "loop": "loop",
+        "input_output": "output"}
+
+
+@needs_data
+def test_a_published_file_built_without_tasks_builds_the_task_it_holds(
+        tmp_path: Path) -> None:
+    """Issue #22 item 5: ``build FILE`` with no ``--tasks`` builds the task the CodeSense
+    file holds, every kept record an instance (before, it built output and input, and got
+    nothing from the statement, branch and loop files). Beside another source, the usual
+    output and input prediction come too."""
+    for name, (_, kept) in PUBLISHED.items():
+        task = next(task for prefix, task in HELD.items() if name.startswith(prefix))
+        suite = tmp_path / name
+        manifest = build_suite([str(DATA / f"{name}.jsonl.gz")], suite,
+                               BuildOptions(tasks=None, workers=1))
+        assert manifest.recipe.tasks == [task], name
+        assert manifest.counts.by_task == {task: kept}, name
+    mixed = build_suite([str(DATA / "conditional_dataset_python.jsonl.gz"), "humaneval"],
+                        tmp_path / "mixed", BuildOptions(tasks=None, limit=224, workers=1))
+    assert mixed.recipe.tasks == ["branch", "output", "input"]
+    # HumanEval/0's run gives branch facts of its own, asked too
+    assert mixed.counts.programs_by_task == {"branch": 224, "output": 1, "input": 1}
 
 
 CODESENSE_TASKS = {"statement": ["statement_prediction_dataset"],
