@@ -48,9 +48,15 @@ SAMPLES = "samples.jsonl"
 RUN_CONFIG = "run.json"
 RESULTS = "results.json"
 
-PINNED = ("suite_sha256", "model", "base_url", "model_args", "shots", "temperature", "top_p",
+PINNED = ("suite_sha256", "model", "model_args", "shots", "temperature", "top_p",
           "max_tokens", "seed")
-"""Settings that change what a sample means: resuming with other values would mix runs."""
+"""Settings that change what a sample means: resuming with other values would mix runs.
+The endpoint is not one of them: the same model may come back at another host or port (a
+scheduler's usual case), and each sample records the endpoint that answered it; run.json
+lists every base URL the run used (``base_urls``)."""
+SUITE_FILES = ("instances.jsonl", "manifest.json")
+"""What marks a folder as a suite (``suite.INSTANCES``, ``suite.MANIFEST``): a run is never
+written into one."""
 RESUME_REMEDY = "use a new --out folder (or the same settings to resume)"
 """What a refusal to resume tells the user to do instead."""
 
@@ -106,7 +112,8 @@ class RunConfig:
 
         return cls(suite=record["suite"], model=value("model"), n=record["n"],
                    shots=value("shots"), limit=record["limit"], tasks=record["tasks"],
-                   base_url=value("base_url"), model_args=value("model_args"),
+                   base_url=record.get("base_url", pinned.get("base_url")),
+                   model_args=value("model_args"),
                    generate=GenerateConfig(**record["generate"]),
                    price_input=record.get("price_input"), price_output=record.get("price_output"))
 
@@ -263,15 +270,44 @@ def _read_run_json(out: Path) -> dict[str, Any]:
     return record
 
 
+def check_out(out: Path) -> None:
+    """Refuse an ``--out`` that holds something other than a run: samples written beside a
+    suite's files would make it a folder of both (and the suite could not be rebuilt), and
+    a folder of other files is most likely a mistyped path."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise RunError(f"--out {out} is a file, not a folder; choose a folder for the run")
+    if any((out / name).exists() for name in SUITE_FILES):
+        raise RunError(f"--out {out} is a suite folder (it has {SUITE_FILES[0]}); a run needs "
+                       "a folder of its own: name a new one, or leave --out off for "
+                       "runs/MODEL_SUITE_TIME")
+    names = {path.name for path in out.iterdir()}
+    if names and not names & {RUN_CONFIG, SAMPLES, RESULTS}:
+        shown = ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")
+        raise RunError(f"--out {out} holds other files ({shown}) and no run; choose an "
+                       "empty or new folder")
+
+
+def answered_nothing(out: Path) -> bool:
+    """Whether the run in ``out`` has no answer logged (no log, or only failed requests):
+    such a run pins nothing, so the next command may name other settings (the right URL
+    after a dead one, a fixed model name) and take the folder over."""
+    return all(sample.verdict == "error" for sample in read_samples(out / SAMPLES).values())
+
+
 def check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, Any] | None:
-    """The ``run.json`` of the run in ``out`` (None if there is none yet), after refusing
-    if any setting it pinned differs from ``pinned``: resuming would mix two runs in one
-    log, and re-scoring would judge the logged answers against instances they were not
-    given for. ``remedy`` ends the message with what the user can do instead."""
+    """The ``run.json`` of the run in ``out`` (None if there is none yet, or if it answered
+    nothing), after refusing if any setting it pinned differs from ``pinned``: resuming
+    would mix two runs in one log, and re-scoring would judge the logged answers against
+    instances they were not given for. ``remedy`` ends the message with what the user can
+    do instead."""
     if not (out / RUN_CONFIG).exists():
         return None
     earlier = _read_run_json(out)
     changed = [k for k in PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
+    if changed and answered_nothing(out):
+        return None
     if changed:
         raise RunError(f"{out} holds a run with different {', '.join(changed)}; {remedy}")
     return earlier
@@ -282,10 +318,19 @@ def pin(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
     with fewer samples, a lower limit or fewer tasks does not hide what is logged)."""
     scope: dict[str, Any] = {"n": config.n, "limit": config.limit, "tasks": config.tasks}
     earlier = check_pinned(out, pinned, RESUME_REMEDY)
-    sessions: list[dict[str, Any]] = []
+    if earlier is None and (out / RUN_CONFIG).exists():
+        # a run that answered nothing, under other settings: its failed requests are not
+        # this run's samples, and its sessions stay in run.json to say what was tried
+        sessions = _read_run_json(out).get("sessions", [])
+        (out / SAMPLES).unlink(missing_ok=True)
+    else:
+        sessions = [] if earlier is None else earlier.get("sessions", [])
+    base_urls = [] if earlier is None else list(earlier.get("base_urls", [
+        earlier["base_url"]] if earlier.get("base_url") else []))
+    if config.base_url is not None and config.base_url not in base_urls:
+        base_urls.append(config.base_url)
     prices = {"price_input": config.price_input, "price_output": config.price_output}
     if earlier is not None:
-        sessions = earlier.get("sessions", [])
         if config.price_input is None and config.price_output is None:
             prices = {key: earlier.get(key) for key in prices}
         scope["n"] = max(config.n, earlier["n"])
@@ -298,7 +343,8 @@ def pin(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
         else:
             scope["tasks"] = None
     record = {"schema_version": SCHEMA_VERSION, "execbench_version": __version__,
-              "pinned": pinned, **config.record(), **scope, **prices, "sessions": sessions}
+              "pinned": pinned, **config.record(), **scope, **prices, "base_urls": base_urls,
+              "sessions": sessions}
     _write_json(out / RUN_CONFIG, record)
 
 

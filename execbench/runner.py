@@ -36,6 +36,7 @@ from execbench.rundir import (
     SampleCounts,
     SampleLog,
     begin_session,
+    check_out,
     check_pinned,
     end_session,
     load_run_config,
@@ -316,6 +317,7 @@ def plan(config: RunConfig, out: Path) -> Plan:
     # the run folder is pinned to it.
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
     model.check(sorted({inst.task for inst in chosen}))
+    check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     pin(out, config.pinned(suite.sha256), config)
     done = read_samples(out / SAMPLES, repair=True)
@@ -330,6 +332,7 @@ def preview(config: RunConfig, out: Path) -> Plan:
     config.validate()
     suite = Suite.load(config.suite)
     chosen = _chosen(config, suite)
+    check_out(out)
     check_pinned(out, config.pinned(suite.sha256), RESUME_REMEDY)
     return Plan(suite, None, _missing(chosen, config, read_samples(out / SAMPLES)),
                 len(chosen) * config.n)

@@ -264,6 +264,26 @@ def test_run_refuses_a_count_below_one(tiny: Path, tmp_path: Path,
     assert not (tmp_path / "run").exists()
 
 
+def test_flags_users_know_from_other_tools(tiny: Path, tmp_path: Path) -> None:
+    """Issue #23: ``-h``, ``--num-samples`` beside ``-n``, on/off flags shown and taken
+    without a value, a family's name in ``--tasks``."""
+    for command in ("build", "run", "report", "score", "show", "ls", "harvest", "doctor"):
+        helped = execbench(command, "-h", env={"COLUMNS": "200"})
+        assert helped.exit_code == 0 and "Usage:" in helped.stdout, command
+    helped = execbench("run", "-h", env={"COLUMNS": "200"}).stdout
+    assert "--num-samples" in helped and "--no-dry-run" not in helped
+    dry_run = next(line for line in helped.splitlines() if "--dry-run" in line)
+    assert "<bool>" not in dry_run
+    done = execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out",
+                     tmp_path / "run", "--num-samples", 2, "--tasks", "prediction")
+    assert done.exit_code == 0, done.stderr
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (record["n"], record["tasks"]) == (2, ["input", "output"])
+    refused = execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out",
+                        tmp_path / "other", "--dry-run=yes")
+    assert refused.exit_code == 2 and "does not take a value" in refused.stderr
+
+
 def test_run_takes_up_to_three_shots(tiny: Path, tmp_path: Path) -> None:
     # CodeSense's abstract prompts show three worked examples; no task has more.
     refused = execbench("run", "--suite", tiny, "--model", "reference/oracle",

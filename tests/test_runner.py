@@ -634,6 +634,72 @@ def test_a_dead_endpoint_ends_the_run_at_once(small: tuple[Path, list[dict]],
     assert not (out / runner.SAMPLES).exists() or not (out / runner.SAMPLES).read_bytes()
 
 
+def test_a_run_that_answered_nothing_pins_nothing(small: tuple[Path, list[dict]],
+                                                  tmp_path: Path) -> None:
+    """Issue #23: a run against a dead URL, then the right URL (and, once the first was
+    fixed, another setting) into the same folder goes on, where it was refused as "a run
+    with different base_url". The failed attempt stays in run.json's sessions."""
+    suite, instances = small
+    out = tmp_path / "run"
+    dead = execbench("run", "--suite", suite, "--model", MODEL, "--model-base-url",
+                     dead_url(), "--out", out)
+    assert dead.exit_code == 3, dead.stderr
+    with FakeServer(scripted(instances, mixed)) as server:
+        done = execbench(*run_args(suite, server, out, "--temperature", 0.5))
+    assert done.exit_code == 0, done.stderr
+    assert results_of(out)["counts"]["samples"] == len(instances)
+    record = json.loads((out / runner.RUN_CONFIG).read_text())
+    assert record["base_urls"] == [server.base_url]
+    assert [s["outcome"].split(":")[0] for s in record["sessions"]] == ["stopped", "completed"]
+
+
+def test_a_resume_at_a_new_url_goes_on_and_records_both(small: tuple[Path, list[dict]],
+                                                        tmp_path: Path) -> None:
+    """The endpoint is not part of a run's identity: the same model back at another port
+    resumes the run; each sample says which server answered it, run.json lists both."""
+    suite, instances = small
+    out = tmp_path / "run"
+    with FakeServer(scripted(instances, mixed)) as first:
+        assert execbench(*run_args(suite, first, out, "--limit", 1)).exit_code == 0
+    with FakeServer(scripted(instances, mixed)) as second:
+        resumed = execbench(*run_args(suite, second, out))
+    assert resumed.exit_code == 0, resumed.stderr
+    endpoints = Counter(rec["endpoint"] for rec in raw_lines(out))
+    assert endpoints == {first.base_url: 2, second.base_url: len(instances) - 2}
+    assert json.loads((out / runner.RUN_CONFIG).read_text())["base_urls"] == [
+        first.base_url, second.base_url]
+    assert results_of(out)["run"]["base_url"] == second.base_url
+
+
+def test_a_suite_folder_or_a_folder_of_other_files_is_no_run_folder(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    suite, _ = small
+    before = sorted(path.name for path in suite.iterdir())
+    refused = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", suite)
+    assert refused.exit_code == 2
+    assert f"--out {suite} is a suite folder" in flat(refused.stderr)
+    assert sorted(path.name for path in suite.iterdir()) == before
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("x")
+    refused = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", other)
+    assert refused.exit_code == 2 and "holds other files (todo.txt)" in flat(refused.stderr)
+
+
+def test_a_run_without_out_gets_a_folder_under_runs(small: tuple[Path, list[dict]],
+                                                    tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    suite, instances = small
+    monkeypatch.chdir(tmp_path)
+    done = execbench("run", "--suite", suite, "--model", "reference/oracle")
+    assert done.exit_code == 0, done.stderr
+    made = list((tmp_path / "runs").iterdir())
+    assert len(made) == 1 and made[0].name.startswith(f"reference-oracle_{suite.name}_")
+    assert f"run folder: runs/{made[0].name} (to resume, add --out runs/{made[0].name})" \
+        in done.stderr
+    assert results_of(made[0])["counts"]["samples"] == len(instances)
+
+
 def test_a_server_that_dies_trips_the_breaker_and_the_run_resumes(
         wide: tuple[Path, list[dict]], tmp_path: Path) -> None:
     """A server that stops mid-run: the run stops with exit 3 after a few refused

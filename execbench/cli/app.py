@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Mapping
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -17,10 +17,17 @@ from execbench import __version__
 from execbench.settings import SettingError, at_least_one
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Build execution-reasoning benchmarks and evaluate models on them.")
 # soft_wrap: a message piped to a log stays on one line instead of wrapping at 80 columns.
 err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
+
+
+def flag(name: str, help: str) -> Any:  # noqa: A002 - typer's own keyword
+    """A plain on/off option (``--dry-run``, no ``--no-dry-run``), shown without a value
+    placeholder in the help: it takes none."""
+    return typer.Option(name, metavar="", help=help)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -71,19 +78,24 @@ def print_results(results: list[dict]) -> None:
 
 
 @app.callback(invoke_without_command=True)
-def _main(version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False
-          ) -> None:
+def _main(version: Annotated[bool, flag("--version", "Print the version.")] = False) -> None:
     if version:
         out.print(f"execbench {__version__}")
         raise typer.Exit()
 
 
 def task_list(text: str, *, known_only: bool = True) -> list[str]:
-    """The task names of a --tasks value; an empty list is refused, and so is a name no
-    task has unless ``known_only`` is off (a run says which tasks its suite has instead)."""
-    from execbench.tasks.base import TASKS
+    """The task names of a --tasks value, a family's name standing for its tasks (``ls
+    tasks`` lists them); an empty list is refused, and so is a name no task or family has
+    unless ``known_only`` is off (a run says which tasks its suite has instead)."""
+    from execbench.tasks.base import TASKS, families
 
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    grouped = families()
+    names: list[str] = []
+    for given in (t.strip() for t in text.split(",")):
+        for name in grouped.get(given, [given]) if given not in TASKS else [given]:
+            if name and name not in names:
+                names.append(name)
     if not names:
         fail(f"--tasks names no task; known tasks: {', '.join(TASKS.names())}")
     unknown = [t for t in names if t not in TASKS]

@@ -11,6 +11,7 @@ from execbench.cli.app import (
     counts_at_least_one,
     err,
     fail,
+    flag,
     out,
     pairs,
     progress_bar,
@@ -40,17 +41,18 @@ def build(
                          "them).")] = None,
     max_calls: Annotated[int | None, typer.Option(
         help="At most K calls per program, chosen with the seed.")] = None,
-    plus_inputs: Annotated[bool, typer.Option(
-        help="Also use EvalPlus's generated plus_input calls.")] = False,
+    plus_inputs: Annotated[bool, flag(
+        "--plus-inputs", "Also use EvalPlus's generated plus_input calls.")] = False,
     count: Annotated[int | None, typer.Option(
         help="With the source 'dsl': how many DSL-List programs to sample (default 100).")
     ] = None,
-    mutate: Annotated[bool, typer.Option(
-        help="Build every task on a single-site mutant of each program (unseen variants).")
+    mutate: Annotated[bool, flag(
+        "--mutate", "Build every task on a single-site mutant of each program (unseen "
+                    "variants).")] = False,
+    buggy: Annotated[bool, flag(
+        "--buggy", "Build every task on the known bug of each program (HumanEvalPack), "
+                   "with the test call that reveals it; programs without one are skipped.")
     ] = False,
-    buggy: Annotated[bool, typer.Option(
-        help="Build every task on the known bug of each program (HumanEvalPack), with the "
-             "test call that reveals it; programs without one are skipped.")] = False,
     task_option: Annotated[list[str], typer.Option(
         "--task-option", "-T", help="Task option key=value (repeatable); `execbench ls tasks` "
                                     "lists each task's keys and values.")] = [],  # noqa: B006
@@ -63,8 +65,9 @@ def build(
         help="CPU-time limit per call: the safety net for work the steps do not count.")
         ] = 2.0,
     memory_mb: Annotated[int, typer.Option(help="Address-space limit per worker, MB.")] = 1024,
-    overwrite: Annotated[bool, typer.Option(
-        help="Replace a different suite (or a run) already in the --out folder.")] = False,
+    overwrite: Annotated[bool, flag(
+        "--overwrite", "Replace a different suite (or a run) already in the --out folder.")
+    ] = False,
 ) -> None:
     """Trace programs from SOURCES and write a benchmark suite."""
     from execbench.sandbox.pool import Limits

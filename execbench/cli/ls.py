@@ -14,7 +14,7 @@ from execbench.cli.app import fail, out
 
 
 def _tasks() -> list[str]:
-    from execbench.tasks.base import TASKS
+    from execbench.tasks.base import TASKS, families
 
     lines = []
     for name in TASKS.names():
@@ -23,6 +23,8 @@ def _tasks() -> list[str]:
         lines.append(f"{name:18} {task.description} [{task.family}]{runs}")
         lines += [f"{'':16}   -T {option.name}={option.accepted}: {option.help} "
                   f"(default {option.choices[0]})" for option in task.options]
+    lines.append("\nfamilies (--tasks FAMILY names each of its tasks):")
+    lines += [f"{family:18} {', '.join(names)}" for family, names in families().items()]
     return lines
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from execbench.cli.app import (
     err,
     fail,
     fail_setting,
+    flag,
     out,
     pairs,
     print_results,
@@ -49,8 +51,9 @@ ModelName = Annotated[str, typer.Option(
     help="provider/model, e.g. openai/gpt-4o, openai-api/vllm/Qwen/Qwen2.5-7B, hf/gpt2, "
          "anthropic/claude-sonnet-4-5, vllm/Qwen/Qwen2.5-7B (starts a vLLM server; "
          "sglang/... likewise), reference/oracle.")]
-OutDir = Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable).")]
-Samples = Annotated[int, typer.Option("-n", help="Samples per instance.")]
+OutDir = Annotated[Path | None, typer.Option(
+    "--out", "-o", help="Run folder (resumable; default: runs/MODEL_SUITE_TIME, printed).")]
+Samples = Annotated[int, typer.Option("-n", "--num-samples", help="Samples per instance.")]
 Temperature = Annotated[float | None, typer.Option(
     help="Sampling temperature (default: the provider's; hf: greedy).")]
 TopP = Annotated[float | None, typer.Option(
@@ -86,8 +89,8 @@ SampleDeadline = Annotated[float | None, typer.Option(
          "(default 3600); 0: no deadline.")]
 RetryDelay = Annotated[float, typer.Option(
     help="First back-off in seconds before a retry; doubles each time, up to 60.")]
-RetryErrors = Annotated[bool, typer.Option(
-    help="On resume, ask again for samples whose request failed.")]
+RetryErrors = Annotated[bool, flag(
+    "--retry-errors", "On resume, ask again for samples whose request failed.")]
 MaxConnectionFailures = Annotated[int, typer.Option(
     help="Stop the run (exit 3) after this many requests in a row could not connect to "
          "any server; the same command resumes it.")]
@@ -100,13 +103,13 @@ ServerStartTimeout = Annotated[float, typer.Option(
 ProgressEvery = Annotated[float, typer.Option(
     help="Seconds between one-line progress updates when stderr is not a terminal "
          "(a batch job's log); a terminal gets a progress bar.")]
-DryRun = Annotated[bool, typer.Option(
-    help="Send nothing and write nothing: show the first prompt of each task, the "
-         "number of requests and an estimate of the input tokens.")]
+DryRun = Annotated[bool, flag(
+    "--dry-run", "Send nothing and write nothing: show the first prompt of each task, the "
+                 "number of requests and an estimate of the input tokens.")]
 
 
 def run(
-    suite: Suite, model: ModelName, out_dir: OutDir, samples: Samples = 1,
+    suite: Suite, model: ModelName, out_dir: OutDir = None, samples: Samples = 1,
     temperature: Temperature = None, top_p: TopP = None, max_tokens: MaxTokens = None,
     seed: Seed = None, max_connections: MaxConnections = 16, limit: Limit = None,
     tasks: Tasks = None, shots: Shots = 0,
@@ -144,10 +147,20 @@ def run(
         config.validate()
     except SettingError as exc:
         fail_setting(exc, FLAGS)
+    if out_dir is None:
+        out_dir = default_out(model, suite)
+        err.print(f"run folder: {out_dir} (to resume, add --out {out_dir})", highlight=False)
     if dry_run:
         _dry_run(config, out_dir)
     else:
         _evaluate(config, out_dir, progress_every)
+
+
+def default_out(model: str, suite: Path) -> Path:
+    """``runs/MODEL_SUITE_TIME``, as inspect keeps a log folder: a run needs no folder
+    named to start, and two runs started apart never share one."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{model}_{suite.resolve().name}").strip("-")
+    return Path("runs") / f"{name}_{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:

@@ -395,3 +395,11 @@ def get_task(name: str) -> Task:
 
 def task_names() -> list[str]:
     return TASKS.names()
+
+
+def families() -> dict[str, list[str]]:
+    """Each family's tasks, in name order: ``--tasks FAMILY`` names them all."""
+    found: dict[str, list[str]] = {}
+    for name in TASKS.names():
+        found.setdefault(TASKS.get(name).family, []).append(name)
+    return found

@@ -78,9 +78,17 @@ def test_formats_listed_are_the_formats_accepted(tmp_path: Path) -> None:
 
 
 def test_tasks_listed_are_the_tasks_accepted(tmp_path: Path) -> None:
-    names = listed("tasks")
+    listing = listed("tasks")
+    split = listing.index("families")
+    names, grouped = listing[:split], listing[split + 1:]
     assert names == TASKS.names()
     assert task_list(",".join(names)) == names
+    # a family's name stands for its tasks (issue #23), each named once
+    assert sorted(grouped) == sorted({TASKS.get(name).family for name in names})
+    for family in grouped:
+        assert task_list(family) == [n for n in names if TASKS.get(n).family == family]
+    assert task_list("output,prediction,dexbench") == ["output", "input", "counterfactual",
+                                                       "coverage"]
     done = CliRunner().invoke(app, ["build", "dsl", "--out", str(tmp_path / "suite"),
                                     "--tasks", "outptu,input"])
     assert done.exit_code == 2
