@@ -84,17 +84,8 @@ class Registry(Generic[T]):
         return name in self._entries
 
     def unknown(self, names: Iterable[str]) -> UnknownName:
-        """The error for ``names`` (none of them registered): each close known name is
-        suggested, then every known name is listed."""
-        names = list(names)
-        known = self.names()
-        close = [match for name in names
-                 for match in difflib.get_close_matches(name, known, n=1)]
-        said = ", ".join(map(repr, names))
-        hint = f"did you mean {' or '.join(map(repr, dict.fromkeys(close)))}? " if close else ""
-        plural = "s" if len(names) > 1 else ""
-        return UnknownName(f"unknown {self.kind}{plural} {said}; {hint}"
-                           f"known {self.kind}s: {', '.join(known) or 'none'}")
+        """The error for ``names`` (none of them registered)."""
+        return unknown_name(self.kind, names, self.names())
 
     def _add(self, name: str, entry: T | _Lazy) -> None:
         if name in self._entries:
@@ -107,3 +98,19 @@ class Registry(Generic[T]):
         if self._populate is not None:
             importlib.import_module(self._populate)
             self._populate = None
+
+
+def unknown_name(kind: str, names: Iterable[str], known: list[str]) -> UnknownName:
+    """The error for ``names``, none of them ``known``: each close known name is suggested
+    (case aside), then every known name is listed. Registries and the values a command
+    checks before it works (a filter's, a built-in source's) say it alike."""
+    names = list(names)
+    lowered = {name.lower(): name for name in known}
+    close = [lowered.get(name.lower()) or next(iter(difflib.get_close_matches(
+        name, known, n=1)), None) for name in names]
+    said = ", ".join(map(repr, names))
+    found = [name for name in dict.fromkeys(close) if name is not None]
+    hint = f"did you mean {' or '.join(map(repr, found))}? " if found else ""
+    plural = "s" if len(names) > 1 else ""
+    return UnknownName(f"unknown {kind}{plural} {said}; {hint}"
+                       f"known {kind}s: {', '.join(known) or 'none'}")

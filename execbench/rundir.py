@@ -377,11 +377,45 @@ def sessions(out: Path) -> list[dict[str, Any]]:
     return found
 
 
+def not_a_run(folder: Path) -> str:
+    """What ``folder`` is instead of a finished run, and the command that leads on from it
+    (so that ``report``, ``show`` and ``score`` never send the user round in circles)."""
+    if not folder.is_dir():
+        return f"{folder}: no such folder"
+    if any((folder / name).exists() for name in SUITE_FILES):
+        return (f"{folder} is a suite, not a run: evaluate a model on it with "
+                f"`execbench run --suite {folder} --model MODEL`")
+    if (folder / RUN_CONFIG).exists():
+        return (f"{folder}: its run has no results yet; run the same `execbench run` "
+                f"command again to finish it, or `execbench score {folder}` for results "
+                "from the samples logged so far")
+    return f"{folder} is not a run folder (no {RUN_CONFIG})"
+
+
+def stale_suite(out: Path) -> str | None:
+    """Why the run's suite is not the one it was run on (gone, or changed since: rebuilt
+    with other options, edited), or None. What ``show`` and ``report`` read from the
+    suite (prompts, truths) is then not what the model was asked."""
+    try:
+        record = _read_run_json(out)
+        suite, sha = Path(record["suite"]), record["pinned"]["suite_sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    path = suite / SUITE_FILES[0]
+    if not path.is_file():
+        return f"{out}: its suite {suite} is gone; put it back to see prompts and truths"
+    if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+        return (f"{out}: its suite {suite} has changed since the run, so prompts and truths "
+                f"shown are the new suite's; restore it (then `execbench score {out}` "
+                "re-scores), or run again into a new --out folder")
+    return None
+
+
 def load_run_config(out: Path) -> RunConfig:
     """The configuration a run folder was made with."""
     path = out / RUN_CONFIG
     if not path.exists():
-        raise RunError(f"{out} is not a run folder (no {RUN_CONFIG})")
+        raise RunError(not_a_run(out))
     try:
         return RunConfig.from_record(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, KeyError, TypeError) as exc:

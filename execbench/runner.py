@@ -316,7 +316,7 @@ def plan(config: RunConfig, out: Path) -> Plan:
     # A bad model name or URL, or a model that cannot answer these tasks, must fail before
     # the run folder is pinned to it.
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
-    model.check(sorted({inst.task for inst in chosen}))
+    model.check(chosen)
     check_out(out)
     out.mkdir(parents=True, exist_ok=True)
     pin(out, config.pinned(suite.sha256), config)

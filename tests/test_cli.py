@@ -284,6 +284,54 @@ def test_flags_users_know_from_other_tools(tiny: Path, tmp_path: Path) -> None:
     assert refused.exit_code == 2 and "does not take a value" in refused.stderr
 
 
+def test_every_hint_leads_somewhere(tiny: Path, tmp_path: Path) -> None:
+    """Issue #23: ``report``, ``show`` and ``score`` on a suite folder say it is a suite and
+    give the ``run`` command, which works; on a run whose suite was rebuilt differently,
+    ``report`` and ``show`` warn and name ``score``; filters, reference models and source
+    names are checked before any work, with the valid values or the closest name."""
+    for command in ("report", "show", "score"):
+        done = execbench(command, tiny)
+        assert done.exit_code == 2, command
+        assert f"is a suite, not a run: evaluate a model on it with `execbench run --suite " \
+               f"{tiny} --model MODEL`" in flat(done.stderr), command
+    out = tmp_path / "run"
+    done = execbench("run", "--suite", tiny, "--model", "reference/oracle", "--out", out)
+    assert done.exit_code == 0, done.stderr
+    suite = tmp_path / "suite"
+    source = write_jsonl(tmp_path / "good.jsonl", [json.dumps(record) for record in GOOD])
+    assert execbench("build", source, "--out", suite, "--workers", 1).exit_code == 0
+    mine = tmp_path / "mine"
+    assert execbench("run", "--suite", suite, "--model", "reference/oracle",
+                     "--out", mine).exit_code == 0
+    rebuilt = execbench("build", source, "--out", suite, "--workers", 1, "--tasks", "output",
+                        "--overwrite")
+    assert rebuilt.exit_code == 0, rebuilt.stderr
+    for command in (("report", mine), ("show", mine)):
+        done = execbench(*command)
+        assert done.exit_code == 0, done.stderr
+        assert f"its suite {suite} has changed since the run" in flat(done.stderr)
+        assert f"`execbench score {mine}`" in flat(done.stderr)
+
+    wrong = execbench("show", out, "--verdict", "wrong")
+    assert wrong.exit_code == 2
+    assert ("unknown verdict 'wrong'; known verdicts: correct, incorrect, unparsable, error, "
+            "scoring_error") in flat(wrong.stderr)
+    typo = execbench("show", out, "--task", "outptu")
+    assert typo.exit_code == 2 and "did you mean 'output'?" in typo.stderr
+    elsewhere = execbench("show", out, "--source", "cruxeval")
+    assert elsewhere.exit_code == 2
+    assert "unknown source 'cruxeval'; known sources: good" in flat(elsewhere.stderr)
+
+    category = execbench("run", "--suite", tiny, "--model", "reference/random-category",
+                         "--out", tmp_path / "random")
+    assert category.exit_code == 2
+    assert "answers only abstract-value instances" in category.stderr
+    assert not (tmp_path / "random").exists()
+    named = execbench("build", "HumanEval", "--out", tmp_path / "he")
+    assert named.exit_code == 2
+    assert "the built-in source is 'humaneval', written so" in named.stderr
+
+
 def test_run_takes_up_to_three_shots(tiny: Path, tmp_path: Path) -> None:
     # CodeSense's abstract prompts show three worked examples; no task has more.
     refused = execbench("run", "--suite", tiny, "--model", "reference/oracle",

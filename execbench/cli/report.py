@@ -81,15 +81,17 @@ def _layout(name: str, plot: bool, by_source: bool) -> Layout:
 def _load_results(run_dirs: list[Path]) -> list[dict[str, Any]]:
     """Each run's results.json; a folder without one is skipped with a warning, and no
     run at all is an error."""
+    from execbench.rundir import not_a_run, stale_suite
+
     results = []
     for folder in run_dirs:
         path = folder / "results.json"
-        if not folder.is_dir():
-            warn(f"{folder}: no such folder", "skipped")
+        if not path.is_file():
+            warn(not_a_run(folder), "skipped")
             continue
-        if not path.exists():
-            warn(f"{folder}: no results.json (run `execbench score` on it)", "skipped")
-            continue
+        stale = stale_suite(folder)
+        if stale:
+            warn(stale)
         results.append(json.loads(path.read_text(encoding="utf-8")))
     if not results:
         fail("no run with results to report")

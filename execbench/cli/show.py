@@ -33,6 +33,7 @@ def show(
     counts_at_least_one({"--limit": limit})
     if fmt not in ("text", "json"):
         fail(f"unknown format {fmt!r}; choose text or json")
+    _check_filters(task, verdict)
     try:
         shown = load_samples(run_dir, Filter(task, verdict, source, instance), limit)
     except RunError as exc:
@@ -40,7 +41,7 @@ def show(
     for warning in shown.warnings:
         warn(warning)
     if not shown.samples:
-        fail(f"no sample in {run_dir} matches")
+        fail(_nothing_matches(run_dir, source))
     if fmt == "json":
         sys.stdout.write(json.dumps({"model": shown.model, "samples": shown.samples},
                                     indent=2, ensure_ascii=False) + "\n")
@@ -61,3 +62,27 @@ def show(
         say.append(record["response"] if record["response"] is not None
                    else f"(none: {record['error']})")
         out.print("\n".join(say) + "\n", highlight=False, markup=False)
+
+
+def _check_filters(task: str | None, verdict: str | None) -> None:
+    """Refuse a task or verdict no sample can have, naming the valid ones, before the run
+    is read: a typo must not read as "no sample matches"."""
+    from execbench.registry import unknown_name
+    from execbench.tasks.base import TASKS, VERDICTS
+
+    if task is not None and task not in TASKS:
+        fail(str(TASKS.unknown([task])))
+    if verdict is not None and verdict not in VERDICTS:
+        fail(str(unknown_name("verdict", [verdict], list(VERDICTS))))
+
+
+def _nothing_matches(run_dir: Path, source: str | None) -> str:
+    """Why nothing is shown: a source the run has no samples of (with the ones it has), or
+    filters that match no sample together."""
+    from execbench.registry import unknown_name
+    from execbench.rundir import SAMPLES, read_samples
+
+    sources = sorted({sample.source for sample in read_samples(run_dir / SAMPLES).values()})
+    if source is not None and source not in sources:
+        return f"{unknown_name('source', [source], sources)} (in {run_dir})"
+    return f"no sample in {run_dir} matches these filters together"

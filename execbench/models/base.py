@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -152,8 +152,9 @@ class Model(Protocol):
     takes_seed: bool
     """Whether a request's seed reaches the model; a sample records its seed only then."""
 
-    def check(self, tasks: Collection[str]) -> None:
-        """Raise :class:`ModelError` if this model cannot do the run on these tasks."""
+    def check(self, instances: Sequence[Instance]) -> None:
+        """Raise :class:`ModelError` if this model cannot answer these instances (the
+        run's, before anything is sent or written)."""
         ...
 
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:
@@ -181,7 +182,7 @@ class ModelBase:
 
     takes_seed = True
 
-    def check(self, tasks: Collection[str]) -> None:
+    def check(self, instances: Sequence[Instance]) -> None:
         return None
 
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
 from execbench.models.provider import ModelKind, Provider
 from execbench.registry import Registry, UnknownName
 from execbench.tasks import get_task, task_names
 from execbench.tasks.common.abstract import random_category
+
+if TYPE_CHECKING:
+    from execbench.tasks.base import Instance
 
 DEFAULT_CONSTANT = "[ANSWER]\nassert f(0) == 0\n[/ANSWER]"
 
@@ -47,9 +51,10 @@ class OracleModel(ModelBase):
 class OriginalModel(ModelBase):
     name = "reference/original"
 
-    def check(self, tasks: Collection[str]) -> None:
+    def check(self, instances: Sequence[Instance]) -> None:
         """Refuse tasks with no original program to recall (a suite built without
         mutants): every sample would be an error, and the run a table of zeros."""
+        tasks = sorted({instance.task for instance in instances})
         answerable = _tasks_with("original_response")
         unanswerable = sorted(t for t in tasks if t not in answerable)
         if unanswerable:
@@ -71,8 +76,9 @@ class OriginalModel(ModelBase):
 class ShortcutModel(ModelBase):
     name = "reference/shortcut"
 
-    def check(self, tasks: Collection[str]) -> None:
+    def check(self, instances: Sequence[Instance]) -> None:
         """Refuse tasks with no simulation to get wrong: every sample would be an error."""
+        tasks = sorted({instance.task for instance in instances})
         able = _tasks_with("shortcut_response")
         unanswerable = sorted(t for t in tasks if t not in able)
         if unanswerable:
@@ -87,6 +93,16 @@ class ShortcutModel(ModelBase):
 
 class RandomCategoryModel(ModelBase):
     name = "reference/random-category"
+
+    def check(self, instances: Sequence[Instance]) -> None:
+        """Refuse instances that ask for no category: every sample would be an error."""
+        concrete = sorted({instance.task for instance in instances
+                           if instance.data.get("values") != "abstract"})
+        if concrete:
+            raise ModelError("reference/random-category answers only abstract-value "
+                             f"instances, and the {', '.join(concrete)} instances of this "
+                             "run ask for values; build a suite with -T values=abstract "
+                             "(the output, statement and loop tasks take it)")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         data = request.instance.data

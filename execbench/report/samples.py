@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from execbench.rundir import SAMPLES, Sample, load_run_config, prompt_hash, read_samples
+from execbench.rundir import (
+    SAMPLES,
+    Sample,
+    load_run_config,
+    prompt_hash,
+    read_samples,
+    stale_suite,
+)
 from execbench.suite import SuiteError, load_suite
 from execbench.tasks import get_task
 
@@ -53,12 +60,14 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     kept = sorted((sample for sample in read_samples(run_dir / SAMPLES).values()
                    if keep(sample)), key=lambda s: (s.task, s.instance_id, s.sample))
     records = [sample.to_record() for sample in kept[:limit]]
-    warnings: list[str] = []
+    stale = stale_suite(run_dir)
+    warnings: list[str] = [stale] if stale else []
     try:
         _, instances, _ = load_suite(Path(config.suite))
     except SuiteError as exc:
         instances = []
-        warnings.append(f"{run_dir}: prompts and truths cannot be shown: {exc}")
+        if not stale:
+            warnings.append(f"{run_dir}: prompts and truths cannot be shown: {exc}")
     by_id = {instance.id: instance for instance in instances}
     changed = 0
     for record in records:
@@ -71,7 +80,7 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
         record["prompt_changed"] = prompt_hash(messages) != record["prompt_hash"]
         changed += record["prompt_changed"]
         record["truth"] = json.dumps(instance.data.get("truth"), ensure_ascii=False)
-    if changed:
+    if changed and not stale:
         warnings.append(f"{run_dir}: {changed} prompts differ from those sent (the suite or "
                         "the prompt templates changed since the run)")
     return RunSamples(config.model, str(run_dir), records, warnings)

@@ -9,6 +9,7 @@ with the source as a whole (missing file, unknown format) raise ``SourceError``.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.resources
 from pathlib import Path
@@ -48,7 +49,7 @@ def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
             from execbench.sources import dsl
 
             return dsl.generate(count, seed)
-        raise SourceError(f"no such file or folder: {spec}")
+        raise SourceError(_missing(spec))
     if path.is_dir():
         if fmt not in (None, "pyfolder"):
             raise SourceError(f"{spec} is a folder, which only the pyfolder format reads")
@@ -57,6 +58,16 @@ def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
         pyfolder.load(loaded, path)
         return loaded
     return _load_jsonl(path, spec, _file_label(path), fmt or detect_format(path), plus_inputs)
+
+
+def _missing(spec: str) -> str:
+    """Why ``spec`` names no source, with the built-in name it may have meant."""
+    said = f"no such file or folder: {spec}"
+    builtins = [BUILTIN, GENERATED]
+    close = difflib.get_close_matches(spec.lower(), builtins, n=1, cutoff=0.7)
+    if close:
+        said += f" (the built-in source is {close[0]!r}, written so)"
+    return said
 
 
 def _load_builtin(fmt: str | None) -> Loaded:

@@ -53,7 +53,8 @@ def test_show_says_when_nothing_matches_or_the_suite_is_gone(report_runs: list[P
                                                              tmp_path: Path) -> None:
     oracle, _ = report_runs
     done = show(oracle, "--verdict", "unparsable")
-    assert done.exit_code == 2 and done.stderr == f"error: no sample in {oracle} matches\n"
+    assert done.exit_code == 2
+    assert done.stderr == f"error: no sample in {oracle} matches these filters together\n"
     moved = tmp_path / "run"
     moved.mkdir()
     for name in ("samples.jsonl", "run.json"):
@@ -64,5 +65,5 @@ def test_show_says_when_nothing_matches_or_the_suite_is_gone(report_runs: list[P
     assert isinstance(load_run_config(moved), RunConfig)
     done = show(moved, "--limit", 1)
     assert done.exit_code == 0
-    assert "prompts and truths cannot be shown" in done.stderr
+    assert f"its suite {tmp_path / 'gone'} is gone; put it back" in done.stderr
     assert "--- prompt: not in the suite ---" in done.stdout
