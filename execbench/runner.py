@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -434,9 +435,19 @@ def write_results(config: RunConfig, out: Path, suite: Suite | None = None) -> d
         declared_metrics=declared_metrics(tasks)).write(out)
 
 
-def rescore(out: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Rescored:
+    """What re-scoring found: the new ``results.json`` record, and how many verdicts
+    changed, by (before, after)."""
+
+    results: dict[str, Any]
+    changed: Counter[tuple[str, str]]
+
+
+def rescore(out: Path, progress: Callable[[int, int], None] | None = None) -> Rescored:
     """Re-extract and re-score every logged response with the current code, against the
-    suite the run pinned: nothing is rewritten if that suite is gone or has changed."""
+    suite the run pinned: nothing is rewritten if that suite is gone or has changed.
+    ``progress`` is told (samples scored, samples) as it goes."""
     config = load_run_config(out)
     if not Path(config.suite).exists():
         raise RunError(f"{out} was run on the suite {config.suite}, which is gone; put it "
@@ -447,14 +458,21 @@ def rescore(out: Path) -> dict[str, Any]:
                  "re-score, or run again into a new --out folder")
     by_id = {inst.id: inst for inst in suite.instances}
     scorer = _Scorer(suite.limits, suite.instances)
+    logged = list(read_samples(out / SAMPLES, repair=True).values())
     samples = []
+    changed: Counter[tuple[str, str]] = Counter()
     try:
-        for sample in read_samples(out / SAMPLES, repair=True).values():
+        for done, sample in enumerate(logged, 1):
             instance = by_id.get(sample.instance_id)
             if instance is not None and sample.error is None:
+                before = sample.verdict
                 sample = sample.rescored(scorer(instance, sample.response))
+                if sample.verdict != before:
+                    changed[before, sample.verdict] += 1
             samples.append(sample)
+            if progress is not None:
+                progress(done, len(logged))
     finally:
         scorer.close()
     rewrite_samples(out, samples)
-    return write_results(config, out, suite)
+    return Rescored(write_results(config, out, suite), changed)

@@ -41,6 +41,10 @@ CPU_NET_SHARE = 0.5
 """A ground truth that spent more than this share of the CPU limit, though within its
 steps, is dropped: its check would have only twice the CPU it needed."""
 
+Progress = Callable[[str, int, "int | None"], None]
+"""How a build says how far it is: (stage, done, total), total None while unknown. The
+tracing stage counts calls, the others programs."""
+
 INSTANCES = "instances.jsonl"
 MANIFEST = "manifest.json"
 
@@ -121,7 +125,7 @@ class _Build:
 
 def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
                 warn: Callable[[str], None] = lambda _msg: None,
-                progress: Callable[[int, int], None] | None = None) -> Manifest:
+                progress: Progress | None = None) -> Manifest:
     """Build a suite into ``out``; returns its manifest. Bad records are warned and skipped;
     options that would be ignored, a source that cannot be read, and a different suite
     already in ``out`` (without ``overwrite``) stop the build before any program runs."""
@@ -129,6 +133,8 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         raise SuiteError("--mutate and --buggy each replace the programs: choose one")
     if options.tasks is not None:
         _checked_tasks(options)
+    say = progress or (lambda stage, done, total: None)
+    say("reading sources", 0, None)
     build = _read_sources(specs, options, warn)
     if options.tasks is None:
         options = replace(options, tasks=build.held_tasks)
@@ -141,18 +147,18 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     build.calls = [(program, index) for program in build.programs
                    for index in _choose_calls(program, options)]
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
-        build.calls, build.traces = _ground_truth(sandbox, build.calls, recording, progress,
+        build.calls, build.traces = _ground_truth(sandbox, build.calls, recording, say,
                                                   build.skipped)
         if options.mutate:
             build.programs, build.calls, build.traces = _mutate_all(
-                sandbox, build.calls, build.traces, options.seed, recording, build.skipped)
+                sandbox, build.calls, build.traces, options.seed, recording, build.skipped, say)
         if options.buggy:
             build.programs, build.calls, build.traces = _buggy_all(
-                sandbox, build.calls, build.traces, options.seed, recording, build.skipped)
+                sandbox, build.calls, build.traces, options.seed, recording, build.skipped, say)
         ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
         try:
             build.instances, build.per_task = _build_instances(
-                tasks, build.programs, build.calls, build.traces, ctx, build.skipped)
+                tasks, build.programs, build.calls, build.traces, ctx, build.skipped, say)
         except OptionError as exc:
             raise SuiteError(str(exc)) from None
     return _write_suite(out, options, tasks, build)
@@ -267,14 +273,16 @@ def _check_out(out: Path, options: BuildOptions, sources: list[SuiteSource]) -> 
 
 def _build_instances(tasks: list[Task], programs: list[Program],
                      calls: list[tuple[Program, int]], traces: list[Trace], ctx: BuildContext,
-                     skipped: list[Skip]) -> tuple[list[Instance], dict[str, int]]:
+                     skipped: list[Skip], progress: Progress
+                     ) -> tuple[list[Instance], dict[str, int]]:
     by_program: dict[str, list[tuple[int, Trace]]] = {}
     for (program, index), trace in zip(calls, traces, strict=True):
         by_program.setdefault(program.id, []).append((index, trace))
     instances: list[Instance] = []
     per_task = {task.name: 0 for task in tasks}
     for task in tasks:
-        for program in programs:
+        for done, program in enumerate(programs):
+            progress(f"building {task.name}", done, len(programs))
             traced = by_program.get(program.id, [])
             by_index = dict(traced)
             local = replace(ctx, traced=traced)
@@ -282,6 +290,7 @@ def _build_instances(tasks: list[Task], programs: list[Program],
                                            local):
                 _add_instance(task, program, index, by_index[index], local, instances, skipped,
                               per_task)
+        progress(f"building {task.name}", len(programs), len(programs))
     return instances, per_task
 
 
@@ -324,14 +333,16 @@ def _by_program(calls: list[tuple[Program, int]], traces: list[Trace]
 
 
 def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                seed: int, recording: TraceOptions, skipped: list[Skip]
+                seed: int, recording: TraceOptions, skipped: list[Skip], progress: Progress
                 ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its mutant for one seeded call (Algorithm 1); programs with
     no valid mutant are dropped and listed as skipped."""
     from execbench.mutation import mutant_for, mutation_call
 
     mutated: list[Program] = []
-    for program, traced in _by_program(calls, traces):
+    grouped = _by_program(calls, traces)
+    for done, (program, traced) in enumerate(grouped):
+        progress("finding mutants", done, len(grouped))
         index = mutation_call(program, traced, seed)
         found = None if index is None else mutant_for(program, index, dict(traced)[index],
                                                       sandbox, seed, {})
@@ -348,12 +359,12 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
             meta={**program.meta, "mutation": {**mutant.describe(), "original_id": program.id,
                                                "original_call_index": index}}))
     new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in mutated],
-                                      recording, None, skipped)
+                                      recording, progress, skipped)
     return [program for program, _ in new_calls], new_calls, traces
 
 
 def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-               seed: int, recording: TraceOptions, skipped: list[Skip]
+               seed: int, recording: TraceOptions, skipped: list[Skip], progress: Progress
                ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its known bug's module, with the one call that reveals the
     bug (the call the bug tasks show); programs with no bug, or none that a call reveals,
@@ -362,7 +373,9 @@ def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[
     from execbench.sources.bugs import Bug, error_revealing_call
 
     buggy: list[Program] = []
-    for program, traced in _by_program(calls, traces):
+    grouped = _by_program(calls, traces)
+    for done, (program, traced) in enumerate(grouped):
+        progress("finding bug-revealing calls", done, len(grouped))
         bug = Bug.of(program)
         found = None if bug is None else error_revealing_call(
             program, bug, traced, sandbox, build_step_budget(sandbox), seed, {})
@@ -381,7 +394,7 @@ def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[
                                        "reveals": found.how, "original_id": program.id,
                                        "original_call_index": found.index}}))
     new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in buggy],
-                                      recording, None, skipped)
+                                      recording, progress, skipped)
     return [program for program, _ in new_calls], new_calls, traces
 
 
@@ -390,7 +403,7 @@ def _ground_truth_job(program: Program, index: int, recording: TraceOptions) -> 
 
 
 def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording: TraceOptions,
-                  progress: Callable[[int, int], None] | None, skipped: list[Skip]
+                  progress: Progress, skipped: list[Skip]
                   ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls kept, with the trace each rests on, in the order given: a recorded trace
     as the source brought it, any other call traced in the sandbox with ``recording`` and
@@ -398,10 +411,10 @@ def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording:
     to_run = [(p, i) for p, i in calls if p.calls[i].recorded is None]
     futures = [sandbox.submit(_ground_truth_job(p, i, recording)) for p, i in to_run]
     traces = []
+    progress("tracing calls", 0, len(futures))
     for done, future in enumerate(futures, 1):
         traces.append(future.result())
-        if progress is not None:
-            progress(done, len(futures))
+        progress("tracing calls", done, len(futures))
     ran = {(p.id, i): trace for (p, i), trace
            in zip(*_within_budget(sandbox, to_run, traces, skipped),
                   strict=True)}

@@ -11,6 +11,7 @@ import pytest
 from execbench import runner
 from execbench.rundir import RunError, Sample, load_run_config, read_samples
 from execbench.suite import BuildOptions, build_suite, load_suite
+from tests.helpers.cli import execbench
 
 SOURCE = {"id": "twice", "code": "def f(x):\n    return 2 * x\n", "entry_point": "f",
           "calls": ["1", "2"]}
@@ -106,7 +107,7 @@ def test_an_old_run_resumes_asking_only_what_it_lacks(old_run: tuple[Path, list[
 
 def test_an_old_run_rescores(old_run: tuple[Path, list[str]]) -> None:
     out, ids = old_run
-    results = runner.rescore(out)
+    results = runner.rescore(out).results
     assert results["counts"]["verdicts"] == {"correct": 2}
     assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
     lines = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
@@ -114,6 +115,19 @@ def test_an_old_run_rescores(old_run: tuple[Path, list[str]]) -> None:
         (ids[0], "correct"), (ids[1], "correct")]
     assert Sample.from_record(lines[1]).to_record() == lines[1]
     assert json.loads((out / "results.json").read_text()) == results
+
+
+def test_score_says_how_many_verdicts_changed_and_how(old_run: tuple[Path, list[str]]
+                                                      ) -> None:
+    """Issue #23: ``score`` prints the verdicts it changed, by direction (the old run logged
+    its first answer wrong, as a scorer bug would have); a second score changes none."""
+    out, ids = old_run
+    done = execbench("score", out)
+    assert done.exit_code == 0, done.stderr
+    assert ("verdicts changed: 1 of 2 (1 now correct, 0 no longer correct): incorrect -> "
+            "correct 1") in done.stderr
+    again = execbench("score", out)
+    assert "verdicts changed: none of 2" in again.stderr
 
 
 def test_a_changed_suite_is_not_rescored(old_run: tuple[Path, list[str]]) -> None:

@@ -488,7 +488,7 @@ def test_a_narrower_resume_keeps_the_wider_scope(small: tuple[Path, list[dict]],
     results = runner.run(narrow, out)
     assert results["run"]["n"] == 3 and results["run"]["tasks"] is None
     assert results["counts"]["samples"] == 3 * len(instances)
-    assert runner.rescore(out)["counts"]["samples"] == 3 * len(instances)
+    assert runner.rescore(out).results["counts"]["samples"] == 3 * len(instances)
 
 
 def test_a_run_folder_from_before_the_config_record_still_resumes(
@@ -507,7 +507,7 @@ def test_a_run_folder_from_before_the_config_record_still_resumes(
     assert runner.load_run_config(out) == runner.RunConfig(
         suite=str(suite.resolve()), model="reference/oracle", n=2,
         generate=runner.load_run_config(out).generate)
-    assert runner.rescore(out)["counts"]["samples"] == 2 * len(instances)
+    assert runner.rescore(out).results["counts"]["samples"] == 2 * len(instances)
     assert runner.run(config, out)["counts"]["samples"] == 2 * len(instances)
 
 
@@ -761,7 +761,7 @@ def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[
                                                         tmp_path: Path) -> None:
     """Tokens, requests, retries, latency, wall time and cost in results.json and on
     stderr; stop reasons, refusals and the endpoint in each sample; one session per
-    invocation in run.json; a progress line per interval in a piped log."""
+    invocation in run.json (progress in a piped log: ``tests/cli/test_progress.py``)."""
     suite, instances = small
 
     def responder(body: dict, attempt: int) -> Reply:
@@ -778,7 +778,7 @@ def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[
     out = tmp_path / "run"
     with FakeServer(responder) as server:
         args = run_args(suite, server, out, "--retry-delay", 0.01, "--price-input", 2,
-                        "--price-output", 10, "--progress-every", 0.001)
+                        "--price-output", 10)
         first = execbench(*args, "--tasks", "output")
         assert first.exit_code == 0, first.stderr
         second = execbench(*args)
@@ -822,8 +822,6 @@ def test_usage_provenance_and_stop_reasons_are_recorded(small: tuple[Path, list[
     assert "cost 0.0034 at the prices given" in said
     assert "2 answers cut off at the token limit, 2 refused or filtered" in said
     assert f"samples in {out / runner.SAMPLES}, results in {out / runner.RESULTS}" in said
-    progress = [line for line in second.stderr.splitlines() if line.startswith("progress:")]
-    assert progress[-1].startswith("progress: 5/5 samples (100%), ")
 
 
 def test_prices_go_together(small: tuple[Path, list[dict]], tmp_path: Path) -> None:

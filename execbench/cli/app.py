@@ -1,5 +1,5 @@
 """The typer app and what its commands share: the consoles, refusing bad input with exit
-status 2, progress bars and the results table."""
+status 2 and the results table (progress is ``cli.progress``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from execbench import __version__
 from execbench.settings import SettingError, at_least_one
@@ -61,12 +60,6 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
             fail(f"{flag} expects key=value, got {item!r}")
         result[key.strip()] = value
     return result
-
-
-def progress_bar() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[note]}"), TimeRemainingColumn(), console=err,
-                    transient=False, disable=not err.is_terminal)
 
 
 def print_results(results: list[dict]) -> None:

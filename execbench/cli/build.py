@@ -14,10 +14,10 @@ from execbench.cli.app import (
     flag,
     out,
     pairs,
-    progress_bar,
     task_list,
     warn,
 )
+from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
     from execbench.suite import BuildOptions
@@ -68,6 +68,7 @@ def build(
     overwrite: Annotated[bool, flag(
         "--overwrite", "Replace a different suite (or a run) already in the --out folder.")
     ] = False,
+    progress_every: ProgressEvery = 30.0,
 ) -> None:
     """Trace programs from SOURCES and write a benchmark suite."""
     from execbench.sandbox.pool import Limits
@@ -76,6 +77,7 @@ def build(
 
     counts_at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
                          "--workers": workers, "--max-steps": max_steps})
+    check_every(progress_every)
     names = None if tasks is None else task_list(tasks)
     if fmt is not None and fmt not in FORMATS:
         fail(str(FORMATS.unknown([fmt])))
@@ -91,7 +93,7 @@ def build(
                            count=100 if count is None else count,
                            task_options=pairs(task_option, "-T"),
                            limits=limits, workers=workers, overwrite=overwrite)
-    manifest = _traced(sources, out_dir, options)
+    manifest = _traced(sources, out_dir, options, progress_every)
     if replaces_run:
         from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
 
@@ -100,7 +102,8 @@ def build(
     out.print(_build_summary(manifest.to_record(), out_dir), highlight=False, markup=False)
 
 
-def _traced(sources: list[str], out_dir: Path, options: BuildOptions) -> dict[str, Any]:
+def _traced(sources: list[str], out_dir: Path, options: BuildOptions, every: float
+            ) -> dict[str, Any]:
     """Build the suite with a progress bar, naming the first skipped records."""
     from execbench.suite import SuiteError, build_suite
 
@@ -111,12 +114,13 @@ def _traced(sources: list[str], out_dir: Path, options: BuildOptions) -> dict[st
         if len(skipped) <= SHOWN_SKIPS:
             warn(message, "skipped")
 
-    with progress_bar() as bar:
-        job = bar.add_task("tracing", total=None, note="")
+    with Progress("build", "calls", every) as shown:
         try:
-            manifest = build_suite(sources, out_dir, options, warn=skip,
-                                   progress=lambda done, total: bar.update(job, completed=done,
-                                                                           total=total))
+            manifest = build_suite(
+                sources, out_dir, options, warn=skip,
+                progress=lambda stage, done, total: shown.update(
+                    done, total, stage=stage,
+                    unit="calls" if stage.startswith("tracing") else "programs"))
         except SuiteError as exc:
             fail(str(exc))
         except KeyboardInterrupt:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from execbench.cli.app import counts_at_least_one, err, fail, out, progress_bar, warn
+from execbench.cli.app import counts_at_least_one, err, fail, out, warn
+from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
     from execbench.sources.harvest import HarvestResult
@@ -32,8 +32,7 @@ def harvest(
         help="Lines of a function's source; longer functions are dropped.")] = 200,
     timeout: Annotated[float, typer.Option(
         help="Seconds for the whole test run; what was recorded by then is kept.")] = 600.0,
-    progress_every: Annotated[float, typer.Option(
-        help="Seconds between progress lines when stderr is not a terminal.")] = 10.0,
+    progress_every: ProgressEvery = 10.0,
 ) -> None:
     """Run PROJECT's pytest suite, recording calls of its functions, and write them as a
     generic JSONL source (recorded traces) for `execbench build`."""
@@ -44,6 +43,7 @@ def harvest(
 
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
                          "--max-value-nodes": max_value_nodes, "--max-lines": max_lines})
+    check_every(progress_every)
     if timeout <= 0:
         fail(f"--timeout must be positive, not {timeout}")
     try:
@@ -53,20 +53,12 @@ def harvest(
     options = HarvestOptions(python=python, pytest_args=extra, seed=seed, max_calls=max_calls,
                              max_events=max_events, max_value_nodes=max_value_nodes,
                              max_lines=max_lines, timeout=timeout)
-    last = [time.monotonic()]
-    with progress_bar() as bar:
-        job = bar.add_task("tests", total=None, note="")
+    with Progress("harvest", "tests", progress_every) as shown:
 
         def progress(status: dict[str, Any]) -> None:
-            note = (f"{status['calls']} calls of {status['functions']} functions recorded, "
-                    f"{status['seconds']:.0f} s")
-            if err.is_terminal:
-                bar.update(job, completed=status["tests"], total=status["total"] or None,
-                           note=note)
-            elif time.monotonic() - last[0] >= progress_every:
-                last[0] = time.monotonic()
-                err.print(f"progress: {status['tests']}/{status['total']} tests, {note}",
-                          highlight=False)
+            shown.update(status["tests"], status["total"] or None,
+                         f"{status['calls']} calls of {status['functions']} functions "
+                         "recorded")
 
         try:
             result = run_harvest(project, out_file, options, progress=progress,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -19,10 +18,10 @@ from execbench.cli.app import (
     out,
     pairs,
     print_results,
-    progress_bar,
     task_list,
     warn,
 )
+from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
     from execbench.rundir import RunConfig, Sample
@@ -100,9 +99,6 @@ PriceOutput = Annotated[float | None, typer.Option(
     help="Price per million output tokens, for the cost estimate.")]
 ServerStartTimeout = Annotated[float, typer.Option(
     help="Seconds a server the run starts (vllm/, sglang/) has to become healthy.")]
-ProgressEvery = Annotated[float, typer.Option(
-    help="Seconds between one-line progress updates when stderr is not a terminal "
-         "(a batch job's log); a terminal gets a progress bar.")]
 DryRun = Annotated[bool, flag(
     "--dry-run", "Send nothing and write nothing: show the first prompt of each task, the "
                  "number of requests and an estimate of the input tokens.")]
@@ -129,8 +125,7 @@ def run(
 
     if sample_deadline is not None and sample_deadline < 0:
         fail("--sample-deadline must be >= 0 (0: no deadline)")
-    if progress_every <= 0:
-        fail("--progress-every must be > 0")
+    check_every(progress_every)
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
         tasks=None if tasks is None else task_list(tasks, known_only=False),
@@ -177,10 +172,9 @@ def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
         work, total = planned.work, planned.total
         if len(work) < total:
             err.print(f"resuming: {total - len(work)} of {total} samples already in {out_dir}")
-        with progress_bar() as bar:
-            job = bar.add_task(config.model, total=len(work), note="")
-            tally = _Tally(len(work), progress_every,
-                           lambda done, note: bar.update(job, completed=done, note=note))
+        with Progress(config.model, "samples", progress_every) as shown:
+            shown.update(0, len(work), "waiting for the first answer")
+            tally = _Tally(len(work), shown)
             results = runner.run(config, out_dir, progress=tally.add, planned=planned,
                                  notice=lambda line: warn(line, "note:"))
     except Unreachable as exc:
@@ -203,17 +197,14 @@ def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
 
 
 class _Tally:
-    """Counts samples as they come and shows progress: on a terminal a bar, redrawn at most
-    ten times a second (a fast server answers hundreds a second); in a log a line every
-    ``every`` seconds, which a bar would fill with control characters."""
+    """Counts samples as they come, for the progress shown: a terminal's bar is redrawn at
+    most ten times a second (a fast server answers hundreds a second)."""
 
-    def __init__(self, total: int, every: float, redraw: Callable[[int, str], Any]) -> None:
+    def __init__(self, total: int, shown: Progress) -> None:
         self.total = total
-        self.redraw = redraw
+        self.shown = shown
         self.counts = {"correct": 0, "error": 0, "done": 0}
-        self.terminal = err.is_terminal  # asked once: the question is a system call
-        self.shown = 0.0
-        self.lines = _ProgressLines(total, every)
+        self.drawn = 0.0
 
     def note(self) -> str:
         said = f"{self.counts['correct'] / self.counts['done']:.1%} correct"
@@ -223,34 +214,10 @@ class _Tally:
         self.counts["done"] += 1
         self.counts["correct"] += sample.correct
         self.counts["error"] += sample.verdict == "error"
-        if not self.terminal:
-            self.lines.update(self.counts["done"], self.note)
-            return
         now = time.monotonic()
-        if now - self.shown >= 0.1 or self.counts["done"] == self.total:
-            self.shown = now
-            self.redraw(self.counts["done"], self.note())
-
-
-class _ProgressLines:
-    """Progress as a line every ``every`` seconds, for logs a progress bar would fill with
-    control characters (batch jobs, Slurm); the last sample always gets its line."""
-
-    def __init__(self, total: int, every: float) -> None:
-        self.total = total
-        self.every = every
-        self.start = self.last = time.monotonic()
-
-    def update(self, done: int, note: Callable[[], str]) -> None:
-        """Print a line if it is time; ``note`` is made only then."""
-        now = time.monotonic()
-        if now - self.last < self.every and done < self.total:
-            return
-        self.last = now
-        rate = done / max(now - self.start, 1e-9)
-        left = f", about {(self.total - done) / rate:.0f} s left" if done < self.total else ""
-        err.print(f"progress: {done}/{self.total} samples ({done / self.total:.0%}), {note()}, "
-                  f"{rate:.1f} samples/s{left}", highlight=False)
+        if now - self.drawn >= 0.1 or self.counts["done"] == self.total:
+            self.drawn = now
+            self.shown.update(self.counts["done"], self.total, self.note())
 
 
 def _print_usage(results: dict[str, Any]) -> None:
