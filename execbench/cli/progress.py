@@ -13,7 +13,13 @@ from types import TracebackType
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.progress import Progress as Bar
 
 from execbench.cli.app import err, fail
@@ -46,7 +52,7 @@ class Progress:
         self.note = ""
         self.terminal = err.is_terminal  # asked once: the question is a system call
         self._bar: Bar | None = None
-        self._job = None
+        self._job: TaskID | None = None
         self._started = self._stage_started = time.monotonic()
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
