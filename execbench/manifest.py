@@ -64,8 +64,9 @@ class Skip:
     where: str
     """``file:line`` for a source record, a program id, or ``program#call``."""
     kind: str | None
-    """``record``, ``program``, ``call`` or ``instance`` (what was lost); None in suites
-    built before skips had kinds."""
+    """``record``, ``program``, ``call`` or ``instance`` (what was lost), or
+    ``not_applicable`` (a call or program the task has no question about: nothing was
+    lost); None in suites built before skips had kinds."""
     reason: str
     task: str | None = None
     """The task that found nothing to ask (``instance``), or the variant (``mutate``,
@@ -122,17 +123,25 @@ class SkipCounts:
     calls: int
     """Call-level problems, over the CPU budget."""
     instances: dict[str, int]
-    """Per task: calls the task found nothing to ask about."""
+    """Per task: calls whose instance could not be made (the call raised, a value has no
+    literal form, ...)."""
+    not_applicable: dict[str, int] = field(default_factory=dict)
+    """Per task: calls and programs the task has no question about (a recorded call for
+    input prediction, a function without branches for DexBench); not skips, since
+    nothing was lost. Empty in suites built before they were told apart."""
 
     @classmethod
     def of(cls, skipped: list[Skip]) -> SkipCounts:
-        instances: dict[str, int] = {}
+        per_task: dict[str, dict[str, int]] = {"instance": {}, "not_applicable": {}}
         for entry in skipped:
-            if entry.kind == "instance" and entry.task is not None:
-                instances[entry.task] = instances.get(entry.task, 0) + 1
+            if entry.kind in per_task and entry.task is not None:
+                counts = per_task[entry.kind]
+                counts[entry.task] = counts.get(entry.task, 0) + 1
         return cls(records=sum(e.kind == "record" for e in skipped),
                    programs=sum(e.kind == "program" for e in skipped),
-                   calls=sum(e.kind == "call" for e in skipped), instances=instances)
+                   calls=sum(e.kind == "call" for e in skipped),
+                   instances=per_task["instance"],
+                   not_applicable=per_task["not_applicable"])
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from execbench.tasks.base import (
     BuildContext,
     Instance,
     InstanceError,
+    NotApplicable,
     OptionError,
     SkipInstance,
     Task,
@@ -205,7 +206,7 @@ def _read_sources(specs: Iterable[str], options: BuildOptions,
             seen.add(program.id)
             build.programs.append(program)
             kept += 1
-        held = FORMATS.get(loaded.format).tasks
+        held = FORMATS.get(loaded.format).tasks if loaded.format in FORMATS else None
         for task in held(loaded.programs) if held else DEFAULT_TASKS:
             if task not in build.held_tasks:
                 build.held_tasks.append(task)
@@ -286,8 +287,14 @@ def _build_instances(tasks: list[Task], programs: list[Program],
             traced = by_program.get(program.id, [])
             by_index = dict(traced)
             local = replace(ctx, traced=traced)
-            for index in task.choose_calls(program, _usable(task, program, traced, skipped),
-                                           local):
+            usable = _usable(task, program, traced, skipped)
+            try:
+                chosen = task.choose_calls(program, usable, local) if usable else []
+            except NotApplicable as exc:
+                skipped.append(Skip(where=program.id, kind="not_applicable", reason=str(exc),
+                                    task=task.name))
+                continue
+            for index in chosen:
                 _add_instance(task, program, index, by_index[index], local, instances, skipped,
                               per_task)
         progress(f"building {task.name}", len(programs), len(programs))
@@ -315,7 +322,8 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
     try:
         built = task.build(program, index, trace, ctx)
     except SkipInstance as exc:
-        skipped.append(Skip(where=f"{program.id}#{index}", kind="instance", reason=str(exc),
+        kind = "not_applicable" if isinstance(exc, NotApplicable) else "instance"
+        skipped.append(Skip(where=f"{program.id}#{index}", kind=kind, reason=str(exc),
                             task=task.name))
         return
     for task_fields in built:

@@ -450,12 +450,29 @@ def test_the_build_summary_counts_programs_per_task_and_skips_by_kind(tmp_path: 
     assert done.exit_code == 0, done.stderr
     assert done.stdout.splitlines() == [
         f"5 instances -> {suite}",
-        "  output: 4 instances from 2 programs",
-        "  coverage: 1 instances from 1 programs",
-        "traced 5 calls of 3 programs; skipped: 1 records, 1 instances (output 1) "
-        "(manifest.json lists each)"]
-    kinds = {entry["kind"] for entry in manifest_of(suite)["skipped"]}
-    assert kinds == {"record", "instance"}
+        "  output: 4 instances from 2 programs; 1 skipped (1 the call did not return "
+        "normally (exception: ZeroDivisionError))",
+        # issue #23: what a task has no question about is not a skip, and is said apart
+        "  coverage: 1 instances from 1 programs; 2 not applicable (2 the function has no "
+        "branch or loop: every call runs the same lines)",
+        "traced 5 calls of 3 programs; skipped before any task: 1 records (manifest.json "
+        "lists each skip with its reason)"]
+    manifest = manifest_of(suite)
+    assert {entry["kind"] for entry in manifest["skipped"]} == {"record", "instance",
+                                                               "not_applicable"}
+    assert manifest["counts"]["skipped"]["instances"] == {"output": 1}
+    assert manifest["counts"]["skipped"]["not_applicable"] == {"coverage": 2}
+
+
+def test_the_build_summary_shows_dataset_outputs_the_trace_disagrees_with(
+        tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "stated.jsonl", [json.dumps({
+        "id": f"p{n}", "entry_point": "f", "code": f"def f(x):\n    return x + {n}\n",
+        "calls": [{"args": "1", "expected": str(1 + n + (n % 2))}]}) for n in range(6)])
+    done = execbench("build", source, "--out", tmp_path / "suite", "--tasks", "output")
+    assert done.exit_code == 0, done.stderr
+    assert ("3 calls return other than the dataset says (the trace is the truth): "
+            "stated/p1#0, stated/p3#0, stated/p5#0") in done.stdout
 
 
 def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) -> None:

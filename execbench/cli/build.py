@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -147,22 +149,55 @@ def _check_build_out(out_dir: Path, overwrite: bool) -> bool:
     return True
 
 
+SHOWN_REASONS = 3
+"""Skip reasons named per task in the summary, most frequent first."""
+SHOWN_MISMATCHES = 3
+"""Calls named whose dataset output disagrees with the traced one."""
+
+
 def _build_summary(manifest: dict[str, Any], out_dir: Path) -> str:
-    """What was built, in one unit per line: instances and the programs they come from per
-    task, then what was traced, then what was skipped, by kind."""
+    """What was built, in one unit per line: per task, instances and the programs they
+    come from, then what the task has no question about (not a skip: nothing was lost),
+    then the calls it had to skip, with their commonest reasons; then what was traced and
+    what was skipped before any task, by kind; then the dataset outputs the traces
+    disagree with."""
     counts = manifest["counts"]
+    skipped = counts["skipped"]
+    reasons: dict[tuple[str, str], Counter[str]] = {}
+    for entry in manifest["skipped"]:
+        if entry.get("task") is not None and entry.get("kind") in ("instance",
+                                                                   "not_applicable"):
+            key = (entry["task"], entry["kind"])
+            reasons.setdefault(key, Counter())[_reason_class(entry["reason"])] += 1
     lines = [f"{counts['instances']} instances -> {out_dir}"]
     for task, number in counts["by_task"].items():
-        lines.append(f"  {task}: {number} instances from "
-                     f"{counts['programs_by_task'][task]} programs")
-    skipped = counts["skipped"]
+        said = f"  {task}: {number} instances from {counts['programs_by_task'][task]} programs"
+        for kind, what in (("not_applicable", "not applicable"), ("instance", "skipped")):
+            found = reasons.get((task, kind))
+            if found:
+                top = "; ".join(f"{n} {reason}" for reason, n in
+                                found.most_common(SHOWN_REASONS))
+                more = " ..." if len(found) > SHOWN_REASONS else ""
+                said += f"; {sum(found.values())} {what} ({top}{more})"
+        lines.append(said)
     kinds = [f"{skipped[kind]} {kind}" for kind in ("records", "programs", "calls")
              if skipped[kind]]
-    if skipped["instances"]:
-        per_task = ", ".join(f"{task} {n}" for task, n in skipped["instances"].items())
-        kinds.append(f"{sum(skipped['instances'].values())} instances ({per_task})")
-    lines.append(f"traced {counts['calls']} calls of {counts['programs']} programs; skipped: "
-                 f"{', '.join(kinds) or 'nothing'} (manifest.json lists each)")
+    lines.append(f"traced {counts['calls']} calls of {counts['programs']} programs; skipped "
+                 f"before any task: {', '.join(kinds) or 'nothing'} (manifest.json lists "
+                 "each skip with its reason)")
+    mismatches = manifest.get("expected_output_mismatches", [])
+    if mismatches:
+        shown = ", ".join(mismatches[:SHOWN_MISMATCHES])
+        more = ", ..." if len(mismatches) > SHOWN_MISMATCHES else ""
+        lines.append(f"{len(mismatches)} calls return other than the dataset says (the trace "
+                     f"is the truth): {shown}{more}")
     for name, stated in manifest.get("task_counts", {}).items():
         lines.append(f"{name}: " + ", ".join(f"{key} {value}" for key, value in stated.items()))
     return "\n".join(lines)
+
+
+def _reason_class(reason: str) -> str:
+    """A skip reason without the particulars that make each one unique (quoted values,
+    numbers), so that like reasons are counted together."""
+    reason = re.sub(r"'[^']*'|\"[^\"]*\"", "...", reason)
+    return re.sub(r"\d+", "N", reason)

@@ -306,6 +306,12 @@ class SkipInstance(Exception):
     """This call cannot make an instance of the task; the reason goes to the manifest."""
 
 
+class NotApplicable(SkipInstance):
+    """The task has no question about this call (or, from ``choose_calls``, about any call
+    of this program): not a failure, and counted apart from skips, so that a summary does
+    not alarm about what could never be asked. The reason goes to the manifest."""
+
+
 class Task(Protocol):
     name: str
     description: str
@@ -352,7 +358,8 @@ class Task(Protocol):
                      ctx: BuildContext) -> list[int]:
         """Which calls (indices into ``program.calls``) to build instances from, given the
         traced ones that are not ``unusable`` as (call index, trace) pairs. A call left out
-        here is a choice (``-T tests=K`` takes K), not a skip."""
+        here is a choice (``-T tests=K`` takes K), not a skip; raise ``NotApplicable`` when
+        no call of the program suits the task, saying why."""
         ...
 
     def build(self, program: Program, call_index: int, trace: Trace,

@@ -42,6 +42,7 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
+    NotApplicable,
     Pairing,
     Score,
     SkipInstance,
@@ -112,13 +113,18 @@ class _DualSelection(TaskBase):
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
+        if all(program.calls[index].recorded is not None for index, _ in traced):
+            raise NotApplicable("the program's calls were recorded where they ran, and its "
+                                "code may not run alone: lines and inputs cannot be checked")
         shape = shape_of(program.code)
         if not shape.has_control_flow:
-            return []
+            raise NotApplicable("the function has no branch or loop: every call runs the "
+                                "same lines")
         qualifying = [index for index, trace in traced if trace.status == "ok"
                       and shape.function_lines - shape.normalise(trace.lines)]
         if not qualifying:
-            return []
+            raise NotApplicable("every call that returned ran every line of the function: "
+                                "no line is left for a counterfactual")
         if TEST.value(ctx) == "first":
             return qualifying[:1]
         return [random.Random(f"{ctx.seed}/{program.id}/dual").choice(qualifying)]

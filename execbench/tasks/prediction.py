@@ -41,6 +41,7 @@ from execbench.tasks.base import (
     BuildContext,
     Instance,
     Message,
+    NotApplicable,
     Score,
     SkipInstance,
     TaskBase,
@@ -110,6 +111,9 @@ def _codesense_style(instance: Instance) -> bool:
 def _published(trace: Trace) -> dict[str, Any]:
     """An output a publisher recorded (CodeSense), asked in their style: a value they wrote
     only as text is kept, scored by their string comparison (``concrete_truth``)."""
+    if trace.value is None and trace.extra.get("facts"):
+        raise NotApplicable("the published record asks about a statement, branch or loop, "
+                            "not the value the call returns")
     truth = None
     if trace.status == "ok" and trace.value is not None:
         truth = concrete_truth(OutputFact({}), trace.value, published=True)
@@ -203,8 +207,8 @@ class InputPrediction(TaskBase):
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         if program.calls[call_index].recorded is not None:
-            raise SkipInstance("the call's trace was recorded where it ran, and its code may "
-                               "not run alone: an input answer could not be checked")
+            raise NotApplicable("the call's trace was recorded where it ran, and its code may "
+                                "not run alone: an input answer could not be checked")
         value = _require_ok(trace)
         truth = {"output": value, "output_repr": trace.value_repr}
         args = program.calls[call_index].args

@@ -443,6 +443,22 @@ HELD = {"statement": "statement", "conditional": "branch", "loop": "loop",
 
 
 @needs_data
+def test_tasks_that_run_code_say_a_recorded_call_is_not_theirs(tmp_path: Path) -> None:
+    """A recorded call's code may not run alone: the input and DexBench tasks have no
+    question about it (before, coverage built instances whose executed lines were none),
+    and neither have the tasks of another record kind; none of it counts as a skip."""
+    manifest = build_suite([str(DATA / "statement_prediction_dataset.jsonl.gz")],
+                           tmp_path / "suite",
+                           BuildOptions(tasks=["statement", "output", "input", "coverage",
+                                               "counterfactual", "loop"], limit=5, workers=1))
+    assert manifest.counts.by_task == {"statement": 5, "output": 0, "input": 0, "coverage": 0,
+                                       "counterfactual": 0, "loop": 0}
+    assert manifest.counts.skipped.instances == {}
+    assert manifest.counts.skipped.not_applicable == {
+        task: 5 for task in ("output", "input", "coverage", "counterfactual", "loop")}
+
+
+@needs_data
 def test_a_published_file_built_without_tasks_builds_the_task_it_holds(
         tmp_path: Path) -> None:
     """Issue #22 item 5: ``build FILE`` with no ``--tasks`` builds the task the CodeSense

@@ -226,7 +226,8 @@ def test_counterfactual_instances_pair_with_coverage(
         assert partner.id.split("/", 1)[1] == instance.id.split("/", 1)[1]
         assert instance.data["truth"]["original_lines"] == partner.data["truth"]["lines"]
     # Every coverage instance without a partner is one the manifest says was skipped.
-    skipped = {s.where for s in manifest.skipped if s.task == "counterfactual"}
+    skipped = {s.where for s in manifest.skipped
+               if s.task == "counterfactual" and s.kind == "instance"}
     unpaired = {f"{i.program_id}#{i.call_index}" for p, i in coverage.items()
                 if p not in counterfactual}
     assert unpaired == skipped

@@ -30,6 +30,7 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
+    NotApplicable,
     Score,
     SkipInstance,
     TaskBase,
@@ -149,7 +150,12 @@ class CodeSenseTask(TaskBase):
         except NoFacts as exc:
             raise SkipInstance(str(exc)) from None
         if not records:
-            raise SkipInstance(f"nothing to ask: {self.fact_type.nothing}")
+            given = trace.extra.get("facts")
+            asked = sorted({str(fact.get("task")) for fact in given or []
+                            if isinstance(fact, dict)})
+            raise NotApplicable(f"the recorded questions are {', '.join(asked)} "
+                                f"questions, none a {self.name} one" if asked
+                                else f"nothing to ask: {self.fact_type.nothing}")
         values = self._values(ctx)
         published = program.calls[call_index].recorded is not None
         usable: list[tuple[str, tuple[Fact, dict[str, Any]]]] = []

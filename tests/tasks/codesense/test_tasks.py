@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from execbench.models.base import ModelError
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
@@ -111,7 +112,8 @@ def test_recorded_facts_make_exactly_those_instances(tmp_path: Path) -> None:
     # The loop fact asks for an opaque value; the block task has no fact at all; the input
     # task cannot check an answer on code that may not run alone.
     assert skips["loop"] == "no value a question could ask for (dropped: 1 body)"
-    assert skips["block"].startswith("nothing to ask")
+    assert skips["block"] == ("the recorded questions are branch, loop, statement questions, "
+                              "none a block one")
     assert "recorded" in skips["input"]
     assert {i.task for i in instances} == {"statement", "branch", "output"}
     results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
@@ -188,11 +190,13 @@ def test_the_default_output_task_is_unchanged(tmp_path: Path) -> None:
 
 
 def test_the_random_baseline_answers_only_abstract_instances(tmp_path: Path) -> None:
+    """Refused before the run (issue #23), where it once wrote a run of errors."""
     _instance(tmp_path, "loop")
-    run(RunConfig(suite=str(tmp_path / "suite"), model="reference/random-category"),
-        tmp_path / "run")
-    samples = read_samples(tmp_path / "run" / "samples.jsonl")
-    assert samples and {s.verdict for s in samples.values()} == {"error"}
+    with pytest.raises(ModelError, match="answers only abstract-value instances, and the "
+                                         "loop instances of this run ask for values"):
+        run(RunConfig(suite=str(tmp_path / "suite"), model="reference/random-category"),
+            tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_published_text_value_is_scored_by_string_match_alone() -> None:
