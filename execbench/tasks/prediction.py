@@ -3,11 +3,11 @@
 With ``-T values=abstract`` the output task asks for the category of the returned value
 instead (CodeSense's abstract values, ``codesense.abstract``); its instances then carry
 ``values: "abstract"`` and its scores the CodeSense fields. An output CodeSense published
-(a recorded trace) is asked in CodeSense's style too, with its concrete value: the answer
-is read from ``<ans>`` tags or our block, ``string_match`` is recorded, and a value the
-authors wrote only as text is scored by that string comparison alone. The input task skips calls
-whose trace was recorded where they ran: their code may not run alone, and an input
-answer can only be checked by running it.
+(a recorded trace with the published text) is asked in CodeSense's style too, with its
+concrete value: the answer is read from ``<ans>`` tags or our block, ``string_match`` is
+recorded, and a value the authors wrote only as text is scored by that string comparison
+alone. The input task skips calls whose trace was recorded where they ran: their code may
+not run alone, and an input answer can only be checked by running it.
 
 ``output``: the model sees the program and a call, and completes ``assert f(x) == ??``
 with the literal value returned. ``input``: it sees the program and a returned value, and
@@ -109,11 +109,10 @@ def _codesense_style(instance: Instance) -> bool:
 
 
 def _published(trace: Trace) -> dict[str, Any]:
-    """An output a publisher recorded (CodeSense), asked in their style: a value they wrote
-    only as text is kept, scored by their string comparison (``concrete_truth``)."""
-    if trace.value is None and trace.extra.get("facts"):
-        raise NotApplicable("the published record asks about a statement, branch or loop, "
-                            "not the value the call returns")
+    """An output a benchmark published with its text (CodeSense: ``extra["text"]``), asked
+    in their style: a value they wrote only as text is kept, scored by their string
+    comparison (``concrete_truth``). Calls recorded by ``harvest`` carry values of our own
+    tracer, asked as any other call."""
     truth = None
     if trace.status == "ok" and trace.value is not None:
         truth = concrete_truth(OutputFact({}), trace.value, published=True)
@@ -141,7 +140,11 @@ class OutputPrediction(TaskBase):
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         concrete = abstract.VALUES.value(ctx) == "concrete"
-        if concrete and program.calls[call_index].recorded is not None:
+        recorded = program.calls[call_index].recorded is not None
+        if recorded and trace.value is None and trace.extra.get("facts"):
+            raise NotApplicable("the published record asks about a statement, branch or "
+                                "loop, not the value the call returns")
+        if concrete and recorded and "text" in trace.extra:
             return [_published(trace)]
         value = _require_ok(trace)
         truth = {"value": value, "repr": trace.value_repr}
