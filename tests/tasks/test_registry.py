@@ -101,8 +101,9 @@ def test_a_registered_task_appears_in_ls_results_and_reports(toy: Parity,
     assert {("toy-parity", "pass@1"), ("toy-parity", "said even"), ("output", "pass@1")} \
         <= declared
 
-    table = cli.invoke(app, ["report", str(tmp_path / "run")])
-    assert table.exit_code == 0 and "toy-parity pass@1" in table.output
+    table = cli.invoke(app, ["report", str(tmp_path / "run"), "--format", "markdown"])
+    assert table.exit_code == 0 and "### toy: headline metrics (%)" in table.output
+    assert "| toy-parity pass@1 n=2 | toy-parity said even n=2 |" in table.output
     board = cli.invoke(app, ["report", str(tmp_path / "run"), "--layout", "leaderboard",
                              "--format", "csv"])
     assert board.exit_code == 0, board.output
