@@ -34,22 +34,27 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Column groups (one per family) and rows (one per model), best value per column marked."""
+    """Column groups (one per family) and rows (one per model), the best value of each
+    column marked among the runs that answered its task: a run that answered nothing
+    (every request failed, no answer readable) has no 'suspicious' successes, but that 0
+    is no achievement."""
     metrics = headline(results)
     groups = [(family, list(members)) for family, members in
               groupby(metrics, key=lambda m: m["family"])]
     table = rows(results, metrics)
-    best = []
+    best: list[float | None] = []
     for column, metric in enumerate(metrics):
-        present = [cells[column] for _, cells in table if cells[column] is not None]
+        present = [value for row in table
+                   if (value := row.values[column]) is not None and row.answered[column]]
         pick = max if metric["higher_is_better"] else min
         best.append(pick(present) if len(present) > 1 else None)
     return {"groups": [{"family": family, "metrics": members} for family, members in groups],
-            "rows": [{"label": label,
-                      "cells": [{"text": cell_text(value),
-                                 "best": value is not None and value == best[i]}
-                                for i, value in enumerate(cells)]}
-                     for label, cells in table]}
+            "rows": [{"label": row.label,
+                      "cells": [{"text": cell_text(value), "answered": row.answered[i],
+                                 "best": value is not None and row.answered[i]
+                                 and value == best[i]}
+                                for i, value in enumerate(row.values)]}
+                     for row in table]}
 
 
 def _breakdown(results: list[dict[str, Any]]) -> list[Table]:

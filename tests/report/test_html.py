@@ -49,6 +49,36 @@ def test_the_page_is_one_self_contained_file(page: Path) -> None:
     assert len(data["prompts"]) < len(data["samples"])  # each prompt stored once
 
 
+def _board(page: str) -> dict[str, list[tuple[str, str]]]:
+    """The leaderboard's rows: per model, each cell's classes and text."""
+    board = page.split('<section id="leaderboard">')[1].split("</section>")[0]
+    return {label: re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)</td>', cells)
+            for label, cells in re.findall(r'<tr class="board-row"><th scope="row">([^<]*)'
+                                           r"</th>(.*?)</tr>", board, re.S)}
+
+
+def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
+                                                   tmp_path: Path) -> None:
+    from execbench.report.html import render_html
+    from execbench.runner import RunConfig, load_run_config, run
+
+    silent = tmp_path / "silent"
+    run(RunConfig(suite=load_run_config(report_runs[0]).suite, model="reference/constant",
+                  model_args={"answer": "I cannot tell."}), silent)
+    runs = [*report_runs, silent]
+    results = [json.loads((folder / "results.json").read_text()) for folder in runs]
+    page = render_html(runs, results)[0]
+    board = _board(page)
+    said, mute = (board[f"reference/constant ({folder})"] for folder in runs[1:])
+    # mutation MR (lower is better): the oracle never reverts, nor does the other constant
+    # run, and the silent run has no answer to revert with: its 0.0 is no result.
+    headers = [h.strip() for h in re.findall(r'<th title="[^"]*">([^<]*)</th>', page)]
+    column = headers.index("mutation MR ↓")
+    assert board["reference/oracle"][column] == said[column] == ("num best", "0.0")
+    assert mute[column] == ("num silent", "0.0")
+    assert not any("best" in classes for classes, _ in mute)
+
+
 class DevTools:
     """A minimal DevTools-protocol client: one page's websocket, calls by id."""
 
