@@ -28,6 +28,7 @@ from execbench.report.tables import (
     run_labels,
     verdict_table,
 )
+from execbench.report.truths import truth_text
 from execbench.tasks import get_task, task_names
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -117,7 +118,9 @@ def _samples(run_dirs: list[Path], labels: list[str]) -> tuple[dict[str, Any], l
                          "task": record["task"], "source": record["source"],
                          "instance": record["instance_id"], "sample": record["sample"],
                          "verdict": record["verdict"], "detail": record["detail"],
-                         "answer": record["answer"], "truth": record["truth"],
+                         "answer": record["answer"],
+                         "truth": None if record["truth"] is None
+                         else truth_text(json.loads(record["truth"])),
                          "response": record["response"] if record["response"] is not None
                          else f"(no response: {record['error']})",
                          "prompt": prompts.setdefault(prompt, len(prompts))})

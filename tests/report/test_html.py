@@ -49,6 +49,16 @@ def test_the_page_is_one_self_contained_file(page: Path) -> None:
     assert len(data["prompts"]) < len(data["samples"])  # each prompt stored once
 
 
+def test_truths_read_as_python_prints_them(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="sample-data">(.*?)'
+                                r"</script>", text, re.S).group(1))
+    truths = {s["instance"]: s["truth"] for s in data["samples"]}
+    assert truths["input/small/words/0"] == "output: 'A-B'"
+    assert truths["output/small/words/1"] == "value: 'none'"
+    assert not any('["str"' in (truth or "") for truth in truths.values())
+
+
 def _board(page: str) -> dict[str, list[tuple[str, str]]]:
     """The leaderboard's rows: per model, each cell's classes and text."""
     board = page.split('<section id="leaderboard">')[1].split("</section>")[0]
