@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
 import io
 import json
 import os
@@ -38,25 +39,64 @@ def page(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> P
     return path
 
 
+def page_samples(text: str) -> dict:
+    """The sample browser's data as the page packs it (gzip-compressed JSON, base64)."""
+    packed = re.search(r'<script type="application/octet-stream" id="sample-data"[^>]*>(.*?)'
+                       r"</script>", text, re.S).group(1)
+    return json.loads(gzip.decompress(base64.b64decode(packed)))
+
+
 def test_the_page_is_one_self_contained_file(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert "<link" not in text and "<script src" not in text
     assert 'src="data:image/png;base64,' in text  # the generalization figure
-    data = json.loads(re.search(r'<script type="application/json" id="sample-data">(.*?)'
-                                r"</script>", text, re.S).group(1))
-    assert len(data["samples"]) == 44 + 22
-    assert len(data["prompts"]) < len(data["samples"])  # each prompt stored once
+    data = page_samples(text)
+    assert [len(run["rows"]) for run in data["runs"]] == [44, 22]
+    # What belongs to an instance is stored once for both runs, each prompt once.
+    assert len(data["instances"]) == 22 and len(data["prompts"]) <= 22
 
 
 def test_truths_read_as_python_prints_them(page: Path) -> None:
-    text = page.read_text(encoding="utf-8")
-    data = json.loads(re.search(r'<script type="application/json" id="sample-data">(.*?)'
-                                r"</script>", text, re.S).group(1))
-    truths = {s["instance"]: s["truth"] for s in data["samples"]}
+    data = page_samples(page.read_text(encoding="utf-8"))
+    truths = {instance[0]: instance[3] for instance in data["instances"]}
     assert truths["input/small/words/0"] == "output: 'A-B'"
     assert truths["output/small/words/1"] == "value: 'none'"
     assert not any('["str"' in (truth or "") for truth in truths.values())
+
+
+@pytest.mark.slow  # about 20 s: five runs' results (their bootstrap) and the page
+def test_five_runs_of_ten_thousand_samples_make_a_small_page(tmp_path: Path) -> None:
+    """Each sample kept its own copy of its instance's truth, source and task, and its
+    run's name: five such runs made a 24 MB page. Built and run through the real code:
+    2,000 programs whose calls carry recorded traces (so the build runs nothing)."""
+    from execbench.report.html import render_html
+    from execbench.runner import RunConfig, run
+    from execbench.sandbox.values import encode
+    from execbench.suite import BuildOptions, build_suite
+
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps({
+        "id": f"p{p}", "entry_point": "f",
+        "code": f"def f(a, b):\n    # program {p}\n    return [a, b, 'x' * (b % 3)]\n",
+        "calls": [{"args": f"{p}, {c}", "trace": {"status": "ok",
+                                                 "value": encode([p, c, "x" * (c % 3)])}}
+                  for c in range(5)]}) + "\n" for p in range(2000)))
+    suite = tmp_path / "suite"
+    build_suite([str(source)], suite, BuildOptions(tasks=["output"], workers=1))
+    runs = []
+    for name, model, answer in (("oracle", "reference/oracle", None),
+                                ("constant", "reference/constant", None),
+                                ("zero", "reference/constant", "[ANSWER]0[/ANSWER]"),
+                                ("one", "reference/constant", "[ANSWER]1[/ANSWER]"),
+                                ("silent", "reference/constant", "I cannot tell.")):
+        runs.append(tmp_path / name)
+        run(RunConfig(suite=str(suite), model=model,
+                      model_args={} if answer is None else {"answer": answer}), runs[-1])
+    results = [json.loads((folder / "results.json").read_text()) for folder in runs]
+    page = render_html(runs, results)[0]
+    assert sum(len(run["rows"]) for run in page_samples(page)["runs"]) == 50_000
+    assert len(page.encode("utf-8")) < 5_000_000
 
 
 def _board(page: str) -> dict[str, list[tuple[str, str]]]:
