@@ -1,5 +1,5 @@
-"""One self-contained HTML page for some runs: a leaderboard, each layout's tables and
-figures, verdict and failure breakdowns, and a sample browser.
+"""One self-contained HTML page for some runs: a leaderboard, charts, each layout's tables
+and figures, verdict and failure breakdowns, and a sample browser.
 
 Everything is inline (styles, script, charts as SVG, layout figures as base64 PNG,
 samples as compressed JSON, see ``browser_data``), so the file opens anywhere with the
@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 
 from execbench.report.browser_data import pack
+from execbench.report.charts import charts
 from execbench.report.layouts import View, layouts
 from execbench.report.leaderboard import headline, rows
 from execbench.report.tables import (
@@ -112,7 +113,7 @@ def render_html(run_dirs: list[Path], results: list[dict[str, Any]]) -> tuple[st
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result["run"], "counts": result["counts"]}
               for label, result in zip(run_labels(results), results, strict=True)],
-        leaderboard=_leaderboard(results), sections=_sections(results),
+        leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,
         style=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=(TEMPLATES / "report.js").read_text(encoding="utf-8"))

@@ -69,7 +69,8 @@ def test_estimates_carry_intervals_and_pass_at_k_follows_k(report_runs: list[Pat
 
     every = tables()
     assert list(every) == [f"{family}: headline metrics (%)"
-                           for family in ("dexbench", "generalization", "prediction")]
+                           for family in ("ces", "codesense", "dexbench", "generalization",
+                                          "prediction")]
     prediction = every["prediction: headline metrics (%)"]
     oracle = prediction["rows"][0]
     assert (oracle["run"], oracle["benchmark"]) == ("reference/oracle", "small")

@@ -52,9 +52,9 @@ def test_the_page_is_one_self_contained_file(page: Path) -> None:
     assert "<link" not in text and "<script src" not in text
     assert 'src="data:image/png;base64,' in text  # the generalization figure
     data = page_samples(text)
-    assert [len(run["rows"]) for run in data["runs"]] == [44, 22]
+    assert [len(run["rows"]) for run in data["runs"]] == [76, 38]
     # What belongs to an instance is stored once for both runs, each prompt once.
-    assert len(data["instances"]) == 22 and len(data["prompts"]) <= 22
+    assert len(data["instances"]) == 38 and len(data["prompts"]) <= 38
 
 
 def test_truths_read_as_python_prints_them(page: Path) -> None:
@@ -129,6 +129,26 @@ def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
     assert not any("best" in classes for classes, _ in mute)
 
 
+def expected_charts(results: list[dict]) -> list[list]:
+    """Per chart the page should draw, in order: its kind and how many bars and points.
+    Headline metrics: a bar per run with a value; pass@k: a point per run and k it drew;
+    breakdowns: a bar per run and category."""
+    from execbench.report.leaderboard import headline
+    from execbench.tasks.base import Metric
+
+    charts = [["headline", sum(Metric(m["name"], tuple(m["path"])).read(r) is not None
+                               for r in results if m["task"] in r["metrics"]), 0]
+              for m in headline(results)]
+    tasks = sorted({task for r in results for task in r["metrics"]})
+    charts += [["pass-at-k", 0, sum(r["run"]["n"] for r in results if task in r["metrics"])]
+               for task in tasks]
+    for task in tasks:
+        splits = [r["metrics"].get(task, {}).get("breakdowns", {}) for r in results]
+        charts += [["breakdown", sum(len(split.get(name, {})) for split in splits), 0]
+                   for name in sorted({name for split in splits for name in split})]
+    return charts
+
+
 class DevTools:
     """A minimal DevTools-protocol client: one page's websocket, calls by id."""
 
@@ -176,6 +196,20 @@ async def _drive(port: int) -> dict[str, Any]:
                 "before": await tools.evaluate(
                     "[document.querySelectorAll('#samples .sample').length,"
                     " document.getElementById('sample-count').textContent]"),
+                "charts": await tools.evaluate(
+                    "Array.from(document.querySelectorAll('svg.chart')).map(svg => {"
+                    " const box = svg.getBoundingClientRect();"
+                    " const bars = Array.from(svg.querySelectorAll('rect.bar'))"
+                    "   .map(bar => bar.getBoundingClientRect());"
+                    " return [svg.dataset.chart, bars.length,"
+                    "   svg.querySelectorAll('circle.point').length, box.width, box.height,"
+                    "   bars.filter(b => b.width > 0 && b.height > 0).length]; })"),
+                "opened": await tools.evaluate(
+                    "(async () => { const row = document.querySelector('#samples .sample');"
+                    " const before = row.querySelectorAll('dl, pre').length; row.open = true;"
+                    " await new Promise(done => setTimeout(done, 100));"
+                    " return [before, Array.from(row.querySelectorAll('dt'))"
+                    "   .map(dt => dt.textContent), row.querySelectorAll('pre').length]; })()"),
             }
             await tools.call("Emulation.setDeviceMetricsOverride", width=1280, height=1600,
                              deviceScaleFactor=1, mobile=False)
@@ -192,7 +226,8 @@ async def _drive(port: int) -> dict[str, Any]:
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
                     "(/usr/bin/chromium; Debian: apt-get install chromium)")
-def test_the_page_renders_and_filters_in_chromium(page: Path, tmp_path: Path) -> None:
+def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[Path],
+                                                  tmp_path: Path) -> None:
     image = pytest.importorskip("PIL.Image", reason="the screenshot check needs Pillow")
     profile = tmp_path / "profile"
     browser = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
@@ -217,10 +252,17 @@ def test_the_page_renders_and_filters_in_chromium(page: Path, tmp_path: Path) ->
 
     assert seen["board"] == ["reference/oracle", "reference/constant"]
     assert seen["fetched"] == []
-    assert seen["before"] == [50, "66 of 66 samples match"]  # the first page of 50
+    drawn = seen["charts"]
+    results = [json.loads((folder / "results.json").read_text()) for folder in report_runs]
+    assert [chart[:3] for chart in drawn] == expected_charts(results)
+    assert all(width > 200 and height > 80 for *_, width, height, _ in drawn)
+    assert sum(visible for *_, visible in drawn) > 20  # bars with a length on screen
+    before, facts, texts = seen["opened"]
+    assert before == 0 and {"answer", "source"} <= set(facts) and texts == 2  # built on opening
+    assert seen["before"] == [50, "114 of 114 samples match"]  # the first page of 50
     shown, said, all_incorrect, fragment = seen["after"]
-    assert said.endswith(" of 66 samples match") and 0 < shown < 50 and all_incorrect
-    assert said == f"{shown} of 66 samples match" and fragment == "#verdict=incorrect"
+    assert said.endswith(" of 114 samples match") and 0 < shown < 50 and all_incorrect
+    assert said == f"{shown} of 114 samples match" and fragment == "#verdict=incorrect"
 
     picture = image.open(io.BytesIO(seen["png"])).convert("RGB")
     assert picture.size == (1280, 1600)
