@@ -13,7 +13,7 @@ from itertools import groupby
 from typing import Any
 
 from execbench.report.families import estimate
-from execbench.report.leaderboard import answered, headline
+from execbench.report.leaderboard import answered, headline, readable
 from execbench.report.svg import PALETTE, Bar, Series, bars, lines
 from execbench.report.tables import percent, run_labels
 
@@ -105,8 +105,10 @@ def _breakdowns(results: list[dict[str, Any]], labels: list[str], colours: list[
                 if group is None:
                     continue
                 low, high = group["accuracy_ci95"]
+                silent = not readable(group)
                 members.append(Bar(colour, percent(group["pass@1"]),
-                                   (percent(low) or 0.0, percent(high) or 0.0),
+                                   (percent(low) or 0.0, percent(high) or 0.0), faint=silent,
+                                   note="no answer" if silent else "",
                                    hover=f"{label}: n={group['instances']}"))
             groups.append((category, members))
         drawn.append(bars("breakdown", f"{task} pass@1 by {name} (%)", groups))

@@ -35,7 +35,12 @@ class Row:
 def answered(result: dict[str, Any], task: str) -> bool:
     """Whether the run gave any readable answer to the task: a run whose every sample
     failed, or was unreadable, scores 0 (or a 'lower is better' 0) by saying nothing."""
-    verdicts = result["metrics"].get(task, {}).get("all", {}).get("verdicts", {})
+    return readable(result["metrics"].get(task, {}).get("all", {}))
+
+
+def readable(group: dict[str, Any]) -> bool:
+    """Whether a metrics group (``metrics.summarize``) counts a readable answer."""
+    verdicts = group.get("verdicts", {})
     return verdicts.get(CORRECT, 0) + verdicts.get(INCORRECT, 0) > 0
 
 
