@@ -45,13 +45,13 @@ def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
     best: list[float | None] = []
     for column, metric in enumerate(metrics):
         present = [value for row in table
-                   if (value := row.values[column]) is not None and row.answered[column]]
+                   if (value := row.values[column]) is not None and not row.silent[column]]
         pick = max if metric["higher_is_better"] else min
         best.append(pick(present) if len(present) > 1 else None)
     return {"groups": [{"family": family, "metrics": members} for family, members in groups],
             "rows": [{"label": row.label,
-                      "cells": [{"text": cell_text(value), "answered": row.answered[i],
-                                 "best": value is not None and row.answered[i]
+                      "cells": [{"text": cell_text(value), "silent": row.silent[i],
+                                 "best": value is not None and not row.silent[i]
                                  and value == best[i]}
                                 for i, value in enumerate(row.values)]}
                      for row in table]}

@@ -25,11 +25,12 @@ def headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @dataclass(frozen=True)
 class Row:
     """A model's row: its label, a percentage per metric (None where it has none), and
-    per metric whether the run it comes from answered any of the task's instances."""
+    per metric whether that value comes from a run that gave the task no readable answer
+    (so it is no result, whatever it is)."""
 
     label: str
     values: list[float | None]
-    answered: list[bool]
+    silent: list[bool]
 
 
 def answered(result: dict[str, Any], task: str) -> bool:
@@ -63,13 +64,13 @@ def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]) -> list[R
     table = []
     for label, members in groups:
         values: list[float | None] = []
-        said: list[bool] = []
+        silent: list[bool] = []
         for reader, metric in zip(readers, metrics, strict=True):
             found = next(((v, i) for i in members if (v := reader.read(results[i])) is not None),
                          None)
             values.append(None if found is None else percent(found[0]))
-            said.append(found is not None and answered(results[found[1]], metric["task"]))
-        table.append(Row(label, values, said))
+            silent.append(found is not None and not answered(results[found[1]], metric["task"]))
+        table.append(Row(label, values, silent))
     return table
 
 
