@@ -24,7 +24,7 @@ NOTE = ("value (%) [bootstrap 95% interval over instances, where the task has on
         "estimate of the chance that at least one of k samples is right.")
 
 
-def reader(metric: dict[str, Any], k: int = 1, source: str | None = None) -> Metric:
+def _reader(metric: dict[str, Any], k: int = 1, source: str | None = None) -> Metric:
     """The declared ``metric`` as a ``Metric``, read at pass@``k`` (for a pass@1 metric)
     and within one ``source`` (from the ``by_source`` block that stands beside each
     ``all`` block), where asked."""
@@ -41,16 +41,16 @@ def reader(metric: dict[str, Any], k: int = 1, source: str | None = None) -> Met
 
 
 def _within(path: list[str], source: str) -> list[str]:
-    at = path.index("all") if "all" in path else len(path)
+    at = path.index("all")
     return [*path[:at], "by_source", source, *path[at + 1:]]
 
 
-def at_k(metric: dict[str, Any]) -> bool:
+def _at_k(metric: dict[str, Any]) -> bool:
     """Whether the metric is a pass@1 that results also hold at every other k."""
     return metric["path"][-1] == "pass@1"
 
 
-def instances(result: dict[str, Any], task: str, k: int = 1,
+def _instances(result: dict[str, Any], task: str, k: int = 1,
               source: str | None = None) -> int | None:
     """How many of the task's instances the run answered (those pass@``k`` rests on)."""
     block = result["metrics"].get(task, {})
@@ -62,9 +62,12 @@ def instances(result: dict[str, Any], task: str, k: int = 1,
 
 def estimate(result: dict[str, Any], metric: dict[str, Any], k: int = 1,
              source: str | None = None) -> Estimate | None:
-    """The metric in one run as a cell; None where the run lacks its task."""
-    count = instances(result, metric["task"], k, source)
-    read = reader(metric, k, source)
+    """The metric in one run as a cell; None where the run lacks its task (or, within a
+    source, where the metric is not kept per source)."""
+    if source is not None and "all" not in metric["path"]:
+        return None
+    count = _instances(result, metric["task"], k, source)
+    read = _reader(metric, k, source)
     value = read.read(result)
     if count is None or value is None and k != 1:  # no task, or fewer than k samples
         return None
@@ -78,7 +81,7 @@ def _header(metric: dict[str, Any], k: int) -> str:
     return f"{metric['task']} {name}" + ("" if metric["higher_is_better"] else " ↓")
 
 
-def benchmarks(results: list[dict[str, Any]], tasks: set[str]) -> list[str]:
+def _benchmarks(results: list[dict[str, Any]], tasks: set[str]) -> list[str]:
     """What each run answered of ``tasks``: its sources, and its suite's folder where the
     runs were not all on one suite (its whole path where two folders share a name)."""
     suites = [result["run"].get("suite", "") for result in results]
@@ -106,7 +109,7 @@ def family_tables(results: list[dict[str, Any]], ks: list[int], *,
     for family, members in groupby(headline(results), key=lambda m: m["family"]):
         metrics = list(members)
         columns = [(metric, k) for metric in metrics
-                   for k in (ks if at_k(metric) else [1])]
+                   for k in (ks if _at_k(metric) else [1])]
         tasks = {metric["task"] for metric in metrics}
         shown = [i for i, result in enumerate(results) if tasks & set(result["metrics"])]
         rows: list[list[Cell]] = []
@@ -118,7 +121,7 @@ def family_tables(results: list[dict[str, Any]], ks: list[int], *,
                                                for metric, k in columns)]
                          for source in sources]
         else:
-            described = benchmarks([results[i] for i in shown], tasks)
+            described = _benchmarks([results[i] for i in shown], tasks)
             rows = [[labels[i], benchmark, *(estimate(results[i], metric, k)
                                              for metric, k in columns)]
                     for i, benchmark in zip(shown, described, strict=True)]
