@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from execbench.tasks.base import ERROR
@@ -83,13 +83,20 @@ def verdict_counts(samples: Iterable[dict[str, Any]]) -> dict[str, int]:
     return {verdict: counts[verdict] for verdict in sorted(counts)}
 
 
-def summarize(samples: Iterable[dict[str, Any]], n: int) -> dict[str, Any]:
-    """The ``metrics`` block of results.json: per task, overall and per source.
+def summarize(samples: Iterable[dict[str, Any]], n: int,
+              categories: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
+              ) -> dict[str, Any]:
+    """The ``metrics`` block of results.json: per task, overall, per source and per
+    category of each breakdown its task declares.
 
     ``n`` is the number of samples the run asked for per instance; it bounds which pass@k
     are reported, since pass@k for k beyond what was requested would be meaningless.
-    Shape: ``{task: {"all": group, "by_source": {source: group}}}`` with tasks and
-    sources sorted; see :func:`_group_metrics` for a group.
+    ``categories`` gives, per task, each breakdown's category of every instance
+    (``{task: {breakdown: {instance_id: category}}}``, from ``Task.breakdowns``).
+    Shape: ``{task: {"all": group, "by_source": {source: group}, "breakdowns":
+    {breakdown: {category: group}}}}`` with tasks, sources and categories sorted
+    (``breakdowns`` only for tasks that declare one); see :func:`_group_metrics` for a
+    group.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
@@ -100,16 +107,30 @@ def summarize(samples: Iterable[dict[str, Any]], n: int) -> dict[str, Any]:
     metrics: dict[str, Any] = {}
     for task in sorted(by_task):
         task_samples = by_task[task]
-        by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for sample in task_samples:
-            by_source[sample["source"]].append(sample)
         metrics[task] = {
             "all": _group_metrics(task_samples, n),
-            "by_source": {
-                source: _group_metrics(by_source[source], n) for source in sorted(by_source)
-            },
+            "by_source": _split(task_samples, n, lambda sample: sample["source"]),
         }
+        splits = (categories or {}).get(task)
+        if splits:
+            metrics[task]["breakdowns"] = {
+                name: _split(task_samples, n, _category_of(splits[name]))
+                for name in sorted(splits)}
     return metrics
+
+
+def _category_of(categories: Mapping[str, str]) -> Callable[[dict[str, Any]], str]:
+    """A sample's category, looked up by its instance."""
+    return lambda sample: categories[sample["instance_id"]]
+
+
+def _split(samples: list[dict[str, Any]], n: int, key: Callable[[dict[str, Any]], str]
+           ) -> dict[str, Any]:
+    """A group's metrics for each value of ``key``, in sorted order."""
+    parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for sample in samples:
+        parts[key(sample)].append(sample)
+    return {name: _group_metrics(parts[name], n) for name in sorted(parts)}
 
 
 def _is_correct(sample: dict[str, Any]) -> bool:

@@ -13,7 +13,8 @@ final line cut off by a crash is dropped when a run resumes.
     run                 the run's settings (RunConfig.record()) with run_dir, suite_sha256
     counts              instances, samples, expected_samples, verdicts {verdict: n},
                         truncated, refused
-    metrics             per task: pass@k, verdicts and per-source blocks (metrics.summarize)
+    metrics             per task: pass@k, verdicts, per-source blocks and per-category
+                        blocks of the task's breakdowns (metrics.summarize)
     usage               requests, retries, tokens, latency percentiles, wall time, cost
     sessions            each invocation: started, ended, seconds, outcome, execbench_version,
                         python, host, command

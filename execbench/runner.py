@@ -398,8 +398,25 @@ def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
         task = get_task(name)
         for metric in task.metrics():
             declared.append({"task": name, "family": task.family, **asdict(metric),
-                             "path": list(metric.path)})
+                             "path": list(metric.path),
+                             "interval": None if metric.interval is None
+                             else list(metric.interval)})
     return declared
+
+
+def breakdown_categories(tasks: list[str], instances: dict[str, Instance]
+                         ) -> dict[str, dict[str, dict[str, str]]]:
+    """Each task's breakdowns (``Task.breakdowns``): the category of each of its
+    instances, as ``metrics.summarize`` takes them."""
+    categories: dict[str, dict[str, dict[str, str]]] = {}
+    for name in tasks:
+        breakdowns = get_task(name).breakdowns
+        if breakdowns:
+            own = [instance for instance in instances.values() if instance.task == name]
+            categories[name] = {breakdown.name: {instance.id: breakdown.category(instance)
+                                                 for instance in own}
+                                for breakdown in breakdowns}
+    return categories
 
 
 def write_results(config: RunConfig, out: Path, suite: Suite | None = None) -> dict[str, Any]:
@@ -426,7 +443,7 @@ def write_results(config: RunConfig, out: Path, suite: Suite | None = None) -> d
                             verdicts=verdict_counts(records),
                             truncated=sum(1 for s in samples if s.truncated),
                             refused=sum(1 for s in samples if s.refused)),
-        metrics=summarize(records, config.n),
+        metrics=summarize(records, config.n, breakdown_categories(tasks, by_id)),
         usage=usage_summary(records, round(wall, 3), config.price_input, config.price_output),
         sessions=logged, task_metrics=task_metrics,
         paired_metrics={name: paired_summary(records, config.n, pairing.first, pairing.second)

@@ -171,6 +171,17 @@ class TestSummarize:
         assert human["pass@3_instances"] == 0
         assert human["score"] == pytest.approx(0.25)
 
+    def test_breakdowns_give_each_category_its_own_group(self) -> None:
+        kinds = {"output": {"kind": {"A": "loop", "B": "branch", "C": "loop"}}}
+        metrics = summarize(hand_made_samples(), n=3, categories=kinds)
+        assert "breakdowns" not in metrics["input"]
+        by_kind = metrics["output"]["breakdowns"]["kind"]
+        assert list(by_kind) == ["branch", "loop"]
+        assert (by_kind["loop"]["instances"], by_kind["loop"]["samples"]) == (2, 5)
+        assert by_kind["loop"]["pass@1"] == pytest.approx((1 / 3 + 0) / 2)
+        assert by_kind["branch"]["accuracy_ci95"] == [1.0, 1.0]
+        assert "breakdowns" not in summarize(hand_made_samples(), n=3)["output"]
+
     def test_errors_are_failures(self) -> None:
         block = summarize(hand_made_samples(), n=3)["input"]["all"]
         assert block["instances"] == 1

@@ -464,8 +464,8 @@ def test_score_and_report(small: tuple[Path, list[dict]], tmp_path: Path) -> Non
     assert [row["run"] for row in rows] == [MODEL, "reference/oracle"]
     for task in ("output", "input"):
         pass1 = original["metrics"][task]["all"]["pass@1"]
-        assert rows[0][f"{task} pass@1 (%)"] == pytest.approx(100 * pass1)
-        assert rows[1][f"{task} pass@1 (%)"] == 100.0
+        assert rows[0][f"{task} pass@1"]["value"] == pytest.approx(100 * pass1)
+        assert rows[1][f"{task} pass@1"]["value"] == 100.0
 
 
 def test_a_bad_model_name_does_not_pin_the_run_folder(small: tuple[Path, list[dict]],

@@ -63,11 +63,12 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
 
 
 def print_results(results: list[dict]) -> None:
-    """The default table of one run, after ``run`` and ``score``."""
-    from execbench.report.tables import available_ks, comparison_table, render
+    """The default layout's tables of one run, after ``run`` and ``score``."""
+    from execbench.report.families import family_tables
+    from execbench.report.tables import available_ks, render
 
-    table = comparison_table(results, available_ks(results))
-    sys.stdout.write(render([table], "text", width=shutil.get_terminal_size().columns))
+    tables = family_tables(results, available_ks(results))
+    sys.stdout.write(render(tables, "text", width=shutil.get_terminal_size().columns))
 
 
 @app.callback(invoke_without_command=True)

@@ -38,6 +38,7 @@ def report(
     ] = None,
 ) -> None:
     """Compare runs: a layout's tables on stdout (and, with --html, a page to open)."""
+    from execbench.report.comparable import coverage_warning
     from execbench.report.layouts import View
     from execbench.report.tables import FORMATS as TABLE_FORMATS
     from execbench.report.tables import render, verdict_table
@@ -46,6 +47,9 @@ def report(
         fail(f"unknown format {fmt!r}; choose one of {', '.join(TABLE_FORMATS)}")
     chosen = _layout(layout, plot is not None, by_source)
     results = _load_results(run_dirs)
+    mismatch = coverage_warning(results)
+    if mismatch is not None:
+        warn(mismatch)
     tables = chosen.sections(results, View(ks=_ks(k, results), by_source=by_source))
     if verdicts:
         tables.append(verdict_table(results))

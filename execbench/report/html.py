@@ -1,26 +1,26 @@
-"""One self-contained HTML page for some runs: a leaderboard, each layout's tables and
-figures, verdict and failure breakdowns, and a sample browser.
+"""One self-contained HTML page for some runs: a leaderboard, charts, each layout's tables
+and figures, verdict and failure breakdowns, and a sample browser.
 
-Everything is inline (styles, script, figures as base64 PNG, samples as JSON), so the file
-opens anywhere with the network off. The leaderboard's column groups come from the task
-families' declared headline metrics and the sections from the layout registry, so a new
-family or layout appears without a change here. Prompts are rendered again from each
-run's suite (logs keep only their hash) and stored once per distinct prompt.
+Everything is inline (styles, script, charts as SVG, layout figures as base64 PNG,
+samples as compressed JSON, see ``browser_data``), so the file opens anywhere with the
+network off. The leaderboard's column groups come from the task families' declared
+headline metrics and the sections from the layout registry, so a new family or layout
+appears without a change here.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from execbench.report.browser_data import pack
+from execbench.report.charts import charts
 from execbench.report.layouts import View, layouts
 from execbench.report.leaderboard import headline, rows
-from execbench.report.samples import load_samples
 from execbench.report.tables import (
     Table,
     available_ks,
@@ -34,22 +34,27 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 
 def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Column groups (one per family) and rows (one per model), best value per column marked."""
+    """Column groups (one per family) and rows (one per model), the best value of each
+    column marked among the runs that answered its task: a run that answered nothing
+    (every request failed, no answer readable) has no 'suspicious' successes, but that 0
+    is no achievement."""
     metrics = headline(results)
     groups = [(family, list(members)) for family, members in
               groupby(metrics, key=lambda m: m["family"])]
     table = rows(results, metrics)
-    best = []
+    best: list[float | None] = []
     for column, metric in enumerate(metrics):
-        present = [cells[column] for _, cells in table if cells[column] is not None]
+        present = [value for row in table
+                   if (value := row.values[column]) is not None and not row.silent[column]]
         pick = max if metric["higher_is_better"] else min
         best.append(pick(present) if len(present) > 1 else None)
     return {"groups": [{"family": family, "metrics": members} for family, members in groups],
-            "rows": [{"label": label,
-                      "cells": [{"text": cell_text(value),
-                                 "best": value is not None and value == best[i]}
-                                for i, value in enumerate(cells)]}
-                     for label, cells in table]}
+            "rows": [{"label": row.label,
+                      "cells": [{"text": cell_text(value), "silent": row.silent[i],
+                                 "best": value is not None and not row.silent[i]
+                                 and value == best[i]}
+                                for i, value in enumerate(row.values)]}
+                     for row in table]}
 
 
 def _breakdown(results: list[dict[str, Any]]) -> list[Table]:
@@ -98,44 +103,18 @@ def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sections
 
 
-def _samples(run_dirs: list[Path], labels: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """Every run's samples for the browser; each distinct prompt is stored once."""
-    prompts: dict[str, int] = {}
-    rows, warnings = [], []
-    for run_dir, label in zip(run_dirs, labels, strict=True):
-        shown = load_samples(run_dir)
-        warnings += shown.warnings
-        for record in shown.samples:
-            prompt = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in record["prompt"]) \
-                if record["prompt"] is not None else "(not in the suite)"
-            rows.append({"run": label,
-                         "task": record["task"], "source": record["source"],
-                         "instance": record["instance_id"], "sample": record["sample"],
-                         "verdict": record["verdict"], "detail": record["detail"],
-                         "answer": record["answer"], "truth": record["truth"],
-                         "response": record["response"] if record["response"] is not None
-                         else f"(no response: {record['error']})",
-                         "prompt": prompts.setdefault(prompt, len(prompts))})
-    return {"prompts": list(prompts), "samples": rows}, warnings
-
-
-def _script_json(data: Any) -> str:
-    """JSON safe inside a <script> element: no ``</`` can close it early."""
-    return json.dumps(data, ensure_ascii=False).replace("</", "<\\/").replace("<!--", "<\\!--")
-
-
 def render_html(run_dirs: list[Path], results: list[dict[str, Any]]) -> tuple[str, list[str]]:
     """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
     and warnings about samples whose prompt cannot be shown as sent."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["cell"] = cell_text
-    samples, warnings = _samples(run_dirs, run_labels(results))
+    samples, count, warnings = pack(run_dirs, run_labels(results))
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result["run"], "counts": result["counts"]}
               for label, result in zip(run_labels(results), results, strict=True)],
-        leaderboard=_leaderboard(results), sections=_sections(results),
-        breakdown=_breakdown(results), samples_json=_script_json(samples),
+        leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
+        breakdown=_breakdown(results), samples=samples, sample_count=count,
         style=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=(TEMPLATES / "report.js").read_text(encoding="utf-8"))
     return page, warnings

@@ -4,11 +4,12 @@ new family appears here without any change to this module."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Table, percent, run_labels
-from execbench.tasks.base import Metric
+from execbench.tasks.base import CORRECT, INCORRECT, Metric
 
 
 def headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -21,11 +22,33 @@ def headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [seen[key] for key in sorted(seen, key=lambda k: (k[0], k[1]))]
 
 
-def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]
-         ) -> list[tuple[str, list[float | None]]]:
-    """One (label, percentages) row per model: a model's runs of different tasks (a
-    CRUXEval run, a DexBench run, ...) share its row. Runs of one model that share a task
-    (two prompts, say) cannot be merged and keep a row each, labelled with their folder."""
+@dataclass(frozen=True)
+class Row:
+    """A model's row: its label, a percentage per metric (None where it has none), and
+    per metric whether that value comes from a run that gave the task no readable answer
+    (so it is no result, whatever it is)."""
+
+    label: str
+    values: list[float | None]
+    silent: list[bool]
+
+
+def answered(result: dict[str, Any], task: str) -> bool:
+    """Whether the run gave any readable answer to the task: a run whose every sample
+    failed, or was unreadable, scores 0 (or a 'lower is better' 0) by saying nothing."""
+    return readable(result["metrics"].get(task, {}).get("all", {}))
+
+
+def readable(group: dict[str, Any]) -> bool:
+    """Whether a metrics group (``metrics.summarize``) counts a readable answer."""
+    verdicts = group.get("verdicts", {})
+    return verdicts.get(CORRECT, 0) + verdicts.get(INCORRECT, 0) > 0
+
+
+def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]) -> list[Row]:
+    """One row per model: a model's runs of different tasks (a CRUXEval run, a DexBench
+    run, ...) share its row. Runs of one model that share a task (two prompts, say) cannot
+    be merged and keep a row each, labelled with their folder."""
     readers = [Metric(m["name"], tuple(m["path"])) for m in metrics]
     by_model: dict[str, list[int]] = {}
     for index, result in enumerate(results):
@@ -40,11 +63,14 @@ def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]
             groups += [(labels[i], [i]) for i in members]
     table = []
     for label, members in groups:
-        cells = []
-        for reader in readers:
-            found = [reader.read(results[i]) for i in members]
-            cells.append(percent(next((v for v in found if v is not None), None)))
-        table.append((label, cells))
+        values: list[float | None] = []
+        silent: list[bool] = []
+        for reader, metric in zip(readers, metrics, strict=True):
+            found = next(((v, i) for i in members if (v := reader.read(results[i])) is not None),
+                         None)
+            values.append(None if found is None else percent(found[0]))
+            silent.append(found is not None and not answered(results[found[1]], metric["task"]))
+        table.append(Row(label, values, silent))
     return table
 
 
@@ -54,7 +80,7 @@ def table(results: list[dict[str, Any]]) -> Table:
                            + ("" if m["higher_is_better"] else " (lower is better)")
                            for m in metrics]
     return Table("Leaderboard: headline metrics of every task family present", headers,
-                 [[label, *cells] for label, cells in rows(results, metrics)],
+                 [[row.label, *row.values] for row in rows(results, metrics)],
                  note="One row per model; runs of one model on different tasks share it.")
 
 

@@ -32,8 +32,22 @@ VERDICT_COLUMNS = (CORRECT, INCORRECT, UNPARSABLE, ERROR)
 log) is counted under ``other``."""
 
 Interval = tuple[float | None, float | None]
-Cell = str | int | float | Interval | None
-"""A table cell: text, a number, a ``(low, high)`` interval, or None where a run lacks it."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A measured number with what it rests on: its 95% interval, where the results hold
+    one, and how many instances it was measured on. A number alone hides both, and two
+    runs measured on 1,166 and on 20 instances must not read as equals."""
+
+    value: float | None
+    interval: Interval | None = None
+    instances: int | None = None
+
+
+Cell = str | int | float | Interval | Estimate | None
+"""A table cell: text, a number, a ``(low, high)`` interval, an estimate, or None where a
+run lacks it."""
 
 
 @dataclass(frozen=True)
@@ -80,53 +94,6 @@ def percent(value: float | None) -> float | None:
     return 100 * value
 
 
-def comparison_table(results: list[dict[str, Any]], ks: list[int], *,
-                     by_source: bool = False) -> Table:
-    """Runs compared task by task: pass@k for each k in ``ks`` and the 95% accuracy interval.
-
-    A run that lacks a task, a source or a k (it drew fewer samples) has None there. With
-    ``by_source`` every run gets one row per source it covers, because a score averaged
-    over sources can hide that a model is strong on one and weak on another.
-    """
-    tasks = sorted({task for result in results for task in result["metrics"]})
-    keys = [f"pass@{k}" for k in ks]
-    headers = ["run", "source"] if by_source else ["run"]
-    for task in tasks:
-        headers += [f"{task} {key} (%)" for key in keys]
-        headers.append(f"{task} accuracy CI95 (%)")
-
-    rows: list[list[Cell]] = []
-    for label, result in zip(run_labels(results), results, strict=True):
-        metrics = result["metrics"]
-        if by_source:
-            sources = sorted(
-                {source for task_block in metrics.values() for source in task_block["by_source"]}
-            )
-            for source in sources:
-                groups = [metrics.get(task, {}).get("by_source", {}).get(source) for task in tasks]
-                rows.append([label, source, *_metric_cells(groups, keys)])
-        else:
-            groups = [metrics[task]["all"] if task in metrics else None for task in tasks]
-            rows.append([label, *_metric_cells(groups, keys)])
-    title = "pass@k per task and source (%)" if by_source else "pass@k per task (%)"
-    note = ("pass@k: unbiased estimate of the chance that at least one of k samples is right; "
-            "CI95: bootstrap 95% interval of the mean accuracy over instances.")
-    return Table(title, headers, rows, note=note, keys=2 if by_source else 1)
-
-
-def _metric_cells(groups: list[dict[str, Any] | None], keys: list[str]) -> list[Cell]:
-    """The cells of one row: for each task's metrics group, its pass@k values and interval."""
-    cells: list[Cell] = []
-    for group in groups:
-        if group is None:
-            cells += [None] * (len(keys) + 1)
-            continue
-        cells += [percent(group.get(key)) for key in keys]
-        low, high = group["accuracy_ci95"]
-        cells.append((percent(low), percent(high)))
-    return cells
-
-
 def verdict_table(results: list[dict[str, Any]]) -> Table:
     """Counts of each run's verdicts over all of its tasks.
 
@@ -164,18 +131,60 @@ def render(tables: list[Table], fmt: str, width: int = 100) -> str:
     raise ValueError(f"unknown table format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def cell_text(cell: Cell, digits: int = 1) -> str:
-    """A cell as text and markdown show it: ``-`` for None, intervals as ``[lo, hi]``."""
+def cell_text(cell: Cell, digits: int = 1, instances: bool = True) -> str:
+    """A cell as text and markdown show it: ``-`` for None, intervals as ``[lo, hi]``, an
+    estimate as ``value [lo, hi] n=instances`` (``instances`` False leaves out the count,
+    which the column's header then states)."""
+    return " ".join(_pieces(cell, digits, instances))
+
+
+def _pieces(cell: Cell, digits: int, instances: bool) -> list[str]:
+    """A cell's text in the pieces a narrow text column puts on lines of their own (an
+    estimate's value, interval and count); other cells are one piece."""
     if cell is None:
-        return MISSING
+        return [MISSING]
+    if isinstance(cell, Estimate):
+        pieces = [cell_text(cell.value, digits)]
+        if cell.interval is not None:
+            pieces.append(cell_text(cell.interval, digits))
+        if instances and cell.instances is not None:
+            pieces.append(f"n={cell.instances}")
+        return pieces
     if isinstance(cell, tuple):
-        return f"[{cell_text(cell[0], digits)}, {cell_text(cell[1], digits)}]"
+        return [f"[{cell_text(cell[0], digits)}, {cell_text(cell[1], digits)}]"]
     if isinstance(cell, float):
-        return f"{cell:.{digits}f}"
-    return str(cell)
+        return [f"{cell:.{digits}f}"]
+    return [str(cell)]
+
+
+def _shown_pieces(table: Table) -> tuple[list[str], list[list[list[str]]]]:
+    """``shown``, each cell still in its pieces."""
+    headers = list(table.headers)
+    in_cells = [True] * len(headers)
+    for column in range(len(headers)):
+        cells = [row[column] for row in table.rows if row[column] is not None]
+        counts = {cell.instances for cell in cells if isinstance(cell, Estimate)}
+        if cells and all(isinstance(cell, Estimate) for cell in cells) and len(counts) == 1 \
+                and None not in counts:
+            headers[column] += f" n={counts.pop()}"
+            in_cells[column] = False
+    return headers, [[_pieces(cell, table.digits, show) for cell, show in
+                      zip(row, in_cells, strict=True)] for row in table.rows]
+
+
+def shown(table: Table) -> tuple[list[str], list[list[str]]]:
+    """The headers and cell texts that text, markdown and HTML show.
+
+    A column of estimates measured on one instance count states it once, in its header
+    (``output pass@1 n=800``); where runs' counts differ, each cell states its own."""
+    headers, cells = _shown_pieces(table)
+    return headers, [[" ".join(pieces) for pieces in row] for row in cells]
 
 
 def _json_value(cell: Cell) -> Any:
+    if isinstance(cell, Estimate):
+        return {"value": _json_value(cell.value), "ci95": _json_value(cell.interval),
+                "instances": cell.instances}
     if isinstance(cell, tuple):
         return [_json_value(part) for part in cell]
     if isinstance(cell, float):
@@ -189,26 +198,41 @@ def _json_table(table: Table) -> dict[str, Any]:
                       zip(table.headers, row, strict=True)} for row in table.rows]}
 
 
+def _bounds(cell: Cell) -> Interval | None:
+    """The interval a cell holds (an interval's, or an estimate's), if any."""
+    if isinstance(cell, Estimate):
+        return cell.interval
+    return cell if isinstance(cell, tuple) else None
+
+
 def _render_csv(tables: list[Table]) -> str:
-    """One CSV table. An interval column becomes two (``... low``, ``... high``) so that
-    spreadsheets read numbers; several tables share one header (the union of their
-    columns) after a ``table`` column naming each row's table, absent cells left empty."""
+    """One CSV table. An interval column becomes two (``... low``, ``... high``) and an
+    estimate column its value, its interval's bounds where any cell has one, and
+    ``... instances``, so that spreadsheets read numbers; several tables share one header
+    (the union of their columns) after a ``table`` column naming each row's table, absent
+    cells left empty."""
 
     def split(table: Table) -> tuple[list[str], list[list[str]]]:
-        interval = [any(isinstance(row[i], tuple) for row in table.rows)
-                    for i in range(len(table.headers))]
+        columns = range(len(table.headers))
+        estimate = [any(isinstance(row[i], Estimate) for row in table.rows) for i in columns]
+        interval = [any(_bounds(row[i]) is not None for row in table.rows) for i in columns]
         headers: list[str] = []
-        for header, is_interval in zip(table.headers, interval, strict=True):
-            headers += [f"{header} low", f"{header} high"] if is_interval else [header]
+        for i, header in enumerate(table.headers):
+            names = [f"{header} low", f"{header} high"] if interval[i] else []
+            headers += [header, *names, f"{header} instances"] if estimate[i] \
+                else names or [header]
         rows = []
         for row in table.rows:
-            cells: list[str] = []
-            for cell, is_interval in zip(row, interval, strict=True):
-                parts = (cell if isinstance(cell, tuple) else (None, None)) if is_interval \
-                    else (cell,)
-                cells += ["" if part is None else cell_text(part, table.digits)
-                          for part in parts]
-            rows.append(cells)
+            cells: list[Cell] = []
+            for i, cell in enumerate(row):
+                bounds = list(_bounds(cell) or (None, None)) if interval[i] else []
+                if estimate[i]:
+                    found = cell if isinstance(cell, Estimate) else Estimate(None)
+                    cells += [found.value, *bounds, found.instances]
+                else:
+                    cells += bounds or [cell]
+            rows.append(["" if cell is None else cell_text(cell, table.digits)
+                         for cell in cells])
         return headers, rows
 
     parts = [split(table) for table in tables]
@@ -231,19 +255,27 @@ def _render_csv(tables: list[Table]) -> str:
 def _render_text(table: Table, width: int) -> str:
     """The title, then boxed rich tables free of colour codes, then the note.
 
-    A table wider than ``width`` is cut into parts by columns, each repeating the key
-    columns, instead of wrapping every cell into an unreadable tower (the DexBench layout
-    is over 300 columns wide). Cells go in as ``Text`` so that brackets in them
-    (intervals, model names) are shown as they are rather than read as rich markup.
+    A table wider than ``width`` first lets its headers wrap between words, then is cut
+    into parts by columns, each repeating the key columns, instead of wrapping every cell
+    into an unreadable tower (the DexBench layout is over 300 columns wide). Cells go in
+    as ``Text`` so that brackets in them (intervals, model names) are shown as they are
+    rather than read as rich markup.
     """
-    cells = [[cell_text(cell, table.digits) for cell in row] for row in table.rows]
-    # Each column takes its widest cell plus padding and a border.
-    widths = [max(cell_len(text) for text in [header, *(row[i] for row in cells)]) + 3
-              for i, header in enumerate(table.headers)]
-    keys = list(range(min(table.keys, len(table.headers))))
+    headers, pieces = _shown_pieces(table)
+    columns = range(len(headers))
+    # Each column takes its widest cell (and header) plus padding and a border; where
+    # that is too wide, its widest piece or header word.
+    widths = [max([cell_len(header), *(cell_len(" ".join(row[i])) for row in pieces)]) + 3
+              for i, header in enumerate(headers)]
+    if sum(widths) + 1 > width:
+        widths = [max([0, *map(cell_len, header.split()),
+                       *(cell_len(piece) for row in pieces for piece in row[i])]) + 3
+                  for i, header in enumerate(headers)]
+    cells = [[_pack(row[i], widths[i] - 3) for i in columns] for row in pieces]
+    keys = list(range(min(table.keys, len(headers))))
     room = width - 1 - sum(widths[i] for i in keys)
     parts: list[list[int]] = []
-    for column in range(len(keys), len(table.headers)):
+    for column in range(len(keys), len(headers)):
         if parts and sum(widths[i] for i in parts[-1]) + widths[column] <= room:
             parts[-1].append(column)
         else:
@@ -251,17 +283,29 @@ def _render_text(table: Table, width: int) -> str:
     buffer = io.StringIO()
     buffer.write(f"{table.title}\n")
     for part in parts or [[]]:
-        columns = keys + part
+        shown_columns = keys + part
         rich = RichTable()
-        for i in columns:
-            rich.add_column(Text(table.headers[i]))
+        for i in shown_columns:
+            rich.add_column(Text("\n".join(textwrap.wrap(headers[i], widths[i] - 3,
+                                                         break_long_words=False))))
         for row in cells:
-            rich.add_row(*(Text(row[i]) for i in columns))
-        Console(file=buffer, width=1 + sum(widths[i] for i in columns),
+            rich.add_row(*(Text(row[i]) for i in shown_columns))
+        Console(file=buffer, width=1 + sum(widths[i] for i in shown_columns),
                 color_system=None).print(rich)
     if table.note:
         buffer.write(textwrap.fill(table.note, max(width, 40)) + "\n")
     return buffer.getvalue()
+
+
+def _pack(pieces: list[str], width: int) -> str:
+    """Pieces joined by spaces, on as few lines of at most ``width`` cells as they allow."""
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if cell_len(lines[-1]) + 1 + cell_len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return "\n".join(lines)
 
 
 def _render_markdown(table: Table) -> str:
@@ -271,8 +315,9 @@ def _render_markdown(table: Table) -> str:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
-    lines = [f"### {table.title}", "", line(table.headers), line(["---"] * len(table.headers)),
-             *(line([cell_text(cell, table.digits) for cell in row]) for row in table.rows)]
+    headers, cells = shown(table)
+    lines = [f"### {table.title}", "", line(headers), line(["---"] * len(headers)),
+             *(line(row) for row in cells)]
     if table.note:
         lines += ["", table.note]
     return "\n".join(lines) + "\n"

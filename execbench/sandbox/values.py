@@ -129,6 +129,34 @@ def _key(enc: Encoded) -> str:
     return json.dumps(enc, separators=(",", ":"), ensure_ascii=False)
 
 
+_ATOMS = {"bool": bool, "int": int, "float": str, "str": str, "bytes": str}
+_SEQUENCES = ("list", "tuple", "set", "frozenset")
+
+
+def is_encoding(obj: Any) -> bool:
+    """Whether ``obj`` has the shape ``encode`` writes. Records mix typed values with
+    plain JSON (a truth's ``value`` beside its ``lines``), so whatever shows them must
+    tell the two apart before decoding."""
+    if not isinstance(obj, list) or not obj or not isinstance(obj[0], str):
+        return False
+    tag, rest = obj[0], obj[1:]
+    if tag == "none":
+        return not rest
+    if tag in _ATOMS:
+        return len(rest) == 1 and type(rest[0]) is _ATOMS[tag]
+    if tag == "complex":
+        return len(rest) == 2 and all(isinstance(part, str) for part in rest)
+    if tag in _SEQUENCES:
+        return len(rest) == 1 and isinstance(rest[0], list) and all(map(is_encoding, rest[0]))
+    if tag == "dict":
+        return len(rest) == 1 and isinstance(rest[0], list) and all(
+            isinstance(pair, list) and len(pair) == 2 and all(map(is_encoding, pair))
+            for pair in rest[0])
+    if tag == "object":
+        return len(rest) == 2 and all(isinstance(part, str) for part in rest)
+    return tag == "truncated" and len(rest) == 1 and isinstance(rest[0], str)
+
+
 def is_exact(enc: Encoded) -> bool:
     """True when the value was encoded in full and can be written as a literal."""
     tag = enc[0]

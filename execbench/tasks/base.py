@@ -184,15 +184,51 @@ class Metric:
     headline: bool = False
     """Shown in the leaderboard (one column per headline metric)."""
     description: str = ""
+    interval: tuple[str, ...] | None = None
+    """Keys down to its 95% interval (``[low, high]``), where results hold one: reports
+    draw it beside the value, so a gap between two models can be told from noise."""
 
     def read(self, results: dict[str, Any]) -> float | None:
         """The metric's value in one run's results; None where the run lacks it."""
-        value: Any = results
-        for key in self.path:
-            if not isinstance(value, dict) or key not in value:
-                return None
-            value = value[key]
+        value = _walk(results, self.path)
         return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    def read_interval(self, results: dict[str, Any]) -> tuple[float, float] | None:
+        """The metric's 95% interval in one run's results; None where it has none."""
+        found = _walk(results, self.interval) if self.interval is not None else None
+        if isinstance(found, list) and len(found) == 2 \
+                and all(isinstance(bound, int | float) for bound in found):
+            return (found[0], found[1])
+        return None
+
+
+def _walk(record: Any, path: tuple[str, ...]) -> Any:
+    """What lies at ``path`` in nested dicts; None where a key is missing."""
+    for key in path:
+        if not isinstance(record, dict) or key not in record:
+            return None
+        record = record[key]
+    return record
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A split of a task's instances into categories (CodeSense's statement kinds, the
+    mutation operator of a generalization pair), declared by the task so that
+    ``results.json`` gets pass@k and its interval per category
+    (``metrics.TASK.breakdowns.NAME.CATEGORY``) and reports chart them, without either
+    knowing the family."""
+
+    name: str
+    """What the categories are (``kind``, ``mutation operator``): the key in results and
+    the title in reports."""
+    key: tuple[str, ...]
+    """Keys down an instance's record (``Instance.to_record``) to its category."""
+
+    def category(self, instance: Instance) -> str:
+        """The instance's category; ``?`` where its record has none."""
+        found = _walk(instance.to_record(), self.key)
+        return "?" if found is None else str(found)
 
 
 @dataclass(frozen=True)
@@ -261,20 +297,23 @@ class Pairing:
 
 
 def pass_at_1(task: str, *, headline: bool = True, description: str = "") -> Metric:
-    """The metric every task has: pass@1 over all its instances."""
+    """The metric every task has: pass@1 over all its instances, with the bootstrap
+    interval of the mean accuracy (which pass@1 equals)."""
     return Metric("pass@1", ("metrics", task, "all", "pass@1"), headline=headline,
-                  description=description or f"share of {task} instances answered right")
+                  description=description or f"share of {task} instances answered right",
+                  interval=("metrics", task, "all", "accuracy_ci95"))
 
 
 class TaskBase:
     """Defaults for the optional parts of the ``Task`` protocol: one instance per call,
     traced with the plain line recorder, pass@1 as the only headline metric, no
-    family-specific summary, build counts, pairing or layout."""
+    family-specific summary, build counts, pairing, breakdown or layout."""
 
     name: str
     family = "other"
     layout: str | None = None
     pairings: tuple[Pairing, ...] = ()
+    breakdowns: tuple[Breakdown, ...] = ()
     trace_options = TraceOptions()
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
@@ -327,6 +366,9 @@ class Task(Protocol):
     """The report layout (``execbench report --layout``) that shows the family in full."""
     pairings: tuple[Pairing, ...]
     """Metrics over this task and another posed on the same calls."""
+    breakdowns: tuple[Breakdown, ...]
+    """Splits of the task's instances into categories that results and reports break
+    pass@k down by."""
     trace_options: TraceOptions
     """What the ground-truth run of each call must record (the recorder, the bounds). A
     build traces every call once, with the options of all its tasks ``combined``."""

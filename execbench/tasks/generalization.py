@@ -28,6 +28,7 @@ from execbench.tasks.base import (
     CORRECT,
     ERROR,
     INCORRECT,
+    Breakdown,
     BuildContext,
     Instance,
     Message,
@@ -53,6 +54,7 @@ class _Paired(TaskBase):
 
     family = "generalization"
     layout = "generalization"
+    breakdowns = (Breakdown("mutation operator", ("mutation", "operator")),)
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:

@@ -20,7 +20,8 @@ PROGRAMS = [
      "code": "def g(s):\n    words = s.split()\n    if not words:\n        return 'none'\n"
              "    return '-'.join(w.upper() for w in words)\n"},
 ]
-TASKS = ["output", "input", "coverage", "counterfactual", "mutation", "choice"]
+TASKS = ["output", "input", "coverage", "counterfactual", "mutation", "choice", "statement",
+         "simulation"]
 
 
 @pytest.fixture(scope="session")

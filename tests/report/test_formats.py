@@ -62,15 +62,23 @@ def _numeric(text: str) -> bool:
     return True
 
 
-def test_intervals_are_pairs_and_pass_at_k_follows_k(report_runs: list[Path]) -> None:
-    every = json.loads(report(*report_runs, "--format", "json").stdout)["tables"][0]
-    oracle = every["rows"][0]
-    assert oracle["run"] == "reference/oracle"
-    assert oracle["output pass@1 (%)"] == oracle["output pass@2 (%)"] == 100.0
-    assert oracle["output accuracy CI95 (%)"] == [100.0, 100.0]
-    assert every["rows"][1]["output pass@2 (%)"] is None  # constant drew one sample
-    chosen = json.loads(report(*report_runs, "--format", "json", "--k", "2").stdout)
-    assert not any("pass@1" in column for column in chosen["tables"][0]["columns"])
+def test_estimates_carry_intervals_and_pass_at_k_follows_k(report_runs: list[Path]) -> None:
+    def tables(*args: str) -> dict[str, dict]:
+        done = report(*report_runs, "--format", "json", *args)
+        return {table["title"]: table for table in json.loads(done.stdout)["tables"]}
+
+    every = tables()
+    assert list(every) == [f"{family}: headline metrics (%)"
+                           for family in ("ces", "codesense", "dexbench", "generalization",
+                                          "prediction")]
+    prediction = every["prediction: headline metrics (%)"]
+    oracle = prediction["rows"][0]
+    assert (oracle["run"], oracle["benchmark"]) == ("reference/oracle", "small")
+    assert oracle["output pass@1"] == {"value": 100.0, "ci95": [100.0, 100.0], "instances": 5}
+    assert oracle["output pass@2"] == {"value": 100.0, "ci95": None, "instances": 5}
+    assert prediction["rows"][1]["output pass@2"] is None  # constant drew one sample
+    chosen = tables("--k", "2")["prediction: headline metrics (%)"]
+    assert not any("pass@1" in column for column in chosen["columns"])
 
 
 def test_k_beyond_the_samples_drawn_is_refused(report_runs: list[Path]) -> None:

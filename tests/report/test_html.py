@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gzip
 import io
 import json
 import os
@@ -38,15 +39,114 @@ def page(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> P
     return path
 
 
+def page_samples(text: str) -> dict:
+    """The sample browser's data as the page packs it (gzip-compressed JSON, base64)."""
+    packed = re.search(r'<script type="application/octet-stream" id="sample-data"[^>]*>(.*?)'
+                       r"</script>", text, re.S).group(1)
+    return json.loads(gzip.decompress(base64.b64decode(packed)))
+
+
 def test_the_page_is_one_self_contained_file(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text)
     assert "<link" not in text and "<script src" not in text
     assert 'src="data:image/png;base64,' in text  # the generalization figure
-    data = json.loads(re.search(r'<script type="application/json" id="sample-data">(.*?)'
-                                r"</script>", text, re.S).group(1))
-    assert len(data["samples"]) == 44 + 22
-    assert len(data["prompts"]) < len(data["samples"])  # each prompt stored once
+    data = page_samples(text)
+    assert [len(run["rows"]) for run in data["runs"]] == [76, 38]
+    # What belongs to an instance is stored once for both runs, each prompt once.
+    assert len(data["instances"]) == 38 and len(data["prompts"]) <= 38
+
+
+def test_truths_read_as_python_prints_them(page: Path) -> None:
+    data = page_samples(page.read_text(encoding="utf-8"))
+    truths = {instance[0]: instance[3] for instance in data["instances"]}
+    assert truths["input/small/words/0"] == "output: 'A-B'"
+    assert truths["output/small/words/1"] == "value: 'none'"
+    assert not any('["str"' in (truth or "") for truth in truths.values())
+
+
+@pytest.mark.slow  # about 20 s: five runs' results (their bootstrap) and the page
+def test_five_runs_of_ten_thousand_samples_make_a_small_page(tmp_path: Path) -> None:
+    """Each sample kept its own copy of its instance's truth, source and task, and its
+    run's name: five such runs made a 24 MB page. Built and run through the real code:
+    2,000 programs whose calls carry recorded traces (so the build runs nothing)."""
+    from execbench.report.html import render_html
+    from execbench.runner import RunConfig, run
+    from execbench.sandbox.values import encode
+    from execbench.suite import BuildOptions, build_suite
+
+    source = tmp_path / "many.jsonl"
+    source.write_text("".join(json.dumps({
+        "id": f"p{p}", "entry_point": "f",
+        "code": f"def f(a, b):\n    # program {p}\n    return [a, b, 'x' * (b % 3)]\n",
+        "calls": [{"args": f"{p}, {c}", "trace": {"status": "ok",
+                                                 "value": encode([p, c, "x" * (c % 3)])}}
+                  for c in range(5)]}) + "\n" for p in range(2000)))
+    suite = tmp_path / "suite"
+    build_suite([str(source)], suite, BuildOptions(tasks=["output"], workers=1))
+    runs = []
+    for name, model, answer in (("oracle", "reference/oracle", None),
+                                ("constant", "reference/constant", None),
+                                ("zero", "reference/constant", "[ANSWER]0[/ANSWER]"),
+                                ("one", "reference/constant", "[ANSWER]1[/ANSWER]"),
+                                ("silent", "reference/constant", "I cannot tell.")):
+        runs.append(tmp_path / name)
+        run(RunConfig(suite=str(suite), model=model,
+                      model_args={} if answer is None else {"answer": answer}), runs[-1])
+    results = [json.loads((folder / "results.json").read_text()) for folder in runs]
+    page = render_html(runs, results)[0]
+    assert sum(len(run["rows"]) for run in page_samples(page)["runs"]) == 50_000
+    assert len(page.encode("utf-8")) < 5_000_000
+
+
+def _board(page: str) -> dict[str, list[tuple[str, str]]]:
+    """The leaderboard's rows: per model, each cell's classes and text."""
+    board = page.split('<section id="leaderboard">')[1].split("</section>")[0]
+    return {label: re.findall(r'<td class="([^"]*)"[^>]*>([^<]*)</td>', cells)
+            for label, cells in re.findall(r'<tr class="board-row"><th scope="row">([^<]*)'
+                                           r"</th>(.*?)</tr>", board, re.S)}
+
+
+def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
+                                                   tmp_path: Path) -> None:
+    from execbench.report.html import render_html
+    from execbench.runner import RunConfig, load_run_config, run
+
+    silent = tmp_path / "silent"
+    run(RunConfig(suite=load_run_config(report_runs[0]).suite, model="reference/constant",
+                  model_args={"answer": "I cannot tell."}), silent)
+    runs = [*report_runs, silent]
+    results = [json.loads((folder / "results.json").read_text()) for folder in runs]
+    page = render_html(runs, results)[0]
+    board = _board(page)
+    said, mute = (board[f"reference/constant ({folder})"] for folder in runs[1:])
+    # mutation MR (lower is better): the oracle never reverts, nor does the other constant
+    # run, and the silent run has no answer to revert with: its 0.0 is no result.
+    headers = [h.strip() for h in re.findall(r'<th title="[^"]*">([^<]*)</th>', page)]
+    column = headers.index("mutation MR ↓")
+    assert board["reference/oracle"][column] == said[column] == ("num best", "0.0")
+    assert mute[column] == ("num silent", "0.0")
+    assert not any("best" in classes for classes, _ in mute)
+
+
+def expected_charts(results: list[dict]) -> list[list]:
+    """Per chart the page should draw, in order: its kind and how many bars and points.
+    Headline metrics: a bar per run with a value; pass@k: a point per run and k it drew;
+    breakdowns: a bar per run and category."""
+    from execbench.report.leaderboard import headline
+    from execbench.tasks.base import Metric
+
+    charts = [["headline", sum(Metric(m["name"], tuple(m["path"])).read(r) is not None
+                               for r in results if m["task"] in r["metrics"]), 0]
+              for m in headline(results)]
+    tasks = sorted({task for r in results for task in r["metrics"]})
+    charts += [["pass-at-k", 0, sum(r["run"]["n"] for r in results if task in r["metrics"])]
+               for task in tasks]
+    for task in tasks:
+        splits = [r["metrics"].get(task, {}).get("breakdowns", {}) for r in results]
+        charts += [["breakdown", sum(len(split.get(name, {})) for split in splits), 0]
+                   for name in sorted({name for split in splits for name in split})]
+    return charts
 
 
 class DevTools:
@@ -96,6 +196,20 @@ async def _drive(port: int) -> dict[str, Any]:
                 "before": await tools.evaluate(
                     "[document.querySelectorAll('#samples .sample').length,"
                     " document.getElementById('sample-count').textContent]"),
+                "charts": await tools.evaluate(
+                    "Array.from(document.querySelectorAll('svg.chart')).map(svg => {"
+                    " const box = svg.getBoundingClientRect();"
+                    " const bars = Array.from(svg.querySelectorAll('rect.bar'))"
+                    "   .map(bar => bar.getBoundingClientRect());"
+                    " return [svg.dataset.chart, bars.length,"
+                    "   svg.querySelectorAll('circle.point').length, box.width, box.height,"
+                    "   bars.filter(b => b.width > 0 && b.height > 0).length]; })"),
+                "opened": await tools.evaluate(
+                    "(async () => { const row = document.querySelector('#samples .sample');"
+                    " const before = row.querySelectorAll('dl, pre').length; row.open = true;"
+                    " await new Promise(done => setTimeout(done, 100));"
+                    " return [before, Array.from(row.querySelectorAll('dt'))"
+                    "   .map(dt => dt.textContent), row.querySelectorAll('pre').length]; })()"),
             }
             await tools.call("Emulation.setDeviceMetricsOverride", width=1280, height=1600,
                              deviceScaleFactor=1, mobile=False)
@@ -112,7 +226,8 @@ async def _drive(port: int) -> dict[str, Any]:
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
                     "(/usr/bin/chromium; Debian: apt-get install chromium)")
-def test_the_page_renders_and_filters_in_chromium(page: Path, tmp_path: Path) -> None:
+def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[Path],
+                                                  tmp_path: Path) -> None:
     image = pytest.importorskip("PIL.Image", reason="the screenshot check needs Pillow")
     profile = tmp_path / "profile"
     browser = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
@@ -137,10 +252,17 @@ def test_the_page_renders_and_filters_in_chromium(page: Path, tmp_path: Path) ->
 
     assert seen["board"] == ["reference/oracle", "reference/constant"]
     assert seen["fetched"] == []
-    assert seen["before"] == [50, "66 of 66 samples match"]  # the first page of 50
+    drawn = seen["charts"]
+    results = [json.loads((folder / "results.json").read_text()) for folder in report_runs]
+    assert [chart[:3] for chart in drawn] == expected_charts(results)
+    assert all(width > 200 and height > 80 for *_, width, height, _ in drawn)
+    assert sum(visible for *_, visible in drawn) > 20  # bars with a length on screen
+    before, facts, texts = seen["opened"]
+    assert before == 0 and {"answer", "source"} <= set(facts) and texts == 2  # built on opening
+    assert seen["before"] == [50, "114 of 114 samples match"]  # the first page of 50
     shown, said, all_incorrect, fragment = seen["after"]
-    assert said.endswith(" of 66 samples match") and 0 < shown < 50 and all_incorrect
-    assert said == f"{shown} of 66 samples match" and fragment == "#verdict=incorrect"
+    assert said.endswith(" of 114 samples match") and 0 < shown < 50 and all_incorrect
+    assert said == f"{shown} of 114 samples match" and fragment == "#verdict=incorrect"
 
     picture = image.open(io.BytesIO(seen["png"])).convert("RGB")
     assert picture.size == (1280, 1600)

@@ -1,4 +1,5 @@
-"""Tests for the run-comparison tables and their renderings."""
+"""Tests for the run-comparison tables and their renderings: the default layout's one
+compact table per task family, and every format."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import json
 import pytest
 
 from execbench.metrics import summarize, verdict_counts
-from execbench.report.tables import Table, comparison_table, render, verdict_table
+from execbench.report.families import family_tables
+from execbench.report.tables import Estimate, Table, render, verdict_table
+from execbench.runner import declared_metrics
 
 
 def samples(model_correct: dict[tuple[str, str, str], list[str]]) -> list[dict]:
@@ -28,12 +31,16 @@ def samples(model_correct: dict[tuple[str, str, str], list[str]]) -> list[dict]:
     ]
 
 
-def results(model: str, run_dir: str, n: int, records: list[dict]) -> dict:
+def results(model: str, run_dir: str, n: int, records: list[dict],
+            suite: str = "suites/crux") -> dict:
+    metrics = summarize(records, n)
     return {
         "schema_version": 1,
-        "run": {"model": model, "run_dir": run_dir, "n": n},
-        "metrics": summarize(records, n),
+        "run": {"model": model, "run_dir": run_dir, "n": n, "suite": suite,
+                "suite_sha256": suite},
+        "metrics": metrics,
         "counts": {"verdicts": verdict_counts(records)},
+        "declared_metrics": declared_metrics(sorted(metrics)),
     }
 
 
@@ -56,33 +63,32 @@ def runs() -> list[dict]:
     return [results("alpha", "runs/alpha", 5, alpha), results("beta", "runs/beta", 1, beta)]
 
 
-def test_comparison_table(runs: list[dict]) -> None:
-    table = comparison_table(runs, [1, 5])
-    assert table.headers == [
-        "run",
-        "input pass@1 (%)",
-        "input pass@5 (%)",
-        "input accuracy CI95 (%)",
-        "output pass@1 (%)",
-        "output pass@5 (%)",
-        "output accuracy CI95 (%)",
-    ]
-    alpha, beta = table.rows
-    assert alpha[:4] == ["alpha", 0.0, 0.0, (0.0, 0.0)]
-    assert alpha[4:6] == pytest.approx([70.0, 100.0])
-    assert isinstance(alpha[6], tuple)
+def test_one_table_per_family_of_estimates(runs: list[dict]) -> None:
+    coverage = results("gamma", "runs/gamma", 1, samples({("coverage", "cruxeval", "c1"):
+                                                          ["correct"]}))
+    tables = family_tables([*runs, coverage], [1, 5])
+    assert [table.title for table in tables] == ["dexbench: headline metrics (%)",
+                                                 "prediction: headline metrics (%)"]
+    dexbench, prediction = tables
+    assert [row[0] for row in dexbench.rows] == ["gamma"]  # only runs with the family's tasks
+    assert prediction.headers == ["run", "benchmark", "input pass@1", "input pass@5",
+                                  "output pass@1", "output pass@5"]
+    alpha, beta = prediction.rows
+    assert alpha[:4] == ["alpha", "cruxeval, humaneval", Estimate(0.0, (0.0, 0.0), 1),
+                         Estimate(0.0, None, 1)]
+    assert alpha[4].value == pytest.approx(70.0) and alpha[4].instances == 2
+    assert alpha[5] == Estimate(100.0, None, 2)
     # beta never ran the input task, and with n=1 it has no pass@5.
-    assert beta == ["beta", None, None, None, 50.0, None, (0.0, 100.0)]
+    assert beta == ["beta", "cruxeval", None, None, Estimate(50.0, (0.0, 100.0), 2), None]
 
 
 def test_the_chosen_ks_are_the_columns(runs: list[dict]) -> None:
-    table = comparison_table(runs, [2])
-    assert [h for h in table.headers if "pass@" in h] == ["input pass@2 (%)",
-                                                          "output pass@2 (%)"]
+    [table] = family_tables(runs, [2])
+    assert table.headers[2:] == ["input pass@2", "output pass@2"]
 
 
 def test_rows_by_source(runs: list[dict]) -> None:
-    table = comparison_table(runs, [1, 5], by_source=True)
+    [table] = family_tables(runs, [1, 5], by_source=True)
     assert table.headers[:2] == ["run", "source"] and table.keys == 2
     assert [row[:2] for row in table.rows] == [
         ["alpha", "cruxeval"],
@@ -91,13 +97,35 @@ def test_rows_by_source(runs: list[dict]) -> None:
     ]
     alpha_human = table.rows[1]
     # alpha has no input instances from humaneval.
-    assert alpha_human[2:5] == [None, None, None]
-    assert alpha_human[5:7] == [100.0, 100.0]
+    assert alpha_human[2:4] == [None, None]
+    assert alpha_human[4:6] == [Estimate(100.0, (100.0, 100.0), 1), Estimate(100.0, None, 1)]
+
+
+def test_rows_name_the_suite_where_runs_differ(runs: list[dict]) -> None:
+    other = results("delta", "runs/delta", 1, samples({("output", "humaneval", "h1"):
+                                                      ["correct"]}), suite="suites/he")
+    [table] = family_tables([*runs, other], [1])
+    assert [row[1] for row in table.rows] == ["cruxeval, humaneval (crux)", "cruxeval (crux)",
+                                              "humaneval (he)"]
+
+
+def test_a_column_states_one_instance_count_in_its_header(runs: list[dict]) -> None:
+    same = results("beta", "runs/beta", 1, samples({("output", "cruxeval", "o1"): ["correct"],
+                                                    ("output", "humaneval", "o2"): ["error"]}))
+    text = render(family_tables([runs[0], same], [1]), "markdown")
+    assert "| run | benchmark | input pass@1 n=1 | output pass@1 n=2 |" in text
+    assert "| beta | cruxeval, humaneval | - | 50.0 [0.0, 100.0] |" in text
+    fewer = results("gamma", "runs/gamma", 1, samples({("output", "cruxeval", "o1"):
+                                                       ["correct"]}))
+    mixed = render(family_tables([*runs, fewer], [1]), "markdown")
+    assert "| run | benchmark | input pass@1 n=1 | output pass@1 |" in mixed
+    assert "| beta | cruxeval | - | 50.0 [0.0, 100.0] n=2 |" in mixed
+    assert "| gamma | cruxeval | - | 100.0 [100.0, 100.0] n=1 |" in mixed
 
 
 def test_runs_of_the_same_model_are_told_apart(runs: list[dict]) -> None:
     again = results("alpha", "runs/alpha-v2", 1, samples({("output", "cruxeval", "o1"): ["a"]}))
-    table = comparison_table([*runs, again], [1])
+    [table] = family_tables([*runs, again], [1])
     assert [row[0] for row in table.rows] == ["alpha (runs/alpha)", "beta",
                                               "alpha (runs/alpha-v2)"]
 
@@ -113,13 +141,14 @@ def test_verdict_table(runs: list[dict]) -> None:
 
 
 def test_markdown_tables_stay_apart(runs: list[dict]) -> None:
-    tables = [comparison_table(runs, [1, 5]), verdict_table(runs)]
+    tables = [*family_tables(runs, [1, 5]), verdict_table(runs)]
     blocks = render(tables, "markdown").split("\n\n")
-    assert blocks[0] == "### pass@k per task (%)"
+    assert blocks[0] == "### prediction: headline metrics (%)"
     lines = blocks[1].splitlines()
-    assert lines[0] == "| " + " | ".join(tables[0].headers) + " |"
+    assert lines[0] == "| run | benchmark | input pass@1 n=1 | input pass@5 n=1 | " \
+                       "output pass@1 n=2 | output pass@5 n=2 |"
     assert set(lines[1].replace("|", "").split()) == {"---"}
-    assert lines[3].startswith("| beta | - |")
+    assert lines[3].startswith("| beta | cruxeval | - |")
     assert "### Verdicts (samples)" in blocks
 
 
@@ -128,44 +157,48 @@ def test_markdown_escapes_pipes() -> None:
     assert text.splitlines()[2:] == ["| run |", "| --- |", "| a\\|b |"]
 
 
-def test_csv_is_one_table_with_intervals_as_two_numbers(runs: list[dict]) -> None:
-    table = comparison_table(runs, [1])
+def test_csv_is_one_table_with_estimates_as_numbers(runs: list[dict]) -> None:
+    [table] = family_tables(runs, [1])
     parsed = list(csv.reader(io.StringIO(render([table], "csv"))))
-    assert parsed[0][:4] == ["run", "input pass@1 (%)", "input accuracy CI95 (%) low",
-                             "input accuracy CI95 (%) high"]
-    assert parsed[2] == ["beta", "", "", "", "50.0", "0.0", "100.0"]
+    assert parsed[0] == ["run", "benchmark", "input pass@1", "input pass@1 low",
+                         "input pass@1 high", "input pass@1 instances", "output pass@1",
+                         "output pass@1 low", "output pass@1 high", "output pass@1 instances"]
+    assert parsed[2] == ["beta", "cruxeval", "", "", "", "", "50.0", "0.0", "100.0", "2"]
     both = list(csv.DictReader(io.StringIO(render([table, verdict_table(runs)], "csv"))))
     assert [row["table"] for row in both] == [table.title] * 2 + ["Verdicts (samples)"] * 2
-    assert both[3]["error"] == "1" and both[3]["output pass@1 (%)"] == ""
+    assert both[3]["error"] == "1" and both[3]["output pass@1"] == ""
 
 
 def test_json_is_one_document_of_numbers_and_pairs(runs: list[dict]) -> None:
-    loaded = json.loads(render([comparison_table(runs, [1]), verdict_table(runs)], "json"))
+    loaded = json.loads(render([*family_tables(runs, [1]), verdict_table(runs)], "json"))
     first, verdicts = loaded["tables"]
     assert [record["run"] for record in first["rows"]] == ["alpha", "beta"]
-    assert first["rows"][1]["input pass@1 (%)"] is None
-    assert first["rows"][1]["output accuracy CI95 (%)"] == [0.0, 100.0]
-    assert first["rows"][0]["output pass@1 (%)"] == 70.0
+    assert first["rows"][1]["input pass@1"] is None
+    assert first["rows"][1]["output pass@1"] == {"value": 50.0, "ci95": [0.0, 100.0],
+                                                 "instances": 2}
+    assert first["rows"][0]["output pass@1"]["value"] == 70.0
     assert verdicts["rows"][0]["correct"] == 7
     assert list(first["rows"][0]) == first["columns"]
 
 
 def test_text_shows_models_and_cells_verbatim(runs: list[dict]) -> None:
-    table = comparison_table(runs, [1, 5])
+    [table] = family_tables(runs, [1, 5])
     text = render([table], "text", width=300)
     assert "alpha" in text and "beta" in text
-    assert "[0.0, 100.0]" in text  # brackets are not taken for rich markup
+    assert "50.0 [0.0, 100.0]" in text  # brackets are not taken for rich markup
     assert "\x1b[" not in text
     for header in table.headers:
         assert header in text  # the table is wide enough that nothing wraps
 
 
-def test_a_wide_text_table_is_split_to_fit(runs: list[dict]) -> None:
-    table = comparison_table(runs, [1, 2, 3, 4, 5], by_source=True)
+def test_a_wide_text_table_wraps_headers_then_is_split_to_fit(runs: list[dict]) -> None:
+    [table] = family_tables(runs, [1, 2, 3, 4, 5], by_source=True)
     text = render([table], "text", width=70)
     assert max(len(line) for line in text.splitlines()) <= 70
-    for header in table.headers:
-        assert header in text
+    flat = " ".join(text.split())
+    for word in " ".join(table.headers).split():
+        assert word in flat
+    assert "output pass@1 [100.0, 100.0]" not in text and "[100.0, 100.0]" in text
     # Each part repeats the columns that name a row.
     assert text.count("│ alpha │ humaneval") == text.count("┃ run ") > 1
 

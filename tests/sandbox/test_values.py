@@ -20,6 +20,7 @@ from execbench.sandbox.values import (
     decode,
     encode,
     equal,
+    is_encoding,
     is_exact,
     parse_call_nodes,
     parse_literal,
@@ -166,6 +167,14 @@ def test_encode_decode_and_literal_round_trips(value: Any) -> None:
     assert equal(encode(decode(through_json)), enc)
     assert type(decode(enc)) is type(value)
     assert equal(encode(parse_literal(to_literal(enc))), enc)
+
+
+def test_typed_json_is_told_from_plain_json() -> None:
+    for encoded in [*map(encode, [*ROUND_TRIP, object()]), encode("x" * 100, max_chars=10)]:
+        assert is_encoding(json.loads(json.dumps(encoded))), encoded
+    for plain in ([[1], [2]], ["str"], ["int", True], ["list", [1]], [1, 2], "str", {"a": 1},
+                  ["dict", [[["int", 1]]]], ["tuple", [["int", 1]], "extra"], None, []):
+        assert not is_encoding(plain), plain
 
 
 def test_encoding_keeps_types_apart() -> None:

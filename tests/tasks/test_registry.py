@@ -17,7 +17,15 @@ from execbench.runner import RunConfig, run
 from execbench.sandbox.values import decode
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import base
-from execbench.tasks.base import Instance, Metric, Score, SkipInstance, TaskBase, pass_at_1
+from execbench.tasks.base import (
+    Breakdown,
+    Instance,
+    Metric,
+    Score,
+    SkipInstance,
+    TaskBase,
+    pass_at_1,
+)
 from execbench.tasks.common.extract import answer_text
 
 
@@ -28,6 +36,7 @@ class Parity(TaskBase):
     description = "say whether a call returns an even number"
     needs_sandbox = False
     family = "toy"
+    breakdowns = (Breakdown("arguments", ("args",)),)
 
     def build(self, program, call_index, trace, ctx) -> list[dict[str, Any]]:
         if trace.status != "ok" or trace.value is None or trace.value[0] != "int":
@@ -85,12 +94,16 @@ def test_a_registered_task_appears_in_ls_results_and_reports(toy: Parity,
     assert results["metrics"]["toy-parity"]["all"]["pass@1"] == 1.0
     assert results["metrics"]["toy-parity"]["all"]["instances"] == 2  # g returns a str
     assert results["task_metrics"]["toy-parity"] == {"said even": 1.0}
+    by_arguments = results["metrics"]["toy-parity"]["breakdowns"]["arguments"]
+    assert {name: group["instances"] for name, group in by_arguments.items()} == {"3": 1, "4": 1}
+    assert "breakdowns" not in results["metrics"]["output"]
     declared = {(m["task"], m["name"]) for m in results["declared_metrics"]}
     assert {("toy-parity", "pass@1"), ("toy-parity", "said even"), ("output", "pass@1")} \
         <= declared
 
-    table = cli.invoke(app, ["report", str(tmp_path / "run")])
-    assert table.exit_code == 0 and "toy-parity pass@1" in table.output
+    table = cli.invoke(app, ["report", str(tmp_path / "run"), "--format", "markdown"])
+    assert table.exit_code == 0 and "### toy: headline metrics (%)" in table.output
+    assert "| toy-parity pass@1 n=2 | toy-parity said even n=2 |" in table.output
     board = cli.invoke(app, ["report", str(tmp_path / "run"), "--layout", "leaderboard",
                              "--format", "csv"])
     assert board.exit_code == 0, board.output
@@ -103,6 +116,19 @@ def test_declared_metrics_read_their_place_in_results() -> None:
     assert metric.read({"task_metrics": {"toy": {"said even": 0.25}}}) == 0.25
     assert metric.read({"task_metrics": {}}) is None
     assert metric.read({"task_metrics": {"toy": {"said even": True}}}) is None
+    assert metric.read_interval({"task_metrics": {}}) is None
+    results = {"metrics": {"toy": {"all": {"pass@1": 0.5, "accuracy_ci95": [0.25, 0.75]}}}}
+    assert pass_at_1("toy").read_interval(results) == (0.25, 0.75)
+
+
+def test_families_declare_the_breakdowns_reports_chart() -> None:
+    from execbench.tasks import get_task
+
+    declared = {name: [b.name for b in get_task(name).breakdowns]
+                for name in ("statement", "loop", "mutation", "choice", "simulation")}
+    assert declared == {"statement": ["kind"], "loop": ["kind"],
+                        "mutation": ["mutation operator"], "choice": ["mutation operator"],
+                        "simulation": ["construct"]}
 
 
 def test_every_built_in_task_declares_a_family_and_a_headline_metric() -> None:

@@ -1,19 +1,45 @@
-// The sample browser: filters by run, task, verdict, source and instance id, shown a page
-// at a time. Filters live in the URL's hash too, so a filtered view can be linked to.
-(function () {
+// The sample browser. The samples come packed (gzip, base64; see browser_data.py) and are
+// unpacked with the browser's own DecompressionStream. Filters by run, task, verdict,
+// source and instance id show a page of one-line rows at a time; a sample's answer,
+// truth, prompt and response are built only when its row is opened, so even 50,000
+// samples cost the page little. Filters live in the URL's hash too, so a filtered view
+// can be linked to.
+(async function () {
   "use strict";
-  const data = JSON.parse(document.getElementById("sample-data").textContent);
+  const count = document.getElementById("sample-count");
+  let data;
+  try {
+    const packed = document.getElementById("sample-data").textContent.trim();
+    const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    data = JSON.parse(await new Response(stream).text());
+  } catch (error) {
+    count.textContent = "The samples cannot be unpacked in this browser: " + error;
+    document.body.dataset.ready = "yes";
+    return;
+  }
+  const at = Object.fromEntries(data.columns.map((name, i) => [name, i]));
+  const samples = [];
+  for (const run of data.runs) {
+    for (const row of run.rows) samples.push({run: run.label, row: row,
+                                              instance: data.instances[row[at.instance]]});
+  }
+  const read = {
+    run: (s) => s.run,
+    task: (s) => s.instance[1],
+    source: (s) => s.instance[2],
+    verdict: (s) => s.row[at.verdict],
+  };
   const PAGE = 50;
   const selects = Array.from(document.querySelectorAll("#filters select"));
   const search = document.getElementById("filter-instance");
   const list = document.getElementById("samples");
-  const count = document.getElementById("sample-count");
   const more = document.getElementById("more");
   let shown = 0;
   let matching = [];
 
   for (const select of selects) {
-    const values = Array.from(new Set(data.samples.map((s) => s[select.dataset.key]))).sort();
+    const values = Array.from(new Set(samples.map(read[select.dataset.key]))).sort();
     for (const value of values) {
       const option = document.createElement("option");
       option.value = option.textContent = value;
@@ -30,48 +56,57 @@
     return node;
   }
 
-  function card(s) {
-    const node = document.createElement("article");
-    node.className = "sample " + s.verdict;
-    const title = part("h4", s.instance + " · sample " + s.sample + " · " + s.run + " · ");
-    title.appendChild(part("span", s.verdict, "verdict"));
-    node.appendChild(title);
+  function details(node, s) {
+    const row = s.row;
     const facts = document.createElement("dl");
-    for (const [name, value] of [["answer", s.answer], ["truth", s.truth], ["detail", s.detail],
-                                 ["source", s.source]]) {
+    for (const [name, value] of [["answer", row[at.answer]], ["truth", s.instance[3]],
+                                 ["detail", row[at.detail]], ["source", s.instance[2]]]) {
       if (value === null || value === undefined || value === "") continue;
       facts.appendChild(part("dt", name));
       facts.appendChild(part("dd", String(value)));
     }
     node.appendChild(facts);
-    for (const [name, text, open] of [["prompt", data.prompts[s.prompt], false],
-                                      ["response", s.response, true]]) {
+    for (const [name, text, open] of [["prompt", data.prompts[row[at.prompt]], false],
+                                      ["response", row[at.response], true]]) {
       const box = document.createElement("details");
       box.open = open;
       box.appendChild(part("summary", name));
       box.appendChild(part("pre", text));
       node.appendChild(box);
     }
+  }
+
+  function item(s) {
+    const verdict = s.row[at.verdict];
+    const node = document.createElement("details");
+    node.className = "sample " + verdict;
+    const title = part("summary", s.instance[0] + " · sample " + s.row[at.sample] + " · " +
+                       s.run + " · ");
+    title.appendChild(part("span", verdict, "verdict"));
+    node.appendChild(title);
+    node.addEventListener("toggle", () => {
+      if (node.open && node.childElementCount === 1) details(node, s);
+    });
     return node;
   }
 
   function showMore() {
     const next = matching.slice(shown, shown + PAGE);
-    for (const s of next) list.appendChild(card(s));
+    for (const s of next) list.appendChild(item(s));
     shown += next.length;
     more.hidden = shown >= matching.length;
   }
 
   function update() {
-    const wanted = selects.map((select) => [select.dataset.key, select.value]);
+    const wanted = selects.map((select) => [read[select.dataset.key], select.value]);
     const prefix = search.value.trim();
-    matching = data.samples.filter((s) =>
-      wanted.every(([key, value]) => !value || s[key] === value) &&
-      (!prefix || s.instance.startsWith(prefix)));
+    matching = samples.filter((s) =>
+      wanted.every(([key, value]) => !value || key(s) === value) &&
+      (!prefix || s.instance[0].startsWith(prefix)));
     list.replaceChildren();
     shown = 0;
     showMore();
-    count.textContent = matching.length + " of " + data.samples.length + " samples match";
+    count.textContent = matching.length + " of " + samples.length + " samples match";
   }
 
   function remember() {

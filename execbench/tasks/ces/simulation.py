@@ -29,6 +29,7 @@ from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
+    Breakdown,
     BuildContext,
     Instance,
     Message,
@@ -108,6 +109,7 @@ class Simulation(TaskBase):
     needs_sandbox = True
     family = "ces"
     layout = "ces"
+    breakdowns = (Breakdown("construct", ("category",)),)
     trace_options = PROPERTIES
     options = (TESTS,)
 

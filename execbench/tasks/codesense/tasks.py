@@ -26,6 +26,7 @@ from execbench.sandbox.values import Encoded, LiteralError, equal, is_exact
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
+    Breakdown,
     BuildContext,
     Instance,
     Message,
@@ -125,6 +126,7 @@ class CodeSenseTask(TaskBase):
 
     family = "codesense"
     layout = "codesense"
+    breakdowns = (Breakdown("kind", ("kind",)),)
     needs_sandbox = False
     trace_options = STATES
     options: tuple[TaskOption, ...] = (QUESTIONS,)

@@ -1,0 +1,61 @@
+"""The HTML page's sample browser data: every run's samples, packed small.
+
+Stored as one object per sample, five runs of 10,000 samples made a 25 MB page: each
+sample repeated its keys, its instance's truth and source, and the run's name. Here what
+belongs to an instance (id, task, source, truth) is stored once for all runs, each
+distinct prompt once, and each run's samples as rows of the few fields that are the
+sample's own. The whole is gzip-compressed and base64-encoded into the page; the browser
+unpacks it with its built-in ``DecompressionStream`` (no library, no network) and builds
+a sample's view only when the reader opens it.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from execbench.report.samples import load_samples
+from execbench.report.truths import truth_text
+
+COLUMNS = ("instance", "sample", "verdict", "answer", "detail", "response", "prompt")
+"""The fields of a run's sample rows; ``instance`` and ``prompt`` index the shared lists."""
+
+
+def pack(run_dirs: list[Path], labels: list[str]) -> tuple[str, int, list[str]]:
+    """The browser's data as base64 of gzip-compressed JSON ``{"instances": [[id, task,
+    source, truth]], "prompts": [text], "columns": COLUMNS, "runs": [{"label", "rows"}]}``,
+    the number of samples it holds, and warnings about prompts and truths that cannot be
+    shown as they were."""
+    instances: dict[tuple[str, str | None], int] = {}
+    instance_rows: list[list[Any]] = []
+    prompts: dict[str, int] = {}
+    runs, warnings, count = [], [], 0
+    for run_dir, label in zip(run_dirs, labels, strict=True):
+        shown = load_samples(run_dir)
+        warnings += shown.warnings
+        rows = []
+        for record in shown.samples:
+            key = (record["instance_id"], record["truth"])
+            if key not in instances:
+                instances[key] = len(instance_rows)
+                truth = None if record["truth"] is None \
+                    else truth_text(json.loads(record["truth"]))
+                instance_rows.append([record["instance_id"], record["task"],
+                                      record["source"], truth])
+            prompt = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in record["prompt"]) \
+                if record["prompt"] is not None else "(not in the suite)"
+            response = record["response"] if record["response"] is not None \
+                else f"(no response: {record['error']})"
+            rows.append([instances[key], record["sample"], record["verdict"], record["answer"],
+                         record["detail"], response, prompts.setdefault(prompt, len(prompts))])
+        runs.append({"label": label, "rows": rows})
+        count += len(rows)
+    data = {"instances": instance_rows, "prompts": list(prompts), "columns": list(COLUMNS),
+            "runs": runs}
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    packed = base64.b64encode(gzip.compress(text, compresslevel=9, mtime=0)).decode("ascii")
+    return packed, count, warnings
+

@@ -1,0 +1,68 @@
+"""Ground truths as a person reads them.
+
+An instance's truth is JSON in which values travel as typed JSON (``["str", ""]``) so
+that ``1``, ``True`` and ``1.0`` stay apart; shown as it is stored, an empty string reads
+``{"output": ["str", ""]}``. Here each value is written as Python would print it
+(``output: ''``), the other fields as plain Python values, and a stored text that only
+restates a value beside it (``repr``, ``output_repr``, CodeSense's ``text``) is left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from execbench.sandbox.values import LiteralError, is_encoding, to_literal
+
+
+def truth_text(truth: Any) -> str:
+    """The truth as lines ``field: value``; a truth that is one value, as that value."""
+    if not isinstance(truth, dict) or is_encoding(truth):
+        return "" if truth is None else _top(truth)
+    return "\n".join(f"{key}: {_top(value)}" for key, value in truth.items()
+                     if not _restates(key, truth))
+
+
+def _restates(key: str, truth: dict[str, Any]) -> bool:
+    """Whether the field is the text of a typed value the truth also holds."""
+    if key in ("repr", "text"):
+        return is_encoding(truth.get("value"))
+    return key.endswith("_repr") and is_encoding(truth.get(key.removesuffix("_repr")))
+
+
+def _top(value: Any) -> str:
+    """A field's value: text as it is (it is prose or code), anything else as Python
+    writes it."""
+    return value if isinstance(value, str) else _python(value)
+
+
+def _python(value: Any) -> str:
+    """JSON holding typed values, as Python source text."""
+    if is_encoding(value):
+        return _value_text(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_python, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key!r}: {_python(item)}" for key, item in value.items()) + "}"
+    return repr(value)
+
+
+def _value_text(enc: list[Any]) -> str:
+    """One typed value as Python prints it; a value that has no literal (an object, a
+    value too large to record) as the text recorded for it."""
+    try:
+        return to_literal(enc)
+    except LiteralError:
+        pass
+    tag = enc[0]
+    if tag == "object":
+        return str(enc[2])
+    if tag == "truncated":
+        return f"<{enc[1]} too large to record>"
+    if tag == "dict":
+        return "{" + ", ".join(f"{_value_text(key)}: {_value_text(item)}"
+                               for key, item in enc[1]) + "}"
+    items = ", ".join(_value_text(item) for item in enc[1])
+    if tag == "tuple":
+        return f"({items}{',' if len(enc[1]) == 1 else ''})"
+    return {"list": f"[{items}]", "set": f"{{{items}}}",
+            "frozenset": f"frozenset({{{items}}})"}[tag]
