@@ -49,7 +49,7 @@ def show(
     for record in shown.samples:
         say = [f"=== {record['instance_id']} sample {record['sample']}: {record['verdict']} "
                f"({shown.model}) ===",
-               f"answer: {record['answer']}", f"truth: {record['truth']}"]
+               f"answer: {record['answer']}", _truth(record["truth"])]
         if record["detail"]:
             say.append(f"detail: {record['detail']}")
         if record["prompt"] is None:
@@ -86,3 +86,13 @@ def _nothing_matches(run_dir: Path, source: str | None) -> str:
     if source is not None and source not in sources:
         return f"{unknown_name('source', [source], sources)} (in {run_dir})"
     return f"no sample in {run_dir} matches these filters together"
+
+
+def _truth(stored: str | None) -> str:
+    """The truth line(s), values as Python prints them (``truths``), not typed JSON."""
+    from execbench.report.truths import truth_text
+
+    if stored is None:
+        return "truth: (instance not in the suite)"
+    text = truth_text(json.loads(stored))
+    return f"truth: {text}" if "\n" not in text else "truth:\n  " + text.replace("\n", "\n  ")

@@ -45,8 +45,12 @@ def test_show_text_has_each_part(report_runs: list[Path]) -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("=== coverage/small/") and lines[0].endswith(
         "sample 0: correct (reference/oracle) ===")
-    for part in ("answer: ", "truth: ", "--- prompt ---", "--- response ---", "[ANSWER]"):
+    for part in ("answer: ", "truth", "--- prompt ---", "--- response ---", "[ANSWER]"):
         assert any(line.startswith(part) for line in lines), part
+    # values as Python prints them, never typed JSON (["int", 3])
+    output = show(oracle, "--instance", "output/", "--limit", 1).stdout.splitlines()
+    [truth] = [line for line in output if line.startswith("truth: ")]
+    assert truth.startswith("truth: value: ") and '["' not in truth, truth
 
 
 def test_show_says_when_nothing_matches_or_the_suite_is_gone(report_runs: list[Path],
