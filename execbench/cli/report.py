@@ -122,12 +122,15 @@ def _ks(text: str | None, results: list[dict[str, Any]]) -> list[int]:
 
 
 def _write_html(path: Path, run_dirs: list[Path], results: list[dict[str, Any]]) -> None:
+    from execbench.cli.progress import Progress
     from execbench.report.html import render_html
     from execbench.runner import RunError
 
     folders = [folder for folder in run_dirs if (folder / "results.json").is_file()]
     try:
-        page, warnings = render_html(folders, results)
+        with Progress("report", "runs") as shown:
+            page, warnings = render_html(folders, results,
+                                         lambda done, total: shown.update(done, total))
     except RunError as exc:  # results.json without the run's settings or samples
         fail(str(exc))
     for warning in warnings:

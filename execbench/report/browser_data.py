@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,13 @@ COLUMNS = ("instance", "sample", "verdict", "answer", "detail", "response", "pro
 """The fields of a run's sample rows; ``instance`` and ``prompt`` index the shared lists."""
 
 
-def pack(run_dirs: list[Path], labels: list[str]) -> tuple[str, int, list[str]]:
+def pack(run_dirs: list[Path], labels: list[str],
+         progress: Callable[[int, int], None] | None = None) -> tuple[str, int, list[str]]:
     """The browser's data as base64 of gzip-compressed JSON ``{"instances": [[id, task,
     source, truth]], "prompts": [text], "columns": COLUMNS, "runs": [{"label", "rows"}]}``,
     the number of samples it holds, and warnings about prompts and truths that cannot be
-    shown as they were."""
+    shown as they were. ``progress`` is told (runs read, runs) as each run is read (its
+    prompts are rendered again, which takes a while for large runs)."""
     instances: dict[tuple[str, str | None], int] = {}
     instance_rows: list[list[Any]] = []
     prompts: dict[str, int] = {}
@@ -53,6 +56,8 @@ def pack(run_dirs: list[Path], labels: list[str]) -> tuple[str, int, list[str]]:
                          record["detail"], response, prompts.setdefault(prompt, len(prompts))])
         runs.append({"label": label, "rows": rows})
         count += len(rows)
+        if progress is not None:
+            progress(len(runs), len(run_dirs))
     data = {"instances": instance_rows, "prompts": list(prompts), "columns": list(COLUMNS),
             "runs": runs}
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

@@ -11,6 +11,7 @@ appears without a change here.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -103,13 +104,15 @@ def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sections
 
 
-def render_html(run_dirs: list[Path], results: list[dict[str, Any]]) -> tuple[str, list[str]]:
+def render_html(run_dirs: list[Path], results: list[dict[str, Any]],
+                progress: Callable[[int, int], None] | None = None) -> tuple[str, list[str]]:
     """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
-    and warnings about samples whose prompt cannot be shown as sent."""
+    and warnings about samples whose prompt cannot be shown as sent; ``progress`` is told
+    how many runs' samples are read."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["cell"] = cell_text
-    samples, count, warnings = pack(run_dirs, run_labels(results))
+    samples, count, warnings = pack(run_dirs, run_labels(results), progress)
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result["run"], "counts": result["counts"]}
               for label, result in zip(run_labels(results), results, strict=True)],
