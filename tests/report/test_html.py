@@ -94,9 +94,11 @@ def test_five_runs_of_ten_thousand_samples_make_a_small_page(tmp_path: Path) -> 
         run(RunConfig(suite=str(suite), model=model,
                       model_args={} if answer is None else {"answer": answer}), runs[-1])
     results = [json.loads((folder / "results.json").read_text()) for folder in runs]
-    page = render_html(runs, results)[0]
+    told: list[tuple[int, int]] = []
+    page = render_html(runs, results, lambda done, total: told.append((done, total)))[0]
     assert sum(len(run["rows"]) for run in page_samples(page)["runs"]) == 50_000
     assert len(page.encode("utf-8")) < 5_000_000
+    assert told == [(n, 5) for n in range(1, 6)]  # progress as each run is read
 
 
 def _board(page: str) -> dict[str, list[tuple[str, str]]]:
