@@ -199,6 +199,15 @@ class Recorder:
     def exhausted(self) -> bool:
         """Whether the run went past its step budget."""
         return self.max_steps is not None and self.steps[0] > self.max_steps
+
+    def start(self) -> None:
+        """Begin receiving the line events of every frame that starts from now on."""
+        sys.settrace(self.global_trace)
+
+    def stop(self) -> None:
+        """Stop receiving events; called again where it may already have been."""
+        sys.settrace(None)
+
     def global_trace(self, frame, event, arg):
         code = frame.f_code
         if code.co_filename != PROGRAM_FILE:
@@ -374,15 +383,21 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     set here: ``ok``, ``exception``, ``memory``, and ``timeout`` for a call past its step
     budget however it ended (the worker adds the process-level ones).
     """
-    recorder = RECORDERS.get(program.recorder)(program, {**DEFAULT_OPTIONS, **options})
+    return record(RECORDERS.get(program.recorder)(program, {**DEFAULT_OPTIONS, **options}),
+                  entry_point, args)
+
+
+def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
+    """``run`` with a recorder already made for its program and options, for callers that
+    choose the recorder themselves."""
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
                                  **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
                            "args": None}
     phase = "module"
-    sys.settrace(recorder.global_trace)
+    recorder.start()
     try:
-        exec(program.code, namespace)  # noqa: S102 - benchmark program, inside the sandbox
+        exec(recorder.program.code, namespace)  # noqa: S102 - benchmark program, in the sandbox
         phase = "arguments"
         fn = namespace[entry_point]
         call_args, call_kwargs = eval(args, namespace)  # noqa: S307 - dataset or our literal
@@ -390,14 +405,14 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
         out["kwargs"] = {k: encode(v) for k, v in call_kwargs.items()}
         phase = "call"
         value = fn(*call_args, **call_kwargs)
-        sys.settrace(None)
+        recorder.stop()
         out.update(result_value(value))
     except BaseException as exc:  # noqa: BLE001 - everything the program does is data
-        sys.settrace(None)
+        recorder.stop()
         out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
-        sys.settrace(None)
+        recorder.stop()
     if recorder.exhausted:
         out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
                    value=None, value_repr=None, exception=None)
