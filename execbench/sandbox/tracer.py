@@ -21,7 +21,9 @@ nothing. What is recorded, all as plain JSON:
   with status ``timeout``), and CPU time is only the sandbox's safety net.
 
 Line events are what ``sys.settrace`` reports, the same signal coverage.py's line mode
-uses, which is why their executed-line sets agree (checked by the test suite).
+uses, which is why their executed-line sets agree (checked by the test suite). Since Python
+3.12, runs that keep no event list and no states take the same events from
+``sys.monitoring`` instead (``monitor``), which costs less and records the same.
 
 Python 3.11, 3.12 and 3.13 are supported alike. Since 3.12, list, set and dict
 comprehensions run inline (PEP 709): their line events belong to the enclosing frame, not
@@ -71,8 +73,14 @@ holds makes each ``fork()`` slower."""
 class StepLimit(BaseException):
     """Raised into the program at the line past its step budget. Not an ``Exception``, so
     ``except Exception`` does not catch it; a program that catches it anyway has still run
-    out of steps (``Recorder.exhausted``), and ``sys.settrace`` stops tracing it."""
+    out of steps (``Recorder.exhausted``), and its recording stops there (``sys.settrace``
+    stops tracing a program once its trace function raises; ``monitor`` does the same)."""
 
+
+MONITORING = sys.version_info >= (3, 12)
+"""Whether ``run`` takes the line events of runs that keep no event list and no states
+(``trace.RESULT_ONLY``) from ``sys.monitoring`` (``monitor.MonitorRecorder``): the same
+record as ``Recorder``'s, in a fraction of the time (``bench/tracing.py``)."""
 
 REPEATS_LINES = sys.version_info[:2] == (3, 12)
 """Whether the interpreter may report a line again while it is still on it. Python 3.12
@@ -383,13 +391,19 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     set here: ``ok``, ``exception``, ``memory``, and ``timeout`` for a call past its step
     budget however it ended (the worker adds the process-level ones).
     """
-    return record(RECORDERS.get(program.recorder)(program, {**DEFAULT_OPTIONS, **options}),
-                  entry_point, args)
+    options = {**DEFAULT_OPTIONS, **options}
+    recorder_type = RECORDERS.get(program.recorder)
+    if MONITORING and recorder_type is Recorder and options["max_events"] == 0 \
+            and not options["states"]:
+        from execbench.sandbox.monitor import MonitorRecorder  # imports this module
+
+        recorder_type = MonitorRecorder
+    return record(recorder_type(program, options), entry_point, args)
 
 
 def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
     """``run`` with a recorder already made for its program and options, for callers that
-    choose the recorder themselves."""
+    choose the recorder themselves (the tests and ``bench/tracing.py`` compare two)."""
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
                                  **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
