@@ -48,7 +48,7 @@ from execbench.sandbox.tracer import PROGRAM_FILE, REPEATS_LINES, Recorder, Step
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from types import CodeType
+    from types import CodeType, FrameType
 
 _monitoring: Any = getattr(sys, "monitoring", None)
 """``sys.monitoring``, typed loosely: the project type-checks as Python 3.11, which lacks it."""
@@ -227,10 +227,10 @@ class MonitorRecorder(Recorder):
         def repeated_line(code: CodeType, number: int) -> None:
             nonlocal last
             if number == last:
-                frame = get_frame(1)
-                while frame.f_code is not code:  # past the thread check's frame, if any
+                frame: FrameType | None = get_frame(1)
+                while frame is not None and frame.f_code is not code:  # past a thread check
                     frame = frame.f_back
-                if frame.f_lasti not in loop_starts(code):
+                if frame is not None and frame.f_lasti not in loop_starts(code):
                     return  # still the line reported last: see tracer.REPEATS_LINES
             line(code, number)
             last = number
