@@ -26,7 +26,7 @@ a program importing anything else makes its runner recycle after the call."""
 WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT,
                    signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
 RUNNER_MODULES = ("__main__", "execbench.registry", "execbench.sandbox.tracer",
-                  "execbench.sandbox.properties",
+                  "execbench.sandbox.monitor", "execbench.sandbox.properties",
                   "execbench.sandbox.values", "execbench.sandbox.confine",
                   "execbench.sandbox.landlock", "execbench.sandbox.syscall_filter",
                   "execbench.sandbox.libc",

@@ -21,7 +21,9 @@ nothing. What is recorded, all as plain JSON:
   with status ``timeout``), and CPU time is only the sandbox's safety net.
 
 Line events are what ``sys.settrace`` reports, the same signal coverage.py's line mode
-uses, which is why their executed-line sets agree (checked by the test suite).
+uses, which is why their executed-line sets agree (checked by the test suite). Since Python
+3.12, runs that keep no event list and no states take the same events from
+``sys.monitoring`` instead (``monitor``), which costs less and records the same.
 
 Python 3.11, 3.12 and 3.13 are supported alike. Since 3.12, list, set and dict
 comprehensions run inline (PEP 709): their line events belong to the enclosing frame, not
@@ -71,8 +73,14 @@ holds makes each ``fork()`` slower."""
 class StepLimit(BaseException):
     """Raised into the program at the line past its step budget. Not an ``Exception``, so
     ``except Exception`` does not catch it; a program that catches it anyway has still run
-    out of steps (``Recorder.exhausted``), and ``sys.settrace`` stops tracing it."""
+    out of steps (``Recorder.exhausted``), and its recording stops there (``sys.settrace``
+    stops tracing a program once its trace function raises; ``monitor`` does the same)."""
 
+
+MONITORING = sys.version_info >= (3, 12)
+"""Whether ``run`` takes the line events of runs that keep no event list and no states
+(``trace.RESULT_ONLY``) from ``sys.monitoring`` (``monitor.MonitorRecorder``): the same
+record as ``Recorder``'s, in a fraction of the time (``bench/tracing.py``)."""
 
 REPEATS_LINES = sys.version_info[:2] == (3, 12)
 """Whether the interpreter may report a line again while it is still on it. Python 3.12
@@ -199,6 +207,15 @@ class Recorder:
     def exhausted(self) -> bool:
         """Whether the run went past its step budget."""
         return self.max_steps is not None and self.steps[0] > self.max_steps
+
+    def start(self) -> None:
+        """Begin receiving the line events of every frame that starts from now on."""
+        sys.settrace(self.global_trace)
+
+    def stop(self) -> None:
+        """Stop receiving events; called again where it may already have been."""
+        sys.settrace(None)
+
     def global_trace(self, frame, event, arg):
         code = frame.f_code
         if code.co_filename != PROGRAM_FILE:
@@ -374,15 +391,27 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     set here: ``ok``, ``exception``, ``memory``, and ``timeout`` for a call past its step
     budget however it ended (the worker adds the process-level ones).
     """
-    recorder = RECORDERS.get(program.recorder)(program, {**DEFAULT_OPTIONS, **options})
+    options = {**DEFAULT_OPTIONS, **options}
+    recorder_type = RECORDERS.get(program.recorder)
+    if MONITORING and recorder_type is Recorder and options["max_events"] == 0 \
+            and not options["states"]:
+        from execbench.sandbox.monitor import MonitorRecorder  # imports this module
+
+        recorder_type = MonitorRecorder
+    return record(recorder_type(program, options), entry_point, args)
+
+
+def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
+    """``run`` with a recorder already made for its program and options, for callers that
+    choose the recorder themselves (the tests and ``bench/tracing.py`` compare two)."""
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
                                  **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
                            "args": None}
     phase = "module"
-    sys.settrace(recorder.global_trace)
+    recorder.start()
     try:
-        exec(program.code, namespace)  # noqa: S102 - benchmark program, inside the sandbox
+        exec(recorder.program.code, namespace)  # noqa: S102 - benchmark program, in the sandbox
         phase = "arguments"
         fn = namespace[entry_point]
         call_args, call_kwargs = eval(args, namespace)  # noqa: S307 - dataset or our literal
@@ -390,14 +419,14 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
         out["kwargs"] = {k: encode(v) for k, v in call_kwargs.items()}
         phase = "call"
         value = fn(*call_args, **call_kwargs)
-        sys.settrace(None)
+        recorder.stop()
         out.update(result_value(value))
     except BaseException as exc:  # noqa: BLE001 - everything the program does is data
-        sys.settrace(None)
+        recorder.stop()
         out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
-        sys.settrace(None)
+        recorder.stop()
     if recorder.exhausted:
         out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
                    value=None, value_repr=None, exception=None)
