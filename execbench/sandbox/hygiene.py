@@ -69,6 +69,7 @@ class Snapshot:
         self.environ = dict(os.environ._data)  # bytes to bytes: compared in C
         self.signals = [signal.getsignal(s) for s in WATCHED_SIGNALS]
         self.recursion = sys.getrecursionlimit()
+        self.hooks = _hooks()
         self.fds = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
 
     def refresh(self) -> None:
@@ -132,9 +133,20 @@ class Snapshot:
             return "threads left running"
         if sys.getrecursionlimit() != self.recursion:
             return "recursion limit changed"
+        if _hooks() != self.hooks:
+            return "a tracer, profiler or monitoring tool left installed"
         if self.fds is not None and len(os.listdir("/proc/self/fd")) != self.fds:
             return "file descriptors left open"
         return None
+
+
+def _hooks() -> tuple[object, ...]:
+    """What watches the interpreter: the trace and profile functions and, since Python
+    3.12, the ``sys.monitoring`` tools in use. The tracer leaves none behind; a program
+    that does could count steps, or change events, in the unit's later calls."""
+    monitoring = getattr(sys, "monitoring", None)
+    tools = tuple(monitoring.get_tool(tool) for tool in range(6)) if monitoring else ()
+    return (sys.gettrace(), sys.getprofile(), *tools)
 
 
 def _threads() -> int:

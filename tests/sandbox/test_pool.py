@@ -256,6 +256,20 @@ def test_environment_threads_and_files_left_behind_do_not_leak(sandbox: Sandbox)
     assert _run(sandbox, "def f():\n    while True:\n        pass\n").status == "timeout"
 
 
+def test_a_tracer_or_monitoring_tool_left_installed_does_not_reach_the_next_call(
+        sandbox: Sandbox) -> None:
+    """A call that installs a profiler, or claims a ``sys.monitoring`` tool (3.12+), could
+    watch or count the unit's later calls: its runner is recycled instead."""
+    code = ("import sys\n\ndef f(install):\n    watch = getattr(sys, 'monitoring', None)\n"
+            "    if install:\n        sys.setprofile(lambda *a: None)\n"
+            "        if watch:\n            watch.use_tool_id(5, 'left behind')\n"
+            "        return None\n"
+            "    return sys.getprofile() is None, watch.get_tool(5) if watch else None\n")
+    traces = sandbox.map([Job(code, "f", "True"), Job(code, "f", "False")])
+    assert [trace.status for trace in traces] == ["ok", "ok"]
+    assert traces[1].value_repr == "(True, None)"
+
+
 def test_syntax_error_has_phase_compile(sandbox: Sandbox) -> None:
     trace = _run(sandbox, "def f(:\n    return 1\n")
     assert trace.status == "exception"
