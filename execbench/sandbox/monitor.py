@@ -113,8 +113,17 @@ class MonitorRecorder(Recorder):
         monitoring.set_events(tool, 0)
         for code in self.codes.values():
             monitoring.set_local_events(tool, code, 0)
-        _register(tool, dict.fromkeys(_EVENTS))
         monitoring.free_tool_id(tool)
+        # Before 3.14, freeing a tool id keeps its callbacks (they still fire) and the
+        # events a callback disabled: a program could leave either for the unit's later
+        # calls (a callback on the runner's own code, a start event turned off so that a
+        # function runs uncounted). Every callback of every free id goes, and disabled
+        # events come back; local events left on other code reach callbacks that disable
+        # them (``_callbacks``).
+        for free in (t for t in range(6) if monitoring.get_tool(t) is None):
+            for event in _ALL_EVENTS:
+                monitoring.register_callback(free, event, None)
+        monitoring.restart_events()
         if self.counted is not None:
             self.steps[0] = self.counted()
 
@@ -191,11 +200,14 @@ class MonitorRecorder(Recorder):
             if id(code) in codes:
                 call(code, offset)
 
-        def leave(code: CodeType, offset: int, value: Any) -> None:
+        def leave(code: CodeType, offset: int, value: Any) -> Any:
             nonlocal pending, last, frame_heads
+            if id(code) not in codes:  # local events a program left on other code
+                return disable
             if pending is not None:
                 outcome(pending, False)
             pending, last, frame_heads = restore()
+            return None
 
         def unwind(code: CodeType, offset: int, exc: BaseException) -> None:
             if id(code) in codes:
@@ -209,8 +221,10 @@ class MonitorRecorder(Recorder):
                     return  # never raised: see the settrace recorder
                 pending = None
 
-        def line(code: CodeType, number: int) -> None:
+        def line(code: CodeType, number: int) -> Any:
             nonlocal count, pending
+            if id(code) not in codes:  # local events a program left on other code
+                return disable
             count += 1
             if count > max_steps:
                 halt()
@@ -223,9 +237,12 @@ class MonitorRecorder(Recorder):
                     pending = None
             if number in frame_heads:
                 pending = number
+            return None
 
-        def repeated_line(code: CodeType, number: int) -> None:
+        def repeated_line(code: CodeType, number: int) -> Any:
             nonlocal last
+            if id(code) not in codes:  # local events a program left on other code
+                return disable
             if number == last:
                 frame: FrameType | None = get_frame(1)
                 while frame is not None and frame.f_code is not code:  # past a thread check
@@ -234,6 +251,7 @@ class MonitorRecorder(Recorder):
                     return  # still the line reported last: see tracer.REPEATS_LINES
             line(code, number)
             last = number
+            return None
 
         def jump(code: CodeType, source: int, target: int) -> Any:
             nonlocal last
@@ -268,6 +286,12 @@ class MonitorRecorder(Recorder):
 
 _EVENTS = ("PY_START", "PY_RESUME", "PY_THROW", "PY_RETURN", "PY_YIELD", "PY_UNWIND", "RAISE",
            "STOP_ITERATION", "LINE", "JUMP")
+
+
+_ALL_EVENTS = tuple(value for name in dir(_monitoring.events) if name.isupper()
+                    and (value := getattr(_monitoring.events, name)) > 0
+                    and value & (value - 1) == 0) if _monitoring is not None else ()
+"""Every single event, for clearing the callbacks a program may have left."""
 
 
 def _register(tool: int, callbacks: Mapping[str, Callable[..., Any] | None]) -> None:

@@ -427,6 +427,7 @@ def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
         recorder.stop()
+        sys.setprofile(None)  # a hook the program set would see (and could change) the result
     if recorder.exhausted:
         out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
                    value=None, value_repr=None, exception=None)

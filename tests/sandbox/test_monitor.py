@@ -435,3 +435,60 @@ def test_the_sandbox_counts_result_only_runs_from_sys_monitoring() -> None:
     assert (large.status, large.steps) == ("timeout", 5_001)
     assert stubborn.status == "timeout" and stubborn.value is None
     assert (again.status, again.steps) == ("ok", 3)  # settrace, switched off by the program
+
+
+# A call that reaches the monitoring tool while it records (its id is no secret) and leaves
+# something behind for the unit's later calls. Before 3.14, freeing a tool id keeps its
+# callbacks and the events a callback disabled, so ``stop`` clears both, and callbacks
+# disable local events left on code that is not the program's.
+_LEFT_BEHIND = '''\
+import sys
+watch = sys.monitoring
+
+def g(n):
+    t = 0
+    for i in range(n):
+        t += i
+    return t
+
+def hook(code, offset, called, arg0):
+    if getattr(called, "__qualname__", "") == "JSONEncoder.encode":
+        found = sys._getframe(1).f_locals.get("result")
+        if isinstance(found, dict) and "status" in found:
+            found.update(status="ok", value=["int", 42], value_repr="42", detail=None)
+
+def f(n, attack):
+    [tool] = [t for t in range(6) if watch.get_tool(t) == "execbench"]
+    if attack == "disable":
+        old = watch.register_callback(tool, watch.events.PY_START, lambda code, at:
+                                      watch.DISABLE if code is g.__code__ else old(code, at))
+        g(0)
+        watch.register_callback(tool, watch.events.PY_START, old)
+    elif attack == "library":
+        encode = sys.modules["execbench.sandbox.values"].encode
+        watch.set_local_events(tool, encode.__code__, watch.events.LINE)
+    elif attack == "forge":
+        frame = sys._getframe()
+        while frame.f_back is not None:
+            frame = frame.f_back
+            watch.register_callback(tool, watch.events.CALL, hook)
+            watch.set_local_events(tool, frame.f_code, watch.events.CALL)
+    return g(n)
+'''
+
+
+@monitoring_only
+@pytest.mark.parametrize("attack", ["disable", "library", "forge"])
+def test_what_a_call_leaves_on_the_tool_does_not_reach_the_next(attack: str) -> None:
+    """A start event turned off (the next call's loop would run uncounted, past its
+    budget), line events on library code (counted as the program's), a callback on the
+    runner's own code (rewriting each later result as it is sent): the unit's later
+    calls record as if nothing had been left."""
+    with Sandbox(workers=1, limits=Limits(max_steps=1000)) as sandbox:
+        alone = sandbox.map([Job(_LEFT_BEHIND, "f", f"{n}, None", RESULT_ONLY,
+                                 max_steps=1000) for n in (10**5, 3)])
+        after = sandbox.map([Job(_LEFT_BEHIND, "f", args, RESULT_ONLY, max_steps=1000)
+                             for args in (f"0, {attack!r}", "10**5, None", "3, None")])[1:]
+    assert [t.status for t in alone] == ["timeout", "ok"]
+    assert [(t.status, t.value, t.steps, t.lines) for t in after] == \
+        [(t.status, t.value, t.steps, t.lines) for t in alone]
