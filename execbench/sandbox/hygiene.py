@@ -45,6 +45,8 @@ RUNNER_CALLS = {
     "json.encoder": ("c_make_encoder", "encode_basestring", "encode_basestring_ascii"),
     "json.decoder": ("scanstring", "JSONDecoder"),
     "struct": ("pack", "unpack"),
+    "random": ("seed",),
+    "decimal": ("setcontext", "Context"),
 }
 """The standard-library functions the runner calls to run, record and answer a call,
 checked one by one after every call (a whole-dict check of ``os`` and ``posix`` alone

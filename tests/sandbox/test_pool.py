@@ -270,6 +270,19 @@ def test_a_tracer_or_monitoring_tool_left_installed_does_not_reach_the_next_call
     assert traces[1].value_repr == "(True, None)"
 
 
+def test_a_runner_call_replaced_without_an_import_does_not_reach_the_next_call(
+        sandbox: Sandbox) -> None:
+    """``random.seed`` (which the runner calls before each call) replaced through
+    ``sys.modules``, with no ``import random`` for the module check to watch: the next
+    call still starts from the seeded state."""
+    code = ("import sys\n\ndef f(replace):\n    chance = sys.modules['random']\n"
+            "    if replace:\n        chance.seed = lambda *args: None\n"
+            "        chance.random()\n        return None\n    return chance.random()\n")
+    fresh = sandbox.run(Job(code, "f", "False"))
+    traces = sandbox.map([Job(code, "f", "True"), Job(code, "f", "False")])
+    assert traces[1].value == fresh.value
+
+
 def test_syntax_error_has_phase_compile(sandbox: Sandbox) -> None:
     trace = _run(sandbox, "def f(:\n    return 1\n")
     assert trace.status == "exception"
