@@ -23,8 +23,8 @@ PRELOAD = (
 )
 """Standard modules the zygote imports once, so that runners find them in sys.modules;
 a program importing anything else makes its runner recycle after the call."""
-WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGALRM, signal.SIGTERM, signal.SIGINT,
-                   signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
+WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGVTALRM, signal.SIGALRM, signal.SIGTERM,
+                   signal.SIGINT, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
 RUNNER_MODULES = ("__main__", "execbench.registry", "execbench.sandbox.tracer",
                   "execbench.sandbox.monitor", "execbench.sandbox.properties",
                   "execbench.sandbox.values", "execbench.sandbox.confine",

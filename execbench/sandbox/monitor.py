@@ -127,9 +127,12 @@ class MonitorRecorder(Recorder):
         if self.counted is not None:
             self.steps[0] = self.counted()
 
-    def _halt(self) -> None:
-        """Stop counting at the step past the budget, as settrace stops tracing when its
-        trace function raises: the rest of the run records nothing."""
+    def halt(self) -> None:
+        """Stop counting (at the step past the budget, as settrace stops tracing when its
+        trace function raises): the rest of the run records nothing."""
+        if self.traced:
+            super().halt()
+            return
         tool = self.tool
         monitoring = _monitoring
         if tool is not None and monitoring.get_tool(tool) is not None:
@@ -168,7 +171,7 @@ class MonitorRecorder(Recorder):
         lines_add = self.lines.add
         outcome = self._outcome
         max_steps = self.max_steps if self.max_steps is not None else sys.maxsize
-        halt = self._halt
+        halt = self.halt
         get_frame = sys._getframe
         loop_starts = self._loop_starts
         thread = get_ident()

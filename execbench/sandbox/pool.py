@@ -64,9 +64,11 @@ def worker_environment() -> dict[str, str]:
 
 
 STEPS_PER_CPU_SECOND = 1_000_000
-"""Steps a limit allows per second of CPU limit: about half of what the tracer runs per
-second on a 2-core cloud machine (1.8 to 2.6 million), so a call the step limit ends is
-ended by it, well before the CPU net, on machines up to about twice as slow."""
+"""Steps a limit allows per second of CPU limit: about half of what a sandbox runner records
+per second on a 2-core cloud machine (1.7 to 3.2 million; 1.2 million under ``sys.settrace``
+on Python 3.12, which answer checks do not use), so a call the step limit ends is ended by
+it, before the CPU net, on machines up to about twice as slow. Where the net comes first
+anyway, the call keeps the lines it ran (``runner``), as it does at the step limit."""
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,15 @@ never holds the parent's pipes: the zygote relays its answers after checking the
 nothing a program writes, leaves running or patches here can reach another unit's result.
 
 Each call gets a fresh module namespace, an empty working folder, a reseeded ``random``, a
-fresh ``decimal`` context, a capped stdout, and a CPU-time budget (``ITIMER_PROF``: the
-runner is killed by ``SIGPROF`` when it overruns). After the call the runner checks that
-the call left no trace in the process (``hygiene``); if it did, it answers and stops, and
-the rest of the unit goes to a fresh runner.
+fresh ``decimal`` context, a capped stdout, and a CPU-time budget. At the budget
+(``ITIMER_PROF``) the call's record ends where the program is and ``tracer.CpuLimit`` is
+raised into it, so the lines it ran are kept (whether a call that never ends reached a line
+must not depend on which limit, steps or CPU, a machine hits first); the call's status is
+``timeout`` however it then ends, and a call still running a while later (a long C call,
+which no signal handler interrupts) kills the runner (``ITIMER_VIRTUAL``). After the call
+the runner checks that the call left no trace in the process (``hygiene``); if it did, or
+the call ran out of time, it answers and stops, and the rest of the unit goes to a fresh
+runner.
 
 The audit hook refuses process creation, signals, sockets, ctypes, changing limits, and
 writes outside the sandbox's temp root, with a clear ``SandboxViolation``; the kernel
@@ -124,10 +129,30 @@ def _audit_hook(root: str):
 _WORKDIR_MODE = stat.S_IFDIR | 0o700
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
 """One encoder for results: ``json.dumps`` with options builds a new one per call."""
-_OTHER_TIMERS = (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL)
+_OTHER_TIMERS = (signal.ITIMER_REAL,)
 _TIMER_SLACK = 0.05
 """CPU seconds past its budget a call may end before its timer's signal lands (the timer
 counts in scheduler ticks); more than that means the program stopped the timer."""
+_RETRY_SECONDS = 0.01
+"""How soon ``_over_budget`` tries again when the signal lands outside the program's code
+(in a recorder's callback, in the runner), and again after raising (a program may catch
+``CpuLimit``)."""
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _grace(budget: float) -> float:
+    """CPU seconds past its budget before a call that did not end is killed."""
+    return max(0.5, budget / 4)
+
+
+def _over_budget(signum: int, frame: Any) -> None:
+    """``SIGPROF``: the running call used its CPU budget. Its record ends here, and
+    ``CpuLimit`` is raised where the program runs, never in execbench's own code (a
+    recorder's callback, the runner), where the handler tries again shortly instead."""
+    signal.setitimer(signal.ITIMER_PROF, _RETRY_SECONDS)
+    if tracer.cut("CPU time limit") and frame is not None \
+            and not frame.f_code.co_filename.startswith(_PACKAGE):
+        raise tracer.CpuLimit
 
 
 class Runner:
@@ -227,6 +252,7 @@ class Runner:
         budget = min(float(job.get("cpu_seconds") or limits["cpu_seconds"]),
                      float(limits["cpu_seconds"]))
         steps = min(int(job.get("max_steps") or limits["max_steps"]), int(limits["max_steps"]))
+        signal.setitimer(signal.ITIMER_VIRTUAL, budget + _grace(budget))
         signal.setitimer(signal.ITIMER_PROF, budget)
         try:
             result = tracer.run(program, job["entry_point"], args,
@@ -235,6 +261,7 @@ class Runner:
             result = {"status": "output_limit"}
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
             elapsed = time.process_time() - start
             for timer in _OTHER_TIMERS:  # a program's alarm must not kill a later call
                 signal.setitimer(timer, 0)
@@ -243,15 +270,19 @@ class Runner:
             sys.stdout, sys.stderr = self.snapshot.streams
             sys.setrecursionlimit(self.snapshot.recursion)
         result["cpu_time"] = elapsed
-        if elapsed > budget + _TIMER_SLACK:
+        timed_out = result.get("detail") == "CPU time limit"
+        if elapsed > budget + _TIMER_SLACK and not timed_out:
             # The program stopped its own timer (setitimer, a blocked SIGPROF) and ran past
             # its budget: the verdict is the one the timer would have given.
-            result = {"status": "timeout", "detail": "CPU time limit", "cpu_time": elapsed}
+            result.update(status="timeout", detail="CPU time limit", value=None,
+                          value_repr=None, exception=None)
+            timed_out = True
         if stdout.exceeded:
             result["status"] = "output_limit"
         result["stdout"] = stdout.getvalue()
         os.chdir(self.root)
         dirt = None if last else "out of memory" if result["status"] == "memory" else \
+            "ran out of CPU time" if timed_out else \
             "builtins changed" if builtins_changed else \
             "files left that could not be removed" if not self._empty_workdir() else \
             self.snapshot.dirt(program.imports)
@@ -268,7 +299,8 @@ def run(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot) 
     code. Its pipes are already at ``JOBS_FD`` and ``ANSWERS_FD``."""
     code = 1
     try:
-        signal.signal(signal.SIGPROF, signal.SIG_DFL)
+        signal.signal(signal.SIGPROF, _over_budget)
+        signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 2)  # the zygote keeps the parent's stderr (a terminal?), a program not
         os.close(null)

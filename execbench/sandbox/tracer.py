@@ -77,6 +77,12 @@ class StepLimit(BaseException):
     stops tracing a program once its trace function raises; ``monitor`` does the same)."""
 
 
+class CpuLimit(BaseException):
+    """Raised into the program when its call used up its CPU budget (``runner``), so that
+    the record of what ran until then is kept, as at the step limit. A program that catches
+    it has still run out of time (``Recorder.cut``)."""
+
+
 MONITORING = sys.version_info >= (3, 12)
 """Whether ``run`` takes the line events of runs that keep no event list and no states
 (``trace.RESULT_ONLY``) from ``sys.monitoring`` (``monitor.MonitorRecorder``): the same
@@ -202,6 +208,8 @@ class Recorder:
         """Line events so far, in a cell every frame's tracer shares."""
         self.max_steps: int | None = options["max_steps"]
         self.starts: dict[CodeType, frozenset[int]] = {}
+        self.cut: str | None = None
+        """Why the record ended before the call did (``cut``), None while it has not."""
 
     @property
     def exhausted(self) -> bool:
@@ -214,6 +222,11 @@ class Recorder:
 
     def stop(self) -> None:
         """Stop receiving events; called again where it may already have been."""
+        sys.settrace(None)
+
+    def halt(self) -> None:
+        """Record nothing more of this run, in whatever frame it is (``sys.settrace(None)``
+        ends the line events of frames already traced too)."""
         sys.settrace(None)
 
     def global_trace(self, frame, event, arg):
@@ -401,6 +414,23 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     return record(recorder_type(program, options), entry_point, args)
 
 
+_running: list[Recorder] = []
+"""The recorder of the call running now, if any: what ``cut`` ends."""
+
+
+def cut(reason: str) -> bool:
+    """End the running call's record where the program is now, for ``reason`` (a limit the
+    sandbox enforces outside the recorder); False if no call is running. The call itself is
+    the caller's to end (``CpuLimit``); however it ends, its status is ``timeout``."""
+    if not _running:
+        return False
+    recorder = _running[0]
+    if recorder.cut is None:
+        recorder.cut = reason
+        recorder.halt()
+    return True
+
+
 def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
     """``run`` with a recorder already made for its program and options, for callers that
     choose the recorder themselves (the tests and ``bench/tracing.py`` compare two)."""
@@ -410,6 +440,7 @@ def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
                            "args": None}
     phase = "module"
     recorder.start()
+    _running.append(recorder)
     try:
         exec(recorder.program.code, namespace)  # noqa: S102 - benchmark program, in the sandbox
         phase = "arguments"
@@ -426,10 +457,14 @@ def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
         out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"
         out["exception"] = {**describe_exception(exc), "phase": phase}
     finally:
+        _running.clear()
         recorder.stop()
         sys.setprofile(None)  # a hook the program set would see (and could change) the result
     if recorder.exhausted:
         out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
                    value=None, value_repr=None, exception=None)
+    elif recorder.cut is not None:
+        out.update(status="timeout", detail=recorder.cut, value=None, value_repr=None,
+                   exception=None)
     out.update(recorder.result())
     return out

@@ -132,7 +132,7 @@ def _fork(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot
 def _describe_death(status: int) -> dict[str, Any]:
     if os.WIFSIGNALED(status):
         sig = signal.Signals(os.WTERMSIG(status))
-        if sig in (signal.SIGPROF, signal.SIGXCPU):
+        if sig in (signal.SIGPROF, signal.SIGVTALRM, signal.SIGXCPU):
             return {"status": "timeout", "detail": "CPU time limit"}
         return {"status": "crashed", "detail": f"killed by {sig.name}", "signal": sig.name}
     code = os.WEXITSTATUS(status)
