@@ -5,7 +5,8 @@ The recipe is defined once (:class:`Recipe`): the manifest writes it, and a rebu
 folder that holds a suite compares against it field by field, so a field added here is
 written, checked and named in the refusal without another list to keep in step. The file
 is written with sorted keys, so the order of the fields here does not change its bytes;
-keys that older suites lack (``buggy``, ``recorded_instances``, ``task_counts``) are
+keys that older suites lack (``buggy``, ``after``, ``before``, ``recorded_instances``,
+``task_counts``) are
 written only when they say something, so those suites keep their bytes.
 """
 
@@ -35,12 +36,17 @@ class Recipe:
     limits: Limits = field(default_factory=Limits)
     buggy: bool = False
     """Written only when set (suites built before the option have no such key)."""
+    after: str | None = None
+    """``--after``: programs dated strictly later only (written only when set)."""
+    before: str | None = None
+    """``--before``: programs dated strictly earlier only (written only when set)."""
 
     def to_record(self) -> dict[str, Any]:
         record = {f.name: getattr(self, f.name) for f in fields(self)}
         record["limits"] = asdict(self.limits)
-        if not self.buggy:
-            del record["buggy"]
+        for name in ("buggy", "after", "before"):
+            if not record[name]:
+                del record[name]
         return record
 
     @classmethod
@@ -69,8 +75,9 @@ class Skip:
     lost); None in suites built before skips had kinds."""
     reason: str
     task: str | None = None
-    """The task that found nothing to ask (``instance``), or the variant (``mutate``,
-    ``buggy``) that dropped a program."""
+    """The task that found nothing to ask (``instance``), the variant (``mutate``,
+    ``buggy``) that dropped a program, or ``dates`` for a program outside ``--after`` and
+    ``--before`` (``not_applicable``)."""
     id: str | None = None
     """The id the source gave the record, when it had one."""
     from_source: bool = False

@@ -24,6 +24,7 @@ from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import FORMATS, Loaded, SourceError, load_source
+from execbench.sources.dates import DATES, DateError, DateWindow, program_date
 from execbench.tasks.base import (
     STEP_SHARE,
     BuildContext,
@@ -79,6 +80,10 @@ class BuildOptions:
     (HumanEvalPack), with its error-revealing call only (``sources.bugs``)."""
     task_options: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    after: str | None = None
+    """Keep only programs dated strictly after this day (``sources.dates``)."""
+    before: str | None = None
+    """Keep only programs dated strictly before this day."""
     workers: int | None = None
     overwrite: bool = False
     """Replace a different suite already in the output folder (else the build refuses)."""
@@ -177,10 +182,16 @@ def _checked_tasks(options: BuildOptions) -> list[Task]:
 
 def _read_sources(specs: Iterable[str], options: BuildOptions,
                   warn: Callable[[str], None]) -> _Build:
-    """The programs of every source, in order, each id once and at most ``--limit`` of
-    them, with the skips within that limit warned and listed."""
+    """The programs of every source, in order, each id once, within the ``--after`` and
+    ``--before`` window, and at most ``--limit`` of them, with the skips within that limit
+    warned and listed."""
     build = _Build()
     seen: set[str] = set()
+    try:
+        window = DateWindow.of(options.after, options.before)
+    except DateError as exc:
+        raise SuiteError(f"--after/--before: {exc}") from None
+    dated = 0
     room = options.limit if options.limit is not None else float("inf")
     for spec in specs:
         try:
@@ -204,6 +215,13 @@ def _read_sources(specs: Iterable[str], options: BuildOptions,
                         reason="a program with this id came from an earlier source"))
                 continue
             seen.add(program.id)
+            dated += program_date(program) is not None
+            reason = window.excludes(program)
+            if reason is not None:
+                if len(build.programs) < room:
+                    build.skipped.append(Skip(where=program.id, kind="not_applicable",
+                                              reason=reason, task=DATES))
+                continue
             build.programs.append(program)
             kept += 1
         held = FORMATS.get(loaded.format).tasks if loaded.format in FORMATS else None
@@ -217,6 +235,10 @@ def _read_sources(specs: Iterable[str], options: BuildOptions,
         formats = ", ".join(sorted({source.format for source in build.sources}))
         raise SuiteError(f"--plus-inputs adds the plus_input calls of evalplus sources "
                          f"(HumanEval+, MBPP+), and no source is one (formats: {formats})")
+    if not window.open and not dated:
+        raise SuiteError("--after and --before keep programs by date, and no program in the "
+                         "given sources has one (the contest format's contest_date, or "
+                         "meta.date in a generic record)")
     if not build.programs:
         raise SuiteError("no usable program in the given sources")
     if options.limit is not None:

@@ -63,6 +63,12 @@ def test_the_recipe_is_what_the_build_options_say_and_buggy_only_when_set() -> N
     assert Recipe.from_record(buggy.to_record()) == buggy
     assert BuildOptions(tasks=["output"], limits=Limits(memory_mb=512)).recipe().differences(
         options.recipe().to_record()) == ["seed", "max_calls", "limits"]
+    dated = BuildOptions(tasks=["output"], after="2024-01-01", before="2025-01-01").recipe()
+    assert {"after": "2024-01-01", "before": "2025-01-01"}.items() <= dated.to_record().items()
+    assert "after" not in record and "before" not in record
+    assert dated.differences(BuildOptions(tasks=["output"]).recipe().to_record()) == [
+        "after", "before"]
+    assert Recipe.from_record(dated.to_record()) == dated
 
 
 def test_skips_keep_the_keys_their_kind_writes() -> None:

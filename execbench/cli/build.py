@@ -51,6 +51,12 @@ def build(
     mutate: Annotated[bool, flag(
         "--mutate", "Build every task on a single-site mutant of each program (unseen "
                     "variants).")] = False,
+    after: Annotated[str | None, typer.Option(
+        help="Keep only programs dated after this day (YYYY-MM-DD), e.g. a model's "
+             "training cutoff: contest records' contest_date, a generic record's "
+             "meta.date.")] = None,
+    before: Annotated[str | None, typer.Option(
+        help="Keep only programs dated before this day (YYYY-MM-DD).")] = None,
     buggy: Annotated[bool, flag(
         "--buggy", "Build every task on the known bug of each program (HumanEvalPack), "
                    "with the test call that reveals it; programs without one are skipped.")
@@ -92,6 +98,7 @@ def build(
                     memory_mb=memory_mb, max_steps=max_steps)
     options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
                            plus_inputs=plus_inputs, mutate=mutate, buggy=buggy,
+                           after=_day(after, "--after"), before=_day(before, "--before"),
                            count=100 if count is None else count,
                            task_options=pairs(task_option, "-T"),
                            limits=limits, workers=workers, overwrite=overwrite)
@@ -102,6 +109,19 @@ def build(
         for name in (RUN_CONFIG, SAMPLES, RESULTS):
             (out_dir / name).unlink(missing_ok=True)
     out.print(_build_summary(manifest.to_record(), out_dir), highlight=False, markup=False)
+
+
+def _day(text: str | None, name: str) -> str | None:
+    """An option's day as ``YYYY-MM-DD``, so that the manifest writes every spelling of a
+    day the same way."""
+    from execbench.sources.dates import DateError, parse_date
+
+    if text is None:
+        return None
+    try:
+        return parse_date(text).isoformat()
+    except DateError as exc:
+        fail(f"{name}: {exc}")
 
 
 def _traced(sources: list[str], out_dir: Path, options: BuildOptions, every: float
@@ -161,6 +181,8 @@ def _build_summary(manifest: dict[str, Any], out_dir: Path) -> str:
     then the calls it had to skip, with their commonest reasons; then what was traced and
     what was skipped before any task, by kind; then the dataset outputs the traces
     disagree with."""
+    from execbench.sources.dates import DATES
+
     counts = manifest["counts"]
     skipped = counts["skipped"]
     reasons: dict[tuple[str, str], Counter[str]] = {}
@@ -182,6 +204,11 @@ def _build_summary(manifest: dict[str, Any], out_dir: Path) -> str:
         lines.append(said)
     kinds = [f"{skipped[kind]} {kind}" for kind in ("records", "programs", "calls")
              if skipped[kind]]
+    dated = Counter(entry["reason"] for entry in manifest["skipped"]
+                    if entry.get("task") == DATES and entry.get("kind") == "not_applicable")
+    if dated:
+        lines.append(f"left out by date: {sum(dated.values())} programs ("
+                     + "; ".join(f"{n} {reason}" for reason, n in dated.most_common()) + ")")
     lines.append(f"traced {counts['calls']} calls of {counts['programs']} programs; skipped "
                  f"before any task: {', '.join(kinds) or 'nothing'} (manifest.json lists "
                  "each skip with its reason)")

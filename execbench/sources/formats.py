@@ -11,7 +11,7 @@ from pathlib import Path
 
 from execbench.program import Program
 from execbench.registry import Registry
-from execbench.sources import codesense, cruxeval, evalplus, generic, humaneval
+from execbench.sources import codesense, contest, cruxeval, evalplus, generic, humaneval
 from execbench.sources.base import SourceError
 from execbench.sources.jsonl import Record, first_keys
 from execbench.sources.replay import TestCalls
@@ -45,13 +45,17 @@ class Format:
 FORMATS: Registry[Format] = Registry("format")
 """Every format, in the order detection tries them: a format whose records also have
 another's keys comes before it (an EvalPlus record has HumanEval's keys, a CodeSense
-input/output record CRUXEval's)."""
+input/output record and a contest record CRUXEval's)."""
 
 FORMATS.register("codesense", Format(
     "CodeSense's published Python task files (statement, branch, loop, input/output, "
     "quantized); recorded truth, never run",
     codesense.ID_KEY, lambda record, _: codesense.build(record), codesense.KEY_SETS,
     codesense.held_tasks))
+FORMATS.register("contest", Format(
+    "contest solutions with dates (LiveCodeBench's execution records): code, "
+    "function_name, input (the call), output, contest_date, difficulty",
+    contest.ID_KEY, lambda record, _: contest.build(record), (contest.KEYS,)))
 FORMATS.register("cruxeval", Format(
     "JSONL with id, code, input, output (CRUXEval); entry point f",
     cruxeval.ID_KEY, lambda record, _: cruxeval.build(record),

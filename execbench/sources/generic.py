@@ -29,7 +29,8 @@ JSON object::
     project around them (imports, globals) to run. Its instances say ``"recorded": true``
     and the suite's manifest lists them.
 ``meta`` (object, optional)
-    Copied into the program's metadata.
+    Copied into the program's metadata. A ``"date"`` there (``YYYY-MM-DD``) is the
+    program's date, which ``build --after``/``--before`` read (``sources.dates``).
 
 Repeated argument texts within one program are kept once. A record that breaks any of these
 rules is skipped and listed with its ``file:line``; the rest of the file still loads.
