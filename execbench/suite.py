@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
 from execbench.sources import FORMATS, Loaded, SourceError, load_source
 from execbench.sources.dates import DATES, DateError, DateWindow, program_date
+from execbench.spool import InstanceSpool
 from execbench.tasks.base import (
     STEP_SHARE,
     BuildContext,
@@ -114,19 +115,47 @@ def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
         return False
 
 
+CHUNK_CALLS = 1_000
+"""About how many calls a build traces and turns into instances at a time (whole programs,
+in source order): their traces are dropped and their instances written to disk before the
+next chunk starts, so a build's memory does not grow with its sources."""
+
+
 @dataclass
 class _Build:
-    """What a build has gathered so far, handed from one step to the next."""
+    """What a build has gathered so far, handed from one step to the next; each chunk of
+    programs adds to it, in the order the suite lists things."""
 
     sources: list[SuiteSource] = field(default_factory=list)
     programs: list[Program] = field(default_factory=list)
+    """The programs read, in source order."""
     skipped: list[Skip] = field(default_factory=list)
+    """Skips made while reading the sources."""
     calls: list[tuple[Program, int]] = field(default_factory=list)
-    traces: list[Trace] = field(default_factory=list)
-    instances: list[Instance] = field(default_factory=list)
-    per_task: dict[str, int] = field(default_factory=dict)
+    """The calls chosen to trace, in source order."""
     held_tasks: list[str] = field(default_factory=list)
     """The tasks the sources hold, in source order (``DEFAULT_TASKS`` for most formats)."""
+    call_skips: list[Skip] = field(default_factory=list)
+    """Calls whose ground truth was not kept."""
+    variant_skips: list[Skip] = field(default_factory=list)
+    """Programs ``--mutate`` or ``--buggy`` found no variant of."""
+    variant_call_skips: list[Skip] = field(default_factory=list)
+    """Variants whose ground truth was not kept."""
+    task_skips: dict[str, list[Skip]] = field(default_factory=dict)
+    programs_built: int = 0
+    """Programs instances were built from (the variants, under ``--mutate``/``--buggy``)."""
+    calls_built: int = 0
+    per_task: dict[str, int] = field(default_factory=dict)
+    programs_by_task: dict[str, set[str]] = field(default_factory=dict)
+    recorded: dict[str, list[str]] = field(default_factory=dict)
+    """Per task, the instances whose truth is a recorded trace."""
+    mismatches: list[str] = field(default_factory=list)
+    task_counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def all_skips(self) -> list[Skip]:
+        return [*self.skipped, *self.call_skips, *self.variant_skips,
+                *self.variant_call_skips, *(s for skips in self.task_skips.values()
+                                            for s in skips)]
 
 
 def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
@@ -134,7 +163,12 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
                 progress: Progress | None = None) -> Manifest:
     """Build a suite into ``out``; returns its manifest. Bad records are warned and skipped;
     options that would be ignored, a source that cannot be read, and a different suite
-    already in ``out`` (without ``overwrite``) stop the build before any program runs."""
+    already in ``out`` (without ``overwrite``) stop the build before any program runs.
+
+    Programs are built a chunk at a time (``CHUNK_CALLS``), every task on each chunk, and
+    each task's instances spooled to a file of its own, so that memory holds one chunk's
+    traces and instances; the suite file is the tasks' files one after another, the same
+    bytes as if everything had been held at once."""
     if options.mutate and options.buggy:
         raise SuiteError("--mutate and --buggy each replace the programs: choose one")
     if options.tasks is not None:
@@ -152,22 +186,88 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         raise SuiteError(f"these tasks cannot be built together: {exc}") from None
     build.calls = [(program, index) for program in build.programs
                    for index in _choose_calls(program, options)]
-    with Sandbox(workers=options.workers, limits=options.limits) as sandbox:
-        build.calls, build.traces = _ground_truth(sandbox, build.calls, recording, say,
-                                                  build.skipped)
-        if options.mutate:
-            build.programs, build.calls, build.traces = _mutate_all(
-                sandbox, build.calls, build.traces, options.seed, recording, build.skipped, say)
-        if options.buggy:
-            build.programs, build.calls, build.traces = _buggy_all(
-                sandbox, build.calls, build.traces, options.seed, recording, build.skipped, say)
-        ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
-        try:
-            build.instances, build.per_task = _build_instances(
-                tasks, build.programs, build.calls, build.traces, ctx, build.skipped, say)
-        except OptionError as exc:
-            raise SuiteError(str(exc)) from None
-    return _write_suite(out, options, tasks, build)
+    build.per_task = {task.name: 0 for task in tasks}
+    for task in tasks:
+        build.task_skips[task.name] = []
+        build.programs_by_task[task.name] = set()
+        build.recorded[task.name] = []
+    to_trace = sum(program.calls[index].recorded is None for program, index in build.calls)
+    overall = _Overall(say, {"tracing calls": to_trace}, len(build.programs))
+    with Sandbox(workers=options.workers, limits=options.limits) as sandbox, \
+            InstanceSpool(out, [task.name for task in tasks]) as spool:
+        for chunk in _chunks(build.calls):
+            _build_chunk(chunk, build, tasks, options, recording, sandbox, spool, overall)
+            overall.next_chunk()
+        sha256 = spool.finish(out / INSTANCES)
+    return _write_manifest(out, options, tasks, build, sha256)
+
+
+def _chunks(calls: list[tuple[Program, int]]) -> Iterator[list[tuple[Program, int]]]:
+    """``calls`` cut into runs of whole programs of about ``CHUNK_CALLS`` calls."""
+    chunk: list[tuple[Program, int]] = []
+    for position, (program, index) in enumerate(calls):
+        chunk.append((program, index))
+        following = calls[position + 1][0] if position + 1 < len(calls) else None
+        if len(chunk) >= CHUNK_CALLS and following is not program:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class _Overall:
+    """The build's progress over all chunks: each stage's count goes on from where the
+    chunk before left it, against the whole build's total where one is known."""
+
+    def __init__(self, say: Progress, totals: dict[str, int], programs: int) -> None:
+        self.say = say
+        self.totals = totals
+        self.programs = programs
+        self.base: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        self.seen[stage] = max(self.seen.get(stage, 0), total or done)
+        whole = self.totals.get(stage, self.programs if stage != "tracing variants" else None)
+        self.say(stage, self.base.get(stage, 0) + done, whole)
+
+    def next_chunk(self) -> None:
+        for stage, count in self.seen.items():
+            self.base[stage] = self.base.get(stage, 0) + count
+        self.seen = {}
+
+
+def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Task],
+                 options: BuildOptions, recording: TraceOptions, sandbox: Sandbox,
+                 spool: InstanceSpool, say: Progress) -> None:
+    """Trace one chunk's calls (and make its variants), build every task's instances from
+    them, and add what it made and skipped to ``build``."""
+    calls, traces = _ground_truth(sandbox, chunk, recording, say, build.call_skips)
+    programs = list({program.id: program for program, _ in chunk}.values())
+    if options.mutate or options.buggy:
+        vary = _mutate_all if options.mutate else _buggy_all
+        programs, calls, traces = vary(sandbox, calls, traces, options.seed, recording,
+                                       build.variant_skips, build.variant_call_skips, say)
+    build.programs_built += len(programs)
+    build.calls_built += len(calls)
+    build.mismatches += [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
+                         if _expected_mismatch(p, i, t)]
+    ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
+    try:
+        made = _build_instances(tasks, programs, calls, traces, ctx, build.task_skips, say)
+    except OptionError as exc:
+        raise SuiteError(str(exc)) from None
+    for task in tasks:
+        instances = made[task.name]
+        spool.add(task.name, (dumps(instance.to_record()) + "\n" for instance in instances))
+        build.per_task[task.name] += len(instances)
+        build.programs_by_task[task.name].update(i.program_id for i in instances)
+        build.recorded[task.name] += [i.id for i in instances if i.recorded]
+        counts = task.suite_counts(instances) if instances else None
+        if counts is not None:
+            merged = build.task_counts.setdefault(task.name, {})
+            for key, value in counts.items():
+                merged[key] = merged.get(key, 0) + value
 
 
 def _checked_tasks(options: BuildOptions) -> list[Task]:
@@ -246,28 +346,22 @@ def _read_sources(specs: Iterable[str], options: BuildOptions,
     return build
 
 
-def _write_suite(out: Path, options: BuildOptions, tasks: list[Task], build: _Build
-                 ) -> Manifest:
-    """Write ``instances.jsonl`` and then ``manifest.json``, each replaced whole."""
-    instances = build.instances
-    out.mkdir(parents=True, exist_ok=True)
-    text = "".join(dumps(instance.to_record()) + "\n" for instance in instances)
-    write_atomic(out / INSTANCES, text)
-    task_counts = {task.name: counts for task in tasks if (counts := task.suite_counts(
-        [instance for instance in instances if instance.task == task.name])) is not None}
+def _write_manifest(out: Path, options: BuildOptions, tasks: list[Task], build: _Build,
+                    sha256: str) -> Manifest:
+    """Write ``manifest.json`` once ``instances.jsonl`` is in place, replaced whole."""
     manifest = Manifest(
         recipe=options.recipe(), sources=build.sources,
         counts=SuiteCounts(
-            programs=len(build.programs), calls=len(build.calls), instances=len(instances),
-            by_task=build.per_task, skipped=SkipCounts.of(build.skipped),
-            programs_by_task={task: len({i.program_id for i in instances if i.task == task})
-                              for task in options.tasks or ()}),
-        expected_output_mismatches=[
-            f"{p.id}#{i}" for (p, i), t in zip(build.calls, build.traces, strict=True)
-            if _expected_mismatch(p, i, t)],
-        skipped=build.skipped, instances_sha256=hashlib.sha256(text.encode()).hexdigest(),
-        recorded_instances=[instance.id for instance in instances if instance.recorded],
-        task_counts=task_counts)
+            programs=build.programs_built, calls=build.calls_built,
+            instances=sum(build.per_task.values()), by_task=build.per_task,
+            skipped=SkipCounts.of(build.all_skips()),
+            programs_by_task={task.name: len(build.programs_by_task[task.name])
+                              for task in tasks}),
+        expected_output_mismatches=build.mismatches,
+        skipped=build.all_skips(), instances_sha256=sha256,
+        recorded_instances=[i for task in tasks for i in build.recorded[task.name]],
+        task_counts={task.name: build.task_counts[task.name] for task in tasks
+                     if task.name in build.task_counts})
     write_atomic(out / MANIFEST, manifest.text())
     return manifest
 
@@ -296,31 +390,33 @@ def _check_out(out: Path, options: BuildOptions, sources: list[SuiteSource]) -> 
 
 def _build_instances(tasks: list[Task], programs: list[Program],
                      calls: list[tuple[Program, int]], traces: list[Trace], ctx: BuildContext,
-                     skipped: list[Skip], progress: Progress
-                     ) -> tuple[list[Instance], dict[str, int]]:
+                     skipped: dict[str, list[Skip]], progress: Progress
+                     ) -> dict[str, list[Instance]]:
+    """Each task's instances from ``programs`` (in order), its skips added to its list."""
     by_program: dict[str, list[tuple[int, Trace]]] = {}
     for (program, index), trace in zip(calls, traces, strict=True):
         by_program.setdefault(program.id, []).append((index, trace))
-    instances: list[Instance] = []
-    per_task = {task.name: 0 for task in tasks}
+    made: dict[str, list[Instance]] = {}
     for task in tasks:
+        instances = made[task.name] = []
+        task_skips = skipped[task.name]
         for done, program in enumerate(programs):
             progress(f"building {task.name}", done, len(programs))
             traced = by_program.get(program.id, [])
             by_index = dict(traced)
             local = replace(ctx, traced=traced)
-            usable = _usable(task, program, traced, skipped)
+            usable = _usable(task, program, traced, task_skips)
             try:
                 chosen = task.choose_calls(program, usable, local) if usable else []
             except NotApplicable as exc:
-                skipped.append(Skip(where=program.id, kind="not_applicable", reason=str(exc),
-                                    task=task.name))
+                task_skips.append(Skip(where=program.id, kind="not_applicable",
+                                       reason=str(exc), task=task.name))
                 continue
             for index in chosen:
-                _add_instance(task, program, index, by_index[index], local, instances, skipped,
-                              per_task)
+                _add_instance(task, program, index, by_index[index], local, instances,
+                              task_skips)
         progress(f"building {task.name}", len(programs), len(programs))
-    return instances, per_task
+    return made
 
 
 def _usable(task: Task, program: Program, traced: list[tuple[int, Trace]],
@@ -339,8 +435,7 @@ def _usable(task: Task, program: Program, traced: list[tuple[int, Trace]],
 
 
 def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: BuildContext,
-                  instances: list[Instance], skipped: list[Skip],
-                  per_task: dict[str, int]) -> None:
+                  instances: list[Instance], skipped: list[Skip]) -> None:
     try:
         built = task.build(program, index, trace, ctx)
     except SkipInstance as exc:
@@ -350,7 +445,6 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
         return
     for task_fields in built:
         instances.append(Instance.build(task.name, program, index, task_fields))
-        per_task[task.name] += 1
 
 
 def _by_program(calls: list[tuple[Program, int]], traces: list[Trace]
@@ -363,10 +457,12 @@ def _by_program(calls: list[tuple[Program, int]], traces: list[Trace]
 
 
 def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-                seed: int, recording: TraceOptions, skipped: list[Skip], progress: Progress
+                seed: int, recording: TraceOptions, skipped: list[Skip],
+                traced_skips: list[Skip], progress: Progress
                 ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its mutant for one seeded call (Algorithm 1); programs with
-    no valid mutant are dropped and listed as skipped."""
+    no valid mutant are dropped and listed in ``skipped``, mutants whose ground truth is
+    not kept in ``traced_skips``."""
     from execbench.mutation import mutant_for, mutation_call
 
     mutated: list[Program] = []
@@ -389,12 +485,13 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
             meta={**program.meta, "mutation": {**mutant.describe(), "original_id": program.id,
                                                "original_call_index": index}}))
     new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in mutated],
-                                      recording, progress, skipped)
+                                      recording, progress, traced_skips, "tracing variants")
     return [program for program, _ in new_calls], new_calls, traces
 
 
 def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],
-               seed: int, recording: TraceOptions, skipped: list[Skip], progress: Progress
+               seed: int, recording: TraceOptions, skipped: list[Skip],
+               traced_skips: list[Skip], progress: Progress
                ) -> tuple[list[Program], list[tuple[Program, int]], list[Trace]]:
     """Replace each program by its known bug's module, with the one call that reveals the
     bug (the call the bug tasks show); programs with no bug, or none that a call reveals,
@@ -424,7 +521,7 @@ def _buggy_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[
                                        "reveals": found.how, "original_id": program.id,
                                        "original_call_index": found.index}}))
     new_calls, traces = _ground_truth(sandbox, [(program, 0) for program in buggy],
-                                      recording, progress, skipped)
+                                      recording, progress, traced_skips, "tracing variants")
     return [program for program, _ in new_calls], new_calls, traces
 
 
@@ -433,7 +530,7 @@ def _ground_truth_job(program: Program, index: int, recording: TraceOptions) -> 
 
 
 def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording: TraceOptions,
-                  progress: Progress, skipped: list[Skip]
+                  progress: Progress, skipped: list[Skip], stage: str = "tracing calls"
                   ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls kept, with the trace each rests on, in the order given: a recorded trace
     as the source brought it, any other call traced in the sandbox with ``recording`` and
@@ -441,10 +538,10 @@ def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording:
     to_run = [(p, i) for p, i in calls if p.calls[i].recorded is None]
     futures = [sandbox.submit(_ground_truth_job(p, i, recording)) for p, i in to_run]
     traces = []
-    progress("tracing calls", 0, len(futures))
+    progress(stage, 0, len(futures))
     for done, future in enumerate(futures, 1):
         traces.append(future.result())
-        progress("tracing calls", done, len(futures))
+        progress(stage, done, len(futures))
     ran = {(p.id, i): trace for (p, i), trace
            in zip(*_within_budget(sandbox, to_run, traces, skipped),
                   strict=True)}
