@@ -83,6 +83,9 @@ class MonitorRecorder(Recorder):
         code object's own hash walks its whole bytecode and constants."""
         self.counted: Callable[[], int] | None = None
         """The callbacks' step count, read into ``steps`` when the run stops."""
+        self.halted = False
+        """Whether ``halt`` ran: the CPU limit's may run inside ``call`` (a signal handler),
+        between its finding a new code object and turning on that code's events."""
 
     def start(self) -> None:
         monitoring = _monitoring
@@ -133,12 +136,18 @@ class MonitorRecorder(Recorder):
         if self.traced:
             super().halt()
             return
+        self.halted = True
         tool = self.tool
+        if tool is None:
+            return
         monitoring = _monitoring
-        if tool is not None and monitoring.get_tool(tool) is not None:
-            monitoring.set_events(tool, 0)
-            for code in self.codes.values():
-                monitoring.set_local_events(tool, code, 0)
+        if monitoring.get_tool(tool) is None:
+            # The program freed the id (its events and callbacks stay on before 3.14): take
+            # it back to turn them off, or the count would go on past a CPU-limit cut.
+            monitoring.use_tool_id(tool, TOOL_NAME)
+        monitoring.set_events(tool, 0)
+        for code in self.codes.values():
+            monitoring.set_local_events(tool, code, 0)
 
     def _callbacks(self, tool: int) -> dict[str, Callable[..., Any]]:
         """The callback of each event, closures over this run's state, kept in cells for
@@ -204,6 +213,9 @@ class MonitorRecorder(Recorder):
                 codes[key] = code
                 jumps[key] = {}
                 set_local_events(tool, code, local)
+                if self.halted:  # halted while this ran: the code's events stay off
+                    set_local_events(tool, code, 0)
+                    return None
             if get_ident() != thread:
                 _register(tool, _this_thread_only(callbacks, thread))
                 return None

@@ -13,8 +13,10 @@ fresh ``decimal`` context, a capped stdout, and a CPU-time budget. At the budget
 (``ITIMER_PROF``) the call's record ends where the program is and ``tracer.CpuLimit`` is
 raised into it, so the lines it ran are kept (whether a call that never ends reached a line
 must not depend on which limit, steps or CPU, a machine hits first); the call's status is
-``timeout`` however it then ends, and a call still running a while later (a long C call,
-which no signal handler interrupts) kills the runner (``ITIMER_VIRTUAL``). After the call
+``timeout`` however it then ends. A call that goes on catching it is answered for, its
+record as cut, by the handler itself, and the runner dies (``_PATIENCE``); one still running
+a while later (a long C call, which no signal handler interrupts) kills the runner
+(``ITIMER_VIRTUAL``). After the call
 the runner checks that the call left no trace in the process (``hygiene``); if it did, or
 the call ran out of time, it answers and stops, and the rest of the unit goes to a fresh
 runner.
@@ -33,6 +35,7 @@ import signal
 import stat
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from execbench.sandbox import confine, frames, hygiene, tracer
@@ -138,6 +141,15 @@ _RETRY_SECONDS = 0.01
 (in a recorder's callback, in the runner), and again after raising (a program may catch
 ``CpuLimit``)."""
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_PATIENCE = 5
+"""Times ``CpuLimit`` is raised into a call that goes on catching it (a loop around
+``except: pass``, which an honest program may have) before the runner answers for it and
+dies (``Runner._give_up``). Left to the backstop, such a call would lose its record, so
+its lines would not be kept as the step limit's or a caught-once limit's are."""
+_give_up: list[Callable[[], None]] = []
+"""How to answer for the call running now without it: set for each call by ``Runner``."""
+_raised = [0]
+"""How many times ``CpuLimit`` was raised into the call running now."""
 
 
 def _grace(budget: float) -> float:
@@ -148,10 +160,14 @@ def _grace(budget: float) -> float:
 def _over_budget(signum: int, frame: Any) -> None:
     """``SIGPROF``: the running call used its CPU budget. Its record ends here, and
     ``CpuLimit`` is raised where the program runs, never in execbench's own code (a
-    recorder's callback, the runner), where the handler tries again shortly instead."""
+    recorder's callback, the runner), where the handler tries again shortly instead. A
+    program that still runs after ``_PATIENCE`` of them is answered for (``_give_up``)."""
     signal.setitimer(signal.ITIMER_PROF, _RETRY_SECONDS)
     if tracer.cut("CPU time limit") and frame is not None \
             and not frame.f_code.co_filename.startswith(_PACKAGE):
+        _raised[0] += 1
+        if _raised[0] > _PATIENCE and _give_up:
+            _give_up[0]()  # returns only if it could not answer: the backstop then will
         raise tracer.CpuLimit
 
 
@@ -252,6 +268,8 @@ class Runner:
         budget = min(float(job.get("cpu_seconds") or limits["cpu_seconds"]),
                      float(limits["cpu_seconds"]))
         steps = min(int(job.get("max_steps") or limits["max_steps"]), int(limits["max_steps"]))
+        _raised[0] = 0
+        _give_up[:] = [lambda: self._give_up(job, program, stdout, start, budget, last)]
         signal.setitimer(signal.ITIMER_VIRTUAL, budget + _grace(budget))
         signal.setitimer(signal.ITIMER_PROF, budget)
         try:
@@ -260,15 +278,54 @@ class Runner:
         except _OutputLimit:
             result = {"status": "output_limit"}
         finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-            elapsed = time.process_time() - start
-            for timer in _OTHER_TIMERS:  # a program's alarm must not kill a later call
-                signal.setitimer(timer, 0)
-            sys.settrace(None)
-            builtins_changed = self.snapshot.restore_builtins()
-            sys.stdout, sys.stderr = self.snapshot.streams
-            sys.setrecursionlimit(self.snapshot.recursion)
+            elapsed, builtins_changed = self._end_call(start)
+        return self._answer(result, program, stdout, elapsed, budget, builtins_changed, last)
+
+    def _end_call(self, start: float) -> tuple[float, bool]:
+        """Stop the call's timers and put back what the runner needs; the CPU seconds it
+        used, and whether it changed the builtins."""
+        _give_up.clear()
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        elapsed = time.process_time() - start
+        for timer in _OTHER_TIMERS:  # a program's alarm must not kill a later call
+            signal.setitimer(timer, 0)
+        sys.settrace(None)
+        builtins_changed = self.snapshot.restore_builtins()
+        sys.stdout, sys.stderr = self.snapshot.streams
+        sys.setrecursionlimit(self.snapshot.recursion)
+        return elapsed, builtins_changed
+
+    def _give_up(self, job: dict[str, Any], program: tracer.CompiledProgram,
+                 stdout: _CappedText, start: float, budget: float, last: bool) -> None:
+        """Answer the running call with its record as the CPU limit cut it, and die: its
+        program goes on catching ``CpuLimit``, and will not return before the backstop kills
+        the runner, losing the record. Called in the signal handler, in the program's frame;
+        returns (to let the backstop end the call) only if nothing was sent."""
+        room = self.snapshot.recursion + 200  # the program's frames are still below these
+        try:
+            sys.setrecursionlimit(room)
+            result = tracer.abandon()
+            if result is None:
+                return
+            elapsed, builtins_changed = self._end_call(start)
+            sys.setrecursionlimit(room)
+            payload, dirt = self._answer(result, program, stdout, elapsed, budget,
+                                         builtins_changed, last)
+            if not last:  # the runner dies: the unit's next job is for a fresh one
+                dirt = dirt or "ran out of CPU time"
+            message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
+        except BaseException:  # noqa: BLE001 - a program may have broken anything here
+            return
+        try:
+            frames.send_result(ANSWERS_FD, message, payload)
+        finally:
+            os._exit(0)
+
+    def _answer(self, result: dict[str, Any], program: tracer.CompiledProgram,
+                stdout: _CappedText, elapsed: float, budget: float, builtins_changed: bool,
+                last: bool) -> tuple[bytes, str | None]:
+        """The call's JSON payload, and why the runner must recycle, if so."""
         result["cpu_time"] = elapsed
         timed_out = result.get("detail") == "CPU time limit"
         if elapsed > budget + _TIMER_SLACK and not timed_out:

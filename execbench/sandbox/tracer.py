@@ -414,8 +414,9 @@ def run(program: CompiledProgram, entry_point: str, args: Any,
     return record(recorder_type(program, options), entry_point, args)
 
 
-_running: list[Recorder] = []
-"""The recorder of the call running now, if any: what ``cut`` ends."""
+_running: list[tuple[Recorder, dict[str, Any]]] = []
+"""The recorder of the call running now, if any, and its result so far: what ``cut`` ends
+and ``abandon`` answers."""
 
 
 def cut(reason: str) -> bool:
@@ -424,11 +425,36 @@ def cut(reason: str) -> bool:
     the caller's to end (``CpuLimit``); however it ends, its status is ``timeout``."""
     if not _running:
         return False
-    recorder = _running[0]
+    recorder = _running[0][0]
     if recorder.cut is None:
         recorder.cut = reason
         recorder.halt()
     return True
+
+
+def abandon() -> dict[str, Any] | None:
+    """The result of the running call, which ``cut`` ended, as ``record`` would give it,
+    for a caller that gives up on the call because the program goes on (catching
+    ``CpuLimit`` each time it is raised) and will never return into ``record``; None if
+    no call is running or its record was not cut."""
+    if not _running or _running[0][0].cut is None:
+        return None
+    recorder, out = _running.pop()
+    recorder.stop()
+    sys.setprofile(None)
+    return _ended(recorder, out)
+
+
+def _ended(recorder: Recorder, out: dict[str, Any]) -> dict[str, Any]:
+    """``out`` with the record of its stopped ``recorder``, and how a limit ended the call."""
+    if recorder.exhausted:
+        out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
+                   value=None, value_repr=None, exception=None)
+    elif recorder.cut is not None:
+        out.update(status="timeout", detail=recorder.cut, value=None, value_repr=None,
+                   exception=None)
+    out.update(recorder.result())
+    return out
 
 
 def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
@@ -440,7 +466,7 @@ def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
                            "args": None}
     phase = "module"
     recorder.start()
-    _running.append(recorder)
+    _running.append((recorder, out))
     try:
         exec(recorder.program.code, namespace)  # noqa: S102 - benchmark program, in the sandbox
         phase = "arguments"
@@ -460,11 +486,4 @@ def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
         _running.clear()
         recorder.stop()
         sys.setprofile(None)  # a hook the program set would see (and could change) the result
-    if recorder.exhausted:
-        out.update(status="timeout", detail=f"step limit ({recorder.max_steps:,} lines)",
-                   value=None, value_repr=None, exception=None)
-    elif recorder.cut is not None:
-        out.update(status="timeout", detail=recorder.cut, value=None, value_repr=None,
-                   exception=None)
-    out.update(recorder.result())
-    return out
+    return _ended(recorder, out)
