@@ -115,7 +115,7 @@ def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
         return False
 
 
-CHUNK_CALLS = 1_000
+CHUNK_CALLS = 250
 """About how many calls a build traces and turns into instances at a time (whole programs,
 in source order): their traces are dropped and their instances written to disk before the
 next chunk starts, so a build's memory does not grow with its sources."""
@@ -253,12 +253,9 @@ def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Ta
     build.mismatches += [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
                          if _expected_mismatch(p, i, t)]
     ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
-    try:
-        made = _build_instances(tasks, programs, calls, traces, ctx, build.task_skips, say)
-    except OptionError as exc:
-        raise SuiteError(str(exc)) from None
-    for task in tasks:
-        instances = made[task.name]
+
+    def emit(task: Task, instances: list[Instance]) -> None:
+        """Write one program's instances of ``task`` and count them; they are not kept."""
         spool.add(task.name, (dumps(instance.to_record()) + "\n" for instance in instances))
         build.per_task[task.name] += len(instances)
         build.programs_by_task[task.name].update(i.program_id for i in instances)
@@ -268,6 +265,11 @@ def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Ta
             merged = build.task_counts.setdefault(task.name, {})
             for key, value in counts.items():
                 merged[key] = merged.get(key, 0) + value
+
+    try:
+        _build_instances(tasks, programs, calls, traces, ctx, build.task_skips, say, emit)
+    except OptionError as exc:
+        raise SuiteError(str(exc)) from None
 
 
 def _checked_tasks(options: BuildOptions) -> list[Task]:
@@ -390,15 +392,14 @@ def _check_out(out: Path, options: BuildOptions, sources: list[SuiteSource]) -> 
 
 def _build_instances(tasks: list[Task], programs: list[Program],
                      calls: list[tuple[Program, int]], traces: list[Trace], ctx: BuildContext,
-                     skipped: dict[str, list[Skip]], progress: Progress
-                     ) -> dict[str, list[Instance]]:
-    """Each task's instances from ``programs`` (in order), its skips added to its list."""
+                     skipped: dict[str, list[Skip]], progress: Progress,
+                     emit: Callable[[Task, list[Instance]], None]) -> None:
+    """Each task's instances from ``programs`` (in order), handed to ``emit`` a program at a
+    time; its skips added to its list."""
     by_program: dict[str, list[tuple[int, Trace]]] = {}
     for (program, index), trace in zip(calls, traces, strict=True):
         by_program.setdefault(program.id, []).append((index, trace))
-    made: dict[str, list[Instance]] = {}
     for task in tasks:
-        instances = made[task.name] = []
         task_skips = skipped[task.name]
         for done, program in enumerate(programs):
             progress(f"building {task.name}", done, len(programs))
@@ -412,11 +413,12 @@ def _build_instances(tasks: list[Task], programs: list[Program],
                 task_skips.append(Skip(where=program.id, kind="not_applicable",
                                        reason=str(exc), task=task.name))
                 continue
+            instances: list[Instance] = []
             for index in chosen:
                 _add_instance(task, program, index, by_index[index], local, instances,
                               task_skips)
+            emit(task, instances)
         progress(f"building {task.name}", len(programs), len(programs))
-    return made
 
 
 def _usable(task: Task, program: Program, traced: list[tuple[int, Trace]],

@@ -173,7 +173,6 @@ class MonitorRecorder(Recorder):
         set_local_events = monitoring.set_local_events
         codes = self.codes
         jumps: dict[int, dict[int, int | None]] = {}  # per code, a jump's line if it repeats
-        frames_append = self.frames.append
         saved: list[tuple[int | None, int, dict[int, Any]]] = []
         save, restore = saved.append, saved.pop
         heads = self.heads
@@ -220,7 +219,6 @@ class MonitorRecorder(Recorder):
                 _register(tool, _this_thread_only(callbacks, thread))
                 return None
             name = code.co_name
-            frames_append({"function": name, "line": code.co_firstlineno})
             save((pending, last, frame_heads))
             pending, last = None, 0
             frame_heads = {} if name[0] == "<" and name != "<module>" else heads

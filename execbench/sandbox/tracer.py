@@ -7,7 +7,8 @@ nothing. What is recorded, all as plain JSON:
 * ``lines``: every line of the program that ran, while the module body ran and during the
   call (module-level ``def``/``import`` lines count, as a coverage tool would report).
 * ``events``: the ordered ``[line, frame]`` sequence, bounded by ``max_events``; ``frames``
-  names each traced frame (``frame`` indexes it; 0 is the module body).
+  names each traced frame (``frame`` indexes it; 0 is the module body), as long as an
+  event or a state may still name it (none, in runs that keep neither).
 * ``states``: encoded local variables at each line event, bounded, only when asked for;
   a frame's ``return`` and ``exception`` events add a state marked with ``"event"``, so that
   the state after a frame's last line is known, and so is a line that raised.
@@ -239,8 +240,19 @@ class Recorder:
         """Start recording a new frame of ``code``: the local trace function for it. The
         sandbox enters every frame of the program; ``harvest`` enters one frame per call."""
         index = len(self.frames)
-        self.frames.append({"function": code.co_name, "line": code.co_firstlineno})
+        if self.frames_wanted():
+            self.frames.append({"function": code.co_name, "line": code.co_firstlineno})
         return self._frame_tracer(index, code)
+
+    def frames_wanted(self) -> bool:
+        """Whether a frame starting now is recorded: only while an event or a state, which
+        name frames by index, may still be recorded. Once both are full no record refers to
+        a later frame (frames, events and states all come in time order), and a call that
+        makes a frame per element of its input (400,000 on a HumanEval+ input) would hold
+        one record each: 100 MB for one call, gigabytes for a build's chunk."""
+        options = self.options
+        return len(self.events) < options["max_events"] \
+            or (options["states"] and len(self.states) < options["max_states"])
 
     def _frame_tracer(self, index: int, code: CodeType):
         lines_add = self.lines.add

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from execbench import SCHEMA_VERSION
 from execbench.registry import Registry
-from execbench.sandbox.trace import TraceOptions
+from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -314,7 +314,7 @@ class TaskBase:
     layout: str | None = None
     pairings: tuple[Pairing, ...] = ()
     breakdowns: tuple[Breakdown, ...] = ()
-    trace_options = TraceOptions()
+    trace_options = RESULT_ONLY
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
         return None
@@ -371,7 +371,10 @@ class Task(Protocol):
     pass@k down by."""
     trace_options: TraceOptions
     """What the ground-truth run of each call must record (the recorder, the bounds). A
-    build traces every call once, with the options of all its tasks ``combined``."""
+    build traces every call once, with the options of all its tasks ``combined``. By
+    default its lines and outcome only (``RESULT_ONLY``): an event list holds up to 10,000
+    pairs per call, which most tasks never read and a chunk of 2,000 calls held in
+    gigabytes."""
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
         """Counts about the task's instances worth stating after a build (the manifest's
