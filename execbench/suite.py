@@ -192,7 +192,8 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
         build.programs_by_task[task.name] = set()
         build.recorded[task.name] = []
     to_trace = sum(program.calls[index].recorded is None for program, index in build.calls)
-    overall = _Overall(say, {"tracing calls": to_trace}, len(build.programs))
+    overall = _Overall(say, {"tracing calls": to_trace, "tracing variants": None},
+                       len(build.programs))
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox, \
             InstanceSpool(out, [task.name for task in tasks]) as spool:
         for chunk in _chunks(build.calls):
@@ -217,9 +218,10 @@ def _chunks(calls: list[tuple[Program, int]]) -> Iterator[list[tuple[Program, in
 
 class _Overall:
     """The build's progress over all chunks: each stage's count goes on from where the
-    chunk before left it, against the whole build's total where one is known."""
+    chunk before left it, against the whole build's total: ``totals`` for the stages that
+    count calls (None where unknown), the programs for the others."""
 
-    def __init__(self, say: Progress, totals: dict[str, int], programs: int) -> None:
+    def __init__(self, say: Progress, totals: dict[str, int | None], programs: int) -> None:
         self.say = say
         self.totals = totals
         self.programs = programs
@@ -228,8 +230,7 @@ class _Overall:
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
         self.seen[stage] = max(self.seen.get(stage, 0), total or done)
-        whole = self.totals.get(stage, self.programs if stage != "tracing variants" else None)
-        self.say(stage, self.base.get(stage, 0) + done, whole)
+        self.say(stage, self.base.get(stage, 0) + done, self.totals.get(stage, self.programs))
 
     def next_chunk(self) -> None:
         for stage, count in self.seen.items():
@@ -351,16 +352,17 @@ def _read_sources(specs: Iterable[str], options: BuildOptions,
 def _write_manifest(out: Path, options: BuildOptions, tasks: list[Task], build: _Build,
                     sha256: str) -> Manifest:
     """Write ``manifest.json`` once ``instances.jsonl`` is in place, replaced whole."""
+    skipped = build.all_skips()
     manifest = Manifest(
         recipe=options.recipe(), sources=build.sources,
         counts=SuiteCounts(
             programs=build.programs_built, calls=build.calls_built,
             instances=sum(build.per_task.values()), by_task=build.per_task,
-            skipped=SkipCounts.of(build.all_skips()),
+            skipped=SkipCounts.of(skipped),
             programs_by_task={task.name: len(build.programs_by_task[task.name])
                               for task in tasks}),
         expected_output_mismatches=build.mismatches,
-        skipped=build.all_skips(), instances_sha256=sha256,
+        skipped=skipped, instances_sha256=sha256,
         recorded_instances=[i for task in tasks for i in build.recorded[task.name]],
         task_counts={task.name: build.task_counts[task.name] for task in tasks
                      if task.name in build.task_counts})
