@@ -163,7 +163,7 @@ def _over_budget(signum: int, frame: Any) -> None:
     recorder's callback, the runner), where the handler tries again shortly instead. A
     program that still runs after ``_PATIENCE`` of them is answered for (``_give_up``)."""
     signal.setitimer(signal.ITIMER_PROF, _RETRY_SECONDS)
-    if tracer.cut("CPU time limit") and frame is not None \
+    if tracer.cut(tracer.CPU_LIMIT) and frame is not None \
             and not frame.f_code.co_filename.startswith(_PACKAGE):
         _raised[0] += 1
         if _raised[0] > _PATIENCE and _give_up:
@@ -327,11 +327,11 @@ class Runner:
                 last: bool) -> tuple[bytes, str | None]:
         """The call's JSON payload, and why the runner must recycle, if so."""
         result["cpu_time"] = elapsed
-        timed_out = result.get("detail") == "CPU time limit"
+        timed_out = result.get("detail") == tracer.CPU_LIMIT
         if elapsed > budget + _TIMER_SLACK and not timed_out:
             # The program stopped its own timer (setitimer, a blocked SIGPROF) and ran past
             # its budget: the verdict is the one the timer would have given.
-            result.update(status="timeout", detail="CPU time limit", value=None,
+            result.update(status="timeout", detail=tracer.CPU_LIMIT, value=None,
                           value_repr=None, exception=None)
             timed_out = True
         if stdout.exceeded:

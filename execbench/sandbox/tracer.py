@@ -78,6 +78,12 @@ class StepLimit(BaseException):
     stops tracing a program once its trace function raises; ``monitor`` does the same)."""
 
 
+CPU_LIMIT = "CPU time limit"
+"""The ``detail`` of a call the CPU limit ended, however it ended (a cut record, a killed
+runner, a program that stopped its timer): the runner decides by it that the call ran out
+of time, so every place that reports one says it in these words."""
+
+
 class CpuLimit(BaseException):
     """Raised into the program when its call used up its CPU budget (``runner``), so that
     the record of what ran until then is kept, as at the step limit. A program that catches

@@ -133,7 +133,7 @@ def _describe_death(status: int) -> dict[str, Any]:
     if os.WIFSIGNALED(status):
         sig = signal.Signals(os.WTERMSIG(status))
         if sig in (signal.SIGPROF, signal.SIGVTALRM, signal.SIGXCPU):
-            return {"status": "timeout", "detail": "CPU time limit"}
+            return {"status": "timeout", "detail": tracer.CPU_LIMIT}
         return {"status": "crashed", "detail": f"killed by {sig.name}", "signal": sig.name}
     code = os.WEXITSTATUS(status)
     return {"status": "crashed", "detail": f"exited with code {code} before answering"}
