@@ -40,6 +40,7 @@ import os
 import resource
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -313,8 +314,10 @@ def main() -> None:
     limits = setup["limits"]
     seccomp = (bytes.fromhex(setup["seccomp"]), setup["seccomp_error"])
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
-    root = os.path.realpath(os.path.join(base, f"execbench-sandbox-{os.getpid()}"))
-    os.makedirs(root, mode=0o700, exist_ok=True)
+    # A fresh name, made by this process alone: a folder left by a zygote that was killed,
+    # or one planted in the shared base under a name that can be guessed, is never reused.
+    root = tempfile.mkdtemp(prefix=f"execbench-sandbox-{os.getpid()}-",
+                            dir=os.path.realpath(base))
     isolated = _isolate(root, limits)
     os.chdir(root)
     os.environ["TMPDIR"] = os.environ["HOME"] = root

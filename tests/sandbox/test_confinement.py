@@ -438,8 +438,8 @@ def f():
         assert len(seen) == 1 and "left" not in seen  # only the new call's own folder
         zygote = decode(box.run(Job("import os\n\ndef g():\n    return os.getppid()\n",
                                     "g", "")).value)
-        root = next(Path(base) / f"execbench-sandbox-{zygote}" for base in ("/dev/shm", "/tmp")
-                    if (Path(base) / f"execbench-sandbox-{zygote}").exists())
+        root, = (found for base in ("/dev/shm", "/tmp")
+                 for found in Path(base).glob(f"execbench-sandbox-{zygote}-*"))
     assert not root.exists()  # removed on close, deep tree and all
 
 

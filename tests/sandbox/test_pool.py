@@ -354,12 +354,39 @@ def test_close_leaves_no_processes_and_no_temp_dirs() -> None:
     roots = {Path(t.value[1][2][1]).parent for t in traces}
     assert all(_alive(pid) for pid in zygotes)
     assert all(root.is_dir() for root in roots)
-    assert {root.name for root in roots} == {f"execbench-sandbox-{pid}" for pid in zygotes}
+    assert sorted(root.name.rsplit("-", 1)[0] for root in roots) == \
+        sorted(f"execbench-sandbox-{pid}" for pid in zygotes)
     pool.close()
     eventually(lambda: not any(map(_alive, runners | zygotes)), "the pool's processes ended")
     assert not any(root.exists() for root in roots)
     with pytest.raises(RuntimeError):
         pool.submit(Job(HEALTHY, "f", "1"))
+
+
+def test_a_folder_left_under_a_guessable_name_is_never_the_temporary_root() -> None:
+    """The shared temporary folder outlives processes and pids come round again: a folder a
+    killed zygote left, or one planted there, must not become a new zygote's root, or its
+    files would sit under the runners' tmpfs and keep it from being removed."""
+    shm = os.access("/dev/shm", os.W_OK)
+    base = Path("/dev/shm" if shm else os.environ.get("TMPDIR", "/tmp"))
+    after = int(subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout)
+    planted = [base / f"execbench-sandbox-{pid}" for pid in range(after + 1, after + 200)]
+    planted = [folder for folder in planted if not folder.exists()]
+    for folder in planted:
+        folder.mkdir()
+        (folder / "left").write_text("x")
+    try:
+        with Sandbox(workers=2, limits=QUICK) as pool:
+            code = "import os\n\ndef f():\n    return os.getcwd()\n"
+            roots = {Path(decode(t.value)).parent for t in pool.map([Job(code, "f", "")] * 4)}
+            assert not roots & set(planted)
+            assert all(root.stat().st_mode & 0o777 == 0o700 and not root.is_symlink()
+                       for root in roots)
+        assert not any(root.exists() for root in roots)
+    finally:
+        for folder in planted:
+            (folder / "left").unlink()
+            folder.rmdir()
 
 
 def test_results_stay_with_their_calls_when_runners_are_killed_at_the_wall_limit():
