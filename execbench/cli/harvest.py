@@ -32,6 +32,9 @@ def harvest(
         help="Lines of a function's source; longer functions are dropped.")] = 200,
     timeout: Annotated[float, typer.Option(
         help="Seconds for the whole test run; what was recorded by then is kept.")] = 600.0,
+    test_timeout: Annotated[float, typer.Option(
+        help="Seconds for one test, its fixtures included; a test past it fails and the "
+             "run goes on.")] = 60.0,
     progress_every: ProgressEvery = 10.0,
 ) -> None:
     """Run PROJECT's pytest suite, recording calls of its functions, and write them as a
@@ -44,15 +47,17 @@ def harvest(
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
                          "--max-value-nodes": max_value_nodes, "--max-lines": max_lines})
     check_every(progress_every)
-    if timeout <= 0:
-        fail(f"--timeout must be positive, not {timeout}")
+    for flag, seconds in (("--timeout", timeout), ("--test-timeout", test_timeout)):
+        if not seconds > 0:
+            fail(f"{flag} must be positive, not {seconds}")
     try:
         extra = tuple(shlex.split(pytest_args))
     except ValueError as exc:
         fail(f"--pytest-args: {exc}")
     options = HarvestOptions(python=python, pytest_args=extra, seed=seed, max_calls=max_calls,
                              max_events=max_events, max_value_nodes=max_value_nodes,
-                             max_lines=max_lines, timeout=timeout)
+                             max_lines=max_lines, timeout=timeout,
+                             test_timeout=test_timeout)
     with Progress("harvest", "tests", progress_every) as shown:
 
         def progress(status: dict[str, Any]) -> None:
@@ -68,7 +73,7 @@ def harvest(
     out.print(_summary(result), highlight=False, markup=False)
     for message in result.jail_warnings:
         warn(message)
-    if result.pytest_exit is None and not result.timed_out:
+    if result.pytest_exit is None and not result.timed_out and not result.stopped:
         err.print("the test run ended early; the end of its output:\n" + result.log[-2000:],
                   highlight=False, markup=False)
     err.print(f"wrote {result.functions['kept']} functions to {out_file}", highlight=False)
@@ -81,8 +86,11 @@ def _summary(result: HarvestResult) -> str:
     done, total = result.tests
     exit_note = "stopped at --timeout" if result.timed_out else (
         f"pytest exit status {result.pytest_exit}" if result.pytest_exit is not None
-        else "the test run ended early")
+        else f"stopped: {result.stopped}" if result.stopped else "the test run ended early")
     say = [f"tests: {done} of {total} finished ({exit_note}); network: {result.network}"]
+    if result.hung:
+        shown = ", ".join(result.hung[:3]) + (", ..." if len(result.hung) > 3 else "")
+        say.append(f"tests stopped at --test-timeout: {len(result.hung)} ({shown})")
     never = result.functions[NEVER_CALLED]
     for what, counts in (("functions", result.functions), ("calls", result.calls)):
         dropped = {k: v for k, v in counts.items() if k not in ("kept", NEVER_CALLED)}

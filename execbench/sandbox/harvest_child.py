@@ -27,10 +27,19 @@ after that.
 
 The tests run in this process and can write on the pipe too; the parent refuses records
 that cannot have come from this recorder, but one that could is taken as it is.
+
+A process the tests fork (``multiprocessing``'s workers) is not traced: at the fork it
+drops the trace function and closes its copy of the records pipe (which is also closed on
+``exec``), so only this process ever writes records and no fork outlives the run holding
+the pipe. Each test has a time limit of its own (``test_timeout``): past it, ``TestTimeout``
+is raised into the test's code (never into the recorder's, which would cut a record in
+half), pytest reports the test failed and goes on, and the counts name it. A test that
+keeps catching it is answered for by stopping the run, records kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dis
 import json
 import keyword
@@ -52,6 +61,26 @@ _BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, t
 """Types ``values.encode`` writes as values; a first, shallow check of every call's
 arguments (the sampled calls' arguments are then encoded in full)."""
 _COUNTS_EVERY = 0.5
+_OWN_FILES = frozenset(os.path.realpath(module.__file__) for module in
+                       (sys.modules[__name__], tracer, sys.modules[encode.__module__]))
+"""The recorder's source files."""
+_RETRY_SECONDS = 0.01
+"""How soon the limit is tried again when it came due inside the recorder."""
+_PATIENCE = 5
+"""Raises of ``TestTimeout`` one test may catch before the run is stopped."""
+
+
+def _not_the_tests(filename: str) -> bool:
+    """Code a test's time limit is not raised into: the recorder's, and pytest's own
+    between a test's phases (where it would end the session, not the test)."""
+    return os.path.realpath(filename) in _OWN_FILES or any(
+        part in filename for part in (f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}"))
+
+
+class TestTimeout(BaseException):
+    """Raised into a test past its time limit. Not an ``Exception``, so that the usual
+    ``except Exception`` of a retry loop does not swallow it; pytest still reports it as
+    the test's failure."""
 
 
 class _Function:
@@ -127,6 +156,13 @@ class _Harvest:
         """Calls sampled after the first ``max_calls`` of their function (into a taken slot)."""
         self.tests = [0, 0]
         self.last_counts = 0.0
+        self.test_seconds: float = config["test_timeout"]
+        self.current: str | None = None
+        """The test running now (between its ``logstart`` and ``logfinish``)."""
+        self.raised = 0
+        """``TestTimeout`` raises into the current test."""
+        self.hung: list[str] = []
+        """Tests stopped at their time limit, in the order they ran."""
 
     # ------------------------------------------------------------------ tracing
 
@@ -237,6 +273,9 @@ class _Harvest:
         self.open -= 1
         if os.getpid() != self.pid:
             return
+        if isinstance(raised, TestTimeout):
+            self._drop("its test ran past its time limit during the call")
+            return
         if recorder.events_truncated:
             self._drop(f"more than {self.options['max_events']} line events")
             return
@@ -277,15 +316,51 @@ class _Harvest:
             dropped["the run ended during the call"] = self.open
         _write(self.out, json.dumps({"kind": "counts", "calls": calls, "dropped": dropped,
                                      "candidates": candidates, "tests": self.tests,
-                                     **extra}) + "\n")
+                                     "hung": self.hung, **extra}) + "\n")
 
     def pytest_collection_finish(self, session) -> None:
         self.tests[1] = len(session.items)
         self.write_counts()
 
+    def pytest_runtest_logstart(self, nodeid, location) -> None:
+        self.current, self.raised = nodeid, 0
+        signal.setitimer(signal.ITIMER_REAL, self.test_seconds)
+
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.current = None
         self.tests[0] += 1
         self.write_counts()
+
+    # ------------------------------------------------------------------ limits and forks
+
+    def deadline(self, signum, frame) -> None:
+        """``SIGALRM``: the current test is past its limit. Raised only into the tests' own
+        frames (``_not_the_tests``); elsewhere tried again a moment later."""
+        if self.current is None or os.getpid() != self.pid:
+            return
+        if frame is not None and _not_the_tests(frame.f_code.co_filename):
+            signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
+            return
+        if not self.raised:
+            self.hung.append(self.current)
+        self.raised += 1
+        if self.raised > _PATIENCE:
+            sys.settrace(None)
+            self.write_counts(final=True, stopped=f"{self.current} went on past its time "
+                              "limit", end=True)
+            os._exit(124)
+        signal.setitimer(signal.ITIMER_REAL, max(1.0, self.test_seconds / 10))
+        raise TestTimeout(f"the test ran past its {self.test_seconds:g} s limit")
+
+    def forked(self) -> None:
+        """In a process the tests fork: untraced, without the records pipe."""
+        sys.settrace(None)
+        with contextlib.suppress(OSError):
+            os.close(self.out)
+        for signum, handler in ((signal.SIGALRM, self.deadline), (signal.SIGTERM, _stop)):
+            if signal.getsignal(signum) == handler:
+                signal.signal(signum, signal.SIG_DFL)
 
 
 def _renumbered(result: dict[str, Any], offset: int) -> dict[str, Any]:
@@ -310,20 +385,29 @@ def _write(fd: int, text: str) -> None:
         data = data[os.write(fd, data):]
 
 
+_harvest: _Harvest | None = None
+
+
+def _stop(signum, frame) -> None:
+    """``SIGTERM`` (the parent's stop): the last counts, then out."""
+    sys.settrace(None)
+    if _harvest is not None:
+        _harvest.write_counts(final=True, stopped="the run was stopped", end=True)
+    os._exit(124)
+
+
 def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as handle:
         config = json.load(handle)
     for path in reversed(config["paths"]):
         sys.path.insert(0, path)
-    harvest = _Harvest(config)
+    global _harvest
+    harvest = _harvest = _Harvest(config)
+    os.set_inheritable(harvest.out, False)  # the jail passed it on exec; the tests' won't
     harvest.write_counts(final=True)
-
-    def stop(signum, frame) -> None:
-        sys.settrace(None)
-        harvest.write_counts(final=True, stopped=True, end=True)
-        os._exit(124)
-
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGALRM, harvest.deadline)
+    os.register_at_fork(after_in_child=harvest.forked)
     try:
         import pytest
     except ImportError as exc:

@@ -4,7 +4,9 @@ The parent side. It lists the project's functions (source files only: not tests,
 ``conftest.py``, not ``setup.py`` or docs), decides which pass the filters, copies the
 project to a scratch folder, and runs its pytest suite there in a child process
 (``sandbox.harvest_child``) with the given interpreter, so the project's dependencies are
-the user's environment. It then writes the generic JSONL format (``sources.generic``): one
+the user's environment. A test that hangs costs itself, not the run: each has its own
+time limit (``test_timeout``), the whole run another (``timeout``); processes the tests
+fork are not traced. It then writes the generic JSONL format (``sources.generic``): one
 record per function with its kept calls, each call's argument text and recorded trace, so
 ``execbench build FILE.jsonl`` builds tasks on them without running anything.
 
@@ -89,6 +91,9 @@ class HarvestOptions:
     """Lines of a function's source."""
     timeout: float = 600.0
     """Wall-clock seconds for the whole test run."""
+    test_timeout: float = 60.0
+    """Wall-clock seconds for one test (its fixtures included): a test past it fails with
+    ``TestTimeout`` and the run goes on."""
     max_file_bytes: int = harvest_jail.MAX_FILE_BYTES
     """Bytes of any one file the tests write (``RLIMIT_FSIZE``; the pytest log included)."""
     max_temp_bytes: int = harvest_jail.MAX_TEMP_BYTES
@@ -111,6 +116,10 @@ class HarvestResult:
     """Tests finished, tests collected."""
     pytest_exit: int | None = None
     timed_out: bool = False
+    hung: list[str] = field(default_factory=list)
+    """Tests stopped at their own time limit (``test_timeout``), in the order they ran."""
+    stopped: str | None = None
+    """Why the child stopped the run before pytest ended, if it did."""
     network: str = "unknown"
     layers: dict[str, str] = field(default_factory=dict)
     """The jail's layers, a line each (``harvest_jail``)."""
@@ -205,7 +214,7 @@ def _prepare(project: Path, scratch: Path, functions: list[Function], options: H
              "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
              "seed": options.seed, "max_calls": options.max_calls,
              "max_events": options.max_events, "max_value_nodes": options.max_value_nodes,
-             "max_trace_chars": options.max_trace_chars}
+             "max_trace_chars": options.max_trace_chars, "test_timeout": options.test_timeout}
     env = confine.scrubbed_environment(os.environ)
     env.update(HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"), PYTHONHASHSEED="0",
                PYTHONDONTWRITEBYTECODE="1",
@@ -236,6 +245,10 @@ def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], d
     counts = reader.counts
     result.pytest_exit = counts.get("exit")
     result.tests = tuple(counts.get("tests", (0, 0)))
+    hung = counts.get("hung")
+    result.hung = [str(test) for test in hung] if isinstance(hung, list) else []
+    if isinstance(counts.get("stopped"), str):
+        result.stopped = counts["stopped"]
     if "error" in counts or "tests" not in counts:
         said = counts.get("error") or (result.log.strip().splitlines() or ["no output"])[-1]
         raise HarvestError(f"the tests did not start under {python}: {said}")

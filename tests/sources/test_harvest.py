@@ -331,6 +331,99 @@ def test_a_hanging_suite_is_stopped_at_the_timeout_with_what_it_recorded(tmp_pat
     assert result.calls["the run ended during the call"] == 1
 
 
+def test_a_test_that_hangs_costs_only_itself(tmp_path: Path) -> None:
+    """Issue #24 item 2: a test blocked on a lock forever, and one spinning in a project
+    function, each fail at their own limit; the tests after them run, and a call the
+    limit cut is not recorded (it did not end the way the function ends)."""
+    spin = "\n\ndef spin(n):\n    while n >= 0:\n        n += 1\n    return n\n"
+    root = make_project(tmp_path / "project", textwrap.dedent("""
+
+        def test_h1_blocks_forever():
+            import threading
+            threading.Lock().acquire() or threading.Event().wait()
+            lock = threading.Lock()
+            lock.acquire()
+            lock.acquire()
+
+
+        def test_h2_spins():
+            from pkg.core import spin
+            spin(0)
+
+
+        def test_h3_after():
+            assert total([7, 8]) == 45
+        """))
+    (root / "pkg" / "core.py").write_text(CORE + spin)
+    result = harvest(root, tmp_path / "out.jsonl", HarvestOptions(test_timeout=1.5))
+    assert not result.timed_out and result.pytest_exit == 1 and result.tests == (8, 8)
+    assert result.hung == ["tests/test_core.py::test_h1_blocks_forever",
+                           "tests/test_core.py::test_h2_spins"]
+    assert "2 failed" in result.log and "TestTimeout" in result.log
+    records = read(tmp_path / "out.jsonl")
+    assert "[7, 8]" in {c["args"] for c in records["pkg.core.total"]["calls"]}
+    assert "pkg.core.spin" not in records
+    assert result.calls["its test ran past its time limit during the call"] == 1
+
+
+def test_a_test_that_swallows_its_time_limit_stops_the_run_with_its_records(
+        tmp_path: Path) -> None:
+    root = make_project(tmp_path / "project", textwrap.dedent("""
+
+        def test_zz_stubborn():
+            while True:
+                try:
+                    while True:
+                        pass
+                except BaseException:
+                    pass
+        """))
+    result = harvest(root, tmp_path / "out.jsonl", HarvestOptions(test_timeout=0.5))
+    assert not result.timed_out and result.pytest_exit is None
+    assert result.stopped == "tests/test_core.py::test_zz_stubborn went on past its time limit"
+    assert result.hung == ["tests/test_core.py::test_zz_stubborn"] and result.tests == (5, 6)
+    assert "pkg.core.total" in read(tmp_path / "out.jsonl")
+
+
+def test_forked_processes_are_not_traced_and_do_not_hold_the_records_pipe(
+        tmp_path: Path) -> None:
+    """A fork of the tests (a ``multiprocessing`` pool's workers) runs without the trace
+    function and without the records pipe, so it can neither add records nor keep the
+    pipe open past the run; the pool's calls are not recorded, the main process's are."""
+    root = make_project(tmp_path / "project", textwrap.dedent("""
+
+        def records_pipe():
+            import json, os, sys
+            fd = json.load(open(sys.argv[1]))["records_fd"]
+            try:
+                found = os.fstat(fd)
+            except OSError:
+                return None
+            return found.st_dev, found.st_ino
+
+
+        def look(pipe):
+            import sys
+            # the fd's number may have been taken by another file since: the same pipe?
+            held = records_pipe() == tuple(pipe)
+            return [sys.gettrace() is None, "held" if held else "closed", total([2])]
+
+
+        def test_pool():
+            import multiprocessing
+            pipe = records_pipe()
+            assert pipe is not None
+            with multiprocessing.get_context("fork").Pool(2) as pool:
+                said = pool.map(look, [pipe] * 4)
+            assert total([1, 1]) == 6
+            assert said == [[True, "closed", 6]] * 4
+        """))
+    result = harvest(root, tmp_path / "out.jsonl", HarvestOptions(test_timeout=30))
+    assert result.pytest_exit == 0 and not result.hung and result.tests == (6, 6), result.log
+    calls = {c["args"] for c in read(tmp_path / "out.jsonl")["pkg.core.total"]["calls"]}
+    assert "[1, 1]" in calls and "[2]" not in calls
+
+
 def test_the_tests_run_on_a_scratch_copy_without_secrets_or_network(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SECRET_TOKEN", "hunter2")
