@@ -9,17 +9,14 @@ minutes; it is slow all the same, so it runs with ``--run-slow`` (CI does).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import multiprocessing
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA
+from tests.helpers.load import busy_cores
 
 ALL = "output,input,coverage,counterfactual,mutation,choice,simulation,statement,block,loop,branch"
 SOURCES = {
@@ -35,26 +32,6 @@ SOURCES = {
     "humanevalpack": [SHARED_DATA / "humanevalpack.jsonl.gz", "--limit", "40", "--tasks",
                       "output,input,bug-prediction,bug-localization,bug-repair"],
 }
-
-
-def _spin() -> None:
-    while True:
-        pass
-
-
-@contextlib.contextmanager
-def busy_cores() -> Iterator[None]:
-    """A process spinning on every core for as long as the block runs."""
-    context = multiprocessing.get_context("spawn")
-    spinners = [context.Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 1)]
-    for spinner in spinners:
-        spinner.start()
-    try:
-        yield
-    finally:
-        for spinner in spinners:
-            spinner.kill()
-            spinner.join()
 
 
 def build(name: str, out: Path) -> Path:
