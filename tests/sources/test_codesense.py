@@ -15,7 +15,6 @@ import pytest
 from execbench.program import Program
 from execbench.sources import Loaded, detect_format, load_source
 from execbench.suite import BuildOptions, build_suite
-from execbench.tasks import task_names
 from execbench.tasks.common import abstract
 from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data
@@ -488,19 +487,12 @@ ABSTRACT = [("statement", "statement_prediction_dataset_python_quantized"),
             ("output", "input_output_dataset_python_quantized")]
 
 
-def _needs_task(task: str) -> None:
-    if task not in task_names():
-        pytest.skip(f"the {task!r} task is not registered here (it comes with the cs-tasks "
-                    "branch; this test runs once both branches are merged)")
-
-
 @needs_data
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "name"), [(t, n) for t, names in CODESENSE_TASKS.items()
                                             for n in names])
 def test_the_oracle_scores_full_marks_on_each_published_task(tmp_path: Path, task: str,
                                                              name: str) -> None:
-    _needs_task(task)
     found = _build_run_report(tmp_path, DATA / f"{name}.jsonl.gz", "--tasks", task)
     # every asked value is a literal, so each program gives its one instance
     assert found["manifest"]["counts"]["by_task"] == {task: PUBLISHED[name][1]}
@@ -512,7 +504,6 @@ def test_the_oracle_scores_full_marks_on_each_published_task(tmp_path: Path, tas
 @pytest.mark.parametrize(("task", "name"), ABSTRACT)
 def test_the_oracle_scores_full_marks_on_abstract_values(tmp_path: Path, task: str,
                                                          name: str) -> None:
-    _needs_task("statement")  # abstract values come with the CodeSense tasks
     found = _build_run_report(tmp_path, DATA / f"{name}.jsonl.gz", "--tasks", task,
                               "-T", "values=abstract")
     # a value the authors gave as text only has no category; of the others, only values
