@@ -12,12 +12,19 @@ from execbench.cli.app import counts_at_least_one, err, fail, out, warn
 from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
-    from execbench.sources.harvest import HarvestResult
+    from execbench.sources.harvest import HarvestOptions, HarvestResult
 
 
 def harvest(
-    project: Annotated[Path, typer.Argument(help="The project folder (its pytest suite runs).")],
-    out_file: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
+    out_file: Annotated[Path, typer.Option(
+        "--out", "-o", help="FILE.jsonl for one project; a folder for several (or for "
+        "--projects): one file per project, a merged harvest.jsonl, resumable.")],
+    projects: Annotated[list[Path] | None, typer.Argument(
+        help="Project folders or source archives (.tar.gz, .tgz, .tar, .zip); each "
+             "one's pytest suite runs.", show_default=False)] = None,
+    listing: Annotated[Path | None, typer.Option(
+        "--projects", help="A file listing projects, a path per line (relative to the "
+        "file's folder; # comments).", show_default=False)] = None,
     python: Annotated[str, typer.Option(
         help="Interpreter that runs the tests (it needs pytest and the project's "
              "dependencies); default: this one.")] = sys.executable,
@@ -37,12 +44,11 @@ def harvest(
              "run goes on.")] = 60.0,
     progress_every: ProgressEvery = 10.0,
 ) -> None:
-    """Run PROJECT's pytest suite, recording calls of its functions, and write them as a
-    generic JSONL source (recorded traces) for `execbench build`."""
+    """Run each project's pytest suite, recording calls of its functions, and write them
+    as a generic JSONL source (recorded traces) for `execbench build`."""
     import shlex
 
     from execbench.sources.harvest import HarvestError, HarvestOptions
-    from execbench.sources.harvest import harvest as run_harvest
 
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
                          "--max-value-nodes": max_value_nodes, "--max-lines": max_lines})
@@ -58,18 +64,33 @@ def harvest(
                              max_events=max_events, max_value_nodes=max_value_nodes,
                              max_lines=max_lines, timeout=timeout,
                              test_timeout=test_timeout)
-    with Progress("harvest", "tests", progress_every) as shown:
+    given = projects or []
+    try:
+        if len(given) == 1 and listing is None and out_file.suffix == ".jsonl":
+            _one(given[0], out_file, options, progress_every)
+        else:
+            _many(given, listing, out_file, options, progress_every)
+    except HarvestError as exc:
+        fail(str(exc))
+
+
+def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -> None:
+    """One project into one file, its summary printed."""
+    import tempfile
+
+    from execbench.sources.harvest import harvest as run_harvest
+    from execbench.sources.harvest_many import projects_from, unpacked
+
+    [found] = projects_from([project])
+    with Progress("harvest", "tests", every) as shown, \
+            tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
 
         def progress(status: dict[str, Any]) -> None:
-            shown.update(status["tests"], status["total"] or None,
-                         f"{status['calls']} calls of {status['functions']} functions "
-                         "recorded")
+            shown.update(status["tests"], status["total"] or None, _recorded(status))
 
-        try:
-            result = run_harvest(project, out_file, options, progress=progress,
-                                 warn=lambda message: warn(message, "skipped"))
-        except HarvestError as exc:
-            fail(str(exc))
+        root = found.path if found.path.is_dir() else unpacked(found.path, Path(scratch))
+        result = run_harvest(root, out_file, options, progress=progress,
+                             warn=lambda message: warn(message, "skipped"))
     out.print(_summary(result), highlight=False, markup=False)
     for message in result.jail_warnings:
         warn(message)
@@ -77,6 +98,54 @@ def harvest(
         err.print("the test run ended early; the end of its output:\n" + result.log[-2000:],
                   highlight=False, markup=False)
     err.print(f"wrote {result.functions['kept']} functions to {out_file}", highlight=False)
+
+
+def _many(given: list[Path], listing: Path | None, out_dir: Path, options: HarvestOptions,
+          every: float) -> None:
+    """Several projects into a folder: a line per project, then the merged file; exit 1
+    if a project failed (the others are written all the same)."""
+    from execbench.sources.harvest_many import Project, harvest_projects, projects_from
+
+    if out_dir.suffix == ".jsonl" or out_dir.is_file():
+        fail(f"--out {out_dir}: several projects are written to a folder, not a file")
+    projects = projects_from(given, listing)
+    place = {project.name: index for index, project in enumerate(projects)}
+    with Progress("harvest", "projects", every) as shown:
+
+        def started(project: Project) -> None:
+            shown.update(place[project.name], len(projects), project.name)
+
+        def progress(project: Project, status: dict[str, Any]) -> None:
+            shown.update(place[project.name], len(projects),
+                         f"{project.name}: {status['tests']}/{status['total'] or '?'} tests, "
+                         + _recorded(status))
+
+        outcomes = harvest_projects(projects, out_dir, options, progress=progress,
+                                    warn=lambda message: warn(message, "skipped"),
+                                    started=started)
+        shown.update(len(projects), len(projects))
+    failed = 0
+    for outcome in outcomes:
+        summary = outcome.summary
+        if outcome.state == "failed":
+            failed += 1
+            out.print(f"{outcome.project.name}: failed: {summary['error']}", highlight=False,
+                      markup=False)
+            continue
+        done, total = summary["tests"]
+        hung = f", {len(summary['hung'])} stopped at --test-timeout" if summary["hung"] else ""
+        out.print(f"{outcome.project.name}: {outcome.state}; tests {done} of {total}{hung}; "
+                  f"functions {summary['functions'].get('kept', 0)} kept, calls "
+                  f"{summary['calls'].get('kept', 0)} kept", highlight=False, markup=False)
+    kept = len(outcomes) - failed
+    err.print(f"wrote {out_dir / 'harvest.jsonl'} ({kept} of {len(outcomes)} projects; "
+              f"each in {out_dir / 'projects'})", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _recorded(status: dict[str, Any]) -> str:
+    return f"{status['calls']} calls of {status['functions']} functions recorded"
 
 
 def _summary(result: HarvestResult) -> str:

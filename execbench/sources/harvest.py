@@ -65,6 +65,8 @@ _GRACE_SECONDS = 3.0
 REPLACED = "replaced in the sample by a later call"
 NO_CALL_KEPT = "no call kept"
 NEVER_CALLED = "never called by the tests"
+COPY_IGNORED = (".git", "__pycache__", "*.pyc", ".tox", ".nox", ".pytest_cache", ".mypy_cache")
+"""What the scratch copy of a project leaves out."""
 
 
 class HarvestError(ValueError):
@@ -194,9 +196,7 @@ def _prepare(project: Path, scratch: Path, functions: list[Function], options: H
     """The scratch copy, the child's modules beside it, and the jail's and the child's
     configurations."""
     root = scratch / "project"
-    shutil.copytree(project, root, symlinks=True,
-                    ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", ".tox",
-                                                  ".nox", ".pytest_cache", ".mypy_cache"))
+    shutil.copytree(project, root, symlinks=True, ignore=shutil.ignore_patterns(*COPY_IGNORED))
     lib = scratch / "lib"
     (lib / "execbench" / "sandbox").mkdir(parents=True)
     for package in ("execbench", "execbench/sandbox"):
