@@ -61,7 +61,7 @@ _BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, t
 """Types ``values.encode`` writes as values; a first, shallow check of every call's
 arguments (the sampled calls' arguments are then encoded in full)."""
 _COUNTS_EVERY = 0.5
-_OWN_FILES = frozenset(os.path.realpath(module.__file__) for module in
+_OWN_FILES = frozenset(os.path.realpath(module.__file__ or "") for module in
                        (sys.modules[__name__], tracer, sys.modules[encode.__module__]))
 """The recorder's source files."""
 _RETRY_SECONDS = 0.01
