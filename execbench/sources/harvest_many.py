@@ -105,28 +105,34 @@ def project_key(project: Project, options: HarvestOptions) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps(dataclasses.asdict(options), sort_keys=True,
                              default=str).encode())
-    for relative, data in _contents(project.path):
+    for relative, full in _contents(project.path):
         digest.update(len(relative).to_bytes(4, "big") + relative.encode())
-        digest.update(len(data).to_bytes(8, "big"))
-        digest.update(data)
+        digest.update(full.stat().st_size.to_bytes(8, "big"))
+        with open(full, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
     return digest.hexdigest()
 
 
-def _contents(path: Path) -> Iterator[tuple[str, bytes]]:
-    """The bytes a harvest reads: an archive whole; a folder's files as the scratch copy
-    takes them, in sorted order."""
+def _contents(path: Path) -> Iterator[tuple[str, Path]]:
+    """The files a harvest reads, by the name they have in it: an archive whole; a
+    folder's files as the scratch copy takes them (a link by its target's name), sorted."""
     if not path.is_dir():
-        yield path.name, path.read_bytes()
+        yield path.name, path
         return
     ignored = shutil.ignore_patterns(*COPY_IGNORED)
     for folder, subfolders, files in os.walk(path):
         skip = ignored(folder, [*subfolders, *files])
         subfolders[:] = sorted(name for name in subfolders if name not in skip)
-        for name in sorted(files):
-            if name not in skip:
-                full = Path(folder) / name
-                if full.is_file() and not full.is_symlink():
-                    yield str(full.relative_to(path)), full.read_bytes()
+        links = [name for name in subfolders if (Path(folder) / name).is_symlink()]
+        for name in sorted([*files, *links]):
+            full = Path(folder) / name
+            if name in skip:
+                continue
+            if full.is_symlink():
+                yield f"{full.relative_to(path)} -> {os.readlink(full)}", Path(os.devnull)
+            elif full.is_file():
+                yield str(full.relative_to(path)), full
 
 
 def unpacked(archive: Path, into: Path) -> Path:
