@@ -621,7 +621,7 @@ def test_harvest_with_pytest_args_runs_only_those_tests(tmp_path: Path) -> None:
 
 def test_harvest_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
     assert refused("harvest", tmp_path / "none", "--out", tmp_path / "h.jsonl") == (
-        f"{tmp_path / 'none'} is not a folder")
+        f"no such project folder or archive: {tmp_path / 'none'}")
     assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--max-calls", "0") == (
         "--max-calls must be at least 1, not 0")
     assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--pytest-args",

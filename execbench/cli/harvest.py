@@ -88,7 +88,8 @@ def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -
         def progress(status: dict[str, Any]) -> None:
             shown.update(status["tests"], status["total"] or None, _recorded(status))
 
-        root = found.path if found.path.is_dir() else unpacked(found.path, Path(scratch))
+        root = found.path if found.path.is_dir() else \
+            unpacked(found.path, Path(scratch) / "unpacked")
         result = run_harvest(root, out_file, options, progress=progress,
                              warn=lambda message: warn(message, "skipped"))
     out.print(_summary(result), highlight=False, markup=False)

@@ -32,9 +32,10 @@ A process the tests fork (``multiprocessing``'s workers) is not traced: at the f
 drops the trace function and closes its copy of the records pipe (which is also closed on
 ``exec``), so only this process ever writes records and no fork outlives the run holding
 the pipe. Each test has a time limit of its own (``test_timeout``): past it, ``TestTimeout``
-is raised into the test's code (never into the recorder's, which would cut a record in
-half), pytest reports the test failed and goes on, and the counts name it. A test that
-keeps catching it is answered for by stopping the run, records kept.
+is raised where the test's own code runs (never into the recorder's work, which would cut
+a record or drop the trace function, nor into pytest's between a test's phases, which
+would end the session), pytest reports the test failed and goes on, and the counts name
+it. A test that keeps catching it is answered for by stopping the run, records kept.
 """
 
 from __future__ import annotations
@@ -65,16 +66,9 @@ _OWN_FILES = frozenset(os.path.realpath(module.__file__ or "") for module in
                        (sys.modules[__name__], tracer, sys.modules[encode.__module__]))
 """The recorder's source files."""
 _RETRY_SECONDS = 0.01
-"""How soon the limit is tried again when it came due inside the recorder."""
+"""How soon the limit is tried again when it came due outside the test's own code."""
 _PATIENCE = 5
 """Raises of ``TestTimeout`` one test may catch before the run is stopped."""
-
-
-def _not_the_tests(filename: str) -> bool:
-    """Code a test's time limit is not raised into: the recorder's, and pytest's own
-    between a test's phases (where it would end the session, not the test)."""
-    return os.path.realpath(filename) in _OWN_FILES or any(
-        part in filename for part in (f"{os.sep}_pytest{os.sep}", f"{os.sep}pluggy{os.sep}"))
 
 
 class TestTimeout(BaseException):
@@ -156,6 +150,11 @@ class _Harvest:
         """Calls sampled after the first ``max_calls`` of their function (into a taken slot)."""
         self.tests = [0, 0]
         self.last_counts = 0.0
+        self.root = os.path.realpath(config["root"]) + os.sep
+        self.runner_dirs: tuple[str, ...] = ()
+        """pytest's and pluggy's installed folders (``main`` sets them once imported)."""
+        self.writing = False
+        """A record is being written on the pipe (``_stop`` must not join it mid-line)."""
         self.test_seconds: float = config["test_timeout"]
         self.current: str | None = None
         """The test running now (between its ``logstart`` and ``logfinish``)."""
@@ -324,6 +323,7 @@ class _Harvest:
 
     def pytest_runtest_logstart(self, nodeid, location) -> None:
         self.current, self.raised = nodeid, 0
+        signal.signal(signal.SIGALRM, self.deadline)  # a test may have set its own
         signal.setitimer(signal.ITIMER_REAL, self.test_seconds)
 
     def pytest_runtest_logfinish(self, nodeid, location) -> None:
@@ -335,11 +335,11 @@ class _Harvest:
     # ------------------------------------------------------------------ limits and forks
 
     def deadline(self, signum, frame) -> None:
-        """``SIGALRM``: the current test is past its limit. Raised only into the tests' own
-        frames (``_not_the_tests``); elsewhere tried again a moment later."""
+        """``SIGALRM``: the current test is past its limit. Raised only where the test's
+        own code runs (``_in_the_test``); elsewhere tried again a moment later."""
         if self.current is None or os.getpid() != self.pid:
             return
-        if frame is not None and _not_the_tests(frame.f_code.co_filename):
+        if not self._in_the_test(frame):
             signal.setitimer(signal.ITIMER_REAL, _RETRY_SECONDS)
             return
         if not self.raised:
@@ -352,6 +352,24 @@ class _Harvest:
             os._exit(124)
         signal.setitimer(signal.ITIMER_REAL, max(1.0, self.test_seconds / 10))
         raise TestTimeout(f"the test ran past its {self.test_seconds:g} s limit")
+
+    def _in_the_test(self, frame) -> bool:
+        """Whether ``frame`` runs for the test: between it and pytest's nearest frame down
+        the stack there is a frame of the project's files (its tests, fixtures or code),
+        and no frame of the recorder (whose work, in the standard library too, must not be
+        cut: a trace function that raises is dropped for good, a record cut is lost).
+        Between a test's phases only pytest's own code and helpers run: raising there
+        would end the session."""
+        project = False
+        while frame is not None:
+            filename = os.path.realpath(frame.f_code.co_filename)
+            if filename in _OWN_FILES:  # the recorder at work, or the bottom of the stack
+                return False
+            if filename.startswith(self.runner_dirs):
+                return project
+            project = project or filename.startswith(self.root)
+            frame = frame.f_back
+        return False
 
     def forked(self) -> None:
         """In a process the tests fork: untraced, without the records pipe."""
@@ -381,8 +399,12 @@ def _renumbered(result: dict[str, Any], offset: int) -> dict[str, Any]:
 
 def _write(fd: int, text: str) -> None:
     data = text.encode()
+    if _harvest is not None:
+        _harvest.writing = True
     while data:
         data = data[os.write(fd, data):]
+    if _harvest is not None:
+        _harvest.writing = False
 
 
 _harvest: _Harvest | None = None
@@ -392,6 +414,8 @@ def _stop(signum, frame) -> None:
     """``SIGTERM`` (the parent's stop): the last counts, then out."""
     sys.settrace(None)
     if _harvest is not None:
+        if _harvest.writing:  # the record cut here is refused; the counts stay readable
+            _write(_harvest.out, "\n")
         _harvest.write_counts(final=True, stopped="the run was stopped", end=True)
     os._exit(124)
 
@@ -409,10 +433,14 @@ def main() -> None:
     signal.signal(signal.SIGALRM, harvest.deadline)
     os.register_at_fork(after_in_child=harvest.forked)
     try:
+        import _pytest
+        import pluggy
         import pytest
     except ImportError as exc:
         harvest.write_counts(final=True, error=f"pytest cannot be imported: {exc}", end=True)
         sys.exit(3)
+    harvest.runner_dirs = tuple(os.path.realpath(os.path.dirname(module.__file__ or "")) + os.sep
+                                for module in (_pytest, pluggy))
     random.seed(config["seed"])  # tests drawing unseeded random inputs repeat run to run
     sys.settrace(harvest.global_trace())
     try:

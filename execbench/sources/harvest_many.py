@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from execbench import __version__
 from execbench.sources.harvest import (
     COPY_IGNORED,
     HarvestError,
@@ -92,7 +93,7 @@ def projects_from(paths: list[Path], listing: Path | None = None) -> list[Projec
 
 
 def _name(path: Path) -> str:
-    name = path.name
+    name = path.resolve().name
     for suffix in ARCHIVES:
         if name.endswith(suffix):
             name = name[:-len(suffix)]
@@ -103,8 +104,8 @@ def _name(path: Path) -> str:
 def project_key(project: Project, options: HarvestOptions) -> str:
     """The digest that says a harvest of ``project`` with ``options`` is the one on disk."""
     digest = hashlib.sha256()
-    digest.update(json.dumps(dataclasses.asdict(options), sort_keys=True,
-                             default=str).encode())
+    digest.update(json.dumps({"execbench": __version__, **dataclasses.asdict(options)},
+                             sort_keys=True, default=str).encode())
     for relative, full in _contents(project.path):
         digest.update(len(relative).to_bytes(4, "big") + relative.encode())
         digest.update(full.stat().st_size.to_bytes(8, "big"))
@@ -137,25 +138,43 @@ def _contents(path: Path) -> Iterator[tuple[str, Path]]:
 
 def unpacked(archive: Path, into: Path) -> Path:
     """The project folder an archive holds: its one top folder, or the whole archive when
-    it has several entries at the top. Members that would land outside ``into`` (absolute
-    paths, ``..``, links out) are refused, as are devices."""
+    it has several entries at the top. It is unpacked here, outside any jail, so only
+    plain files and folders are taken, each inside ``into``: an archive with a link, a
+    device or a member whose path leaves the folder is refused whole (links are how
+    archives have escaped ``tarfile``'s own filter)."""
+    if not archive.name.endswith(".zip") and not hasattr(tarfile, "data_filter"):
+        raise HarvestError(f"{archive}: this Python's tarfile cannot unpack safely (3.11.4 "
+                           "or later can); unpack it yourself and give the folder")
+    into.mkdir()
     try:
         if archive.name.endswith(".zip"):
             with zipfile.ZipFile(archive) as packed:
-                for member in packed.namelist():
-                    target = (into / member).resolve()
-                    if not target.is_relative_to(into.resolve()):
-                        raise HarvestError(f"{archive}: {member!r} would be written outside "
-                                           "the project")
+                names = packed.namelist()
+                _inside(archive, into, names)
                 packed.extractall(into)
         else:
             with tarfile.open(archive) as packed:
-                packed.extractall(into, filter="data")
-    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+                members = packed.getmembers()
+                odd = next((m.name for m in members if not (m.isfile() or m.isdir())), None)
+                if odd is not None:
+                    raise HarvestError(f"{archive}: {odd!r} is a link or a device; only "
+                                       "files and folders are unpacked")
+                _inside(archive, into, [m.name for m in members])
+                packed.extractall(into, members=members, filter="data")
+    except HarvestError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zlib, EOF, encryption: all a bad archive
         said = " ".join(str(exc).split())  # tarfile's errors may span lines
-        raise HarvestError(f"cannot unpack {archive}: {said}") from exc
+        raise HarvestError(f"cannot unpack {archive}: {type(exc).__name__}: {said}") from exc
     top = list(into.iterdir())
     return top[0] if len(top) == 1 and top[0].is_dir() else into
+
+
+def _inside(archive: Path, into: Path, names: list[str]) -> None:
+    base = into.resolve()
+    for name in names:
+        if os.path.isabs(name) or not (base / name).resolve().is_relative_to(base):
+            raise HarvestError(f"{archive}: {name!r} would be written outside the project")
 
 
 def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions,
@@ -186,20 +205,27 @@ def _one(project: Project, folder: Path, options: HarvestOptions,
     old = _read_summary(summary_path)
     if old.get("key") == key and "error" not in old and records.is_file():
         return Outcome(project, "already harvested", old)
+    # gone before the records change, so a run stopped in between leaves no summary that
+    # could vouch for them
+    summary_path.unlink(missing_ok=True)
     each = None if progress is None else (lambda status: progress(project, status))
     try:
         with tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
             root = project.path if project.path.is_dir() else \
-                unpacked(project.path, Path(scratch))
+                unpacked(project.path, Path(scratch) / "unpacked")
             scratch_out = Path(scratch) / "harvest.jsonl"
             result = harvest(root, scratch_out, options, progress=each,
                              warn=lambda message: warn(f"{project.name}: {message}"))
             _prefixed(scratch_out, records, project.name)
-    except HarvestError as exc:
+    except (HarvestError, OSError) as exc:
         return _failed(project, summary_path, records, key, str(exc))
+    if result.pytest_exit is None and not result.timed_out and not result.stopped:
+        said = (result.log.strip().splitlines() or ["no output"])[-1]
+        return _failed(project, summary_path, records, key,
+                       f"the test run ended early: {said}")
     summary = {"version": SUMMARY_VERSION, "project": project.name,
                "path": str(project.path), "key": key, **summary_of(result)}
-    summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "harvested", summary)
 
 
@@ -216,8 +242,15 @@ def _failed(project: Project, summary_path: Path, records: Path, key: str,
     records.unlink(missing_ok=True)
     summary = {"version": SUMMARY_VERSION, "project": project.name,
                "path": str(project.path), "key": key, "error": error}
-    summary_path.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "failed", summary)
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """``text`` in ``path`` whole or not at all: a run stopped here leaves no half file."""
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
 
 
 def _read_summary(path: Path) -> dict[str, Any]:
@@ -230,17 +263,14 @@ def _read_summary(path: Path) -> dict[str, Any]:
 
 
 def _prefixed(source: Path, target: Path, name: str) -> None:
-    """``source``'s records with ids made unique across projects, written whole or not at
-    all (a run stopped here leaves no half file to be taken for a harvest)."""
+    """``source``'s records with ids made unique across projects."""
     lines = []
     for line in source.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         record["id"] = f"{name}:{record['id']}"
         record["meta"] = {**record.get("meta", {}), "project": name}
         lines.append(json.dumps(record) + "\n")
-    partial = target.with_name(target.name + ".part")
-    partial.write_text("".join(lines), encoding="utf-8")
-    partial.replace(target)
+    _write_whole(target, "".join(lines))
 
 
 def _merge(target: Path, folder: Path, outcomes: list[Outcome]) -> None:

@@ -366,6 +366,89 @@ def test_a_test_that_hangs_costs_only_itself(tmp_path: Path) -> None:
     assert result.calls["its test ran past its time limit during the call"] == 1
 
 
+def test_the_limit_never_lands_in_the_recorder_or_between_a_tests_phases(tmp_path: Path
+                                                                        ) -> None:
+    """A test spinning on sampled calls spends much of its time in the recorder (and the
+    standard library code it calls): the limit must wait for the test's own code, or the
+    trace function would be dropped and nothing after it recorded. Tests that end right at
+    their limit must not have it raised into pytest between their phases, which would end
+    the session. A test that resets ``SIGALRM`` does not take the limit away from the
+    next one."""
+    near = "".join(f"\n\ndef test_n{k:02d}():\n    time.sleep({0.3 - 0.0003 * k})\n"
+                   for k in range(20))
+    root = make_project(tmp_path / "project", textwrap.dedent("""
+
+        import signal
+        import time
+
+
+        def test_h1_spins_on_recorded_calls():
+            i = 0
+            while True:
+                clamp(i, 0, 10)
+                i += 1
+
+
+        def test_h2_after():
+            assert total([3]) == 9
+
+
+        def test_h3_resets_the_alarm():
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+
+        def test_h4_sleeps():
+            time.sleep(60)
+        """) + near)
+    result = harvest(root, tmp_path / "out.jsonl",
+                     HarvestOptions(test_timeout=0.3, max_calls=3))
+    assert result.pytest_exit == 1 and not result.stopped and result.tests == (29, 29), \
+        result.log
+    assert result.hung[:2] == ["tests/test_core.py::test_h1_spins_on_recorded_calls",
+                               "tests/test_core.py::test_h4_sleeps"]
+    assert "INTERNALERROR" not in result.log
+    calls = {c["args"] for c in read(tmp_path / "out.jsonl")["pkg.core.total"]["calls"]}
+    assert "[3]" in calls
+
+
+def test_an_archive_with_a_link_is_refused_whole(tmp_path: Path) -> None:
+    """Archives are unpacked outside the jail: links (how archives have escaped tarfile's
+    own filter) and paths out of the folder are refused, and so is a file that is no
+    archive at all, each in one line."""
+    import io
+    import tarfile
+
+    from execbench.sources.harvest_many import unpacked
+
+    def pack(name: str, *members: tarfile.TarInfo) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as packed:
+            for member in members:
+                packed.addfile(member, io.BytesIO(b"x" * member.size) if member.isfile()
+                               else None)
+        return path
+
+    link = tarfile.TarInfo("project/escape")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc"
+    hard = tarfile.TarInfo("project/hard")
+    hard.type, hard.linkname = tarfile.LNKTYPE, "project/escape"
+    plain = tarfile.TarInfo("project/ok.py")
+    plain.size = 3
+    out = tarfile.TarInfo("../out.py")
+    out.size = 3
+    truncated = tmp_path / "truncated.tar.gz"
+    truncated.write_bytes(pack("whole.tar.gz", plain).read_bytes()[:-20])
+    for archive, said in [(pack("link.tar.gz", plain, link), "is a link or a device"),
+                          (pack("hard.tar.gz", plain, hard), "is a link or a device"),
+                          (pack("out.tar.gz", out), "would be written outside"),
+                          (truncated, "cannot unpack")]:
+        with pytest.raises(HarvestError, match=said) as raised:
+            unpacked(archive, tmp_path / f"into-{archive.name}")
+        assert "\n" not in str(raised.value)
+    assert not (tmp_path / "out.py").exists()
+    assert (unpacked(pack("good.tar.gz", plain), tmp_path / "good") / "ok.py").read_text() == "xxx"
+
+
 def test_a_test_that_swallows_its_time_limit_stops_the_run_with_its_records(
         tmp_path: Path) -> None:
     root = make_project(tmp_path / "project", textwrap.dedent("""
