@@ -274,6 +274,8 @@ def _prefixed(source: Path, target: Path, name: str) -> None:
 
 
 def _merge(target: Path, folder: Path, outcomes: list[Outcome]) -> None:
+    """The projects' records joined, a project at a time (many projects need not fit in
+    memory at once), and put in place whole."""
     partial = target.with_name(target.name + ".part")
     with open(partial, "wb") as merged:
         for outcome in outcomes:
