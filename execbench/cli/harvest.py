@@ -95,7 +95,7 @@ def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -
     out.print(_summary(result), highlight=False, markup=False)
     for message in result.jail_warnings:
         warn(message)
-    if result.pytest_exit is None and not result.timed_out and not result.stopped:
+    if result.ended_early:
         err.print("the test run ended early; the end of its output:\n" + result.log[-2000:],
                   highlight=False, markup=False)
     err.print(f"wrote {result.functions['kept']} functions to {out_file}", highlight=False)

@@ -133,6 +133,17 @@ class HarvestResult:
     """The end of pytest's output."""
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def ended_early(self) -> bool:
+        """The test run ended without pytest's end, the whole-run limit or the child's
+        own stop (the process died)."""
+        return self.pytest_exit is None and not self.timed_out and not self.stopped
+
+    @property
+    def last_line(self) -> str:
+        """The last line pytest printed, for a one-line error."""
+        return (self.log.strip().splitlines() or ["no output"])[-1]
+
 
 # --------------------------------------------------------------------------- listing
 
@@ -236,7 +247,7 @@ def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], d
     """What the run says (the jail's layers, the child's counts, the refusals) into
     ``result``; a run whose jail or tests did not start is a ``HarvestError``."""
     if reader.jail is None:
-        said = (result.log.strip().splitlines() or ["no output"])[-1]
+        said = result.last_line
         raise HarvestError(f"the harvest jail did not start: {said}")
     result.layers = reader.jail["layers"]
     result.jail_warnings = list(reader.jail["warnings"])
@@ -250,7 +261,7 @@ def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], d
     if isinstance(counts.get("stopped"), str):
         result.stopped = counts["stopped"]
     if "error" in counts or "tests" not in counts:
-        said = counts.get("error") or (result.log.strip().splitlines() or ["no output"])[-1]
+        said = counts.get("error") or result.last_line
         raise HarvestError(f"the tests did not start under {python}: {said}")
     result.calls.update({k: n for k, n in counts.get("dropped", {}).items() if n})
     if reader.accepted > len(kept):

@@ -219,10 +219,9 @@ def _one(project: Project, folder: Path, options: HarvestOptions,
             _prefixed(scratch_out, records, project.name)
     except (HarvestError, OSError) as exc:
         return _failed(project, summary_path, records, key, str(exc))
-    if result.pytest_exit is None and not result.timed_out and not result.stopped:
-        said = (result.log.strip().splitlines() or ["no output"])[-1]
+    if result.ended_early:
         return _failed(project, summary_path, records, key,
-                       f"the test run ended early: {said}")
+                       f"the test run ended early: {result.last_line}")
     summary = {"version": SUMMARY_VERSION, "project": project.name,
                "path": str(project.path), "key": key, **summary_of(result)}
     _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
