@@ -29,9 +29,17 @@ class Call:
     truth instead of running the call in the sandbox."""
 
 
+PYTHON = "python"
+LANGUAGES = {"python": "Python", "c": "C", "java": "Java"}
+"""The languages a program may be written in (key -> the name prompts use). Only Python
+is ever run; a program in another language comes with every call's trace recorded where it
+ran (a published task file), and tasks that must run code skip it, saying so."""
+
+
 @dataclass(frozen=True)
 class Program:
-    """A self-contained Python module with one entry-point function."""
+    """A module with one entry-point function: self-contained Python, or a function in
+    another language whose calls were all recorded where they ran."""
 
     id: str
     """Stable identifier, ``"<source>/<record id>"``."""
@@ -40,3 +48,5 @@ class Program:
     entry_point: str
     calls: tuple[Call, ...]
     meta: dict[str, Any] = field(default_factory=dict)
+    language: str = PYTHON
+    """A key of ``LANGUAGES``."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from execbench import SCHEMA_VERSION
 from execbench.jsonfiles import dumps, write_atomic
 from execbench.manifest import Manifest, Recipe, Skip, SkipCounts, SuiteCounts, SuiteSource
-from execbench.program import Program
+from execbench.program import LANGUAGES, PYTHON, Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.sandbox.values import LiteralError, decode, encode, parse_literal
@@ -473,6 +473,11 @@ def _mutate_all(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list
     grouped = _by_program(calls, traces)
     for done, (program, traced) in enumerate(grouped):
         progress("finding mutants", done, len(grouped))
+        if program.language != PYTHON:
+            skipped.append(Skip(where=program.id, kind="program", task="mutate",
+                                reason=f"a {LANGUAGES[program.language]} program is never "
+                                "run, so no mutant of it can be checked"))
+            continue
         index = mutation_call(program, traced, seed)
         found = None if index is None else mutant_for(program, index, dict(traced)[index],
                                                       sandbox, seed, {})

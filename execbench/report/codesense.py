@@ -1,6 +1,7 @@
 """The CodeSense report: accuracy per statement kind (the paper's Figure 4), by block size
-(Figure 3a), per loop question (Figure 5a), on branches, on function outputs, and abstract
-against concrete values (Figure 7), one pair of columns per run: ``strict`` is
+(Figure 3a), per loop question (Figure 5a), on branches, on function outputs and inputs,
+on pointer aliasing, abstract against concrete values (Figure 7), and per language of the
+code (Python, C, Java: the paper's language comparison), one pair of columns per run: ``strict`` is
 execbench's verdict (values read with the literal parser, type-aware equality),
 ``string`` whether the paper's normalised string comparison would have accepted the same
 answer, so numbers can be set beside the published ones and the gap between the two read
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from execbench.program import LANGUAGES
 from execbench.report.layouts import Layout, View, png, pyplot, register_layout
 from execbench.report.tables import Cell, Table, percent, run_labels
 
@@ -24,6 +26,10 @@ SECTIONS = (
     ("loop", "Loop properties (% of samples)", ("iterations", "body", "final", "after")),
     ("branch", "Branches: is the line executed (% of samples)", ("branch",)),
     ("output", "Function output: the value a call returns (% of samples)", ("output",)),
+    ("input", "Function input: the recorded inputs from the output (C and Java; % of "
+     "samples)", ("input",)),
+    ("alias", "Pointer aliasing: do two pointers refer to the same memory (% of samples)",
+     ("alias",)),
 )
 """(task, title, the order its kinds are shown in): the keys of ``task_metrics.TASK`` this
 report reads. Kinds a run has beyond the listed ones follow in name order (block sizes)."""
@@ -100,9 +106,27 @@ def values_table(results: list[dict[str, Any]]) -> Table | None:
                  _headers(["task", "values"], results), rows, keys=2, note=NOTE)
 
 
+def language_table(results: list[dict[str, Any]]) -> Table | None:
+    """The paper's language comparison: per task, accuracy on Python, C and Java code, per
+    run. None when every run's code is in one language."""
+    rows: list[list[Cell]] = []
+    for task, _title, _order in SECTIONS:
+        present = {language for result in results
+                   for language in _block(result, task).get("by_language", {})}
+        for language in sorted(present, key=lambda key: (key != "python", key)):
+            groups = [_block(r, task).get("by_language", {}).get(language) for r in results]
+            rows.append([task, f"{LANGUAGES.get(language, language)} ({_samples(groups)})",
+                         *(cell for group in groups for cell in _cells(group))])
+    if len({row[1].split(" (")[0] for row in rows}) < 2:
+        return None
+    return Table("Accuracy by language of the code (% of samples)",
+                 _headers(["task", "language"], results), rows, keys=2, note=NOTE)
+
+
 def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
     tables = [kinds_table(results, task, title, order) for task, title, order in SECTIONS]
     tables.append(values_table(results))
+    tables.append(language_table(results))
     found = [table for table in tables if table is not None]
     if not found:
         return [Table("CodeSense tasks", ["note"], [["none of these runs has a statement, "

@@ -88,7 +88,8 @@ def _load_jsonl(path: Path, origin: str, name: str, fmt: str, plus_inputs: bool)
         raise SourceError(f"the {fmt} format reads a folder, but {origin} is a file")
     with TestCalls() as test_calls:
         reading = Reading(plus_inputs, test_calls)
-        load_records(loaded, path, chosen.id_key, lambda record: chosen.build(record, reading))
+        load_records(loaded, path, chosen.id_key, lambda record: chosen.build(record, reading),
+                     line_ids=chosen.line_ids)
     return loaded
 
 

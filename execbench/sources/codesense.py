@@ -1,4 +1,7 @@
-"""CodeSense's published Python task files: real functions whose truth was recorded.
+"""CodeSense's published task files: real functions whose truth was recorded.
+
+(This module reads the Python files; the C and Java ones, told apart by their keys, are
+read by ``codesense_native``.)
 
 The authors traced real projects' test runs and published, per task, one JSONL record per
 question (``../shared/data/codesense/*.jsonl.gz``). The functions need their projects
@@ -62,18 +65,23 @@ from typing import Any
 from execbench.program import Call, Program
 from execbench.sandbox import values
 from execbench.sandbox.trace import Trace
+from execbench.sources import codesense_native as native
 from execbench.sources.generic import build_program, excerpt, parse_module
 from execbench.sources.jsonl import Record, RecordError
 
 ID_KEY = "idx"
 
 KEY_SETS: tuple[frozenset[str], ...] = (
+    frozenset({"Source Code", "Selected Pointer", "Compared Pointer", "Aliasing"}),
+    frozenset({"Source Code", "Selected Statement", "Block_Size"}),
+    frozenset({"code", "basic_input", "output"}),
     frozenset({"idx", "Statement Type", "Source Code", "Selected Statement"}),
     frozenset({"idx", "Source Code", "question", "answer"}),
     frozenset({"idx", "loop_code", "question", "answer"}),
     frozenset({"idx", "code", "input", "output", "cyclomatic_complexity"}),
 )
-"""Keys that tell each kind of CodeSense record apart (and the format from others)."""
+"""Keys that tell each kind of CodeSense record apart (and the format from others): the C
+and Java shapes (``codesense_native``) first, then the Python ones."""
 
 STATEMENT_KINDS = {"Assignment": "assignment", "Arithmetic Assignment": "arithmetic",
                    "Constant Assignment": "constant", "Branch": "branch", "API": "call"}
@@ -112,13 +120,15 @@ def build(record: Record) -> Program:
 
 def held_tasks(programs: list[Program]) -> list[str]:
     """The tasks whose questions the programs' records hold, in name order: each file
-    holds one (``output`` for an input/output file), so a build of it needs no
-    ``--tasks``."""
+    holds one (``output`` for an input/output file, and ``input`` too where a C or Java
+    record publishes its inputs), so a build of it needs no ``--tasks``."""
     held: set[str] = set()
     for program in programs:
         trace = program.calls[0].recorded
         facts = trace.extra.get("facts") if trace is not None else None
         held.update([fact["task"] for fact in facts] if facts else ["output"])
+        if trace is not None and "inputs" in trace.extra:
+            held.add("input")
     return sorted(held)
 
 
@@ -244,8 +254,16 @@ def _loop_question(question: str) -> tuple[str, dict[str, str]]:
                       "(each names a variable)")
 
 
-_BUILDERS: tuple[Callable[[Record], Program], ...] = (_statement, _branch, _loop,
-                                                      _input_output)
+def _statement_any(record: Record) -> Program:
+    """A statement record of either language (the C file adds ``Function Call``)."""
+    if native.language_of(record) == "c":
+        return native.statement(record)
+    return _statement(record)
+
+
+_BUILDERS: tuple[Callable[[Record], Program], ...] = (
+    native.alias, native.block, native.input_output, _statement_any, _branch, _loop,
+    _input_output)
 
 
 def _program(record: Record, code: str, entry_point: str, args: str, fact: dict[str, Any],

@@ -40,6 +40,9 @@ class Format:
     tasks: Callable[[list[Program]], list[str]] | None = None
     """The tasks a build without ``--tasks`` makes of a file's programs, for a format whose
     files each hold one published task; None for the usual output and input prediction."""
+    line_ids: bool = False
+    """A record without ``id_key`` is named by its line number (CodeSense's C block file
+    has no ids)."""
 
 
 FORMATS: Registry[Format] = Registry("format")
@@ -48,10 +51,11 @@ another's keys comes before it (an EvalPlus record has HumanEval's keys, a CodeS
 input/output record and a contest record CRUXEval's)."""
 
 FORMATS.register("codesense", Format(
-    "CodeSense's published Python task files (statement, branch, loop, input/output, "
-    "quantized); recorded truth, never run",
+    "CodeSense's published task files (Python: statement, branch, loop, input/output, "
+    "quantized; C: statement, block, input/output, aliasing; Java: input/output); "
+    "recorded truth, never run",
     codesense.ID_KEY, lambda record, _: codesense.build(record), codesense.KEY_SETS,
-    codesense.held_tasks))
+    codesense.held_tasks, line_ids=True))
 FORMATS.register("contest", Format(
     "contest solutions with dates (LiveCodeBench's execution records): code, "
     "function_name, input (the call), output, contest_date, difficulty",

@@ -42,7 +42,7 @@ import ast
 import warnings
 from typing import Any
 
-from execbench.program import Call, Program
+from execbench.program import LANGUAGES, PYTHON, Call, Program
 from execbench.sandbox import values
 from execbench.sandbox.trace import Trace, TraceError
 from execbench.sources.jsonl import Record, RecordError
@@ -79,7 +79,8 @@ def _recorded(index: int, record: Any) -> Trace | None:
 
 
 def build_program(record: Record, code: str, entry_point: str, calls: list[Call],
-                  meta: dict[str, Any], *, written_by_us: bool = False) -> Program:
+                  meta: dict[str, Any], *, written_by_us: bool = False,
+                  language: str = PYTHON) -> Program:
     """Check a record's parts and assemble the program; raises ``RecordError`` if unusable.
 
     Every format funnels through here, so all programs meet the same guarantees: the code
@@ -87,21 +88,30 @@ def build_program(record: Record, code: str, entry_point: str, calls: list[Call]
     parses as an argument list (and its expected text, if any, as a literal). Calls that
     repeat an earlier argument text are dropped. ``written_by_us`` skips the call check
     for texts produced by ``values.to_literal``, which parse by construction (EvalPlus has
-    over 100,000 of them).
+    over 100,000 of them). A program in another ``language`` is never run, so none of this
+    applies to it but one rule in its place: every call brings its recorded trace.
     """
-    tree = parse_module(code)
-    if entry_point not in top_level_names(tree):
-        raise RecordError(f"entry point {entry_point!r} is not defined at module level")
     unique: dict[str, tuple[int, Call]] = {}
     for index, call in enumerate(calls, 1):
         unique.setdefault(call.args, (index, call))
     if not unique:
         raise RecordError("no calls")
-    if not written_by_us:
-        for index, call in unique.values():
-            check_call(index, call)
+    if language != PYTHON:
+        if language not in LANGUAGES:
+            raise RecordError(f"unknown language {language!r}")
+        if "\x00" in code or any(call.recorded is None for _, call in unique.values()):
+            raise RecordError(f"a {LANGUAGES[language]} program is never run: its code must "
+                              "be text and every call must bring its recorded trace")
+    else:
+        tree = parse_module(code)
+        if entry_point not in top_level_names(tree):
+            raise RecordError(f"entry point {entry_point!r} is not defined at module level")
+        if not written_by_us:
+            for index, call in unique.values():
+                check_call(index, call)
     return Program(id=record.id, source=record.source, code=code, entry_point=entry_point,
-                   calls=tuple(call for _, call in unique.values()), meta=meta)
+                   calls=tuple(call for _, call in unique.values()), meta=meta,
+                   language=language)
 
 
 def check_call(index: int, call: Call) -> None:

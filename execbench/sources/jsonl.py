@@ -115,8 +115,10 @@ def first_keys(path: Path) -> list[str] | None:
     return None
 
 
-def load_records(loaded: Loaded, path: Path, id_key: str, build: Build) -> None:
-    """Build a program from every record of ``path`` into ``loaded``, skipping bad ones."""
+def load_records(loaded: Loaded, path: Path, id_key: str, build: Build, *,
+                 line_ids: bool = False) -> None:
+    """Build a program from every record of ``path`` into ``loaded``, skipping bad ones.
+    With ``line_ids``, a record without ``id_key`` is named by its line (``line12``)."""
     seen: dict[str, int] = {}
     for line in read_jsonl(path):
         where = f"{loaded.origin}:{line.lineno}"
@@ -129,7 +131,9 @@ def load_records(loaded: Loaded, path: Path, id_key: str, build: Build) -> None:
             continue
         record = Record(line.value, "", loaded.name)
         try:
-            record.id = f"{loaded.name}/{_record_id(record, id_key)}"
+            named = id_key in record.data or not line_ids
+            record.id = f"{loaded.name}/" + (_record_id(record, id_key) if named
+                                             else f"line{line.lineno}")
         except RecordError as exc:
             loaded.skip(where, str(exc))
             continue

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from execbench import SCHEMA_VERSION
+from execbench.program import LANGUAGES, PYTHON
 from execbench.registry import Registry
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 
@@ -73,7 +74,8 @@ _COMMON: dict[str, type] = {"id": str, "task": str, "source": str, "program_id":
 TASK_SETTABLE = ("code", "mutation")
 """Common fields a task's ``build`` may set (the mutant's code, the mutation it made);
 setting any other common field is a bug the build stops on."""
-RESERVED = frozenset({"schema_version", *_COMMON, "mutation", "recorded"}) - set(TASK_SETTABLE)
+RESERVED = frozenset({"schema_version", *_COMMON, "mutation", "recorded", "language"}) \
+    - set(TASK_SETTABLE)
 """Record keys a task's fields may not use."""
 
 
@@ -102,6 +104,9 @@ class Instance:
     recorded: bool = False
     """The ground truth comes from a trace recorded where the call ran, not from running
     the call in the sandbox."""
+    language: str = PYTHON
+    """The language of ``code`` (``program.LANGUAGES``); written only when not Python, so
+    that Python suites keep their bytes."""
 
     @classmethod
     def build(cls, task: str, program: Program, index: int, fields: dict[str, Any]) -> Instance:
@@ -118,7 +123,7 @@ class Instance:
                    code=overrides.get("code", program.code), entry_point=program.entry_point,
                    args=call.args, data=data,
                    mutation=overrides.get("mutation", program.meta.get("mutation")),
-                   recorded=call.recorded is not None)
+                   recorded=call.recorded is not None, language=program.language)
 
     @property
     def call(self) -> str:
@@ -126,13 +131,16 @@ class Instance:
         return f"{self.entry_point}({self.args})"
 
     def to_record(self) -> dict[str, Any]:
-        """The JSON record; ``mutation`` and ``recorded`` appear only when set."""
+        """The JSON record; ``mutation``, ``recorded`` and ``language`` appear only when
+        set."""
         record = {"schema_version": SCHEMA_VERSION,
                   **{name: getattr(self, name) for name in _COMMON}, **self.data}
         if self.mutation is not None:
             record["mutation"] = self.mutation
         if self.recorded:
             record["recorded"] = True
+        if self.language != PYTHON:
+            record["language"] = self.language
         return record
 
     @classmethod
@@ -149,7 +157,12 @@ class Instance:
             common[name] = value
         mutation = data.pop("mutation", None)
         recorded = data.pop("recorded", False) is True
-        return cls(**common, data=data, mutation=mutation, recorded=recorded)
+        language = data.pop("language", PYTHON)
+        if language not in LANGUAGES:
+            raise InstanceError(f"instance {record.get('id')!r}: unknown language "
+                                f"{language!r} (known: {', '.join(LANGUAGES)})")
+        return cls(**common, data=data, mutation=mutation, recorded=recorded,
+                   language=language)
 
 
 @dataclass

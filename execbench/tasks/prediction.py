@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from execbench.program import LANGUAGES, PYTHON
 from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
@@ -49,7 +50,7 @@ from execbench.tasks.base import (
     register,
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
-from execbench.tasks.codesense.facts import OutputFact
+from execbench.tasks.codesense.facts import InputsFact, OutputFact
 from execbench.tasks.codesense.tasks import concrete_truth, score_concrete
 from execbench.tasks.common import abstract
 from execbench.tasks.common.answers import (
@@ -104,18 +105,20 @@ def assertion_response(instance: Instance, value: str) -> str:
 def _codesense_style(instance: Instance) -> bool:
     """Whether the instance asks its question as the CodeSense tasks do (numbered code, the
     call, the value alone as the answer, ``<ans>`` read too, ``string_match`` recorded):
-    with abstract values, and for an output CodeSense published."""
-    return instance.data.get("kind") == "output"
+    with abstract values, for an output CodeSense published, and for the inputs its C and
+    Java records publish."""
+    return instance.data.get("kind") in ("output", "input")
 
 
-def _published(trace: Trace) -> dict[str, Any]:
+def _published(trace: Trace, language: str) -> dict[str, Any]:
     """An output a benchmark published with its text (CodeSense: ``extra["text"]``), asked
     in their style: a value they wrote only as text is kept, scored by their string
-    comparison (``concrete_truth``). Calls recorded by ``harvest`` carry values of our own
-    tracer, asked as any other call."""
+    comparison (``concrete_truth``; in C and Java the debugger's text is that text). Calls
+    recorded by ``harvest`` carry values of our own tracer, asked as any other call."""
     truth = None
     if trace.status == "ok" and trace.value is not None:
-        truth = concrete_truth(OutputFact({}), trace.value, published=True)
+        record = {} if language == PYTHON else {"text": trace.extra["text"]}
+        truth = concrete_truth(OutputFact(record, language), trace.value, published=True)
     if truth is None:
         raise SkipInstance(no_value(trace) or "the recorded output has no literal form")
     return {"truth": {**truth, "repr": trace.value_repr}, "values": "concrete",
@@ -128,6 +131,15 @@ def _require_ok(trace: Trace) -> list[Any]:
     if reason is not None or trace.value is None:
         raise SkipInstance(reason or "the call returned no value")
     return trace.value
+
+
+def _codesense_summary(samples: list[dict[str, Any]], instances: dict[str, Instance]
+                       ) -> dict[str, Any] | None:
+    """For questions in CodeSense's style, the CodeSense tasks' summary (strict and
+    string-match accuracy); None otherwise, so that other runs' results keep their shape."""
+    if not any(_codesense_style(instances[s["instance_id"]]) for s in samples):
+        return None
+    return abstract.summarize_by_kind(samples, instances)
 
 
 class OutputPrediction(TaskBase):
@@ -145,7 +157,10 @@ class OutputPrediction(TaskBase):
             raise NotApplicable("the published record asks about a statement, branch or "
                                 "loop, not the value the call returns")
         if concrete and recorded and "text" in trace.extra:
-            return [_published(trace)]
+            return [_published(trace, program.language)]
+        if program.language != PYTHON:
+            raise NotApplicable(f"a {LANGUAGES[program.language]} output is asked only with "
+                                "the published value")
         value = _require_ok(trace)
         truth = {"value": value, "repr": trace.value_repr}
         if concrete:
@@ -158,8 +173,9 @@ class OutputPrediction(TaskBase):
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         if _codesense_style(instance):
-            text = codesense_prompts.render(OutputFact({}), instance.data["values"], shots,
-                                            instance.code, instance.call)
+            text = codesense_prompts.render(OutputFact({}, instance.language),
+                                            instance.data["values"], shots, instance.code,
+                                            instance.call)
             return [{"role": "user", "content": text}]
         parts = [_OUTPUT_INTRO]
         if shots:
@@ -171,17 +187,13 @@ class OutputPrediction(TaskBase):
 
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any] | None:
-        """For questions in CodeSense's style, the CodeSense tasks' summary (strict and
-        string-match accuracy); None otherwise, so that other runs' results keep their
-        shape."""
-        if not any(_codesense_style(instances[s["instance_id"]]) for s in samples):
-            return None
-        return abstract.summarize_by_kind(samples, instances)
+        return _codesense_summary(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:
         if _codesense_style(instance):
             truth = instance.data["truth"]
-            text = truth["category" if instance.data["values"] == "abstract" else "text"]
+            text = truth["category"] if instance.data["values"] == "abstract" \
+                else truth.get("answer", truth["text"])
             return f"[ANSWER]\n{text}\n[/ANSWER]"
         return assertion_response(instance, instance.data["truth"]["repr"])
 
@@ -191,7 +203,8 @@ class OutputPrediction(TaskBase):
             extra = {"kind": "output", "values": instance.data["values"]}
             if instance.data["values"] == "abstract":
                 return abstract.score(response, instance.data["truth"], extra)
-            return score_concrete(OutputFact({}), instance.data["truth"], response, extra)
+            return score_concrete(OutputFact({}, instance.language), instance.data["truth"],
+                                  response, extra)
         text = answer_text(response)
         try:
             value = read_value(text)
@@ -209,6 +222,8 @@ class InputPrediction(TaskBase):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
+        if program.language != PYTHON:
+            return [_published_inputs(program, trace)]
         if program.calls[call_index].recorded is not None:
             raise NotApplicable("the call's trace was recorded where it ran, and its code may "
                                 "not run alone: an input answer could not be checked")
@@ -226,6 +241,10 @@ class InputPrediction(TaskBase):
         return [{"truth": truth, "given": given_arguments(stated), "stated_args": stated}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        if _codesense_style(instance):
+            text = codesense_prompts.render(_inputs_fact(instance), "concrete", shots,
+                                            instance.code, instance.call)
+            return [{"role": "user", "content": text}]
         parts = [_INPUT_INTRO]
         parts[0] += given_note(instance)
         if shots:
@@ -235,14 +254,24 @@ class InputPrediction(TaskBase):
         parts.append(_block(instance.code, f"assert {instance.entry_point}(??) == {output}"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
+    def summarize(self, samples: list[dict[str, Any]],
+                  instances: dict[str, Instance]) -> dict[str, Any] | None:
+        return _codesense_summary(samples, instances)
+
     def reference_response(self, instance: Instance) -> str:
         """The dataset's call, with arguments written as expressions stated as their values
-        (the text the answer parser reads)."""
+        (the text the answer parser reads); for published inputs, those inputs."""
+        if _codesense_style(instance):
+            truth = instance.data["truth"]
+            return f"[ANSWER]\n{truth.get('answer', truth['text'])}\n[/ANSWER]"
         call = f"{instance.entry_point}({instance.data.get('stated_args', instance.args)})"
         return f"[ANSWER]\nassert {call} == {instance.data['truth']['output_repr']}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
+        if _codesense_style(instance):
+            return score_concrete(_inputs_fact(instance), instance.data["truth"], response,
+                                  {"kind": "input", "values": "concrete"})
         text = answer_text(response)
         if text is None:
             return unparsable(None, EMPTY)
@@ -254,6 +283,26 @@ class InputPrediction(TaskBase):
         except LiteralError as exc:
             return unparsable(text, str(exc))
         return run_and_compare(instance, args, sandbox)
+
+
+def _published_inputs(program: Program, trace: Trace) -> dict[str, Any]:
+    """The instance of a call in a language that is never run: its published inputs
+    (``extra["inputs"]``) asked from its output, checked against those inputs only."""
+    inputs = trace.extra.get("inputs")
+    if not isinstance(inputs, dict) or not inputs:
+        raise NotApplicable(f"a {LANGUAGES[program.language]} program is never run, and its "
+                            "record publishes no inputs an answer could be compared with")
+    fact = InputsFact({"names": list(inputs), "output": str(trace.extra.get("text", ""))},
+                      program.language)
+    value = ["dict", [[["str", name], item] for name, item in inputs.items()]]
+    truth = concrete_truth(fact, value)
+    if truth is None:
+        raise SkipInstance("the published inputs are not all values")
+    return {"truth": truth, "fact": fact.record, "values": "concrete", "kind": "input"}
+
+
+def _inputs_fact(instance: Instance) -> InputsFact:
+    return InputsFact(instance.data["fact"], instance.language)
 
 
 def _run_stated(program: Program, args: str, ctx: BuildContext) -> Trace:

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from execbench.sandbox.values import Encoded, LiteralError, to_literal
+from execbench.program import PYTHON
+from execbench.sandbox.values import Encoded, LiteralError
 from execbench.tasks.codesense import derive
 from execbench.tasks.codesense.answers import read_mapping, read_yes_no
 from execbench.tasks.codesense.kinds import KINDS, Function, analyse
 from execbench.tasks.common.abstract import DEFINITIONS
-from execbench.tasks.common.answers import read_value
+from execbench.tasks.common.languages import Language, language
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import State, Trace
@@ -45,10 +46,10 @@ Record = dict[str, Any]
 """A fact's JSON object."""
 
 _TAGS = "between [ANSWER] and [/ANSWER] (or between <ans> and </ans>)"
-CONCRETE = ("Write the value as a Python literal (no variables, calls or expressions). "
-            f"Put the answer, and nothing else, {_TAGS}.")
+PUT = f"Put the answer, and nothing else, {_TAGS}."
+CONCRETE = "{value_format} " + PUT
 MAPPING = ("Write the answer as a Python dict literal from variable name to value, such as "
-           "{'x': 1, 'items': [2]}, with every value a Python literal. Put it, and nothing "
+           "{{'x': 1, 'items': [2]}}, with every value a Python literal. Put it, and nothing "
            f"else, {_TAGS}.")
 YES_NO = f"Answer yes or no, {_TAGS}."
 ABSTRACT = ("Do not give the value itself: give the name of its category, chosen from the "
@@ -69,23 +70,35 @@ class Fact:
     fields: ClassVar[dict[str, type]] = {}
     """The keys every record of the kind has, with their types."""
     intro: ClassVar[str]
-    """What the prompt says before the answer format and the question."""
+    """What the prompt says before the answer format and the question (``{language}``
+    stands for the language's name)."""
     answer_format: ClassVar[str] = CONCRETE
-    """The format a concrete answer takes."""
+    """The format a concrete answer takes (``{value_format}`` stands for the language's
+    way of writing a value)."""
     nothing: ClassVar[str] = ""
     """Why a call whose run gives no fact of this kind is skipped."""
 
-    def __init__(self, record: Record) -> None:
+    def __init__(self, record: Record, language_key: str = PYTHON) -> None:
         self.record = record
+        self.language: Language = language(language_key)
 
     @classmethod
-    def read(cls, record: Record) -> Fact | None:
+    def read(cls, record: Record, language_key: str = PYTHON) -> Fact | None:
         """The fact, or None when the record is not a well-formed one of this kind."""
         for key, kind in cls.fields.items():
             value = record.get(key)
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
                 return None
-        return cls(record) if cls._valid(record) else None
+        return cls(record, language_key) if cls._valid(record) else None
+
+    @property
+    def introduction(self) -> str:
+        return self.intro.format(language=self.language.name)
+
+    @property
+    def format_line(self) -> str:
+        """The answer format a concrete answer is asked in."""
+        return self.answer_format.format(value_format=self.language.value_format)
 
     @classmethod
     def _valid(cls, record: Record) -> bool:
@@ -118,11 +131,11 @@ class Fact:
 
     def answer_text(self, value: Encoded) -> str:
         """How a concrete answer states ``value``."""
-        return to_literal(value)
+        return self.language.show(value)
 
     def read_answer(self, text: str) -> Encoded:
         """The value a concrete answer states; ``LiteralError`` says what was expected."""
-        return read_value(text, assignment=True)
+        return self.language.read(text)
 
 
 def _entry_states(function: Function, entry_point: str, trace: Trace) -> list[State]:
@@ -132,12 +145,11 @@ def _entry_states(function: Function, entry_point: str, trace: Trace) -> list[St
     return states
 
 
-def _shown(value: Encoded) -> str:
-    """A value as a prompt shows it: a literal, or the recorded text of an opaque one."""
-    try:
-        return to_literal(value)
-    except ValueError:
-        return str(value[-1])
+def _where(record: Record) -> str:
+    """The line of a statement question, or each line that holds its text."""
+    lines = record.get("lines") or [record["line"]]
+    return f"line {lines[0]}" if len(lines) == 1 else \
+        f"line {' or '.join(map(str, lines))}: the text is on each, the same question"
 
 
 def _ordinal(n: int) -> str:
@@ -148,7 +160,7 @@ def _ordinal(n: int) -> str:
 class StatementFact(Fact):
     task = "statement"
     fields = {"line": int, "statement": str, "kind": str, "before": dict, "value": list}
-    intro = ("Below is a Python function, one of its statements, and the values the "
+    intro = ("Below is a {language} function, one of its statements, and the values the "
              "variables that statement reads hold just before it runs. Work out the "
              "statement's value once it has run: for an assignment, the value it gives its "
              "target (a tuple of the values, in order, when it assigns several names); for "
@@ -171,26 +183,54 @@ class StatementFact(Fact):
 
     def question(self, call: str) -> str:
         before = self.record["before"]
-        values = ", ".join(f"{name} = {_shown(value)}" for name, value in before.items()) \
+        values = ", ".join(f"{name} = {self.language.show(value)}"
+                           for name, value in before.items()) \
             if before else "(it reads no variables)"
-        lines = self.record.get("lines") or [self.record["line"]]
-        where = f"line {lines[0]}" if len(lines) == 1 else \
-            f"line {' or '.join(map(str, lines))}: the text is on each, the same question"
-        return (f"Statement ({where}):\n{self.record['statement']}\n\n"
+        return (f"Statement ({_where(self.record)}):\n{self.record['statement']}\n\n"
                 f"Values just before it runs: {values}\n\nWhat is the statement's value once "
                 "it has run?")
 
 
 class BlockFact(Fact):
+    """Two shapes: a derived fact (``lines``, ``after``) asks for the locals changed by the
+    first k statements; a published one (CodeSense's C file: ``line``, ``statement``,
+    ``value``) asks for the value one statement gives, worked out from the call's inputs
+    through the block of ``size`` lines before it."""
+
     task = "block"
-    fields = {"size": int, "lines": list, "after": dict}
-    intro = ("Below is a Python function and a call to it. Follow the call from the start "
+    fields = {"size": int}
+    published_intro = ("Below is a {language} function, the inputs of one call to it, and "
+                       "one of its statements. Work out, from those inputs, the value the "
+                       "statement gives when the call runs it (the value it assigns, or "
+                       "the value of the call it makes).")
+    intro = ("Below is a {language} function and a call to it. Follow the call from the start "
              "of the function through its first statements (every statement executed "
              "counts, a loop header each time it is reached) and say which local variables "
              "then hold a value different from the one they had when the call began "
              "(including variables created by then), and what those values are.")
     answer_format = MAPPING
     nothing = "its first statements change no local variable"
+
+    @classmethod
+    def _valid(cls, record: Record) -> bool:
+        return (isinstance(record.get("lines"), list) and isinstance(record.get("after"), dict)
+                or isinstance(record.get("line"), int) and not isinstance(record["line"], bool)
+                and isinstance(record.get("statement"), str)
+                and isinstance(record.get("value"), list))
+
+    @property
+    def published(self) -> bool:
+        return "after" not in self.record
+
+    @property
+    def introduction(self) -> str:
+        return (self.published_intro if self.published else self.intro).format(
+            language=self.language.name)
+
+    @property
+    def format_line(self) -> str:
+        chosen = CONCRETE if self.published else self.answer_format
+        return chosen.format(value_format=self.language.value_format)
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
@@ -200,6 +240,8 @@ class BlockFact(Fact):
 
     @property
     def asked(self) -> Encoded:
+        if self.published:
+            return self.record["value"]
         return ["dict", [[["str", name], value] for name, value in self.record["after"].items()]]
 
     @property
@@ -211,19 +253,22 @@ class BlockFact(Fact):
         return f"k{self.record['size']}"
 
     def question(self, call: str) -> str:
+        if self.published:
+            return (f"Call: {call}\n\nStatement ({_where(self.record)}):\n"
+                    f"{self.record['statement']}\n\nWhat value does the statement give?")
         lines = ", ".join(map(str, self.record["lines"]))
         return (f"Call: {call}\n\nWhich local variables differ from their values at the "
                 f"start of the call once the first {self.record['size']} statement(s) have "
                 f"run (lines {lines}, in that order), and what are their values?")
 
     def read_answer(self, text: str) -> Encoded:
-        return read_mapping(text)
+        return self.language.read(text) if self.published else read_mapping(text)
 
 
 class LoopFact(Fact):
     task = "loop"
     fields = {"line": int, "question": str, "value": list}
-    intro = ("Below is a Python function and a call to it. The question is about the loop "
+    intro = ("Below is a {language} function and a call to it. The question is about the loop "
              "on the given line, the first time the call reaches it (that one run of the "
              "loop, until execution leaves it).")
     nothing = "no loop of the function ran to its end"
@@ -277,13 +322,27 @@ class LoopFact(Fact):
                 "this loop?")
 
 
-class BranchFact(Fact):
+class YesNoFact(Fact):
+    """A question answered yes or no."""
+
+    answer_format = YES_NO
+
+    def answer_text(self, value: Encoded) -> str:
+        return "yes" if value[1] else "no"
+
+    def read_answer(self, text: str) -> Encoded:
+        said = read_yes_no(text)
+        if said is None:
+            raise LiteralError("not yes or no")
+        return ["bool", said]
+
+
+class BranchFact(YesNoFact):
     task = "branch"
     fields = {"line": int, "executed": bool}
-    intro = ("Below is a Python function and a call to it. Say whether the given line is "
+    intro = ("Below is a {language} function and a call to it. Say whether the given line is "
              "executed at any point during the call (in any call of the function the call "
              "makes, recursive ones included).")
-    answer_format = YES_NO
     nothing = "the function has no block that runs only on some paths"
 
     @classmethod
@@ -298,14 +357,51 @@ class BranchFact(Fact):
     def question(self, call: str) -> str:
         return f"Call: {call}\n\nIs line {self.record['line']} executed during this call?"
 
-    def answer_text(self, value: Encoded) -> str:
-        return "yes" if value[1] else "no"
 
-    def read_answer(self, text: str) -> Encoded:
-        said = read_yes_no(text)
-        if said is None:
-            raise LiteralError("not yes or no")
-        return ["bool", said]
+class AliasFact(YesNoFact):
+    """CodeSense's pointer property, from its C file only (a trace of ours records no
+    addresses): ``first`` and ``second`` each name a ``pointer``, its ``statement`` and the
+    ``lines`` holding it (none when the statement is in another function, a caller), and
+    ``aliased`` says whether the two refer to the same memory."""
+
+    task = "alias"
+    fields = {"first": dict, "second": dict, "aliased": bool}
+    intro = ("Below is a {language} function and the inputs of one call to it (pointers are "
+             "shown by the values they point to; addresses are left out). Two pointers are "
+             "named, each as it is when a given statement runs during the call. Say whether "
+             "they point to the same memory.")
+    nothing = "alias questions come only from published C records"
+
+    @classmethod
+    def _valid(cls, record: Record) -> bool:
+        return all(isinstance(record[key].get("pointer"), str)
+                   and isinstance(record[key].get("statement"), str)
+                   and isinstance(record[key].get("lines"), list)
+                   for key in ("first", "second")) and bool(record["first"]["lines"])
+
+    @classmethod
+    def derive(cls, function: Function, entry_point: str, trace: Trace,
+               max_block: int) -> list[Record]:
+        return []
+
+    @property
+    def asked(self) -> Encoded:
+        return ["bool", self.record["aliased"]]
+
+    @property
+    def variant(self) -> str:
+        return "alias"
+
+    def question(self, call: str) -> str:
+        def named(key: str) -> str:
+            part = self.record[key]
+            lines = part["lines"]
+            where = (f"line {' or '.join(map(str, lines))}" if lines
+                     else "a statement in another function, not shown")
+            return f"`{part['pointer']}` when `{part['statement']}` runs ({where})"
+        return (f"Call: {call}\n\nPointer A: {named('first')}.\nPointer B: "
+                f"{named('second')}.\n\nDo A and B point to the same memory?")
+
 
 
 class OutputFact(Fact):
@@ -313,11 +409,40 @@ class OutputFact(Fact):
     with abstract values (its record is empty; the output task keeps the value itself)."""
 
     task = "output"
-    intro = ("Below is a Python function together with a call to it. Work out what the "
+    intro = ("Below is a {language} function together with a call to it. Work out what the "
              "call returns by following the code step by step.")
 
     def question(self, call: str) -> str:
         return f"Call: {call}\n\nWhat does the call return?"
+
+
+class InputsFact(Fact):
+    """The inputs of a recorded call, asked from its output: CodeSense's input prediction
+    on C and Java, where nothing can be run, so an answer is checked against the inputs
+    the record publishes (``names``: the parameters asked for; ``output``: the returned
+    value's text). One parameter may be answered by its value alone."""
+
+    task = "input"
+    fields = {"names": list, "output": str}
+    intro = ("Below is a {language} function and the value one call of it returned. Work "
+             "out the values the named parameters had in that call. The function is not "
+             "run to check an answer: it is compared with the inputs recorded for that "
+             "call.")
+    answer_format = ("Write the answer as {{name = value, ...}}, one entry per parameter "
+                     "asked for (a single parameter may be given by its value alone). "
+                     "{value_format} " + PUT)
+
+    def question(self, call: str) -> str:
+        names = ", ".join(f"`{name}`" for name in self.record["names"])
+        return (f"The call returned: {self.record['output']}\n\nWhat were the values of "
+                f"{names}?")
+
+    def read_answer(self, text: str) -> Encoded:
+        value = self.language.read(text)
+        names = self.record["names"]
+        if value[0] != "dict" and len(names) == 1:
+            return ["dict", [[["str", names[0]], value]]]
+        return value
 
 
 def facts_for(kind: type[Fact], code: str, entry_point: str, trace: Trace,

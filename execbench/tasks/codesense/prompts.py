@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from execbench.program import PYTHON
 from execbench.sandbox.values import Encoded
 from execbench.tasks.codesense.facts import (
     ABSTRACT,
@@ -134,13 +135,16 @@ def answer_text(fact: Fact, values: str, value: Encoded) -> str:
 
 def question(fact: Fact, code: str, call: str) -> str:
     """The question part of a prompt (without the format line)."""
-    return f"[PYTHON]\n{numbered(code)}\n[/PYTHON]\n\n{fact.question(call)}"
+    return f"{fact.language.code(numbered(code))}\n\n{fact.question(call)}"
 
 
 def render(fact: Fact, values: str, shots: int, code: str, call: str) -> str:
-    """The whole prompt: intro, answer format, ``shots`` worked examples, the question."""
-    parts = [fact.intro, ABSTRACT if values == "abstract" else fact.answer_format]
-    for example in EXAMPLES[type(fact)][:shots]:
+    """The whole prompt: intro, answer format, ``shots`` worked examples, the question.
+    The worked examples are Python functions answered with Python literals, so a question
+    in another language gets none (its format line says how its values are written)."""
+    parts = [fact.introduction, ABSTRACT if values == "abstract" else fact.format_line]
+    examples = EXAMPLES.get(type(fact), ()) if fact.language.key == PYTHON else ()
+    for example in examples[:shots]:
         shown = type(fact)(example.fact)
         parts.append("Example:\n\n" + question(shown, example.code, example.call))
         parts.append(answer_text(shown, values, example.value))

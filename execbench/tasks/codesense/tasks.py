@@ -1,4 +1,4 @@
-"""The CodeSense tasks: ``statement``, ``block``, ``loop`` and ``branch``.
+"""The CodeSense tasks: ``statement``, ``block``, ``loop``, ``branch`` and ``alias``.
 
 Each builds its instances from the call's facts (``facts``): a fact becomes an instance
 when the value it asks for is a builtin value (or, with ``-T values=abstract``, has a
@@ -41,6 +41,7 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.codesense import prompts
 from execbench.tasks.codesense.facts import (
+    AliasFact,
     BlockFact,
     BranchFact,
     Fact,
@@ -113,9 +114,22 @@ def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
     reads it), is kept as they showed it: ``text`` is their text, compared as CodeSense
     compares answers (normalised strings), and ``comparable`` False says that no
     type-aware verdict exists for it. An object our tracer recorded (its type known) is
-    still dropped: its repr is no answer anyone published."""
+    still dropped: its repr is no answer anyone published.
+
+    A fact that brings the published text of a value (``text``: C and Java, where the
+    debugger's text is richer than the value, ``0x72995f "abc"``) is string-compared with
+    that text; when the text does not read back as the value, ``answer`` is how a right
+    answer writes it (the reference answer)."""
+    published_text = fact.record.get("text") if published else None
     if is_exact(value):
-        return {"value": value, "text": fact.answer_text(value)}
+        if not isinstance(published_text, str):
+            return {"value": value, "text": fact.answer_text(value)}
+        truth = {"value": value, "text": published_text}
+        try:
+            reads_back = equal(fact.read_answer(published_text), value)
+        except LiteralError:
+            reads_back = False
+        return truth if reads_back else {**truth, "answer": fact.answer_text(value)}
     if published and value[:2] == ["object", "unknown"] and isinstance(value[-1], str):
         return {"value": value, "text": value[-1], "comparable": False}
     return None
@@ -163,7 +177,7 @@ class CodeSenseTask(TaskBase):
         usable: list[tuple[str, tuple[Fact, dict[str, Any]]]] = []
         dropped: Counter[str] = Counter()
         for record in records:
-            fact = self.fact_type.read(record)
+            fact = self.fact_type.read(record, program.language)
             if fact is None:
                 dropped["malformed"] += 1
                 continue
@@ -195,13 +209,14 @@ class CodeSenseTask(TaskBase):
         return built
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        text = prompts.render(self.fact_type(instance.data["fact"]), instance.data["values"],
-                              shots, instance.code, instance.call)
+        text = prompts.render(self.fact_type(instance.data["fact"], instance.language),
+                              instance.data["values"], shots, instance.code, instance.call)
         return [{"role": "user", "content": text}]
 
     def reference_response(self, instance: Instance) -> str:
         truth = instance.data["truth"]
-        text = truth["category"] if instance.data["values"] == "abstract" else truth["text"]
+        text = truth["category"] if instance.data["values"] == "abstract" \
+            else truth.get("answer", truth["text"])
         return f"[ANSWER]\n{text}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
@@ -209,8 +224,8 @@ class CodeSenseTask(TaskBase):
         extra = {"kind": instance.data["kind"], "values": instance.data["values"]}
         if instance.data["values"] == "abstract":
             return abstract.score(response, instance.data["truth"], extra)
-        return score_concrete(self.fact_type(instance.data["fact"]), instance.data["truth"],
-                              response, extra)
+        return score_concrete(self.fact_type(instance.data["fact"], instance.language),
+                              instance.data["truth"], response, extra)
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
         counts = Counter(instance.data["kind"] for instance in instances)
@@ -250,7 +265,15 @@ class BranchPrediction(CodeSenseTask):
     description = "predict whether a line runs during a call, yes or no (CodeSense)"
 
 
+class AliasPrediction(CodeSenseTask):
+    fact_type = AliasFact
+    name = fact_type.task
+    description = ("predict whether two pointers, each at a statement, point to the same "
+                   "memory, yes or no (CodeSense; published C records only)")
+
+
 register(StatementPrediction())
 register(BlockPrediction())
 register(LoopPrediction())
 register(BranchPrediction())
+register(AliasPrediction())

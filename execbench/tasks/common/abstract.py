@@ -158,14 +158,19 @@ def _share(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instance]
                       ) -> dict[str, Any]:
-    """Strict (type-aware) and string-match accuracy over all samples, per kind and per
-    values mode (the kind and mode come from the instance, so a failed request counts)."""
+    """Strict (type-aware) and string-match accuracy over all samples, per kind, per
+    values mode and per language of the code (these come from the instance, so a failed
+    request counts)."""
     by_kind: dict[str, list[dict[str, Any]]] = {}
     by_values: dict[str, list[dict[str, Any]]] = {}
+    by_language: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
-        data = instances[sample["instance_id"]].data
+        instance = instances[sample["instance_id"]]
+        data = instance.data
         by_kind.setdefault(data.get("kind", "?"), []).append(sample)
         by_values.setdefault(data.get("values", "concrete"), []).append(sample)
+        by_language.setdefault(instance.language, []).append(sample)
     return {"by_kind": {k: _share(v) for k, v in sorted(by_kind.items())},
             "by_values": {k: _share(v) for k, v in sorted(by_values.items())},
+            "by_language": {k: _share(v) for k, v in sorted(by_language.items())},
             "all": _share(samples)}
