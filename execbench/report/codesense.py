@@ -163,6 +163,13 @@ def figure(results: list[dict[str, Any]]) -> bytes:
     return png(fig)
 
 
+def _shows(result: dict[str, Any]) -> bool:
+    """A run whose output or input questions were asked in CodeSense's style (their
+    summaries have kinds) belongs in this report too."""
+    return any(_block(result, task).get("by_kind") for task, _title, _order in SECTIONS)
+
+
 register_layout(Layout("codesense", "CodeSense accuracy per statement kind, block size, loop "
-                       "question and branch, abstract vs concrete; strict and string match",
-                       _sections, figure))
+                       "question, branch, output, input and aliasing, abstract vs concrete, "
+                       "by language; strict and string match", _sections, figure,
+                       shows=_shows))

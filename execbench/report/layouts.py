@@ -36,6 +36,9 @@ class Layout:
     one; needs matplotlib (the ``plot`` extra) and raises ``RuntimeError`` without it."""
     by_source: bool = False
     """Whether ``--by-source`` changes the layout (it is refused elsewhere)."""
+    shows: Callable[[dict[str, Any]], bool] | None = None
+    """Whether a run has something the layout shows though none of its tasks is of the
+    layout's family (CodeSense-style output and input questions); None: only its family."""
 
 
 LAYOUTS: Registry[Layout] = Registry("layout", populate="execbench.report", sort=True)

@@ -28,6 +28,10 @@ JSON object::
     run: its recorded trace is the ground truth, so it suits functions that need their
     project around them (imports, globals) to run. Its instances say ``"recorded": true``
     and the suite's manifest lists them.
+``language`` (string, optional)
+    ``python`` (the default), ``c`` or ``java``. Only Python is ever run: a program in
+    another language is shown, never compiled, and every call must bring its ``trace``;
+    tasks that must run code skip it, saying so.
 ``meta`` (object, optional)
     Copied into the program's metadata. A ``"date"`` there (``YYYY-MM-DD``) is the
     program's date, which ``build --after``/``--before`` read (``sources.dates``).
@@ -55,7 +59,8 @@ def build(record: Record) -> Program:
     raw_calls = record.get("calls", list)
     calls = [_call(i, item) for i, item in enumerate(raw_calls, 1)]
     meta = record.optional("meta", dict) or {}
-    return build_program(record, record.get("code"), record.get("entry_point"), calls, meta)
+    return build_program(record, record.get("code"), record.get("entry_point"), calls, meta,
+                         language=record.optional("language") or PYTHON)
 
 
 def _call(index: int, item: Any) -> Call:

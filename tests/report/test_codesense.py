@@ -3,12 +3,15 @@ CodeSense task, and abstract against concrete values, from ``results.json`` reco
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from execbench.report.codesense import figure, kinds_table, values_table
+from execbench.report.codesense import figure, kinds_table, language_table, values_table
 from execbench.report.layouts import View, layouts
+from tests.helpers.cli import execbench
+from tests.helpers.data import SHARED_DATA, needs_shared_data
 
 
 def _group(samples: int, strict: float, string: float) -> dict[str, Any]:
@@ -62,3 +65,40 @@ def test_the_layout_is_registered_and_says_so_when_no_run_has_the_tasks() -> Non
 def test_the_figure_is_a_png() -> None:
     pytest.importorskip("matplotlib")
     assert figure([_result("m1", 0.5), _result("m2", 0.25)]).startswith(b"\x89PNG")
+
+
+def test_accuracy_by_language_when_runs_span_languages() -> None:
+    python, native = _result("m1", 0.5), _result("m2", 0.25)
+    python["task_metrics"]["statement"]["by_language"] = {"python": _group(6, 0.5, 0.8)}
+    native["task_metrics"]["statement"]["by_language"] = {"c": _group(3, 0.25, 0.5),
+                                                          "java": _group(2, 1.0, 1.0)}
+    table = language_table([python, native])
+    assert table is not None
+    assert [row[:2] for row in table.rows] == [["statement", "Python (6)"],
+                                               ["statement", "C (3)"],
+                                               ["statement", "Java (2)"]]
+    assert table.rows[1][2:] == [None, None, 25.0, 50.0]
+    assert language_table([python]) is None      # one language: nothing to compare
+
+
+@needs_shared_data("codesense/aliasing_dataset_c.jsonl.gz")
+def test_the_report_and_its_page_compare_python_c_and_java(tmp_path: Path) -> None:
+    runs = []
+    for name in ("statement_prediction_dataset", "statement_prediction_dataset_C",
+                 "input_output_dataset_java", "aliasing_dataset_c"):
+        suite, run = tmp_path / f"{name}.suite", tmp_path / name
+        done = execbench("build", SHARED_DATA / "codesense" / f"{name}.jsonl.gz", "--out",
+                         suite, "--limit", "30")
+        assert done.exit_code == 0, done.stderr
+        done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
+        assert done.exit_code == 0, done.stderr
+        runs.append(run)
+    page = tmp_path / "report.html"
+    done = execbench("report", *runs, "--layout", "codesense", "--html", page)
+    assert done.exit_code == 0, done.stderr
+    assert "Accuracy by language of the code" in done.stdout
+    assert "Pointer aliasing" in done.stdout
+    html = page.read_text()
+    for text in ("Accuracy by language of the code", "Python (30)", "C (30)", "Java (30)",
+                 "Pointer aliasing"):
+        assert text in html, text
