@@ -110,14 +110,16 @@ def language_table(results: list[dict[str, Any]]) -> Table | None:
     """The paper's language comparison: per task, accuracy on Python, C and Java code, per
     run. None when every run's code is in one language."""
     rows: list[list[Cell]] = []
+    seen: set[str] = set()
     for task, _title, _order in SECTIONS:
         present = {language for result in results
                    for language in _block(result, task).get("by_language", {})}
+        seen |= present
         for language in sorted(present, key=lambda key: (key != "python", key)):
             groups = [_block(r, task).get("by_language", {}).get(language) for r in results]
             rows.append([task, f"{LANGUAGES.get(language, language)} ({_samples(groups)})",
                          *(cell for group in groups for cell in _cells(group))])
-    if len({row[1].split(" (")[0] for row in rows}) < 2:
+    if len(seen) < 2:
         return None
     return Table("Accuracy by language of the code (% of samples)",
                  _headers(["task", "language"], results), rows, keys=2, note=NOTE)

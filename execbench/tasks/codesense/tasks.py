@@ -139,8 +139,8 @@ class CodeSenseTask(TaskBase):
     """What the four tasks share: facts -> instances, prompts, scoring, summaries."""
 
     family = "codesense"
-    layout = "codesense"
-    breakdowns = (Breakdown("kind", ("kind",)),)
+    layout: str | None = "codesense"
+    breakdowns: tuple[Breakdown, ...] = (Breakdown("kind", ("kind",)),)
     needs_sandbox = False
     trace_options = STATES
     options: tuple[TaskOption, ...] = (QUESTIONS,)
@@ -241,14 +241,14 @@ class StatementPrediction(CodeSenseTask):
     name = fact_type.task
     description = ("predict the value a statement produces from the values before it "
                    "(CodeSense; kinds assignment, arithmetic, constant, branch, call)")
-    options = (QUESTIONS, VALUES)
+    options: tuple[TaskOption, ...] = (QUESTIONS, VALUES)
 
 
 class BlockPrediction(CodeSenseTask):
     fact_type = BlockFact
     name = fact_type.task
     description = "predict the locals changed by the first k statements of a call (CodeSense)"
-    options = (QUESTIONS, BLOCKS)
+    options: tuple[TaskOption, ...] = (QUESTIONS, BLOCKS)
 
 
 class LoopPrediction(CodeSenseTask):
@@ -256,7 +256,7 @@ class LoopPrediction(CodeSenseTask):
     name = fact_type.task
     description = ("predict a loop's iteration count, a variable after the k-th iteration "
                    "and after the loop (CodeSense)")
-    options = (QUESTIONS, VALUES)
+    options: tuple[TaskOption, ...] = (QUESTIONS, VALUES)
 
 
 class BranchPrediction(CodeSenseTask):
