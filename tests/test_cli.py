@@ -379,7 +379,7 @@ def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_pat
                    "-T", "taget=min")
     assert said == ("unknown -T key 'taget'; did you mean 'target'? task options: "
                     "blocks (block), body (counterfactual), mode (counterfactual), questions "
-                    "(block, branch, loop, statement), target (counterfactual), test "
+                    "(alias, block, branch, loop, statement), target (counterfactual), test "
                     "(counterfactual, coverage), tests (simulation), values (loop, output, "
                     "statement)")
     assert not (tmp_path / "s").exists()

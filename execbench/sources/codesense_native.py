@@ -275,7 +275,9 @@ def _show(value: Encoded, language: str) -> str:
 def _inputs(given: dict[str, Any]) -> str:
     """The call's text: each input as ``name = value``, in the debugger's form without
     addresses; a pointer whose target was not recorded, or a value the debugger could not
-    read, is said to be so."""
+    read, is said to be so. A text that does not read at all (the C input/output file
+    writes some structs as ``{field: value}``) is shown as published, addresses and all:
+    those records ask for outputs and basic inputs, never for pointers."""
     parts = []
     for name, record in given.items():
         try:
