@@ -71,7 +71,7 @@ def statement(record: Record) -> Program:
     code, entry_point = _c_function(record.get("Source Code"))
     selected = record.get("Selected Statement").strip()
     answer = record.get("Value After Statement Execution", (str, dict))
-    value = ["bool", _yes_no(answer)] if published == "Branch" else _asked(answer)
+    value = ["bool", _yes_no(answer)] if published == "Branch" else _asked(answer, selected)
     lines = _lines(code, selected)
     fact: dict[str, Any] = {"task": "statement", "line": lines[0]}
     if len(lines) > 1:
@@ -94,7 +94,7 @@ def block(record: Record) -> Program:
     if size < 1:
         raise RecordError(f"Block_Size {size} is not a positive count")
     answer = record.get("Value After Statement Execution", (str, dict))
-    value = _asked(answer)
+    value = _asked(answer, selected)
     lines = _lines(code, selected)
     fact: dict[str, Any] = {"task": "block", "size": size, "line": lines[0]}
     if len(lines) > 1:
@@ -144,7 +144,11 @@ def input_output(record: Record) -> Program:
         given = {_field(item, "name", str): _java_value(item) for item in
                  record.get("basic_input", list) if isinstance(item, dict)}
         inputs = dict(given)
-        args = ", ".join(f"{name} = {_show(value, language)}" for name, value in given.items())
+        chars = {_field(item, "name", str) for item in record.get("basic_input", list)
+                 if isinstance(item, dict) and item.get("type") in ("char", "java.lang.Character")}
+        args = ", ".join(f"{name} = " + (repr(chr(value[1])) if name in chars and
+                                         value[0] == "int" else _show(value, language))
+                         for name, value in given.items())
     else:
         code, entry_point = _c_function(record.get("code"))
         published = _dict_text(record.get("output"), "output")
@@ -235,14 +239,18 @@ def _lines(code: str, selected: str) -> list[int]:
 # --------------------------------------------------------------------------- values
 
 
-def _asked(text: Any) -> Encoded:
+def _asked(text: Any, statement: str = "") -> Encoded:
     """The value a question asks for: typed when the debugger's text reads in full, else
     the published text (opaque, judged by string comparison; a struct with parts that do
     not read is shown with those parts as published); an address or an unreadable value
-    is never asked about."""
+    is never asked about. A bare hexadecimal number is an address (GDB prints integers in
+    decimal) unless the statement itself writes that constant (``m |= 0x800000``)."""
     try:
         value = debugger.read_record(text)
     except debugger.AddressValue as exc:
+        if isinstance(text, str) and re.fullmatch(r"0[xX][0-9a-fA-F]+", text.strip()) \
+                and re.search(rf"(?<!\w){text.strip()}(?!\w)", statement):
+            return ["int", int(text.strip(), 16)]  # a constant the statement writes in hex
         raise RecordError(f"the value asked for is an address ({exc}), which differs from "
                           "run to run") from None
     except debugger.Unreadable as exc:

@@ -16,7 +16,9 @@ read here, never evaluated, with one small recursive-descent reader:
   ``"abc"...`` (cut short) is no whole value;
 * ``NULL``, ``null`` and ``0x0`` are the null value; ``true`` and ``false`` are booleans;
 * braces: ``{1, 2, 3}`` is an array (a list), ``{a = 1, b = {c = 2}}`` a struct (a
-  mapping from field name to value), ``x <repeats 3 times>`` repeats an element;
+  mapping from field name to value), ``x <repeats 3 times>`` repeats an element (what
+  the repeats expand to counts against ``MAX_ITEMS``); brackets, ``["a", "b"]``, are an
+  array as JDB and JSON write it;
 * a pointer to code or to no readable value (``0x5555 <main>``, ``(struct s *) 0x7fff``,
   ``{void (int)} 0x5555 <f>``) raises ``AddressValue``: its only content is an address;
 * ``<optimized out>`` and ``<error: ...>`` raise ``Unreadable``: the recorder read nothing.
@@ -55,7 +57,7 @@ _TOKEN = re.compile(r"""
       (?P<string>"(?:[^"\\]|\\.)*")
     | (?P<char>'(?:[^'\\]|\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|.))')
     | (?P<angle><[^<>]*(?:<[^<>]*>[^<>]*)*>)
-    | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
+    | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)
                  (?:[uUlLfFdD]{1,3})?(?![\w.]))
     | (?P<word>[-+]?[A-Za-z_][\w:.$]*(?:\(0x[0-9a-fA-F]+\))?)
     | (?P<punct>[{}(),=*\[\]])
@@ -64,7 +66,8 @@ _TOKEN = re.compile(r"""
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "f": "\f",
             "v": "\v", "e": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-_REPEATS = re.compile(r"<repeats (\d+) times>")
+_REPEATS = re.compile(r"<repeats (\d{1,9}) times>")
+_BLANK_END = re.compile(r"\s*\Z")
 
 
 def _unescape(body: str) -> str:
@@ -81,8 +84,12 @@ def _unescape(body: str) -> str:
         if octal:
             out.append(chr(int(octal[0], 8)))
             i += 1 + len(octal[0])
-        elif nxt in "xu" and (hexa := re.match(r"[0-9a-fA-F]+", body[i + 2:])):
-            out.append(chr(int(hexa[0][:8], 16)))
+        elif nxt in "xu" and (hexa := re.match(r"[0-9a-fA-F]{1,4}" if nxt == "u"
+                                                else r"[0-9a-fA-F]+", body[i + 2:])):
+            code = int(hexa[0][:8], 16)
+            if code > 0x10FFFF:
+                raise LiteralError(f"\\{nxt}{hexa[0]} is no character")
+            out.append(chr(code))
             i += 2 + len(hexa[0])
         else:
             out.append(_ESCAPES.get(nxt, nxt))
@@ -91,6 +98,8 @@ def _unescape(body: str) -> str:
 
 
 def _number(text: str) -> Encoded:
+    if len(text) > 400:
+        raise LiteralError("a number of more than 400 characters")
     text = text.rstrip("uUlLfFdD") if not text.lower().startswith(("0x", "-0x")) \
         else text.rstrip("uUlL")
     sign = -1 if text.startswith("-") else 1
@@ -117,7 +126,7 @@ class _Reader:
         self.tokens: list[tuple[str, str]] = []
         position = 0
         while position < len(text):
-            if not text[position:].strip():
+            if _BLANK_END.match(text, position):
                 break
             match = _TOKEN.match(text, position)
             if match is None or match.end() == position:
@@ -156,6 +165,8 @@ class _Reader:
                 self.take()
             self.expect(")")
             return self.value(depth + 1)
+        if kind == "punct" and text == "[":  # JDB's and JSON's arrays: ["a", "b"]
+            return self.brackets(depth)
         if kind == "punct" and text == "{":
             if self._is_type_braces():
                 return self._after_type(depth)
@@ -237,6 +248,21 @@ class _Reader:
             return ["float", "nan" if "nan" in lowered else repr(float(lowered))]
         raise LiteralError(f"{text!r} is a name, not a value")
 
+    def brackets(self, depth: int) -> Encoded:
+        items: list[Encoded] = []
+        while self.peek()[1] != "]":
+            item = self.value(depth + 1)
+            self.items += _size(item)
+            if self.items > MAX_ITEMS:
+                raise LiteralError(f"the value has more than {MAX_ITEMS} elements")
+            items.append(item)
+            if self.peek()[1] == ",":
+                self.take()
+            elif self.peek()[1] != "]":
+                raise LiteralError(f"expected ',' or ']', found {self.peek()[1] or 'the end'!r}")
+        self.take()
+        return ["list", items]
+
     def braces(self, depth: int) -> Encoded:
         fields: list[list[Encoded]] = []
         items: list[Encoded] = []
@@ -255,7 +281,7 @@ class _Reader:
                         self.peek()[1])):
                     self.take()
                     count = int(repeat[1])
-                self.items += count
+                self.items += count * _size(item)  # what the repeats expand to
                 if self.items > MAX_ITEMS:
                     raise LiteralError(f"the value has more than {MAX_ITEMS} elements")
                 items.extend([item] * count)
@@ -280,10 +306,24 @@ def _char(text: str) -> int:
 
 def read_text(text: str) -> Encoded:
     """The typed value a GDB or JDB text states (also how answers in C and Java are read).
-    Raises ``LiteralError`` (``AddressValue``, ``Unreadable``) when it states none."""
+    Raises ``LiteralError`` (``AddressValue``, ``Unreadable``) when it states none, and
+    nothing else whatever the text (a model's answer is read with it)."""
     if not isinstance(text, str):
         raise LiteralError("the value is not a text")
-    return _Reader(text.strip()).whole()
+    try:
+        return _Reader(text.strip()).whole()
+    except LiteralError:
+        raise
+    except (ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        raise LiteralError(f"not a value ({type(exc).__name__})") from None
+
+
+def _size(value: Encoded) -> int:
+    """The elements a value holds, nested ones counted (a repeated element's cost)."""
+    if value[0] in ("list", "dict"):
+        return 1 + sum(_size(part) for item in value[1]
+                       for part in (item if value[0] == "dict" else [item]))
+    return 1
 
 
 def read_record(record: Any, depth: int = 0) -> Encoded:
@@ -306,6 +346,8 @@ def read_record(record: Any, depth: int = 0) -> Encoded:
         return ["dict", [[["str", str(name)], _part(value, depth)]
                          for name, value in record.items()]]
     value = record.get("value")
+    if record.get("concrete_type") == "NULL":
+        return ["none"]
     if category == "pointer":
         if value is None:
             raise AddressValue("a pointer whose target was not recorded")
@@ -321,15 +363,21 @@ def read_record(record: Any, depth: int = 0) -> Encoded:
 
 
 def _part(record: Any, depth: int) -> Encoded:
+    """A part of a value; one that does not read is kept as its text when it is a text,
+    else said to be unreadable (the recorder's own records hold addresses and stack
+    traces, which a prompt must not show)."""
     try:
         return read_record(record, depth + 1)
+    except AddressValue:
+        return ["object", "unknown", "<an address>"]
+    except Unreadable:
+        return _opaque(None)
     except LiteralError:
         return _opaque(record)
 
 
 def _opaque(record: Any) -> Encoded:
-    text = record if isinstance(record, str) else str(record)
-    return ["object", "unknown", text]
+    return ["object", "unknown", record if isinstance(record, str) else "<not recorded>"]
 
 
 _JAVA_PLAIN = frozenset({"string", "stringbuffer", "stringbuilder", "charsequence", "char",

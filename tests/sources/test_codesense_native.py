@@ -133,10 +133,10 @@ def test_a_non_python_program_never_reaches_the_sandbox(tmp_path: Path) -> None:
 
 
 PUBLISHED = {  # file: (records, kept, tasks the file holds)
-    "statement_prediction_dataset_C": (498, 481, {"statement": 481}),
-    "block_analysis_c": (731, 699, {"block": 699}),
+    "statement_prediction_dataset_C": (498, 482, {"statement": 482}),
+    "block_analysis_c": (731, 700, {"block": 700}),
     "input_output_dataset_c": (93, 92, {"input": 92, "output": 92}),
-    "input_output_dataset_java": (74, 73, {"input": 64, "output": 73}),
+    "input_output_dataset_java": (74, 73, {"input": 69, "output": 73}),
     "aliasing_dataset_c": (49, 49, {"alias": 49}),
 }
 

@@ -152,3 +152,31 @@ def test_shown_values_read_back_as_themselves() -> None:
         value = read_text(text)
         assert read_text(show(value, "c")) == value
     assert show(["none"], "java") == "null"
+
+
+@pytest.mark.parametrize("text", [
+    "1" * 5000,                                  # past int()'s digit limit
+    '"\\xffffffffff"', '"\\x110000"',            # no such character
+    "1" * 20000 + "a",                           # a long run of digits, then junk
+    "{" * 4 + "1 <repeats 100 times>}" + " <repeats 100 times>}" * 3,  # 10**8 leaves
+    "{1 <repeats 999999999 times>}",
+    " " * 100_000 + "x",
+    "[" * 200 + "]" * 200,
+])
+def test_hostile_answers_are_refused_quickly_with_a_reason(text: str) -> None:
+    """A model's answer is read with this reader: whatever it writes, the reader ends
+    soon with a ``LiteralError``, never another exception or a huge value."""
+    with pytest.raises(LiteralError):
+        read_text(text)
+
+
+def test_null_pointers_and_unrecorded_fields_never_show_the_recorders_own_records() -> None:
+    assert read_record({"type_category": "pointer", "concrete_type": "NULL"}) == ["none"]
+    value = read_record({"type_category": "struct", "value": {
+        "key": None, "func": {"type_category": "pointer", "concrete_type": "POINTER",
+                              "address": "0x1056ca0"},
+        "n": {"type_category": "unknown", "concrete_type": "error",
+              "error_type": "gdb.MemoryError", "stacktrace": "Traceback ..."}}})
+    assert show(value, "c") == "{key = <not recorded>, func = <an address>, n = <not recorded>}"
+    assert read_text('["dot", "-V"]') == ["list", [["str", "dot"], ["str", "-V"]]]
+    assert read_text('"\\u0041BC"') == ["str", "ABC"]   # \u takes four digits

@@ -37,7 +37,7 @@ from execbench.tasks.codesense import derive
 from execbench.tasks.codesense.answers import read_mapping, read_yes_no
 from execbench.tasks.codesense.kinds import KINDS, Function, analyse
 from execbench.tasks.common.abstract import DEFINITIONS
-from execbench.tasks.common.languages import Language, language
+from execbench.tasks.common.languages import Language, assigned_name, language
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import State, Trace
@@ -440,8 +440,9 @@ class InputsFact(Fact):
     def read_answer(self, text: str) -> Encoded:
         value = self.language.read(text)
         names = self.record["names"]
-        if value[0] != "dict" and len(names) == 1:
-            return ["dict", [[["str", names[0]], value]]]
+        if value[0] != "dict" and len(names) == 1:  # `v` or `name = v`: under the name it gives
+            name = assigned_name(text)
+            return ["dict", [[["str", name or names[0]], value]]]
         return value
 
 

@@ -25,7 +25,7 @@ _DEBUGGER_VALUE = ("Write the value as {tool} prints it: a number as a number, a
                    "as its code or in quotes ('A'), a string in double quotes, {null} for a "
                    "null pointer, true or false, an array as {{1, 2}} and {record} as "
                    "{{field = value, ...}}. Addresses are never asked for.")
-_ASSIGNED = re.compile(r"\s*[A-Za-z_][\w.\->\[\]*]*\s*=(?!=)\s*(?P<value>.+?)\s*;?\s*", re.S)
+_ASSIGNED = re.compile(r"\s*(?P<target>[A-Za-z_][\w.\->\[\]*]*)\s*=(?!=)(?P<value>.*)", re.S)
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,13 @@ def _read_native(text: str) -> Encoded:
         assigned = _ASSIGNED.fullmatch(text)
         if assigned is None:
             raise
-        return debugger_values.read_text(assigned["value"])
+        return debugger_values.read_text(assigned["value"].strip().rstrip(";"))
+
+
+def assigned_name(text: str) -> str | None:
+    """The name an answer written as ``name = value`` assigns, if it is written so."""
+    assigned = _ASSIGNED.fullmatch(text)
+    return assigned["target"] if assigned else None
 
 
 def _native(key: str, tool: str, null: str, record: str) -> Language:

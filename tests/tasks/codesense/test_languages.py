@@ -112,3 +112,6 @@ def test_one_input_may_be_answered_by_its_value(tmp_path: Path) -> None:
     assert _verdict(inputs, "3")[0] == CORRECT
     assert _verdict(inputs, "{n = 3}")[0] == CORRECT
     assert _verdict(inputs, "4")[0] == INCORRECT
+    assert _verdict(inputs, "n = 3;")[0] == CORRECT
+    assert _verdict(inputs, "s = 3")[0] == INCORRECT      # the value, but of another name
+    assert _verdict(inputs, "n = 1" + " " * 5000 + "@")[0] == UNPARSABLE   # and at once
