@@ -141,14 +141,10 @@ def _statement(record: Record) -> Program:
     answer = record.get("Value After Statement Execution")
     value = ["bool", _yes_no(answer)] if published == "Branch" else _asked(answer)
     states = record.get("Variable States During Runtime", dict)
-    lines = _statement_lines(code, selected, answer, states)
-    fact: dict[str, Any] = {"task": "statement", "line": lines[0]}
-    if len(lines) > 1:
-        fact["lines"] = lines
-    fact.update({"statement": selected, "kind": STATEMENT_KINDS[published],
-            "before": {name: _shown(text) for name, text in
-                       record.get("Variable Values Before Statement", dict).items()},
-            "value": value})
+    before = {name: _shown(text) for name, text in
+              record.get("Variable Values Before Statement", dict).items()}
+    fact = native.statement_fact(_statement_lines(code, selected, answer, states), selected,
+                                 STATEMENT_KINDS[published], before, value)
     args, unshown = _arguments(function, record.get("Function Input", dict))
     meta: dict[str, Any] = {"kind": "statement", "statement_type": published}
     if unshown:

@@ -72,19 +72,26 @@ def statement(record: Record) -> Program:
     selected = record.get("Selected Statement").strip()
     answer = record.get("Value After Statement Execution", (str, dict))
     value = ["bool", _yes_no(answer)] if published == "Branch" else _asked(answer, selected)
-    lines = _lines(code, selected)
-    fact: dict[str, Any] = {"task": "statement", "line": lines[0]}
-    if len(lines) > 1:
-        fact["lines"] = lines
-    fact.update({"statement": selected, "kind": STATEMENT_KINDS[published],
-                 "before": {name: _context(text) for name, text in
-                            record.get("Variable Values Before Statement", dict).items()},
-                 "value": value})
+    before = {name: _context(text) for name, text in
+              record.get("Variable Values Before Statement", dict).items()}
+    fact = statement_fact(_lines(code, selected), selected, STATEMENT_KINDS[published],
+                          before, value)
     if published != "Branch":
         fact["text"] = _published_text(answer, value)
     meta = {"kind": "statement", "statement_type": published, **_project(record)}
     return _program(record, code, entry_point, _inputs(record.get("Function Input", dict)),
                     fact, meta)
+
+
+def statement_fact(lines: list[int], selected: str, kind: str, before: dict[str, Encoded],
+                   value: Encoded) -> dict[str, Any]:
+    """A published statement question, in either language's file: its first line, every
+    line holding its text when there are several, and what it asks."""
+    fact: dict[str, Any] = {"task": "statement", "line": lines[0]}
+    if len(lines) > 1:
+        fact["lines"] = lines
+    fact.update({"statement": selected, "kind": kind, "before": before, "value": value})
+    return fact
 
 
 def block(record: Record) -> Program:
