@@ -362,7 +362,11 @@ class _Harvest:
         would end the session."""
         project = False
         while frame is not None:
-            filename = os.path.realpath(frame.f_code.co_filename)
+            named = frame.f_code.co_filename
+            if named.startswith("<"):  # <frozen abc>, <string>: no file, never the project's
+                frame = frame.f_back   # (realpath would put it under the working folder)
+                continue
+            filename = os.path.realpath(named)
             if filename in _OWN_FILES:  # the recorder at work, or the bottom of the stack
                 return False
             if filename.startswith(self.runner_dirs):
