@@ -18,10 +18,18 @@ def dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+def utf8(text: str) -> bytes:
+    """JSON text as the UTF-8 bytes of a file. A lone surrogate (a reply's ``"\\ud800"``
+    escape reads as one) has no UTF-8 form and would stop the write, and with it a run:
+    it is written back as its ``\\uXXXX`` escape, which JSON reads as the same string (text
+    only ever sits inside a JSON string)."""
+    return text.encode("utf-8", "backslashreplace")
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` at once: a reader (or a crash) sees the old file or
     the new one, never part of either."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_bytes(utf8(text))
     os.replace(tmp, path)
 

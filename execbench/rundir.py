@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
-from execbench.jsonfiles import dumps, write_atomic
+from execbench.jsonfiles import dumps, utf8, write_atomic
 from execbench.models.base import GenerateConfig, Generation
 from execbench.settings import SettingError, at_least_one
 from execbench.tasks.base import Instance, Score
@@ -141,7 +141,7 @@ class RunConfig:
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
     """What a sample keeps of its prompt (logs stay small; reports render it again)."""
-    return hashlib.sha256(dumps({"messages": messages}).encode()).hexdigest()[:16]
+    return hashlib.sha256(utf8(dumps({"messages": messages}))).hexdigest()[:16]
 
 
 @dataclass
@@ -251,7 +251,7 @@ class SampleLog:
         self._fd = os.open(out / SAMPLES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def append(self, samples: list[Sample]) -> None:
-        os.write(self._fd, "".join([dumps(s.to_record()) + "\n" for s in samples]).encode())
+        os.write(self._fd, utf8("".join([dumps(s.to_record()) + "\n" for s in samples])))
 
     def close(self) -> None:
         os.close(self._fd)

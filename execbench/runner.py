@@ -50,7 +50,7 @@ from execbench.rundir import (
 from execbench.sandbox.pool import Limits, Sandbox
 from execbench.suite import load_suite
 from execbench.tasks import Score, Task, get_task
-from execbench.tasks.base import ERROR, SCORING_ERROR, Instance, pairings
+from execbench.tasks.base import ERROR, Instance, judge, pairings
 
 __all__ = ["RESULTS", "RUN_CONFIG", "SAMPLES", "Plan", "RunConfig", "RunError", "Sample",
            "load_run_config", "plan", "preview", "read_samples", "rescore", "run",
@@ -101,11 +101,7 @@ class _Scorer:
         self.sandbox = Sandbox(limits=limits) if needed else None
 
     def __call__(self, instance: Instance, text: str | None) -> Score:
-        task = get_task(instance.task)
-        try:
-            return task.score(instance, text, self.sandbox if task.needs_sandbox else None)
-        except Exception as exc:  # noqa: BLE001 - one odd answer must not stop the run
-            return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
+        return judge(instance, text, self.sandbox)
 
     def close(self) -> None:
         if self.sandbox is not None:

@@ -38,7 +38,8 @@ class InstanceSpool:
         for number, task in enumerate(self.tasks):
             path = self.folder / f".instances.{number}.part"
             self.parts[task] = path
-            self.files[task] = path.open("w", encoding="utf-8", newline="")
+            self.files[task] = path.open("w", encoding="utf-8", newline="",
+                                          errors="backslashreplace")  # as jsonfiles.utf8
         return self
 
     def add(self, task: str, lines: Iterable[str]) -> None:

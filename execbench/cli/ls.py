@@ -63,15 +63,28 @@ def _layouts() -> list[str]:
     return lines
 
 
+def _rewards() -> list[str]:
+    from execbench.rewards import OPTIONS
+
+    lines = []
+    for name in OPTIONS.names():
+        option = OPTIONS.get(name)
+        served = "every task" if option.tasks is None else ", ".join(sorted(option.tasks))
+        lines.append(f"{name:14} {option.description} [{served}]")
+    return lines
+
+
 LISTINGS: dict[str, Callable[[], list[str]]] = {
-    "tasks": _tasks, "formats": _formats, "models": _models, "layouts": _layouts}
+    "tasks": _tasks, "formats": _formats, "models": _models, "layouts": _layouts,
+    "rewards": _rewards}
 """What ``execbench ls WHAT`` prints, one line per entry (indented lines detail it)."""
 
 
 def list_things(what: Annotated[str, typer.Argument(
-        help="tasks, formats, models, layouts, or a suite folder.")] = "tasks") -> None:
+        help="tasks, formats, models, layouts, rewards, or a suite folder.")] = "tasks") -> None:
     """List the tasks (with their -T options), source formats, model kinds (with their
-    environment variables and -M keys), report layouts, or what a suite holds."""
+    environment variables and -M keys), report layouts, reward options (`serve-rewards
+    --reward`), or what a suite holds."""
     if what in LISTINGS:
         out.print("\n".join(LISTINGS[what]()), highlight=False, markup=False)
     elif Path(what).is_dir():

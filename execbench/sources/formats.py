@@ -43,6 +43,9 @@ class Format:
     line_ids: bool = False
     """A record without ``id_key`` is named by its line number (CodeSense's C block file
     has no ids)."""
+    licence: str | None = None
+    """The licence of the publisher's files in this format (SPDX), for a format that is
+    one publisher's; ``export`` states it as the rows' licence unless told another."""
 
 
 FORMATS: Registry[Format] = Registry("format")
@@ -55,7 +58,7 @@ FORMATS.register("codesense", Format(
     "quantized; C: statement, block, input/output, aliasing; Java: input/output); "
     "recorded truth, never run",
     codesense.ID_KEY, lambda record, _: codesense.build(record), codesense.KEY_SETS,
-    codesense.held_tasks, line_ids=True))
+    codesense.held_tasks, line_ids=True, licence="CC-BY-4.0"))
 FORMATS.register("contest", Format(
     "contest solutions with dates (LiveCodeBench's execution records): code, "
     "function_name, input (the call), output, contest_date, difficulty",
@@ -63,18 +66,18 @@ FORMATS.register("contest", Format(
 FORMATS.register("cruxeval", Format(
     "JSONL with id, code, input, output (CRUXEval); entry point f",
     cruxeval.ID_KEY, lambda record, _: cruxeval.build(record),
-    (frozenset({"code", "input", "output"}),)))
+    (frozenset({"code", "input", "output"}),), licence="MIT"))
 FORMATS.register("evalplus", Format(
     "HumanEval+ / MBPP+ JSONL(.gz); calls from base_input (--plus-inputs adds plus_input)",
     evalplus.ID_KEY,
     lambda record, reading: evalplus.build(record, plus_inputs=reading.plus_inputs),
-    (frozenset({"base_input"}),)))
+    (frozenset({"base_input"}),), licence="Apache-2.0"))
 FORMATS.register("humaneval", Format(
     "JSONL(.gz) with task_id, prompt, canonical_solution, test, entry_point; calls from the "
     "test's candidate(...) lines; also the built-in name humaneval",
     humaneval.ID_KEY,
     lambda record, reading: humaneval.build(record, test_calls=reading.test_calls),
-    (frozenset({"prompt", "canonical_solution", "test", "entry_point"}),)))
+    (frozenset({"prompt", "canonical_solution", "test", "entry_point"}),), licence="MIT"))
 FORMATS.register("generic", Format(
     "JSONL with id, code, entry_point, calls (argument texts or {args, expected})",
     generic.ID_KEY, lambda record, _: generic.build(record), (frozenset({"code", "calls"}),)))

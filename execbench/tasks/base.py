@@ -74,7 +74,8 @@ _COMMON: dict[str, type] = {"id": str, "task": str, "source": str, "program_id":
 TASK_SETTABLE = ("code", "mutation")
 """Common fields a task's ``build`` may set (the mutant's code, the mutation it made);
 setting any other common field is a bug the build stops on."""
-RESERVED = frozenset({"schema_version", *_COMMON, "mutation", "recorded", "language"}) \
+RESERVED = frozenset({"schema_version", *_COMMON, "mutation", "recorded", "language",
+                       "date"}) \
     - set(TASK_SETTABLE)
 """Record keys a task's fields may not use."""
 
@@ -107,10 +108,16 @@ class Instance:
     language: str = PYTHON
     """The language of ``code`` (``program.LANGUAGES``); written only when not Python, so
     that Python suites keep their bytes."""
+    date: str | None = None
+    """The day the program was published (``sources.dates``), where its source says:
+    training data exported from a suite states it, so a trainer can keep a model's test
+    problems later than its training problems. Written only when known."""
 
     @classmethod
     def build(cls, task: str, program: Program, index: int, fields: dict[str, Any]) -> Instance:
         """The instance a task's ``build`` describes with ``fields`` for call ``index``."""
+        from execbench.sources.dates import program_date  # the sources import the tasks
+
         data = dict(fields)
         overrides = {name: data.pop(name) for name in TASK_SETTABLE if name in data}
         clash = sorted(set(data) & RESERVED)
@@ -123,7 +130,8 @@ class Instance:
                    code=overrides.get("code", program.code), entry_point=program.entry_point,
                    args=call.args, data=data,
                    mutation=overrides.get("mutation", program.meta.get("mutation")),
-                   recorded=call.recorded is not None, language=program.language)
+                   recorded=call.recorded is not None, language=program.language,
+                   date=None if (day := program_date(program)) is None else day.isoformat())
 
     @property
     def call(self) -> str:
@@ -131,8 +139,8 @@ class Instance:
         return f"{self.entry_point}({self.args})"
 
     def to_record(self) -> dict[str, Any]:
-        """The JSON record; ``mutation``, ``recorded`` and ``language`` appear only when
-        set."""
+        """The JSON record; ``mutation``, ``recorded``, ``language`` and ``date`` appear
+        only when set."""
         record = {"schema_version": SCHEMA_VERSION,
                   **{name: getattr(self, name) for name in _COMMON}, **self.data}
         if self.mutation is not None:
@@ -141,6 +149,8 @@ class Instance:
             record["recorded"] = True
         if self.language != PYTHON:
             record["language"] = self.language
+        if self.date is not None:
+            record["date"] = self.date
         return record
 
     @classmethod
@@ -161,8 +171,11 @@ class Instance:
         if language not in LANGUAGES:
             raise InstanceError(f"instance {record.get('id')!r}: unknown language "
                                 f"{language!r} (known: {', '.join(LANGUAGES)})")
+        date = data.pop("date", None)
+        if date is not None and not isinstance(date, str):
+            raise InstanceError(f"instance {record.get('id')!r}: field 'date' should be str")
         return cls(**common, data=data, mutation=mutation, recorded=recorded,
-                   language=language)
+                   language=language, date=date)
 
 
 @dataclass
@@ -182,6 +195,18 @@ class Score:
     @property
     def correct(self) -> bool:
         return self.verdict == CORRECT
+
+
+def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> Score:
+    """The verdict on one response, as every scorer gives it (``run``, ``score``, the
+    rewards): the instance's task scores it, with the sandbox when the task runs code, and
+    an exception from the task becomes ``SCORING_ERROR`` (one odd answer must not stop a
+    run, nor a trainer's batch)."""
+    task = get_task(instance.task)
+    try:
+        return task.score(instance, response, sandbox if task.needs_sandbox else None)
+    except Exception as exc:  # noqa: BLE001 - recorded as the verdict
+        return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
 
 
 @dataclass(frozen=True)

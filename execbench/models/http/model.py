@@ -22,6 +22,7 @@ from typing import Any
 
 import aiohttp
 
+from execbench.jsonfiles import utf8
 from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
 from execbench.models.http.endpoints import Endpoints
 from execbench.models.http.replies import Reader, json_reader
@@ -234,7 +235,7 @@ class HttpModel(ModelBase, ABC):
         streamed = self.streams(config)
         if streamed:
             payload.update(self.stream_fields())
-        data = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+        data = utf8(json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
         start = time.perf_counter()
         try:
             generation, attempts, endpoint = await post(

@@ -1,0 +1,116 @@
+"""``execbench serve-rewards``: the rewards of ``execbench.rewards`` over HTTP.
+
+``POST /get_reward`` (or ``/``) takes a batch in either of two forms and answers with one
+reward per item, in order:
+
+* OpenRLHF's remote reward model: ``{"query": [...], "prompts": [...], "labels": [...]}``,
+  each query being its prompt followed by the response, each label an exported row's
+  ``ground_truth``;
+* execbench's own: ``{"responses": [...], "ground_truths": [...]}``.
+
+The reply is ``{"rewards": [...], "scores": [...], "extra_logs": {"correct": [...],
+"parsed": [...]}, "verdicts": [...]}`` (``rewards`` and ``scores`` are the same numbers:
+OpenRLHF reads one or the other). A request that cannot be scored as a whole (not JSON,
+lists of different lengths, a label that is no exported ground truth) gets a 400 with
+``{"error": "..."}`` saying why in one line, and the server goes on. ``GET /health``
+answers ``{"status": "ok"}``.
+
+Each batch is scored in a worker thread, so a batch whose rows run code does not hold up
+another's reading; its rows share nothing but the sandbox pool, in which each response
+runs as its own unit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+
+from execbench.rewards import Reward, Rewarder, RewardError
+
+MAX_REQUEST_BYTES = 512 * 1024 * 1024
+"""The largest body the server reads; a batch of long prompts and truths fits well inside."""
+
+
+def responses_of(body: Any) -> tuple[list[Any], list[Any]]:
+    """The (ground truths, responses) of a request body, in either form;
+    ``RewardError`` says what is wrong with one that is neither."""
+    if not isinstance(body, dict):
+        raise RewardError("the request body is not a JSON object")
+    if "ground_truths" in body or "responses" in body:
+        truths, responses = body.get("ground_truths"), body.get("responses")
+        _lists(("ground_truths", truths), ("responses", responses))
+        return truths, responses
+    queries, prompts, labels = body.get("query"), body.get("prompts"), body.get("labels")
+    if queries is None:
+        raise RewardError("expected {\"query\", \"prompts\", \"labels\"} (OpenRLHF) or "
+                          "{\"responses\", \"ground_truths\"}")
+    _lists(("query", queries), ("prompts", prompts), ("labels", labels))
+    answers = []
+    for index, (query, prompt) in enumerate(zip(queries, prompts, strict=True)):
+        if not isinstance(query, str) or not isinstance(prompt, str) \
+                or not query.startswith(prompt):
+            raise RewardError(f"query {index} does not start with its prompt, so its response "
+                              "cannot be told apart")
+        answers.append(query[len(prompt):])
+    return labels, answers
+
+
+def _lists(*named: tuple[str, Any]) -> None:
+    lengths = set()
+    for name, value in named:
+        if not isinstance(value, list):
+            raise RewardError(f"{name!r} must be a list")
+        lengths.add(len(value))
+    if len(lengths) > 1:
+        raise RewardError("the lists " + ", ".join(repr(name) for name, _ in named)
+                          + " differ in length")
+
+
+def reply(rewards: list[Reward]) -> dict[str, Any]:
+    values = [done.value for done in rewards]
+    return {"rewards": values, "scores": values,
+            "extra_logs": {"correct": [float(done.score.correct) for done in rewards],
+                           "parsed": [float(done.parsed) for done in rewards]},
+            "verdicts": [done.score.verdict for done in rewards]}
+
+
+def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None
+             ) -> web.Application:
+    """The service's application, scoring with ``rewarder``."""
+
+    async def score(request: web.Request) -> web.Response:
+        try:
+            body = json.loads(await request.read())
+        except (ValueError, RecursionError):
+            return _refused("the request body is not JSON", log)
+        try:
+            truths, responses = responses_of(body)
+            rewards = await asyncio.to_thread(rewarder.rewards, truths, responses)
+        except RewardError as exc:
+            return _refused(str(exc), log)
+        return web.json_response(reply(rewards))
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "reward": rewarder.choice.describe()})
+
+    app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+    app.router.add_post("/", score)
+    app.router.add_post("/get_reward", score)
+    app.router.add_get("/health", health)
+    return app
+
+
+def _refused(why: str, log: Callable[[str], None]) -> web.Response:
+    log(f"refused a request: {why}")
+    return web.json_response({"error": why}, status=400)
+
+
+def serve(rewarder: Rewarder, host: str, port: int,
+          log: Callable[[str], None] = print) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM)."""
+    web.run_app(make_app(rewarder, log), host=host, port=port, print=None,
+                handle_signals=True)
