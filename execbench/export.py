@@ -92,9 +92,11 @@ def family(instance: Instance) -> str:
     return original if isinstance(original, str) else instance.program_id
 
 
-def normalised(code: str, language: str = PYTHON) -> str:
-    """The text two copies of a program share whatever their layout, comments and
-    docstrings; a program that does not parse (or is not Python) by its words alone."""
+def normalised(code: str, language: str = PYTHON, entry_point: str | None = None) -> str:
+    """The text two copies of a program share whatever their layout, comments, docstrings
+    and the name of the function asked about; a program that does not parse (or is not
+    Python) by its words alone."""
+    renamed = "_entry_point_"
     if language == PYTHON:
         try:
             tree = ast.parse(code)
@@ -106,8 +108,15 @@ def normalised(code: str, language: str = PYTHON) -> str:
                 if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                         and isinstance(body[0].value, ast.Constant) \
                         and isinstance(body[0].value.value, str):
-                    body[0] = ast.Pass()
+                    body[0:1] = [] if len(body) > 1 else [ast.Pass()]
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) \
+                        and node.name == entry_point:
+                    node.name = renamed
+                elif isinstance(node, ast.Name) and node.id == entry_point:
+                    node.id = renamed
             return ast.unparse(tree)
+    if entry_point:
+        code = re.sub(rf"\b{re.escape(entry_point)}\b", renamed, code)
     return " ".join(code.split())
 
 
@@ -145,7 +154,8 @@ class _Evaluation:
 
 
 def _text_key(instance: Instance) -> str:
-    return hashlib.sha256(utf8(normalised(instance.code, instance.language))).hexdigest()
+    text = normalised(instance.code, instance.language, instance.entry_point)
+    return hashlib.sha256(utf8(text)).hexdigest()
 
 
 def assign_splits(families: list[str], splits: dict[str, float], seed: int) -> dict[str, str]:
@@ -246,7 +256,7 @@ def _licence(source: str, formats: dict[str, str], options: ExportOptions) -> st
     fmt = formats.get(source)
     if fmt == "dsl":
         return GENERATED_LICENCE
-    stated = FORMATS.get(fmt).licence if fmt in FORMATS else None
+    stated = FORMATS.get(fmt).licence if fmt is not None and fmt in FORMATS else None
     return stated or UNKNOWN_LICENCE
 
 

@@ -41,14 +41,12 @@ def responses_of(body: Any) -> tuple[list[Any], list[Any]]:
     if not isinstance(body, dict):
         raise RewardError("the request body is not a JSON object")
     if "ground_truths" in body or "responses" in body:
-        truths, responses = body.get("ground_truths"), body.get("responses")
-        _lists(("ground_truths", truths), ("responses", responses))
+        truths, responses = _lists(body, "ground_truths", "responses")
         return truths, responses
-    queries, prompts, labels = body.get("query"), body.get("prompts"), body.get("labels")
-    if queries is None:
+    if "query" not in body:
         raise RewardError("expected {\"query\", \"prompts\", \"labels\"} (OpenRLHF) or "
                           "{\"responses\", \"ground_truths\"}")
-    _lists(("query", queries), ("prompts", prompts), ("labels", labels))
+    queries, prompts, labels = _lists(body, "query", "prompts", "labels")
     answers = []
     for index, (query, prompt) in enumerate(zip(queries, prompts, strict=True)):
         if not isinstance(query, str) or not isinstance(prompt, str) \
@@ -59,15 +57,15 @@ def responses_of(body: Any) -> tuple[list[Any], list[Any]]:
     return labels, answers
 
 
-def _lists(*named: tuple[str, Any]) -> None:
-    lengths = set()
-    for name, value in named:
+def _lists(body: dict[str, Any], *names: str) -> list[list[Any]]:
+    """The body's lists ``names``, all of one length."""
+    found = [body.get(name) for name in names]
+    for name, value in zip(names, found, strict=True):
         if not isinstance(value, list):
             raise RewardError(f"{name!r} must be a list")
-        lengths.add(len(value))
-    if len(lengths) > 1:
-        raise RewardError("the lists " + ", ".join(repr(name) for name, _ in named)
-                          + " differ in length")
+    if len({len(value) for value in found if isinstance(value, list)}) > 1:
+        raise RewardError("the lists " + ", ".join(map(repr, names)) + " differ in length")
+    return [value for value in found if isinstance(value, list)]
 
 
 def reply(rewards: list[Reward]) -> dict[str, Any]:

@@ -579,7 +579,8 @@ def test_ls_suite_says_what_it_holds(tiny: Path) -> None:
     assert "  output: 3 instances from 2 programs (sources: good); first: output/good/inc/0, "\
            "output/good/inc/1, output/good/rev/0" in lines
     assert refused("ls", tiny / "nowhere") == (
-        f"ls takes tasks, formats, models, layouts or a suite folder, not '{tiny / 'nowhere'}'")
+        "ls takes tasks, formats, models, layouts, rewards or a suite folder, not "
+        f"'{tiny / 'nowhere'}'")
 
 
 def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ LAYERS = (
     ("execbench.sources", "execbench.mutation"),
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
-     "execbench.rundir", "execbench.context_check", "execbench.runner"),
+     "execbench.rundir", "execbench.context_check", "execbench.runner", "execbench.rewards",
+     "execbench.reward_server", "execbench.export"),
     ("execbench.report",),
     ("execbench.cli",),
 )

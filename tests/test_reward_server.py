@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -24,6 +23,7 @@ import pytest
 from execbench.rewards import Rewarder, truth_text
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from tests.helpers.cli import EXECBENCH
 from tests.helpers.data import shared_data
 from tests.helpers.red_team import RED_TEAM
 from tests.helpers.waiting import eventually
@@ -139,8 +139,7 @@ def test_the_red_team_earns_nothing_from_a_real_server(tmp_path: Path) -> None:
             completions.append((name, truth, make(reference, str(marker))))
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-c", "from execbench.cli import app; app()", "serve-rewards",
-         "--port", str(port),
+        [EXECBENCH, "serve-rewards", "--port", str(port),
          "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True)
     try:
