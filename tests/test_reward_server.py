@@ -162,7 +162,7 @@ def test_the_red_team_earns_nothing_from_a_real_server(tmp_path: Path) -> None:
         honest_truths += [truth for truth, _ in repairs]
         assert post({"responses": honest, "ground_truths": honest_truths})["rewards"] == \
             [1.0] * len(honest)
-        assert len(completions) > 50
+        assert len(repairs) == 2 and len(completions) > 50
     finally:
         server.terminate()
         server.wait(30)
@@ -193,7 +193,7 @@ REPAIR_RED_TEAM: dict[str, Callable[[str, str], str]] = {
 def _repair_truths(folder: Path) -> list[tuple[str, str]]:
     """Two bug-repair instances of HumanEvalPack, as ground truths with their right fix."""
     build_suite([str(shared_data("humanevalpack.jsonl.gz"))], folder / "bugs",
-                BuildOptions(tasks=["bug-repair"], buggy=True, limit=2, workers=1))
+                BuildOptions(tasks=["bug-repair"], limit=2, workers=1))
     manifest, instances, _ = load_suite(folder / "bugs")
     return [(truth_text(i, manifest.recipe.limits), get_task(i.task).reference_response(i))
             for i in instances]
