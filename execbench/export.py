@@ -84,12 +84,24 @@ def parse_splits(text: str) -> dict[str, float]:
     return splits
 
 
+VARIANT_SUFFIXES = ("@mutant", "@buggy")
+"""What a build appends to a program's id for the variant it makes of it (``--mutate``,
+``--buggy``)."""
+
+
 def family(instance: Instance) -> str:
     """The program a row's program comes from: a mutant's or a buggy variant's original,
-    else the program itself (its calls and its tasks' variants share its id)."""
+    else the program itself (its calls and its tasks' variants share its id). Read from the
+    id, which every task keeps, not from ``mutation``, which a task on a variant replaces
+    with its own mutant's."""
     mutation = instance.mutation or {}
     original = mutation.get("original_id")
-    return original if isinstance(original, str) else instance.program_id
+    if isinstance(original, str):
+        return original
+    for suffix in VARIANT_SUFFIXES:
+        if instance.program_id.endswith(suffix):
+            return instance.program_id.removesuffix(suffix)
+    return instance.program_id
 
 
 def normalised(code: str, language: str = PYTHON, entry_point: str | None = None) -> str:

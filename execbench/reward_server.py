@@ -31,7 +31,7 @@ from aiohttp import web
 
 from execbench.rewards import Reward, Rewarder, RewardError
 
-MAX_REQUEST_BYTES = 512 * 1024 * 1024
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """The largest body the server reads; a batch of long prompts and truths fits well inside."""
 
 
@@ -81,13 +81,9 @@ def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None
     """The service's application, scoring with ``rewarder``."""
 
     async def score(request: web.Request) -> web.Response:
-        try:
-            body = json.loads(await request.read())
-        except (ValueError, RecursionError):
-            return _refused("the request body is not JSON", log)
-        try:
-            truths, responses = responses_of(body)
-            rewards = await asyncio.to_thread(rewarder.rewards, truths, responses)
+        data = await request.read()
+        try:  # parsing a large body takes a while: off the loop, as scoring is
+            rewards = await asyncio.to_thread(_score, rewarder, data)
         except RewardError as exc:
             return _refused(str(exc), log)
         return web.json_response(reply(rewards))
@@ -100,6 +96,15 @@ def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None
     app.router.add_post("/get_reward", score)
     app.router.add_get("/health", health)
     return app
+
+
+def _score(rewarder: Rewarder, data: bytes) -> list[Reward]:
+    try:
+        body = json.loads(data)
+    except (ValueError, RecursionError):
+        raise RewardError("the request body is not JSON") from None
+    truths, responses = responses_of(body)
+    return rewarder.rewards(truths, responses)
 
 
 def _refused(why: str, log: Callable[[str], None]) -> web.Response:

@@ -51,6 +51,15 @@ TRUTH_SCHEMA = 1
 """The version of the ground-truth JSON ``truth_text`` writes."""
 MAX_TRUTH_CHARS = 50_000_000
 """A ground truth longer than this is refused unread (a sent label is a client's to forge)."""
+CACHED_TRUTH_CHARS = 64_000
+"""Ground truths up to this long are kept read (``_read_text``); longer ones are read anew."""
+MAX_LIMITS = {"cpu_seconds": 600.0, "wall_seconds": 3600.0, "memory_mb": 65_536,
+              "stdout_bytes": 1 << 30, "file_bytes": 1 << 32, "recursion_limit": 100_000,
+              "max_steps": 10**12}
+"""The largest sandbox limits a ground truth may ask for (a sent label is a client's to
+forge; exported suites sit far below)."""
+MAX_SANDBOXES = 4
+"""Distinct sets of limits one rewarder serves: each keeps a pool of warm workers."""
 
 
 class RewardError(ValueError):
@@ -184,15 +193,21 @@ def read_truth(given: str | Mapping[str, Any]) -> Truth:
     """A ground truth as ``truth_text`` wrote it (or its parsed JSON); ``RewardError`` for
     anything else."""
     if isinstance(given, str):
-        return _read_text(given)
+        return _read_text(given) if len(given) <= CACHED_TRUTH_CHARS else _read_uncached(given)
     if isinstance(given, Mapping):
         return _read_record(given)
     raise RewardError(f"a ground truth is a JSON text, not a {type(given).__name__}")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def _read_text(text: str) -> Truth:
-    """Cached: a trainer scores several responses to each row, and a batch repeats rows."""
+    """Cached: a trainer scores several responses to each row, and a batch repeats rows.
+    Only texts up to ``CACHED_TRUTH_CHARS`` are kept, so the cache holds at most a few
+    hundred megabytes whatever the requests send."""
+    return _read_uncached(text)
+
+
+def _read_uncached(text: str) -> Truth:
     if len(text) > MAX_TRUTH_CHARS:
         raise RewardError(f"ground truth longer than {MAX_TRUTH_CHARS:,} characters")
     try:
@@ -221,13 +236,18 @@ def _read_record(record: Mapping[str, Any]) -> Truth:
         given = record.get("limits")
         if not isinstance(given, dict):
             raise RewardError(f"ground truth of a {instance.task} instance has no limits")
+        unknown = sorted(set(given) - set(MAX_LIMITS))
+        if unknown:
+            raise RewardError(f"ground truth limits: unknown {', '.join(unknown)}")
+        for name, value in given.items():
+            if not isinstance(value, int | float) or isinstance(value, bool) \
+                    or not 0 < value <= MAX_LIMITS[name]:
+                raise RewardError(f"ground truth limits: {name} must be a positive number "
+                                  f"up to {MAX_LIMITS[name]:,}")
         try:
             limits = Limits(**given)
-        except TypeError as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise RewardError(f"ground truth limits: {exc}") from None
-        if not all(isinstance(value, int | float) and not isinstance(value, bool)
-                   and value > 0 for value in asdict(limits).values()):
-            raise RewardError("ground truth limits must be positive numbers")
     return Truth(instance, limits)
 
 
@@ -241,11 +261,16 @@ def completion_text(completion: Any) -> str | None:
         return completion
     if isinstance(completion, Mapping):
         completion = [completion]
-    if isinstance(completion, Sequence) and completion and isinstance(completion[-1], Mapping):
-        content = completion[-1].get("content")
-        if isinstance(content, str):
-            return content
-    raise RewardError(f"a completion is a string or chat messages, not {type(completion).__name__}")
+    if not isinstance(completion, Sequence):
+        raise RewardError(f"a completion is a string or chat messages, not "
+                          f"{type(completion).__name__}")
+    # a message without readable text (no content, odd parts) is no answer, scored so
+    last = completion[-1] if completion and isinstance(completion[-1], Mapping) else {}
+    content = last.get("content")
+    if isinstance(content, list):  # content parts: their text, in order
+        content = "".join(part.get("text", "") for part in content
+                          if isinstance(part, Mapping) and isinstance(part.get("text"), str))
+    return content if isinstance(content, str) else None
 
 
 @dataclass(frozen=True)
@@ -294,6 +319,10 @@ class Rewarder:
             sandbox = self._sandboxes.get(limits)
             if sandbox is None:
                 from execbench.sandbox.pool import Sandbox
+
+                if len(self._sandboxes) >= MAX_SANDBOXES:
+                    raise RewardError(f"the rows ask for more than {MAX_SANDBOXES} sets of "
+                                      "sandbox limits; export them from fewer suites")
 
                 sandbox = self._sandboxes[limits] = Sandbox(self.workers, limits)
             return sandbox

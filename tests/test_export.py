@@ -58,8 +58,9 @@ def suites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     progs = _source(folder, "progs", CODE, date="2024-03-01")
     build_suite([str(progs)], folder / "originals",
                 BuildOptions(tasks=["output", "input", "coverage"], workers=2))
+    # the mutation task on a mutant replaces the instance's mutation with its own mutant's
     build_suite([str(progs)], folder / "mutants",
-                BuildOptions(tasks=["output", "input"], workers=2, mutate=True))
+                BuildOptions(tasks=["output", "input", "mutation"], workers=2, mutate=True))
     # the same programs, laid out and commented anew, under other names
     copies = {f"copy_{key}": "# a copy\n" + code.replace("    ", "  ") for key, code in
               list(CODE.items())[:2]}
@@ -141,8 +142,10 @@ def test_a_mutant_whose_parent_is_evaluated_is_left_out(suites: dict[str, Path],
     rows = [json.loads(line) for line in (tmp_path / "out" / "train.jsonl").read_text()
             .splitlines()]
     assert len(rows) == len(mutants)
-    assert all(row["family"] == row["program_id"].removesuffix("@mutant")
-               and json.loads(row["mutation"])["original_id"] == row["family"] for row in rows)
+    assert {row["task"] for row in rows} == {"output", "input", "mutation"}
+    assert all(row["family"] == row["program_id"].removesuffix("@mutant") for row in rows)
+    assert all(json.loads(row["mutation"])["original_id"] == row["family"]
+               for row in rows if row["task"] != "mutation")
 
 
 def test_a_copy_under_another_name_is_left_out_by_its_text(suites: dict[str, Path],

@@ -76,6 +76,12 @@ def served(rewarder: Rewarder, log: list[str] | None = None) -> Iterator[Post]:
         loop.close()
 
 
+def _with(truth: str, part: str, key: str, value: Any) -> str:
+    record = json.loads(truth)
+    record[part][key] = value
+    return json.dumps(record)
+
+
 def _program_suite(folder: Path) -> Path:
     source = folder / "progs.jsonl"
     source.write_text(json.dumps({"id": "dbl", "code": "def dbl(x):\n    return 2 * x\n",
@@ -89,6 +95,7 @@ def test_batches_in_both_forms_and_malformed_requests(tmp_path: Path) -> None:
     manifest, instances, _ = load_suite(_program_suite(tmp_path))
     truths = [truth_text(i, manifest.recipe.limits) for i in instances]
     right = [get_task(i.task).reference_response(i) for i in instances]
+    runs = next(truth for truth in truths if '"limits"' in truth)  # an input instance's
     log: list[str] = []
     with Rewarder() as rewarder, served(rewarder, log) as post:
         answer = post({"responses": right + ["nonsense"] * len(right),
@@ -109,9 +116,24 @@ def test_batches_in_both_forms_and_malformed_requests(tmp_path: Path) -> None:
              "query 0 does not start with its prompt"),
             ({"prompts": ["y"]}, None, "OpenRLHF"),
             ({"responses": ["a"], "ground_truths": ["{}"]}, None, "schema None is not 1"),
-            ({"responses": [{"role": 1}], "ground_truths": truths[:1]}, None,
-             "a completion is a string or chat messages"),
+            ({"responses": [5], "ground_truths": truths[:1]}, None,
+             "a completion is a string or chat messages, not int"),
+            ({"responses": ["a"], "ground_truths": [_with(runs, "limits", "cpu_seconds",
+                                                           float("inf"))]},
+             None, "cpu_seconds must be a positive number"),
+            ({"responses": ["a"], "ground_truths": [_with(runs, "limits", "cpu_seconds",
+                                                           float("nan"))]},
+             None, "cpu_seconds must be a positive number"),
+            ({"responses": ["a"], "ground_truths": [_with(truths[0], "instance", "language",
+                                                           ["python"])]},
+             None, "unknown language"),
         ]
+        # a message without readable text is no answer, not a broken batch
+        odd = post({"responses": [[{"role": "assistant", "content": None}],
+                                  [{"role": "assistant", "content": [{"type": "text",
+                                                                      "text": right[0]}]}]],
+                    "ground_truths": truths[:1] * 2})
+        assert odd["verdicts"][0] == "unparsable" and odd["rewards"] == [0.0, 1.0]
         for body, raw, why in refused:
             assert why in post(body, status=400, raw=raw)["error"]
         assert len(log) == len(refused)

@@ -168,7 +168,7 @@ class Instance:
         mutation = data.pop("mutation", None)
         recorded = data.pop("recorded", False) is True
         language = data.pop("language", PYTHON)
-        if language not in LANGUAGES:
+        if not isinstance(language, str) or language not in LANGUAGES:
             raise InstanceError(f"instance {record.get('id')!r}: unknown language "
                                 f"{language!r} (known: {', '.join(LANGUAGES)})")
         date = data.pop("date", None)
