@@ -18,22 +18,19 @@ costs.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from common import DEFAULT_DATA
 
+from execbench.reward_server import serving
 from execbench.rewards import Rewarder, _read_text, truth_text
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
@@ -87,29 +84,6 @@ def _best(repeats: int, score: Callable[[], object]) -> float:
         score()
         timings.append(time.perf_counter() - start)
     return min(timings)
-
-
-@contextlib.contextmanager
-def _served(rewarder: Rewarder) -> Iterator[str]:
-    from aiohttp import web
-
-    from execbench.reward_server import make_app
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(make_app(rewarder))
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}/get_reward"
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
 
 
 def _post_all(url: str, pairs: list[tuple[str, str]]) -> list[float | None]:
@@ -167,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 rewarder.rewards(truths, answers)
 
             local = _best(options.repeats, cold)
-            with _served(rewarder) as url:
+            with serving(rewarder) as url:
                 served = _best(options.repeats, lambda url=url, pairs=pairs: _post_all(url, pairs))
                 assert _post_all(url, pairs) == expected, "the service disagrees"
             sample = pairs[: options.baseline]

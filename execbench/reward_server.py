@@ -23,8 +23,10 @@ runs as its own unit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from aiohttp import web
@@ -117,3 +119,25 @@ def serve(rewarder: Rewarder, host: str, port: int,
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
     web.run_app(make_app(rewarder, log), host=host, port=port, print=None,
                 handle_signals=True)
+
+
+@contextlib.contextmanager
+def serving(rewarder: Rewarder, host: str = "127.0.0.1", port: int = 0,
+            log: Callable[[str], None] = lambda _: None) -> Iterator[str]:
+    """The service in a thread of this process while the block runs (a trainer's own
+    process, a test, a benchmark); yields its ``/get_reward`` URL (``port=0``: a free one)."""
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(make_app(rewarder, log))
+    loop.run_until_complete(runner.setup())
+    site = web.TCPSite(runner, host, port)
+    loop.run_until_complete(site.start())
+    bound = runner.addresses[0][1]
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{bound}/get_reward"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()

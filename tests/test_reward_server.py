@@ -4,13 +4,11 @@ server process, with the evidence that nothing of them ran checked from outside 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import socket
 import subprocess
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -55,25 +53,11 @@ def _poster(url: str) -> Post:
 
 @contextlib.contextmanager
 def served(rewarder: Rewarder, log: list[str] | None = None) -> Iterator[Post]:
-    """The service's app on a free local port, in a thread, while the block runs."""
-    from aiohttp import web
+    """The service on a free local port, in a thread, while the block runs."""
+    from execbench.reward_server import serving
 
-    from execbench.reward_server import make_app
-
-    port = _free_port()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(make_app(rewarder, (log if log is not None else []).append))
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    try:
-        yield _poster(f"http://127.0.0.1:{port}/get_reward")
-    finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(30)
-        loop.close()
+    with serving(rewarder, log=(log if log is not None else []).append) as url:
+        yield _poster(url)
 
 
 def _with(truth: str, part: str, key: str, value: Any) -> str:
