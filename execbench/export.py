@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench import __version__
-from execbench.jsonfiles import utf8
+from execbench.jsonfiles import utf8, write_atomic
 from execbench.program import PYTHON
 from execbench.rundir import prompt_hash
 from execbench.suite import load_suite
@@ -251,7 +251,7 @@ def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummar
                           "by_reason": dict(Counter(_reason_kind(d["reason"])
                                                     for d in dropped)),
                           "rows": dropped}}
-    (out / EXPORT_MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_atomic(out / EXPORT_MANIFEST, json.dumps(record, indent=2) + "\n")
     return ExportSummary({name: len(found) for name, found in rows.items()}, dropped, record)
 
 
