@@ -14,7 +14,8 @@ import execbench
 PACKAGE = Path(execbench.__file__).parent
 LAYERS = (
     ("execbench", "execbench.registry", "execbench.settings", "execbench.program",
-     "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles", "execbench.spool"),
+     "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles", "execbench.spool",
+     "execbench.executors"),
     ("execbench.sources", "execbench.mutation"),
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",

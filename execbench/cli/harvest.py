@@ -12,6 +12,7 @@ from execbench.cli.app import counts_at_least_one, err, fail, out, warn
 from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
+    from execbench.executors import ExecutorChoice
     from execbench.sources.harvest import HarvestOptions, HarvestResult
 
 
@@ -42,12 +43,19 @@ def harvest(
     test_timeout: Annotated[float, typer.Option(
         help="Seconds for one test, its fixtures included; a test past it fails and the "
              "run goes on.")] = 60.0,
+    executor: Annotated[str, typer.Option(
+        help="Where projects are harvested: local (one after another here) or ray (each "
+             "a Ray task on whichever node has room; needs execbench[ray]).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(
+        help="The Ray cluster to use (ray://HOST:PORT or HOST:PORT); default: the one "
+             "RAY_ADDRESS names, else a new local one.", show_default=False)] = None,
     progress_every: ProgressEvery = 10.0,
 ) -> None:
     """Run each project's pytest suite, recording calls of its functions, and write them
     as a generic JSONL source (recorded traces) for `execbench build`."""
     import shlex
 
+    from execbench.executors import ExecutorChoice, ExecutorError
     from execbench.sources.harvest import HarvestError, HarvestOptions
 
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
@@ -66,11 +74,15 @@ def harvest(
                              test_timeout=test_timeout)
     given = projects or []
     try:
+        choice = ExecutorChoice(executor, ray_address)
         if len(given) == 1 and listing is None and out_file.suffix == ".jsonl":
+            if choice.name != "local":
+                fail(f"--executor {choice.name} writes a folder of projects: give --out a "
+                     "folder")
             _one(given[0], out_file, options, progress_every)
         else:
-            _many(given, listing, out_file, options, progress_every)
-    except HarvestError as exc:
+            _many(given, listing, out_file, options, progress_every, choice)
+    except (HarvestError, ExecutorError) as exc:
         fail(str(exc))
 
 
@@ -102,28 +114,32 @@ def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -
 
 
 def _many(given: list[Path], listing: Path | None, out_dir: Path, options: HarvestOptions,
-          every: float) -> None:
+          every: float, executor: ExecutorChoice) -> None:
     """Several projects into a folder: a line per project, then the merged file; exit 1
     if a project failed (the others are written all the same)."""
-    from execbench.sources.harvest_many import Project, harvest_projects, projects_from
+    from execbench.sources.harvest_many import Outcome, Project, harvest_projects, projects_from
 
     if out_dir.suffix == ".jsonl" or out_dir.is_file():
         fail(f"--out {out_dir}: several projects are written to a folder, not a file")
     projects = projects_from(given, listing)
-    place = {project.name: index for index, project in enumerate(projects)}
+    done: list[Outcome] = []
     with Progress("harvest", "projects", every) as shown:
 
         def started(project: Project) -> None:
-            shown.update(place[project.name], len(projects), project.name)
+            shown.update(len(done), len(projects), project.name)
 
         def progress(project: Project, status: dict[str, Any]) -> None:
-            shown.update(place[project.name], len(projects),
+            shown.update(len(done), len(projects),
                          f"{project.name}: {status['tests']}/{status['total'] or '?'} tests, "
                          + _recorded(status))
 
+        def finished(outcome: Outcome) -> None:
+            done.append(outcome)
+            shown.update(len(done), len(projects), f"{outcome.project.name}: {outcome.state}")
+
         outcomes = harvest_projects(projects, out_dir, options, progress=progress,
                                     warn=lambda message: warn(message, "skipped"),
-                                    started=started)
+                                    started=started, executor=executor, finished=finished)
         shown.update(len(projects), len(projects))
     failed = 0
     for outcome in outcomes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -27,11 +28,12 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from execbench import __version__
+from execbench.executors import LOCAL, ExecutorChoice, run_units
 from execbench.sources.harvest import (
     COPY_IGNORED,
     HarvestError,
@@ -180,50 +182,145 @@ def _inside(archive: Path, into: Path, names: list[str]) -> None:
 def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions,
                      progress: Callable[[Project, dict[str, Any]], None] | None = None,
                      warn: Callable[[str], None] = lambda message: None,
-                     started: Callable[[Project], None] | None = None) -> list[Outcome]:
-    """Harvest each project in turn into ``out`` (see the module doc); returns what became
-    of each, in the order given."""
+                     started: Callable[[Project], None] | None = None,
+                     executor: ExecutorChoice = LOCAL,
+                     finished: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Harvest each project into ``out`` (see the module doc) on ``executor``; returns what
+    became of each, in the order given. ``started`` and ``progress`` (a project's tests as
+    they run) are called where the harvest runs in this process; ``finished`` as each
+    project's outcome is written, wherever it ran."""
     folder = out / "projects"
     folder.mkdir(parents=True, exist_ok=True)
-    outcomes = []
+    outcomes: dict[str, Outcome] = {}
+    jobs: list[_Job] = []
     for project in projects:
-        if started is not None:
-            started(project)
-        outcomes.append(_one(project, folder, options, progress, warn))
-    _merge(out / "harvest.jsonl", folder, [o for o in outcomes if o.state != "failed"])
-    return outcomes
+        outcome, key = _already(project, folder, options)
+        if outcome is None:
+            jobs.append(_Job(project, key, options, *_shipped(project, executor)))
+        else:
+            outcomes[project.name] = outcome
+            if finished is not None:
+                finished(outcome)
+    if executor.name == "local":
+        for job in jobs:
+            job.started = started
+            job.progress = progress
+    for position, run in run_units(executor, harvest_unit, jobs):
+        job = jobs[position]
+        for message in run.warnings:
+            warn(f"{job.project.name}: {message}")
+        outcomes[job.project.name] = outcome = _record(job, run, folder)
+        if finished is not None:
+            finished(outcome)
+    ordered = [outcomes[project.name] for project in projects]
+    _merge(out / "harvest.jsonl", folder, [o for o in ordered if o.state != "failed"])
+    return ordered
 
 
-def _one(project: Project, folder: Path, options: HarvestOptions,
-         progress: Callable[[Project, dict[str, Any]], None] | None,
-         warn: Callable[[str], None]) -> Outcome:
+@dataclass
+class _Job:
+    """One project's harvest as a unit of work: all it needs, wherever it runs."""
+
+    project: Project
+    key: str
+    options: HarvestOptions
+    payload: tuple[str, bytes] | None = None
+    """The project's files as a file name and its bytes (an archive, or the folder packed
+    as a tar), when it runs where its path may not exist (Ray); ``None`` to read it from
+    its path."""
+    error: str | None = None
+    """Why it cannot be shipped, said as its failure."""
+    started: Callable[[Project], None] | None = None
+    progress: Callable[[Project, dict[str, Any]], None] | None = None
+
+
+@dataclass
+class _Run:
+    """A unit's result: the project's records (ids prefixed) and summary, or its error."""
+
+    records: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def _already(project: Project, folder: Path, options: HarvestOptions
+             ) -> tuple[Outcome | None, str]:
+    """The outcome of a project that needs no harvest (done with the same key, or not
+    readable), and its key."""
     records, summary_path = folder / f"{project.name}.jsonl", folder / f"{project.name}.json"
     try:
         key = project_key(project, options)
     except OSError as exc:
-        return _failed(project, summary_path, records, "", f"cannot read it: {exc}")
+        return _failed(project, summary_path, records, "", f"cannot read it: {exc}"), ""
     old = _read_summary(summary_path)
     if old.get("key") == key and "error" not in old and records.is_file():
-        return Outcome(project, "already harvested", old)
-    # gone before the records change, so a run stopped in between leaves no summary that
-    # could vouch for them
-    summary_path.unlink(missing_ok=True)
+        return Outcome(project, "already harvested", old), key
+    return None, key
+
+
+def _shipped(project: Project, executor: ExecutorChoice
+             ) -> tuple[tuple[str, bytes] | None, str | None]:
+    """What a project's unit carries: nothing locally (it reads the path); on Ray, the
+    archive's bytes, or the folder's files (those ``project_key`` reads) packed as a tar,
+    so that a node without the driver's files can harvest it."""
+    if executor.name == "local":
+        return None, None
+    if not project.path.is_dir():
+        return (project.path.name, project.path.read_bytes()), None
+    packed = io.BytesIO()
+    with tarfile.open(fileobj=packed, mode="w") as tar:
+        for relative, full in _contents(project.path):
+            if full == Path(os.devnull):
+                return None, (f"{relative.split(' -> ')[0]} is a symbolic link, which a "
+                              "project shipped to Ray cannot hold; give it without links")
+            tar.add(full, arcname=f"{project.name}/{relative}", recursive=False)
+    return (f"{project.name}.tar", packed.getvalue()), None
+
+
+def harvest_unit(job: _Job) -> _Run:
+    """One project harvested where the executor runs it: unpacked into a scratch folder
+    if shipped, harvested in its own jail, its records read back with prefixed ids."""
+    if job.error is not None:
+        return _Run(error=job.error)
+    if job.started is not None:
+        job.started(job.project)
+    run = _Run()
+    progress, project = job.progress, job.project
     each = None if progress is None else (lambda status: progress(project, status))
     try:
         with tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
-            root = project.path if project.path.is_dir() else \
-                unpacked(project.path, Path(scratch) / "unpacked")
+            source = project.path
+            if job.payload is not None:
+                name, data = job.payload
+                source = Path(scratch) / name
+                source.write_bytes(data)
+            root = source if source.is_dir() else unpacked(source, Path(scratch) / "unpacked")
             scratch_out = Path(scratch) / "harvest.jsonl"
-            result = harvest(root, scratch_out, options, progress=each,
-                             warn=lambda message: warn(f"{project.name}: {message}"))
-            _prefixed(scratch_out, records, project.name)
+            result = harvest(root, scratch_out, job.options, progress=each,
+                             warn=run.warnings.append)
+            run.records = _prefixed(scratch_out, project.name)
     except (HarvestError, OSError) as exc:
-        return _failed(project, summary_path, records, key, str(exc))
+        return _Run(error=str(exc), warnings=run.warnings)
     if result.ended_early:
-        return _failed(project, summary_path, records, key,
-                       f"the test run ended early: {result.last_line}")
+        return _Run(error=f"the test run ended early: {result.last_line}",
+                    warnings=run.warnings)
+    run.summary = summary_of(result)
+    return run
+
+
+def _record(job: _Job, run: _Run, folder: Path) -> Outcome:
+    """A unit's result written as its project's files."""
+    project = job.project
+    records, summary_path = folder / f"{project.name}.jsonl", folder / f"{project.name}.json"
+    if run.error is not None:
+        return _failed(project, summary_path, records, job.key, run.error)
+    # gone before the records change, so a run stopped in between leaves no summary that
+    # could vouch for them
+    summary_path.unlink(missing_ok=True)
+    _write_whole(records, run.records)
     summary = {"version": SUMMARY_VERSION, "project": project.name,
-               "path": str(project.path), "key": key, **summary_of(result)}
+               "path": str(project.path), "key": job.key, **run.summary}
     _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "harvested", summary)
 
@@ -261,7 +358,7 @@ def _read_summary(path: Path) -> dict[str, Any]:
         else {}
 
 
-def _prefixed(source: Path, target: Path, name: str) -> None:
+def _prefixed(source: Path, name: str) -> str:
     """``source``'s records with ids made unique across projects."""
     lines = []
     for line in source.read_text(encoding="utf-8").splitlines():
@@ -269,7 +366,7 @@ def _prefixed(source: Path, target: Path, name: str) -> None:
         record["id"] = f"{name}:{record['id']}"
         record["meta"] = {**record.get("meta", {}), "project": name}
         lines.append(json.dumps(record) + "\n")
-    _write_whole(target, "".join(lines))
+    return "".join(lines)
 
 
 def _merge(target: Path, folder: Path, outcomes: list[Outcome]) -> None:

@@ -1,4 +1,5 @@
-"""A machine under load, for tests whose results must not depend on it."""
+"""A machine under load, for tests whose results must not depend on it, and the harvest's
+processes still alive on it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import contextlib
 import multiprocessing
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 
 def _spin() -> None:
@@ -26,3 +28,19 @@ def busy_cores() -> Iterator[None]:
         for spinner in spinners:
             spinner.kill()
             spinner.join()
+
+
+def harvest_processes() -> dict[int, str]:
+    """Processes of any harvest's jail or child alive on this machine, by pid, with their
+    command lines."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "execbench.sandbox.harvest_" in command:
+            found[int(entry.name)] = command
+    return found

@@ -16,27 +16,12 @@ import pytest
 
 from execbench.sources.harvest import HarvestOptions, harvest
 from tests.helpers.data import SHARED_DATA, needs_shared_data
-from tests.helpers.load import busy_cores
+from tests.helpers.load import busy_cores, harvest_processes
 
 PROJECTS = SHARED_DATA / "projects"
 REPEATS = int(os.environ.get("EXECBENCH_HARVEST_REPEATS", "3"))
 ARCHIVES = ["toolz-1.2.0.tar.gz", "inflection-0.5.1.tar.gz"] + (
     ["more_itertools-11.2.1.tar.gz"] if "EXECBENCH_HARVEST_REPEATS" in os.environ else [])
-
-
-def _harvest_processes() -> list[str]:
-    """Processes of any harvest's jail or child still alive on this machine."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if "execbench.sandbox.harvest_" in command:
-            found.append(f"{entry.name}: {command}")
-    return found
 
 
 @pytest.mark.slow
@@ -47,7 +32,7 @@ def test_a_busy_machine_harvests_the_same_bytes_every_time(archive: str, tmp_pat
     with tarfile.open(PROJECTS / archive) as tar:
         tar.extractall(tmp_path / "src", filter="data")
     [root] = list((tmp_path / "src").iterdir())
-    assert not _harvest_processes()
+    assert not harvest_processes()
     files = set()
     with busy_cores():
         for attempt in range(REPEATS):
@@ -56,6 +41,6 @@ def test_a_busy_machine_harvests_the_same_bytes_every_time(archive: str, tmp_pat
             assert not result.timed_out and not result.hung and result.pytest_exit == 0, \
                 (attempt, result.log)
             assert result.tests[0] == result.tests[1] > 0
-            assert not _harvest_processes(), attempt
+            assert not harvest_processes(), attempt
             files.add(out.read_bytes())
     assert len(files) == 1 and files.pop()

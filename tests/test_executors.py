@@ -1,0 +1,155 @@
+"""The executors: a choice refused in one line before any work; and on a real Ray cluster
+started here (a head node and a second node, ``ray start``), a harvest of the shared
+projects equal byte for byte to the local one, and a harvest whose Ray worker is killed
+mid-project retried to the same bytes, with nothing left running."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tarfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from execbench.executors import ExecutorChoice, ExecutorError
+from execbench.sources.harvest import HarvestOptions
+from execbench.sources.harvest_many import Outcome, harvest_projects, projects_from
+from tests.helpers.cli import execbench
+from tests.helpers.data import SHARED_DATA, needs_shared_data
+from tests.helpers.load import harvest_processes
+
+PROJECTS = SHARED_DATA / "projects"
+ARCHIVES = ["inflection-0.5.1.tar.gz", "toolz-1.2.0.tar.gz", "more_itertools-11.2.1.tar.gz"]
+
+
+def test_a_bad_choice_is_refused_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ExecutorError, match="unknown executor 'dask'"):
+        ExecutorChoice("dask")
+    with pytest.raises(ExecutorError, match="--ray-address is for --executor ray"):
+        ExecutorChoice("local", "127.0.0.1:6379")
+    project = tmp_path / "p"
+    project.mkdir()
+    result = execbench("harvest", str(project), "--out", str(tmp_path / "one.jsonl"),
+                       "--executor", "ray")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --executor ray writes a folder of projects: give --out a folder"]
+    result = execbench("harvest", str(project), "--out", str(tmp_path / "many"),
+                       "--executor", "spark")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: unknown executor 'spark': choose one of local, ray"]
+
+
+def _folder(archive: str, into: Path) -> Path:
+    """A shared project's archive unpacked, so that one project goes to Ray as a folder
+    (packed by the driver) and the others as archives."""
+    with tarfile.open(PROJECTS / archive) as tar:
+        tar.extractall(into, filter="data")
+    [root] = list(into.iterdir())
+    return root
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
+    """The three shared projects (the first as a folder) harvested here, one by one."""
+    folder = tmp_path_factory.mktemp("local")
+    given = [_folder(ARCHIVES[0], folder / "src")] + [PROJECTS / name for name in ARCHIVES[1:]]
+    outcomes = harvest_projects(projects_from(given), folder / "out", HarvestOptions())
+    assert [outcome.state for outcome in outcomes] == ["harvested"] * 3, \
+        [outcome.summary.get("error") for outcome in outcomes]
+    return given, folder / "out"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    from tests.helpers.ray_cluster import ray_cluster
+
+    with ray_cluster(tmp_path_factory.mktemp("ray")) as address:
+        yield address
+    assert not harvest_processes()
+
+
+def _same_outputs(one: Path, other: Path, names: list[str]) -> None:
+    assert (one / "harvest.jsonl").read_bytes() == (other / "harvest.jsonl").read_bytes()
+    for name in names:
+        assert (one / "projects" / f"{name}.jsonl").read_bytes() == \
+            (other / "projects" / f"{name}.jsonl").read_bytes(), name
+        mine, theirs = (json.loads((folder / "projects" / f"{name}.json").read_text())
+                        for folder in (one, other))
+        assert mine == theirs, name
+
+
+@pytest.mark.slow
+@needs_shared_data("projects")
+def test_a_ray_harvest_equals_the_local_one(cluster: str, local: tuple[list[Path], Path],
+                                            tmp_path: Path) -> None:
+    given, local_out = local
+    projects = projects_from(given)
+    finished: list[Outcome] = []
+    outcomes = harvest_projects(projects, tmp_path / "out", HarvestOptions(),
+                                executor=ExecutorChoice("ray", cluster),
+                                finished=finished.append)
+    assert [outcome.state for outcome in outcomes] == ["harvested"] * 3
+    assert sorted(o.project.name for o in finished) == sorted(p.name for p in projects)
+    _same_outputs(tmp_path / "out", local_out, [project.name for project in projects])
+    merged = (tmp_path / "out" / "harvest.jsonl").read_text().splitlines()
+    assert len(merged) > 100
+    # run again: every project is already harvested, on Ray as here
+    again = harvest_projects(projects, tmp_path / "out", HarvestOptions(),
+                             executor=ExecutorChoice("ray", cluster))
+    assert [outcome.state for outcome in again] == ["already harvested"] * 3
+
+
+def _kill_the_worker_once(killed: list[int], stop: threading.Event) -> None:
+    """Kill, once, the Ray worker that started a harvest jail, as soon as one runs."""
+    while not stop.is_set():
+        for pid in harvest_processes():
+            try:
+                parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                name = Path(f"/proc/{parent}/cmdline").read_bytes().split(b"\0")[0]
+            except (OSError, ValueError, IndexError):
+                continue
+            if name.startswith(b"ray::"):
+                os.kill(parent, signal.SIGKILL)
+                killed.append(parent)
+                return
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+@needs_shared_data("projects")
+def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
+        cluster: str, local: tuple[list[Path], Path], tmp_path: Path) -> None:
+    given, local_out = local
+    projects = projects_from(given[1:2])  # toolz: its tests run for seconds
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_the_worker_once, args=(killed, stop))
+    killer.start()
+    try:
+        outcomes = harvest_projects(projects, tmp_path / "out", HarvestOptions(),
+                                    executor=ExecutorChoice("ray", cluster))
+    finally:
+        stop.set()
+        killer.join()
+    assert len(killed) == 1, "no Ray worker was seen running a harvest"
+    assert [outcome.state for outcome in outcomes] == ["harvested"]
+    name = projects[0].name
+    records = (tmp_path / "out" / "projects" / f"{name}.jsonl").read_text().splitlines()
+    ids = [json.loads(line)["id"] for line in records]
+    assert len(ids) == len(set(ids))
+    assert (tmp_path / "out" / "projects" / f"{name}.jsonl").read_bytes() == \
+        (local_out / "projects" / f"{name}.jsonl").read_bytes()
+    assert (tmp_path / "out" / "harvest.jsonl").read_bytes() == \
+        (local_out / "projects" / f"{name}.jsonl").read_bytes()
+    # the killed worker's jail and tests died with it
+    deadline = time.monotonic() + 10
+    while harvest_processes() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not harvest_processes()
