@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from execbench import SCHEMA_VERSION
+from execbench.executors import LOCAL, ExecutorChoice, run_units
 from execbench.jsonfiles import dumps, write_atomic
 from execbench.manifest import Manifest, Recipe, Skip, SkipCounts, SuiteCounts, SuiteSource
 from execbench.program import LANGUAGES, PYTHON, Program
@@ -88,6 +89,9 @@ class BuildOptions:
     workers: int | None = None
     overwrite: bool = False
     """Replace a different suite already in the output folder (else the build refuses)."""
+    executor: ExecutorChoice = LOCAL
+    """Where the ground-truth runs happen: here, or a chunk of programs per Ray task (each
+    with a sandbox of its own); the suite is the same bytes either way."""
 
     def recipe(self) -> Recipe:
         """The options that decide the suite's contents (the others say how to build it)."""
@@ -196,8 +200,10 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
                        len(build.programs))
     with Sandbox(workers=options.workers, limits=options.limits) as sandbox, \
             InstanceSpool(out, [task.name for task in tasks]) as spool:
-        for chunk in _chunks(build.calls):
-            _build_chunk(chunk, build, tasks, options, recording, sandbox, spool, overall)
+        chunks = list(_chunks(build.calls))
+        for chunk, traced in zip(chunks, _sharded(chunks, recording, options), strict=True):
+            _build_chunk(chunk, build, tasks, options, recording, sandbox, spool, overall,
+                         traced)
             overall.next_chunk()
         sha256 = spool.finish(out / INSTANCES)
     return _write_manifest(out, options, tasks, build, sha256)
@@ -240,10 +246,11 @@ class _Overall:
 
 def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Task],
                  options: BuildOptions, recording: TraceOptions, sandbox: Sandbox,
-                 spool: InstanceSpool, say: Progress) -> None:
-    """Trace one chunk's calls (and make its variants), build every task's instances from
-    them, and add what it made and skipped to ``build``."""
-    calls, traces = _ground_truth(sandbox, chunk, recording, say, build.call_skips)
+                 spool: InstanceSpool, say: Progress, traced: list[Trace] | None) -> None:
+    """Trace one chunk's calls (unless ``traced`` elsewhere; and make its variants), build
+    every task's instances from them, and add what it made and skipped to ``build``."""
+    calls, traces = _ground_truth(sandbox, chunk, recording, say, build.call_skips,
+                                  traced=traced)
     programs = list({program.id: program for program, _ in chunk}.values())
     if options.mutate or options.buggy:
         vary = _mutate_all if options.mutate else _buggy_all
@@ -539,23 +546,65 @@ def _ground_truth_job(program: Program, index: int, recording: TraceOptions) -> 
 
 
 def _ground_truth(sandbox: Sandbox, calls: list[tuple[Program, int]], recording: TraceOptions,
-                  progress: Progress, skipped: list[Skip], stage: str = "tracing calls"
+                  progress: Progress, skipped: list[Skip], stage: str = "tracing calls",
+                  traced: list[Trace] | None = None
                   ) -> tuple[list[tuple[Program, int]], list[Trace]]:
     """The calls kept, with the trace each rests on, in the order given: a recorded trace
-    as the source brought it, any other call traced in the sandbox with ``recording`` and
-    kept only if its run stayed within the CPU budget (``_within_budget``)."""
+    as the source brought it, any other call traced in the sandbox with ``recording`` (or
+    taken from ``traced``, those calls' traces made elsewhere, in order) and kept only if
+    its run stayed within the CPU budget (``_within_budget``)."""
     to_run = [(p, i) for p, i in calls if p.calls[i].recorded is None]
-    futures = [sandbox.submit(_ground_truth_job(p, i, recording)) for p, i in to_run]
-    traces = []
-    progress(stage, 0, len(futures))
-    for done, future in enumerate(futures, 1):
-        traces.append(future.result())
-        progress(stage, done, len(futures))
+    if traced is None:
+        traces = []
+        futures = [sandbox.submit(_ground_truth_job(p, i, recording)) for p, i in to_run]
+        progress(stage, 0, len(futures))
+        for done, future in enumerate(futures, 1):
+            traces.append(future.result())
+            progress(stage, done, len(futures))
+    else:
+        traces = traced
+        progress(stage, len(traces), len(traces))
     ran = {(p.id, i): trace for (p, i), trace
            in zip(*_within_budget(sandbox, to_run, traces, skipped),
                   strict=True)}
     kept = [((p, i), p.calls[i].recorded or ran.get((p.id, i))) for p, i in calls]
     return [call for call, trace in kept if trace], [trace for _, trace in kept if trace]
+
+
+@dataclass(frozen=True)
+class _Shard:
+    """One chunk's ground-truth runs, as a unit of work for an executor."""
+
+    jobs: list[Job]
+    limits: Limits
+    workers: int | None
+
+
+def trace_shard(shard: _Shard) -> list[Trace]:
+    """A chunk's calls traced in a sandbox of the worker's own, in order."""
+    with Sandbox(workers=shard.workers, limits=shard.limits) as sandbox:
+        return [future.result() for future in [sandbox.submit(job) for job in shard.jobs]]
+
+
+def _sharded(chunks: list[list[tuple[Program, int]]], recording: TraceOptions,
+             options: BuildOptions) -> Iterator[list[Trace] | None]:
+    """Per chunk, in order, its calls' traces made by the executor, or ``None`` (the
+    chunk's own sandbox traces them) when the build runs here. Results that come back
+    before their turn wait in memory."""
+    if options.executor.name == "local":
+        yield from (None for _ in chunks)
+        return
+    workers = options.workers or 1  # a task's sandbox workers, and the CPUs Ray gives it
+    shards = [_Shard([_ground_truth_job(p, i, recording) for p, i in chunk
+                      if p.calls[i].recorded is None], options.limits, workers)
+              for chunk in chunks]
+    waiting: dict[int, list[Trace]] = {}
+    turn = 0
+    for position, traces in run_units(options.executor, trace_shard, shards, cpus=workers):
+        waiting[position] = traces
+        while turn in waiting:
+            yield waiting.pop(turn)
+            turn += 1
 
 
 def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],

@@ -5,6 +5,7 @@ mid-project retried to the same bytes, with nothing left running."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -153,3 +154,18 @@ def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
     while harvest_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not harvest_processes()
+
+
+@pytest.mark.slow
+def test_a_build_sharded_on_ray_equals_the_local_build(cluster: str, tmp_path: Path) -> None:
+    from execbench import suite as suite_module
+    from execbench.suite import BuildOptions, build_suite
+
+    options = BuildOptions(tasks=["output", "input", "coverage"], workers=1)
+    local = build_suite(["humaneval"], tmp_path / "local", options)
+    sharded = build_suite(["humaneval"], tmp_path / "ray", dataclasses.replace(
+        options, executor=ExecutorChoice("ray", cluster)))
+    assert local.counts.calls > 2 * suite_module.CHUNK_CALLS  # several shards
+    for name in ("instances.jsonl", "manifest.json"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
+    assert sharded.instances_sha256 == local.instances_sha256

@@ -23,6 +23,24 @@ err = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
 
 
+ExecutorName = Annotated[str, typer.Option(
+    "--executor", help="Where the work runs: local (here) or ray (Ray tasks on whichever "
+    "node has room; needs execbench[ray]); the output is the same bytes.")]
+RayAddress = Annotated[str | None, typer.Option(
+    "--ray-address", help="The Ray cluster (HOST:PORT or ray://HOST:PORT); default: the "
+    "one RAY_ADDRESS names, else a new one on this machine.", show_default=False)]
+
+
+def executor_choice(name: str, ray_address: str | None) -> Any:
+    """``--executor`` and ``--ray-address`` as an ``ExecutorChoice``, or a one-line error."""
+    from execbench.executors import ExecutorChoice, ExecutorError
+
+    try:
+        return ExecutorChoice(name, ray_address)
+    except ExecutorError as exc:
+        fail(str(exc))
+
+
 def flag(name: str, help: str) -> Any:  # noqa: A002 - typer's own keyword
     """A plain on/off option (``--dry-run``, no ``--no-dry-run``), shown without a value
     placeholder in the help: it takes none."""

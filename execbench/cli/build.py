@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from execbench.cli.app import (
+    ExecutorName,
+    RayAddress,
     counts_at_least_one,
     err,
+    executor_choice,
     fail,
     flag,
     out,
@@ -76,6 +79,8 @@ def build(
     overwrite: Annotated[bool, flag(
         "--overwrite", "Replace a different suite (or a run) already in the --out folder.")
     ] = False,
+    executor: ExecutorName = "local",
+    ray_address: RayAddress = None,
     progress_every: ProgressEvery = 30.0,
 ) -> None:
     """Trace programs from SOURCES and write a benchmark suite."""
@@ -101,7 +106,8 @@ def build(
                            after=_day(after, "--after"), before=_day(before, "--before"),
                            count=100 if count is None else count,
                            task_options=pairs(task_option, "-T"),
-                           limits=limits, workers=workers, overwrite=overwrite)
+                           limits=limits, workers=workers, overwrite=overwrite,
+                           executor=executor_choice(executor, ray_address))
     manifest = _traced(sources, out_dir, options, progress_every)
     if replaces_run:
         from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
@@ -127,6 +133,7 @@ def _day(text: str | None, name: str) -> str | None:
 def _traced(sources: list[str], out_dir: Path, options: BuildOptions, every: float
             ) -> dict[str, Any]:
     """Build the suite with a progress bar, naming the first skipped records."""
+    from execbench.executors import ExecutorError
     from execbench.suite import SuiteError, build_suite
 
     skipped: list[str] = []
@@ -143,7 +150,7 @@ def _traced(sources: list[str], out_dir: Path, options: BuildOptions, every: flo
                 progress=lambda stage, done, total: shown.update(
                     done, total, stage=stage,
                     unit="calls" if stage.startswith("tracing") else "programs"))
-        except SuiteError as exc:
+        except (SuiteError, ExecutorError) as exc:
             fail(str(exc))
         except KeyboardInterrupt:
             err.print(f"interrupted; nothing was written to {out_dir}")

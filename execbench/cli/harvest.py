@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from execbench.cli.app import counts_at_least_one, err, fail, out, warn
+from execbench.cli.app import (
+    ExecutorName,
+    RayAddress,
+    counts_at_least_one,
+    err,
+    executor_choice,
+    fail,
+    out,
+    warn,
+)
 from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
@@ -43,19 +52,15 @@ def harvest(
     test_timeout: Annotated[float, typer.Option(
         help="Seconds for one test, its fixtures included; a test past it fails and the "
              "run goes on.")] = 60.0,
-    executor: Annotated[str, typer.Option(
-        help="Where projects are harvested: local (one after another here) or ray (each "
-             "a Ray task on whichever node has room; needs execbench[ray]).")] = "local",
-    ray_address: Annotated[str | None, typer.Option(
-        help="The Ray cluster to use (ray://HOST:PORT or HOST:PORT); default: the one "
-             "RAY_ADDRESS names, else a new local one.", show_default=False)] = None,
+    executor: ExecutorName = "local",
+    ray_address: RayAddress = None,
     progress_every: ProgressEvery = 10.0,
 ) -> None:
     """Run each project's pytest suite, recording calls of its functions, and write them
     as a generic JSONL source (recorded traces) for `execbench build`."""
     import shlex
 
-    from execbench.executors import ExecutorChoice, ExecutorError
+    from execbench.executors import ExecutorError
     from execbench.sources.harvest import HarvestError, HarvestOptions
 
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
@@ -73,8 +78,8 @@ def harvest(
                              max_lines=max_lines, timeout=timeout,
                              test_timeout=test_timeout)
     given = projects or []
+    choice = executor_choice(executor, ray_address)
     try:
-        choice = ExecutorChoice(executor, ray_address)
         if len(given) == 1 and listing is None and out_file.suffix == ".jsonl":
             if choice.name != "local":
                 fail(f"--executor {choice.name} writes a folder of projects: give --out a "
