@@ -9,6 +9,11 @@ environment, the same working folder) and then once under ``harvest``, in the sa
 so their ratio is measured under the same machine load. Then ``build_suite`` builds the
 ``output`` task and the four CodeSense tasks from the harvest file (best of
 ``--repeats``) and the rate is instances per second.
+
+With ``--ray``, the three shared projects are then harvested together twice in the same
+run: one after another here (``--executor local``), and as Ray tasks on a Ray cluster
+started on this machine (``--executor ray``, one CPU per project; the cluster's start is
+timed apart), and the two merged files are compared byte for byte.
 """
 
 from __future__ import annotations
@@ -22,15 +27,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from execbench.executors import ExecutorChoice, ray_module
 from execbench.sandbox.confine import scrubbed_environment
 from execbench.sources.harvest import HarvestOptions, harvest
+from execbench.sources.harvest_many import harvest_projects, projects_from
 from execbench.suite import BuildOptions, build_suite
 
 TASKS = ["output", "statement", "block", "loop", "branch"]
 """What the build measures: the output task and the CodeSense tasks, all on recorded calls."""
 
-DEFAULT_PROJECT = (Path(__file__).resolve().parents[2] / "shared" / "data" / "projects"
-                   / "more_itertools-11.2.1.tar.gz")
+SHARED_PROJECTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "projects"
+DEFAULT_PROJECT = SHARED_PROJECTS / "more_itertools-11.2.1.tar.gz"
+THREE = ["inflection-0.5.1.tar.gz", "toolz-1.2.0.tar.gz", "more_itertools-11.2.1.tar.gz"]
 
 
 def _unpack(project: Path, into: Path) -> Path:
@@ -49,6 +57,8 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest")
     parser.add_argument("--timeout", type=float, default=1200.0, help="harvest's --timeout")
     parser.add_argument("--repeats", type=int, default=3, help="builds timed (best kept)")
+    parser.add_argument("--ray", action="store_true",
+                        help="also time the three shared projects on Ray against locally")
     args = parser.parse_args()
     if not args.project.exists():
         parser.error(f"{args.project} not found (see shared/data/README.md)")
@@ -83,6 +93,32 @@ def main() -> None:
             instances = manifest.counts.instances
         print(f"build --tasks {','.join(TASKS)} from the harvest file: {instances} instances in "
               f"{best:.2f} s (best of {args.repeats}), {instances / best:.0f} instances/s")
+        if args.ray:
+            _ray_beside_local(Path(scratch), HarvestOptions(python=args.python,
+                                                            timeout=args.timeout))
+
+
+def _ray_beside_local(scratch: Path, options: HarvestOptions) -> None:
+    """The three shared projects harvested here, then on a Ray cluster of this machine."""
+    projects = projects_from([SHARED_PROJECTS / name for name in THREE])
+    times = {}
+    for name in ("local", "ray"):
+        choice = ExecutorChoice(name)
+        if name == "ray":
+            start = time.perf_counter()
+            ray_module().init(log_to_driver=False, include_dashboard=False,
+                              logging_level="ERROR")
+            print(f"ray: a local cluster started in {time.perf_counter() - start:.1f} s")
+        start = time.perf_counter()
+        outcomes = harvest_projects(projects, scratch / name, options, executor=choice)
+        times[name] = time.perf_counter() - start
+        states = ", ".join(f"{o.project.name} {o.state}" for o in outcomes)
+        print(f"harvest of 3 projects, --executor {name}: {times[name]:.1f} s ({states})")
+    same = (scratch / "local" / "harvest.jsonl").read_bytes() == \
+        (scratch / "ray" / "harvest.jsonl").read_bytes()
+    print(f"ray / local: {times['ray'] / times['local']:.2f}x; merged files "
+          f"{'identical' if same else 'DIFFER'}")
+    ray_module().shutdown()
 
 
 if __name__ == "__main__":
