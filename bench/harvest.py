@@ -30,7 +30,7 @@ from pathlib import Path
 from execbench.executors import ExecutorChoice, ray_module
 from execbench.sandbox.confine import scrubbed_environment
 from execbench.sources.harvest import HarvestOptions, harvest
-from execbench.sources.harvest_many import harvest_projects, projects_from
+from execbench.sources.harvest_many import Project, harvest_projects, projects_from
 from execbench.suite import BuildOptions, build_suite
 
 TASKS = ["output", "statement", "block", "loop", "branch"]
@@ -102,23 +102,30 @@ def _ray_beside_local(scratch: Path, options: HarvestOptions) -> None:
     """The three shared projects harvested here, then on a Ray cluster of this machine."""
     projects = projects_from([SHARED_PROJECTS / name for name in THREE])
     times = {}
+    try:
+        _time_both(projects, scratch, options, times)
+    finally:
+        ray_module().shutdown()
+    same = (scratch / "local" / "harvest.jsonl").read_bytes() == \
+        (scratch / "ray" / "harvest.jsonl").read_bytes()
+    print(f"ray / local: {times['ray'] / times['local']:.2f}x; merged files "
+          f"{'identical' if same else 'DIFFER'}")
+
+
+def _time_both(projects: list[Project], scratch: Path, options: HarvestOptions,
+               times: dict[str, float]) -> None:
     for name in ("local", "ray"):
         choice = ExecutorChoice(name)
         if name == "ray":
             start = time.perf_counter()
-            ray_module().init(log_to_driver=False, include_dashboard=False,
-                              logging_level="ERROR")
+            ray_module().init(address="local", log_to_driver=False,
+                              include_dashboard=False, logging_level="ERROR")
             print(f"ray: a local cluster started in {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
         outcomes = harvest_projects(projects, scratch / name, options, executor=choice)
         times[name] = time.perf_counter() - start
         states = ", ".join(f"{o.project.name} {o.state}" for o in outcomes)
         print(f"harvest of 3 projects, --executor {name}: {times[name]:.1f} s ({states})")
-    same = (scratch / "local" / "harvest.jsonl").read_bytes() == \
-        (scratch / "ray" / "harvest.jsonl").read_bytes()
-    print(f"ray / local: {times['ray'] / times['local']:.2f}x; merged files "
-          f"{'identical' if same else 'DIFFER'}")
-    ray_module().shutdown()
 
 
 if __name__ == "__main__":

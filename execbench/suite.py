@@ -589,22 +589,20 @@ def trace_shard(shard: _Shard) -> list[Trace]:
 def _sharded(chunks: list[list[tuple[Program, int]]], recording: TraceOptions,
              options: BuildOptions) -> Iterator[list[Trace] | None]:
     """Per chunk, in order, its calls' traces made by the executor, or ``None`` (the
-    chunk's own sandbox traces them) when the build runs here. Results that come back
-    before their turn wait in memory."""
-    if options.executor.name == "local":
+    chunk's own sandbox traces them) when the build runs here or has nothing to trace.
+    The executor hands them back in order, holding at most its units in flight."""
+    if options.executor.name == "local" or all(
+            program.calls[index].recorded is not None for chunk in chunks
+            for program, index in chunk):
         yield from (None for _ in chunks)
         return
     workers = options.workers or 1  # a task's sandbox workers, and the CPUs Ray gives it
-    shards = [_Shard([_ground_truth_job(p, i, recording) for p, i in chunk
+    shards = (_Shard([_ground_truth_job(p, i, recording) for p, i in chunk
                       if p.calls[i].recorded is None], options.limits, workers)
-              for chunk in chunks]
-    waiting: dict[int, list[Trace]] = {}
-    turn = 0
-    for position, traces in run_units(options.executor, trace_shard, shards, cpus=workers):
-        waiting[position] = traces
-        while turn in waiting:
-            yield waiting.pop(turn)
-            turn += 1
+              for chunk in chunks)
+    for _, traces in run_units(options.executor, trace_shard, shards, cpus=workers,
+                               ordered=True):
+        yield traces
 
 
 def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: list[Trace],

@@ -5,18 +5,22 @@ mid-project retried to the same bytes, with nothing left running."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import signal
+import socket
+import sys
 import tarfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from execbench.executors import ExecutorChoice, ExecutorError
+from execbench.executors import ExecutorChoice, ExecutorError, run_units
 from execbench.sources.harvest import HarvestOptions
 from execbench.sources.harvest_many import Outcome, harvest_projects, projects_from
 from tests.helpers.cli import execbench
@@ -46,6 +50,51 @@ def test_a_bad_choice_is_refused_in_one_line(tmp_path: Path) -> None:
         "error: unknown executor 'spark': choose one of local, ray"]
 
 
+def test_ray_missing_or_unreachable_is_one_line(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patched:
+        patched.setitem(sys.modules, "ray", None)
+        with pytest.raises(ExecutorError, match=r"needs Ray: pip install 'execbench\[ray\]'"):
+            ExecutorChoice("ray")
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(ExecutorError, match=f"cannot reach Ray at 127.0.0.1:{port}"):
+        list(run_units(ExecutorChoice("ray", f"127.0.0.1:{port}"), len, ["x"]))
+    assert time.monotonic() - start < 30
+    # nothing to run: no cluster is looked for
+    assert list(run_units(ExecutorChoice("ray", f"127.0.0.1:{port}"), len, [])) == []
+
+
+@contextlib.contextmanager
+def _processes_seen(prefix: bytes) -> Iterator[set[bytes]]:
+    """The command names starting with ``prefix`` seen on this machine while the block
+    runs (polled): evidence of where the work ran."""
+    seen: set[bytes] = set()
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for entry in Path("/proc").iterdir():
+                try:
+                    name = (entry / "cmdline").read_bytes().split(b"\0")[0]
+                except OSError:
+                    continue
+                if name.startswith(prefix):
+                    seen.add(name)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        watcher.join()
+
+
 def _folder(archive: str, into: Path) -> Path:
     """A shared project's archive unpacked, so that one project goes to Ray as a folder
     (packed by the driver) and the others as archives."""
@@ -73,7 +122,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
 
     with ray_cluster(tmp_path_factory.mktemp("ray")) as address:
         yield address
-    assert not harvest_processes()
 
 
 def _same_outputs(one: Path, other: Path, names: list[str]) -> None:
@@ -93,9 +141,11 @@ def test_a_ray_harvest_equals_the_local_one(cluster: str, local: tuple[list[Path
     given, local_out = local
     projects = projects_from(given)
     finished: list[Outcome] = []
-    outcomes = harvest_projects(projects, tmp_path / "out", HarvestOptions(),
-                                executor=ExecutorChoice("ray", cluster),
-                                finished=finished.append)
+    with _processes_seen(b"ray::harvest_unit") as ran:
+        outcomes = harvest_projects(projects, tmp_path / "out", HarvestOptions(),
+                                    executor=ExecutorChoice("ray", cluster),
+                                    finished=finished.append)
+    assert ran, "no Ray worker was seen harvesting"
     assert [outcome.state for outcome in outcomes] == ["harvested"] * 3
     assert sorted(o.project.name for o in finished) == sorted(p.name for p in projects)
     _same_outputs(tmp_path / "out", local_out, [project.name for project in projects])
@@ -108,7 +158,8 @@ def test_a_ray_harvest_equals_the_local_one(cluster: str, local: tuple[list[Path
 
 
 def _kill_the_worker_once(killed: list[int], stop: threading.Event) -> None:
-    """Kill, once, the Ray worker that started a harvest jail, as soon as one runs."""
+    """Kill, once, the Ray worker that started a harvest jail, as soon as one runs; note
+    the worker's pid, then the jail's."""
     while not stop.is_set():
         for pid in harvest_processes():
             try:
@@ -118,7 +169,7 @@ def _kill_the_worker_once(killed: list[int], stop: threading.Event) -> None:
                 continue
             if name.startswith(b"ray::"):
                 os.kill(parent, signal.SIGKILL)
-                killed.append(parent)
+                killed += [parent, pid]
                 return
         time.sleep(0.05)
 
@@ -139,7 +190,7 @@ def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
     finally:
         stop.set()
         killer.join()
-    assert len(killed) == 1, "no Ray worker was seen running a harvest"
+    assert len(killed) == 2, "no Ray worker was seen running a harvest"
     assert [outcome.state for outcome in outcomes] == ["harvested"]
     name = projects[0].name
     records = (tmp_path / "out" / "projects" / f"{name}.jsonl").read_text().splitlines()
@@ -149,11 +200,13 @@ def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
         (local_out / "projects" / f"{name}.jsonl").read_bytes()
     assert (tmp_path / "out" / "harvest.jsonl").read_bytes() == \
         (local_out / "projects" / f"{name}.jsonl").read_bytes()
-    # the killed worker's jail and tests died with it
+    # the killed worker's jail (and with it its tests) died with it; other harvests may
+    # run on this machine, so only this one is looked for
+    jail = killed[1]
     deadline = time.monotonic() + 10
-    while harvest_processes() and time.monotonic() < deadline:
+    while jail in harvest_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not harvest_processes()
+    assert jail not in harvest_processes()
 
 
 @pytest.mark.slow
@@ -163,8 +216,10 @@ def test_a_build_sharded_on_ray_equals_the_local_build(cluster: str, tmp_path: P
 
     options = BuildOptions(tasks=["output", "input", "coverage"], workers=1)
     local = build_suite(["humaneval"], tmp_path / "local", options)
-    sharded = build_suite(["humaneval"], tmp_path / "ray", dataclasses.replace(
-        options, executor=ExecutorChoice("ray", cluster)))
+    with _processes_seen(b"ray::trace_shard") as ran:
+        sharded = build_suite(["humaneval"], tmp_path / "ray", dataclasses.replace(
+            options, executor=ExecutorChoice("ray", cluster)))
+    assert ran, "no Ray worker was seen tracing"
     assert local.counts.calls > 2 * suite_module.CHUNK_CALLS  # several shards
     for name in ("instances.jsonl", "manifest.json"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()

@@ -95,8 +95,10 @@ def test_two_grpo_steps_train_on_execbench_rewards(tmp_path: Path) -> None:
     trainer = trl.GRPOTrainer(model=str(model_dir), reward_funcs=[execbench_reward],
                               args=config, train_dataset=train)
     before = {name: value.detach().clone() for name, value in trainer.model.named_parameters()}
-    trainer.train()
-    reward.close()
+    try:
+        trainer.train()
+    finally:
+        reward.close()
 
     assert trainer.state.global_step == 2
     assert len(seen) == 2 * GENERATIONS

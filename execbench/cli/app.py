@@ -27,8 +27,9 @@ ExecutorName = Annotated[str, typer.Option(
     "--executor", help="Where the work runs: local (here) or ray (Ray tasks on whichever "
     "node has room; needs execbench[ray]); the output is the same bytes.")]
 RayAddress = Annotated[str | None, typer.Option(
-    "--ray-address", help="The Ray cluster (HOST:PORT or ray://HOST:PORT); default: the "
-    "one RAY_ADDRESS names, else a new one on this machine.", show_default=False)]
+    "--ray-address", help="The Ray cluster's HOST:PORT (ray://HOST:PORT needs ray[client]); "
+    "default: the one RAY_ADDRESS names, else one `ray start` began on this machine, else "
+    "a new one here.", show_default=False)]
 
 
 def executor_choice(name: str, ray_address: str | None) -> Any:

@@ -196,7 +196,7 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
     for project in projects:
         outcome, key = _already(project, folder, options)
         if outcome is None:
-            jobs.append(_Job(project, key, options, *_shipped(project, executor)))
+            jobs.append(_Job(project, key, options))
         else:
             outcomes[project.name] = outcome
             if finished is not None:
@@ -205,7 +205,11 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
         for job in jobs:
             job.started = started
             job.progress = progress
-    for position, run in run_units(executor, harvest_unit, jobs):
+    # on Ray, each project's files are read as its task is about to start, and dropped
+    # once Ray holds them
+    units = jobs if executor.name == "local" else (_shipped(job) for job in jobs)
+    for position, run in run_units(executor, harvest_unit, units,
+                                   failed=lambda why: _Run(error=why)):
         job = jobs[position]
         for message in run.warnings:
             warn(f"{job.project.name}: {message}")
@@ -259,23 +263,50 @@ def _already(project: Project, folder: Path, options: HarvestOptions
     return None, key
 
 
-def _shipped(project: Project, executor: ExecutorChoice
-             ) -> tuple[tuple[str, bytes] | None, str | None]:
-    """What a project's unit carries: nothing locally (it reads the path); on Ray, the
-    archive's bytes, or the folder's files (those ``project_key`` reads) packed as a tar,
-    so that a node without the driver's files can harvest it."""
-    if executor.name == "local":
-        return None, None
-    if not project.path.is_dir():
-        return (project.path.name, project.path.read_bytes()), None
+def _shipped(job: _Job) -> _Job:
+    """``job`` carrying its project's files, for a node that may not have the driver's:
+    the archive's bytes, or the folder packed as a tar (``_packed``); a project that
+    cannot be read or packed carries the reason as its error instead."""
+    project = job.project
+    try:
+        payload = (project.path.name, project.path.read_bytes()) if not project.path.is_dir() \
+            else (f"{project.name}.tar", _packed(project))
+    except (OSError, HarvestError) as exc:
+        return dataclasses.replace(job, error=f"cannot ship it to Ray: {exc}")
+    return dataclasses.replace(job, payload=payload)
+
+
+def _packed(project: Project) -> bytes:
+    """The folder as the scratch copy takes it (``COPY_IGNORED`` left out, folders kept
+    even when empty), as an uncompressed tar of plain files and folders: a hard link is
+    stored as a file of its own (``unpacked`` takes no links), and a symbolic link, which
+    the copy would keep as a link, is refused."""
     packed = io.BytesIO()
+    ignored = shutil.ignore_patterns(*COPY_IGNORED)
     with tarfile.open(fileobj=packed, mode="w") as tar:
-        for relative, full in _contents(project.path):
-            if full == Path(os.devnull):
-                return None, (f"{relative.split(' -> ')[0]} is a symbolic link, which a "
-                              "project shipped to Ray cannot hold; give it without links")
-            tar.add(full, arcname=f"{project.name}/{relative}", recursive=False)
-    return (f"{project.name}.tar", packed.getvalue()), None
+        for folder, subfolders, files in os.walk(project.path):
+            skip = ignored(folder, [*subfolders, *files])
+            subfolders[:] = sorted(name for name in subfolders if name not in skip)
+            base = Path(folder)
+            tar.addfile(_member(tar, base, project))
+            for name in sorted([*files, *subfolders]):
+                full = base / name
+                if name in skip or (full.is_dir() and not full.is_symlink()):
+                    continue
+                if full.is_symlink() or not full.is_file():
+                    raise HarvestError(f"{full.relative_to(project.path)} is a symbolic link "
+                                       "or a special file; give the project without it")
+                with open(full, "rb") as handle:
+                    tar.addfile(_member(tar, full, project), handle)
+    return packed.getvalue()
+
+
+def _member(tar: tarfile.TarFile, full: Path, project: Project) -> tarfile.TarInfo:
+    relative = full.relative_to(project.path)
+    info = tar.gettarinfo(str(full), arcname=str(Path(project.name) / relative))
+    if not full.is_dir():  # a hard link as a file of its own, with its bytes
+        info.type, info.linkname, info.size = tarfile.REGTYPE, "", full.stat().st_size
+    return info
 
 
 def harvest_unit(job: _Job) -> _Run:
