@@ -3,6 +3,7 @@ project and merged, a run that stops resumed where it stopped.
 
 A project is a folder or a source archive (``.tar.gz``, ``.tgz``, ``.tar``, ``.zip``)
 holding one. Each is harvested by ``harvest.harvest`` (its own jail, its own time limits),
+here or as a Ray task (``executors``: the project's files shipped, the result written here),
 and its outcome written as two files under ``OUT/projects/``: ``NAME.jsonl`` (its records,
 each ``id`` prefixed with ``NAME:`` so that ids stay unique once merged) and ``NAME.json``
 (its summary, and the key below). ``OUT/harvest.jsonl`` joins the records of the projects
@@ -27,7 +28,7 @@ import shutil
 import tarfile
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -201,13 +202,13 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
             outcomes[project.name] = outcome
             if finished is not None:
                 finished(outcome)
+    units: Iterable[_Job] = jobs
     if executor.name == "local":
         for job in jobs:
             job.started = started
             job.progress = progress
-    # on Ray, each project's files are read as its task is about to start, and dropped
-    # once Ray holds them
-    units = jobs if executor.name == "local" else (_shipped(job) for job in jobs)
+    else:  # each project's files read as its task is about to start, dropped once sent
+        units = (_shipped(job) for job in jobs)
     for position, run in run_units(executor, harvest_unit, units,
                                    failed=lambda why: _Run(error=why)):
         job = jobs[position]
