@@ -60,7 +60,7 @@ def harvest(
     as a generic JSONL source (recorded traces) for `execbench build`."""
     import shlex
 
-    from execbench.executors import ExecutorError
+    from execbench.executors import EXECUTORS, ExecutorError
     from execbench.sources.harvest import HarvestError, HarvestOptions
 
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
@@ -78,12 +78,12 @@ def harvest(
                              max_lines=max_lines, timeout=timeout,
                              test_timeout=test_timeout)
     given = projects or []
+    one_file = len(given) == 1 and listing is None and out_file.suffix == ".jsonl"
+    if one_file and executor in EXECUTORS and executor != "local":
+        fail(f"--executor {executor} writes a folder of projects: give --out a folder")
     choice = executor_choice(executor, ray_address)
     try:
-        if len(given) == 1 and listing is None and out_file.suffix == ".jsonl":
-            if choice.name != "local":
-                fail(f"--executor {choice.name} writes a folder of projects: give --out a "
-                     "folder")
+        if one_file:
             _one(given[0], out_file, options, progress_every)
         else:
             _many(given, listing, out_file, options, progress_every, choice)
