@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from execbench.sandbox.values import LiteralError, is_encoding, to_literal
+from execbench.sandbox.values import is_encoding, shown
 
 
 def truth_text(truth: Any) -> str:
@@ -38,31 +38,9 @@ def _top(value: Any) -> str:
 def _python(value: Any) -> str:
     """JSON holding typed values, as Python source text."""
     if is_encoding(value):
-        return _value_text(value)
+        return shown(value)
     if isinstance(value, list):
         return "[" + ", ".join(map(_python, value)) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{key!r}: {_python(item)}" for key, item in value.items()) + "}"
     return repr(value)
-
-
-def _value_text(enc: list[Any]) -> str:
-    """One typed value as Python prints it; a value that has no literal (an object, a
-    value too large to record) as the text recorded for it."""
-    try:
-        return to_literal(enc)
-    except LiteralError:
-        pass
-    tag = enc[0]
-    if tag == "object":
-        return str(enc[2])
-    if tag == "truncated":
-        return f"<{enc[1]} too large to record>"
-    if tag == "dict":
-        return "{" + ", ".join(f"{_value_text(key)}: {_value_text(item)}"
-                               for key, item in enc[1]) + "}"
-    items = ", ".join(_value_text(item) for item in enc[1])
-    if tag == "tuple":
-        return f"({items}{',' if len(enc[1]) == 1 else ''})"
-    return {"list": f"[{items}]", "set": f"{{{items}}}",
-            "frozenset": f"frozenset({{{items}}})"}[tag]

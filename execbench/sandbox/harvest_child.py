@@ -52,18 +52,19 @@ import time
 from typing import Any
 
 from execbench.sandbox import tracer
-from execbench.sandbox.values import encode, is_exact, to_literal
+from execbench.sandbox.values import Encoder, opaque_reason, tags, to_literal
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 _RETURNS = frozenset(dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST")
                      if name in dis.opmap)
 _BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, tuple, set,
                       frozenset, dict})
-"""Types ``values.encode`` writes as values; a first, shallow check of every call's
+"""Types ``values.encode`` writes as values; with the classes ``opaque_reason`` lets
+through (kept per class in ``_Harvest.shown``), a first, shallow check of every call's
 arguments (the sampled calls' arguments are then encoded in full)."""
 _COUNTS_EVERY = 0.5
 _OWN_FILES = frozenset(os.path.realpath(module.__file__ or "") for module in
-                       (sys.modules[__name__], tracer, sys.modules[encode.__module__]))
+                       (sys.modules[__name__], tracer, sys.modules[Encoder.__module__]))
 """The recorder's source files."""
 _RETRY_SECONDS = 0.01
 """How soon the limit is tried again when it came due outside the test's own code."""
@@ -95,10 +96,11 @@ class _Function:
                                            + bool(flags & _CO_VARKEYWORDS)]
         self.seen: set[int] = set()
         self.calls = 0
-        self.opaque = 0
-        """Calls with an argument whose type is not a builtin value's."""
+        self.opaque: dict[str, int] = {}
+        """Calls with an argument of a class that cannot be shown, by reason."""
         self.candidates = 0
-        """Calls that could be sampled: ``calls - opaque``, for a function not filtered."""
+        """Calls that could be sampled: ``calls`` less the ``opaque`` ones, for a function
+        not filtered."""
 
 
 class _CallRecorder(tracer.Recorder):
@@ -132,7 +134,7 @@ class _Harvest:
         """A process a test forks inherits the tracer and this pipe; it writes nothing."""
         self.max_calls: int = config["max_calls"]
         self.max_chars: int = config["max_trace_chars"]
-        self.options = {**tracer.DEFAULT_OPTIONS, "states": True,
+        self.options = {**tracer.DEFAULT_OPTIONS, "states": True, "objects": True,
                         "max_events": config["max_events"], "max_states": config["max_events"],
                         "max_value_nodes": config["max_value_nodes"]}
         self.rng = random.Random(config["seed"])
@@ -144,6 +146,8 @@ class _Harvest:
         """Keyed by ``id``: hashing a code object hashes its bytecode and constants. The
         code object is kept with its entry, so its id cannot be reused."""
         self.functions: list[_Function] = []
+        self.shown: dict[type, str | None] = {}
+        """``opaque_reason`` of each class met as an argument's (the class kept alive)."""
         self.dropped: dict[str, int] = {}
         self.open = 0
         self.late_samples = 0
@@ -170,7 +174,7 @@ class _Harvest:
         run, so the common paths (not a project function; a filtered one; arguments that
         are not builtin values; not sampled) touch only local names and counters."""
         by_code, classify, max_calls = self.by_code, self._classify, self.max_calls
-        randrange, builtin = self.rng.randrange, _BUILTIN
+        randrange, builtin, shown = self.rng.randrange, _BUILTIN, self.shown
 
         def trace(frame, event, arg):
             code = frame.f_code
@@ -185,9 +189,14 @@ class _Harvest:
                 return None
             frame_locals = frame.f_locals
             for name in function.parameters:
-                if type(frame_locals[name]) not in builtin:
-                    function.opaque += 1
-                    return None
+                kind = type(frame_locals[name])
+                if kind not in builtin:
+                    why = shown.get(kind, False)
+                    if why is False:
+                        why = shown[kind] = opaque_reason(kind)
+                    if why is not None:
+                        function.opaque[why] = function.opaque.get(why, 0) + 1
+                        return None
             function.candidates += 1
             ordinal = function.candidates
             slot = ordinal - 1 if ordinal <= max_calls else randrange(ordinal)
@@ -252,15 +261,18 @@ class _Harvest:
             rest += 1
         if code.co_flags & _CO_VARKEYWORDS:
             keywords.update(frame_locals[names[rest]])
-        bound = self.options["max_value_nodes"]
-        args = [encode(value, max_nodes=bound, max_chars=self.max_chars) for value in positional]
-        kwargs = {name: encode(value, max_nodes=bound, max_chars=self.max_chars)
-                  for name, value in keywords.items()}
+        encoder = Encoder(max_nodes=self.options["max_value_nodes"], max_chars=self.max_chars,
+                          objects=True)
+        args = [encoder.encode(value) for value in positional]
+        kwargs = {name: encoder.encode(value) for name, value in keywords.items()}
         every = [*args, *kwargs.values()]
-        if any(value[0] == "truncated" for value in every):
+        if encoder.opaque:
+            return f"an argument holds {encoder.opaque[0]}"
+        held = set().union(*map(tags, every))
+        if "truncated" in held:
             return "an argument is larger than the value bound"
-        if not all(is_exact(value) for value in every):
-            return "an argument is not a builtin value"
+        if "ref" in held:
+            return "an argument holds an object twice (a cycle or a shared reference)"
         if not all(name.isidentifier() and not keyword.iskeyword(name) for name in kwargs):
             return "a keyword argument's name is not an identifier"
         text = ", ".join([*map(to_literal, args),
@@ -282,7 +294,7 @@ class _Harvest:
                                  "args": recorder.call["args"],
                                  "kwargs": recorder.call["kwargs"], "exception": None}
         if raised is None:
-            trace.update(tracer.result_value(value))
+            trace.update(tracer.result_value(value, objects=True))
         else:
             trace["status"] = "exception"
             trace["exception"] = {**tracer.describe_exception(raised), "phase": "call"}
@@ -307,8 +319,9 @@ class _Harvest:
         dropped = dict(self.dropped)
         dropped["its function was filtered out"] = sum(
             f.calls for f in self.functions if f.skip is not None)
-        dropped["an argument is not a builtin value"] = dropped.get(
-            "an argument is not a builtin value", 0) + sum(f.opaque for f in self.functions)
+        for function in self.functions:
+            for why, n in function.opaque.items():
+                dropped[f"an argument is {why}"] = dropped.get(f"an argument is {why}", 0) + n
         dropped["not sampled"] = sum(max(f.candidates - self.max_calls, 0)
                                      for f in self.functions) - self.late_samples
         if final and self.open:

@@ -65,10 +65,13 @@ DEFAULT_OPTIONS = {
     "max_value_nodes": 200,
     "max_branch_seq": 1_000,
     "max_steps": None,
+    "objects": False,
 }
 """What to record beyond lines and the result; bounds keep records small. Kept as a plain
 dict (not a dataclass) so the warm worker imports as little as possible: every module it
-holds makes each ``fork()`` slower."""
+holds makes each ``fork()`` slower. ``objects`` (set by the harvest, whose recorded
+values are shown, never compared with a re-run) records an object's attributes rather
+than its ``repr`` (``values.Encoder``)."""
 
 
 class StepLimit(BaseException):
@@ -352,7 +355,8 @@ class Recorder:
         returns or as an exception passes through it at ``line`` (the line did not finish)."""
         if len(self.states) >= self.options["max_states"]:
             return
-        names = {k: encode(v, max_nodes=self.options["max_value_nodes"])
+        names = {k: encode(v, max_nodes=self.options["max_value_nodes"],
+                           objects=self.options["objects"])
                  for k, v in frame.f_locals.items()
                  if not (k.startswith("__") and k.endswith("__")) and type(v) is not ModuleType}
         state = {"line": line, "frame": index, "locals": names}
@@ -402,9 +406,9 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__qualname__, "message": message[:500]}
 
 
-def result_value(value: Any) -> dict[str, Any]:
+def result_value(value: Any, objects: bool = False) -> dict[str, Any]:
     """The ``value`` and ``value_repr`` fields of a trace for a returned value."""
-    enc = encode(value)
+    enc = encode(value, objects=objects)
     text = to_literal(enc) if is_exact(enc) else enc[-1] if enc[0] == "object" else None
     return {"value": enc, "value_repr": text}
 

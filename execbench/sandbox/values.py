@@ -5,24 +5,36 @@ on the comparison path:
 
 * ``encode`` turns any Python object into *typed JSON* (a nested list such as
   ``["tuple", [["int", 1], ["str", "a"]]]``) so that ``1``, ``True``, ``1.0`` and
-  ``(1,)`` vs ``[1]`` stay distinct after a round trip through a JSON file.
+  ``(1,)`` vs ``[1]`` stay distinct after a round trip through a JSON file. With
+  ``objects`` (the harvest of real projects, whose code is mostly methods) an instance of
+  a class written in Python is kept as its class and attributes,
+  ``["instance", "Point", [["x", ["int", 1]], ...]]``, written ``Point(x=1, ...)``; an
+  object met a second time in the same value (a cycle, a shared reference) is marked
+  ``["ref", "Point", n]`` (the n-th object met), and objects nothing can show (files,
+  functions, C types) stay opaque, each with its reason.
 * ``parse_literal`` / ``parse_call`` read a model's answer with an AST walk that accepts
   literals only (plus ``set()``, ``frozenset(...)``, ``float('nan')`` and friends that
-  ``repr`` produces but ``ast.literal_eval`` refuses).
+  ``repr`` produces but ``ast.literal_eval`` refuses); ``read_encoded`` also reads the
+  ``Point(x=1)`` form of an object, as its encoding (nothing is called or imported).
 * ``equal`` compares two typed-JSON values structurally: NaN equals NaN, ``-0.0`` differs
   from ``0.0``, containers compare element-wise with their exact types, and dict/set
-  order does not matter.
+  order does not matter; objects compare by class name and attribute by attribute, in
+  any order.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import json
+import keyword
 import math
 import re
+import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
 Encoded = list  # typed JSON: ["tag", payload...]
@@ -71,58 +83,216 @@ def _safe_repr(obj: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+MAX_OBJECT_DEPTH = 4
+"""Objects nested in objects that an encoding follows; a deeper one is ``truncated``."""
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the class was made by a class statement
+_CODE_LIKE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+              types.ModuleType, types.CodeType, types.FrameType, types.MethodWrapperType,
+              types.WrapperDescriptorType, staticmethod, classmethod, property)
+_CLASS_DICT = type.__dict__["__dict__"]
+_CLASS_MRO = type.__dict__["__mro__"]
+_INSTANCE_DICT = object.__getattribute__
+
+
+class Encoder:
+    """Encodes values one after another, objects among them when ``objects`` is set.
+
+    Every value gets its own size budget; the objects already met are shared by all the
+    values one encoder encodes (a call's arguments: ``f(p, p)`` marks the second ``p``),
+    and ``opaque`` collects, in order, why each opaque value could not be shown.
+
+    Reading an object's attributes never calls its class's code: the instance dictionary
+    and slots are read through ``object``'s and the slot descriptors' own accessors, and
+    class attributes (``__slots__``, a named tuple's ``_fields``) through ``type``'s, so a
+    ``__getattr__``, a property or a metaclass is never run."""
+
+    def __init__(self, *, max_nodes: int = 100_000, max_chars: int = 10_000_000,
+                 max_depth: int = 100, objects: bool = False) -> None:
+        self.max_nodes, self.max_chars, self.max_depth = max_nodes, max_chars, max_depth
+        self.objects = objects
+        self.seen: dict[int, int] = {}
+        """``id`` of each object met (kept alive by the values encoded) -> its number."""
+        self.opaque: list[str] = []
+
+    def encode(self, obj: Any) -> Encoded:
+        return self._encode(obj, _Budget(self.max_nodes, self.max_chars), self.max_depth,
+                            MAX_OBJECT_DEPTH)
+
+    def _encode(self, obj: Any, budget: _Budget, depth: int, objects: int) -> Encoded:
+        t = type(obj)
+        if depth < 0 or not budget.spend():
+            return ["truncated", t.__qualname__]
+        if obj is None:
+            return ["none"]
+        if t is bool:
+            return ["bool", obj]
+        if t is int:
+            if obj.bit_length() > 4 * 3300:  # str(int) limit is 4300 digits
+                return ["truncated", "int"]
+            return ["int", obj]
+        if t is float:
+            return ["float", _float_text(obj)]
+        if t is str:
+            if not budget.spend(chars=len(obj)):
+                return ["truncated", "str"]
+            return ["str", obj]
+        if t is bytes:
+            if not budget.spend(chars=2 * len(obj)):
+                return ["truncated", "bytes"]
+            return ["bytes", obj.hex()]
+        if t is complex:
+            return ["complex", _float_text(obj.real), _float_text(obj.imag)]
+        if t in (list, tuple, set, frozenset):
+            items = []
+            for x in obj:
+                if budget.nodes <= 0:  # the rest is cut, and marked once
+                    return ["truncated", t.__name__]
+                items.append(self._encode(x, budget, depth - 1, objects))
+            if t in (set, frozenset):
+                items.sort(key=_key)
+            return [t.__name__, items]
+        if t is dict:
+            pairs = []
+            for k, v in obj.items():
+                if budget.nodes <= 0:
+                    return ["truncated", "dict"]
+                pairs.append([self._encode(k, budget, depth - 1, objects),
+                              self._encode(v, budget, depth - 1, objects)])
+            return ["dict", pairs]
+        if self.objects:
+            return self._object(obj, t, budget, depth, objects)
+        return ["object", t.__qualname__, _safe_repr(obj)]
+
+    def _object(self, obj: Any, t: type, budget: _Budget, depth: int,
+                objects: int) -> Encoded:
+        """An instance of a class written in Python as its attributes, else opaque."""
+        attributes, why = _attributes(obj, t)
+        if attributes is None:
+            self.opaque.append(why)
+            return ["object", t.__qualname__, _safe_repr(obj)]
+        known = self.seen.get(id(obj))
+        if known is not None:
+            return ["ref", t.__qualname__, known]
+        if objects <= 0:
+            return ["truncated", t.__qualname__]
+        self.seen[id(obj)] = len(self.seen) + 1
+        fields = []
+        for name, value in attributes:
+            if budget.nodes <= 0:
+                return ["truncated", t.__qualname__]
+            fields.append([name, self._encode(value, budget, depth - 1, objects - 1)])
+        return ["instance", t.__qualname__, fields]
+
+
+def opaque_reason(t: type) -> str | None:
+    """Why an object of class ``t`` cannot be shown as its attributes, or None when it
+    can (a class written in Python, or a named tuple). It depends on the class alone, so
+    a caller that meets many objects may keep the answer per class."""
+    if issubclass(t, _CODE_LIKE):
+        return "a function, method, class or module"
+    if issubclass(t, io.IOBase) or any(_CLASS_DICT.__get__(klass).get("__module__") ==
+                                       "socket" for klass in _CLASS_MRO.__get__(t)):
+        return "a file, stream or socket"
+    if not t.__flags__ & _HEAPTYPE:
+        if _class_attribute(t, "__next__") is not None:
+            return "an iterator or generator"
+        return "an object of a type implemented in C"
+    import enum
+
+    if issubclass(t, enum.Enum):
+        return "an enum member"
+    if not all(part.isidentifier() for part in t.__qualname__.split(".")):
+        return "an object of a class defined inside a function"
+    builtin = next(k for k in _CLASS_MRO.__get__(t) if not k.__flags__ & _HEAPTYPE)
+    if builtin is tuple and _named_fields(t) is not None:
+        return None
+    if builtin is not object:
+        return "an object of a subclass of a builtin type"
+    return None
+
+
+def _named_fields(t: type) -> tuple[str, ...] | None:
+    fields = _class_attribute(t, "_fields")
+    if isinstance(fields, tuple) and all(type(name) is str for name in fields):
+        return fields
+    return None
+
+
+def _attributes(obj: Any, t: type) -> tuple[list[tuple[str, Any]] | None, str]:
+    """An object's attributes (name, value), or None and why it stays opaque."""
+    why = opaque_reason(t)
+    if why is not None:
+        return None, why
+    unreadable = "an object whose attributes cannot be read"
+    fields = _named_fields(t) if issubclass(t, tuple) else None
+    if fields is not None:
+        if len(fields) != tuple.__len__(obj):
+            return None, unreadable
+        pairs: list[tuple[str, Any]] | None = list(zip(fields, tuple.__iter__(obj),
+                                                       strict=True))
+    else:
+        try:
+            pairs = _instance_attributes(obj, _CLASS_MRO.__get__(t))
+        except Exception:  # noqa: BLE001 - a slot or dict the class made odd
+            return None, unreadable
+    if pairs is None or len({name for name, _ in pairs}) != len(pairs):
+        return None, unreadable
+    if not all(name.isidentifier() and not keyword.iskeyword(name) for name, _ in pairs):
+        return None, "an object with an attribute whose name is not an identifier"
+    return pairs, ""
+
+
+def _instance_attributes(obj: Any, mro: tuple[type, ...]) -> list[tuple[str, Any]] | None:
+    """Slots (base classes first) then the instance dictionary, read without running the
+    class's code; None when the dictionary is not a plain ``dict``."""
+    pairs: list[tuple[str, Any]] = []
+    for klass in reversed(mro):
+        declared = _CLASS_DICT.__get__(klass).get("__slots__")
+        if declared is None:
+            continue
+        for name in [declared] if isinstance(declared, str) else declared:
+            if type(name) is not str or name in ("__dict__", "__weakref__"):
+                continue
+            stored = f"_{klass.__name__.lstrip('_')}{name}" \
+                if name.startswith("__") and not name.endswith("__") else name
+            slot = _CLASS_DICT.__get__(klass).get(stored)
+            if type(slot) is not types.MemberDescriptorType:
+                continue
+            try:
+                pairs.append((stored, slot.__get__(obj, klass)))
+            except AttributeError:  # a slot never set has no value
+                continue
+    try:
+        attributes = _INSTANCE_DICT(obj, "__dict__")
+    except AttributeError:
+        return pairs
+    if type(attributes) is not dict or not all(type(name) is str for name in attributes):
+        return None
+    pairs.extend(attributes.items())
+    return pairs
+
+
+def _class_attribute(t: type, name: str) -> Any:
+    """``name`` looked up on ``t``'s classes in order, without any class's own code."""
+    for klass in _CLASS_MRO.__get__(t):
+        namespace = _CLASS_DICT.__get__(klass)
+        if name in namespace:
+            return namespace[name]
+    return None
+
+
 def encode(obj: Any, *, max_nodes: int = 100_000, max_chars: int = 10_000_000,
-           max_depth: int = 100) -> Encoded:
+           max_depth: int = 100, objects: bool = False) -> Encoded:
     """Encode ``obj`` as typed JSON.
 
     Only exact builtin types are encoded structurally (``type(x) is int``, never
     ``isinstance``), so a subclass with a forged ``__eq__`` or ``__hash__`` becomes an opaque
-    ``object`` record that equals nothing. Values over the budget become ``truncated``.
+    ``object`` record that equals nothing (with ``objects``, an ``instance`` compared by
+    its attributes, its ``__eq__`` never called). Values over the budget become
+    ``truncated``.
     """
-    return _encode(obj, _Budget(max_nodes, max_chars), max_depth)
-
-
-def _encode(obj: Any, budget: _Budget, depth: int) -> Encoded:
-    t = type(obj)
-    if depth < 0 or not budget.spend():
-        return ["truncated", t.__qualname__]
-    if obj is None:
-        return ["none"]
-    if t is bool:
-        return ["bool", obj]
-    if t is int:
-        if obj.bit_length() > 4 * 3300:  # str(int) limit is 4300 digits
-            return ["truncated", "int"]
-        return ["int", obj]
-    if t is float:
-        return ["float", _float_text(obj)]
-    if t is str:
-        if not budget.spend(chars=len(obj)):
-            return ["truncated", "str"]
-        return ["str", obj]
-    if t is bytes:
-        if not budget.spend(chars=2 * len(obj)):
-            return ["truncated", "bytes"]
-        return ["bytes", obj.hex()]
-    if t is complex:
-        return ["complex", _float_text(obj.real), _float_text(obj.imag)]
-    if t in (list, tuple, set, frozenset):
-        items = []
-        for x in obj:
-            if budget.nodes <= 0:  # the rest is cut, and marked once
-                return ["truncated", t.__name__]
-            items.append(_encode(x, budget, depth - 1))
-        if t in (set, frozenset):
-            items.sort(key=_key)
-        return [t.__name__, items]
-    if t is dict:
-        pairs = []
-        for k, v in obj.items():
-            if budget.nodes <= 0:
-                return ["truncated", "dict"]
-            pairs.append([_encode(k, budget, depth - 1), _encode(v, budget, depth - 1)])
-        return ["dict", pairs]
-    return ["object", t.__qualname__, _safe_repr(obj)]
+    return Encoder(max_nodes=max_nodes, max_chars=max_chars, max_depth=max_depth,
+                   objects=objects).encode(obj)
 
 
 def _key(enc: Encoded) -> str:
@@ -154,19 +324,41 @@ def is_encoding(obj: Any) -> bool:
             for pair in rest[0])
     if tag == "object":
         return len(rest) == 2 and all(isinstance(part, str) for part in rest)
+    if tag == "instance":
+        return len(rest) == 2 and isinstance(rest[0], str) and isinstance(rest[1], list) \
+            and all(isinstance(field, list) and len(field) == 2 and isinstance(field[0], str)
+                    and is_encoding(field[1]) for field in rest[1])
+    if tag == "ref":
+        return len(rest) == 2 and isinstance(rest[0], str) and type(rest[1]) is int
     return tag == "truncated" and len(rest) == 1 and isinstance(rest[0], str)
 
 
 def is_exact(enc: Encoded) -> bool:
     """True when the value was encoded in full and can be written as a literal."""
     tag = enc[0]
-    if tag in ("truncated", "object"):
+    if tag in ("truncated", "object", "ref"):
         return False
     if tag in ("list", "tuple", "set", "frozenset"):
         return all(is_exact(x) for x in enc[1])
     if tag == "dict":
         return all(is_exact(k) and is_exact(v) for k, v in enc[1])
+    if tag == "instance":
+        return all(is_exact(value) for _, value in enc[2])
     return True
+
+
+def tags(enc: Encoded) -> set[str]:
+    """Every tag an encoding holds, at any depth (``"truncated"`` in a list in an object)."""
+    tag = enc[0]
+    found = {tag}
+    if tag in _SEQUENCES:
+        found.update(*map(tags, enc[1]))
+    elif tag == "dict":
+        for key, value in enc[1]:
+            found |= tags(key) | tags(value)
+    elif tag == "instance":
+        found.update(*(tags(value) for _, value in enc[2]))
+    return found
 
 
 # --------------------------------------------------------------------------- equality
@@ -189,6 +381,8 @@ def _canon(enc: Encoded) -> Any:
         return [tag, sorted((_canon(x) for x in enc[1]), key=_key)]
     if tag == "dict":
         return [tag, sorted(([_canon(k), _canon(v)] for k, v in enc[1]), key=_key)]
+    if tag == "instance":
+        return [tag, enc[1], sorted([name, _canon(value)] for name, value in enc[2])]
     if tag in ("truncated", "object"):
         return ["\x00opaque", id(enc)]
     return enc
@@ -264,7 +458,37 @@ def to_literal(enc: Encoded) -> str:
         return f"frozenset({inner})"
     if tag == "dict":
         return "{" + ", ".join(f"{to_literal(k)}: {to_literal(v)}" for k, v in enc[1]) + "}"
+    if tag == "instance":
+        return enc[1] + "(" + ", ".join(f"{name}={to_literal(value)}"
+                                        for name, value in enc[2]) + ")"
     raise LiteralError(f"a {tag} value has no literal form")
+
+
+def shown(enc: Encoded) -> str:
+    """A value as a person reads it: its literal where it has one, else with each part
+    that has none written as what was recorded of it (an object's ``repr``, a value too
+    large to record, an object met before)."""
+    try:
+        return to_literal(enc)
+    except LiteralError:
+        pass
+    tag = enc[0]
+    if tag == "object":
+        return str(enc[2])
+    if tag == "truncated":
+        return f"<{enc[1]} too large to record>"
+    if tag == "ref":
+        return f"<the {enc[1]} object shown above>"
+    if tag == "instance":
+        return enc[1] + "(" + ", ".join(f"{name}={shown(value)}" for name, value in enc[2]) \
+            + ")"
+    if tag == "dict":
+        return "{" + ", ".join(f"{shown(key)}: {shown(item)}" for key, item in enc[1]) + "}"
+    items = ", ".join(shown(item) for item in enc[1])
+    if tag == "tuple":
+        return f"({items}{',' if len(enc[1]) == 1 else ''})"
+    return {"list": f"[{items}]", "set": f"{{{items}}}",
+            "frozenset": f"frozenset({{{items}}})"}[tag]
 
 
 def _float_literal(text: str) -> str:
@@ -350,6 +574,68 @@ def _constructor(node: ast.Call) -> Any:
     if name == "complex" and len(args) == 2 and all(type(a) in (int, float) for a in args):
         return complex(*args)
     raise LiteralError(f"not a literal: call of {name}")
+
+
+def read_encoded(node: ast.AST) -> Encoded:
+    """The typed JSON a literal AST node states, reading ``Name(attr=value, ...)`` (the
+    way ``to_literal`` writes an object) as an ``instance`` of class ``Name``: nothing is
+    looked up, imported or called. Without such a part it is ``encode(literal_value(node))``
+    exactly."""
+    try:
+        if not any(_names_object(part) for part in ast.walk(node)):
+            return encode(literal_value(node))
+        return _read_object(node)
+    except RecursionError:
+        raise LiteralError("literal nested too deeply") from None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def _names_object(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and (name := _dotted(node.func)) is not None \
+        and name not in _CONSTRUCTORS and name not in ("float", "complex")
+
+
+def _read_object(node: ast.AST) -> Encoded:
+    if _names_object(node):
+        assert isinstance(node, ast.Call)
+        if node.args or any(kw.arg is None for kw in node.keywords):
+            raise LiteralError("an object is written Name(attribute=value, ...)")
+        names = [kw.arg for kw in node.keywords]
+        if len(set(names)) != len(names):
+            raise LiteralError("an attribute is given twice")
+        return ["instance", _dotted(node.func),
+                [[kw.arg, _read_object(kw.value)] for kw in node.keywords]]
+    if not any(_names_object(part) for part in ast.walk(node)):
+        return encode(literal_value(node))
+    if isinstance(node, ast.List | ast.Tuple):
+        return ["list" if isinstance(node, ast.List) else "tuple",
+                [_read_object(item) for item in node.elts]]
+    if isinstance(node, ast.Set):
+        return ["set", _unique(_read_object(item) for item in node.elts)]
+    if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
+        pairs: dict[str, list[Encoded]] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            assert key is not None
+            read = _read_object(key)
+            pairs[canonical(read)] = [read, _read_object(value)]  # the last one stays
+        return ["dict", list(pairs.values())]
+    raise LiteralError(f"not a literal: {type(node).__name__} holding an object")
+
+
+def _unique(items: Iterable[Encoded]) -> list[Encoded]:
+    """A set's members, each once (the first written), in encoding order."""
+    kept: dict[str, Encoded] = {}
+    for item in items:
+        kept.setdefault(canonical(item), item)
+    return sorted(kept.values(), key=_key)
 
 
 def parse_call_nodes(text: str) -> tuple[list[ast.expr], list[ast.keyword]]:

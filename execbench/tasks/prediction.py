@@ -63,6 +63,7 @@ from execbench.tasks.common.answers import (
     unparsable,
 )
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.common.objects import OBJECTS_NOTE, holds_objects
 from execbench.tasks.common.restate import stated_as_values
 from execbench.tasks.common.returns import no_value
 
@@ -164,7 +165,8 @@ class OutputPrediction(TaskBase):
         value = _require_ok(trace)
         truth = {"value": value, "repr": trace.value_repr}
         if concrete:
-            return [{"truth": truth}]
+            return [{"truth": truth, "objects": True} if holds_objects(trace)
+                    else {"truth": truth}]
         category = abstract.truth(value)
         if category is None:
             raise SkipInstance(f"the return value's type ({value[0]}) has no abstract "
@@ -177,7 +179,8 @@ class OutputPrediction(TaskBase):
                                             instance.data["values"], shots, instance.code,
                                             instance.call)
             return [{"role": "user", "content": text}]
-        parts = [_OUTPUT_INTRO]
+        parts = [f"{_OUTPUT_INTRO}\n{OBJECTS_NOTE}" if instance.data.get("objects")
+                 else _OUTPUT_INTRO]
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f({_EXAMPLE_ARGS}) == ??"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")

@@ -27,6 +27,7 @@ from execbench.tasks.codesense.facts import (
 )
 from execbench.tasks.common import abstract
 from execbench.tasks.common.code import numbered
+from execbench.tasks.common.objects import OBJECTS_NOTE
 
 
 @dataclass(frozen=True)
@@ -138,11 +139,16 @@ def question(fact: Fact, code: str, call: str) -> str:
     return f"{fact.language.code(numbered(code))}\n\n{fact.question(call)}"
 
 
-def render(fact: Fact, values: str, shots: int, code: str, call: str) -> str:
+def render(fact: Fact, values: str, shots: int, code: str, call: str,
+           objects: bool = False) -> str:
     """The whole prompt: intro, answer format, ``shots`` worked examples, the question.
     The worked examples are Python functions answered with Python literals, so a question
-    in another language gets none (its format line says how its values are written)."""
-    parts = [fact.introduction, ABSTRACT if values == "abstract" else fact.format_line]
+    in another language gets none (its format line says how its values are written).
+    With ``objects`` (the run's values hold objects) the format says how they are
+    written."""
+    answer_format = ABSTRACT if values == "abstract" else fact.format_line
+    parts = [fact.introduction, f"{answer_format}\n{OBJECTS_NOTE}" if objects
+             else answer_format]
     examples = EXAMPLES.get(type(fact), ()) if fact.language.key == PYTHON else ()
     for example in examples[:shots]:
         shown = type(fact)(example.fact)

@@ -54,6 +54,7 @@ from execbench.tasks.common import abstract
 from execbench.tasks.common.abstract import VALUES
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
+from execbench.tasks.common.objects import holds_objects
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -194,6 +195,7 @@ class CodeSenseTask(TaskBase):
                 else "no value with an abstract category"
             lost = ", ".join(f"{n} {kind}" for kind, n in sorted(dropped.items()))
             raise SkipInstance(f"{what} (dropped: {lost})")
+        objects = {"objects": True} if holds_objects(trace) else {}
         rng = random.Random(f"{ctx.seed}/{self.name}/{program.id}/{call_index}")
         chosen = _choose(usable, int(QUESTIONS.value(ctx)), rng)
         built: list[dict[str, Any]] = []
@@ -205,12 +207,13 @@ class CodeSenseTask(TaskBase):
             if seen[variant] > 1:  # given facts may ask twice about one line
                 variant = f"{variant}.{seen[variant]}"
             built.append({"kind": kind, "values": values, "fact": fact.record, "truth": truth,
-                          "variant": variant})
+                          "variant": variant, **objects})
         return built
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         text = prompts.render(self.fact_type(instance.data["fact"], instance.language),
-                              instance.data["values"], shots, instance.code, instance.call)
+                              instance.data["values"], shots, instance.code, instance.call,
+                              objects=instance.data.get("objects", False))
         return [{"role": "user", "content": text}]
 
     def reference_response(self, instance: Instance) -> str:

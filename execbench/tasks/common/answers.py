@@ -25,6 +25,7 @@ from execbench.sandbox.values import (
     literal_value,
     parse_call_nodes,
     parse_literal,
+    read_encoded,
     to_literal,
 )
 from execbench.tasks.base import UNPARSABLE, Instance, Score, SkipInstance
@@ -55,7 +56,7 @@ def read_value(text: str | None, *, assignment: bool = False) -> Encoded:
     if node is None:
         raise LiteralError("not a Python literal, `name = literal` or `assert ... == literal`"
                            if assignment else "not a Python literal or `assert ... == literal`")
-    return encode(literal_value(node))
+    return read_encoded(node)
 
 
 def _assigned(text: str) -> ast.AST | None:

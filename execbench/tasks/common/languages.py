@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from execbench.program import LANGUAGES, PYTHON
-from execbench.sandbox.values import Encoded, LiteralError, to_literal
+from execbench.sandbox.values import Encoded, LiteralError, shown
 from execbench.sources import debugger_values
 from execbench.tasks.common.answers import read_value
 
@@ -83,7 +83,7 @@ def _native(key: str, tool: str, null: str, record: str) -> Language:
 
 _ALL = {
     PYTHON: Language(PYTHON, "PYTHON", _PYTHON_VALUE,
-                     lambda text: read_value(text, assignment=True), to_literal),
+                     lambda text: read_value(text, assignment=True), shown),
     "c": _native("c", "GDB", "NULL", "a struct"),
     "java": _native("java", "JDB", "null", "an object"),
 }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import is_exact
+from execbench.sandbox.values import is_exact, tags
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace
@@ -18,6 +18,8 @@ def no_value(trace: Trace) -> str | None:
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail or ""
         return f"the call did not return normally ({trace.status}: {what})"
+    if trace.value is not None and "ref" in tags(trace.value):
+        return "the return value holds an object twice (a cycle or a shared reference)"
     if trace.value is None or not is_exact(trace.value):
         return "the return value has no literal form"
     return None
