@@ -15,6 +15,7 @@ from execbench.cli.app import (
     err,
     executor_choice,
     fail,
+    flag,
     out,
     warn,
 )
@@ -45,6 +46,9 @@ def harvest(
     max_events: Annotated[int, typer.Option(
         help="Line events per call; longer calls are dropped.")] = 1_000,
     max_value_nodes: Annotated[int, typer.Option(help="Nodes per recorded value.")] = 100,
+    literals_only: Annotated[bool, flag(
+        "--literals-only", "Keep only calls whose values are builtin values (no methods, "
+        "no objects shown by their attributes), as earlier versions did.")] = False,
     max_lines: Annotated[int, typer.Option(
         help="Lines of a function's source; longer functions are dropped.")] = 200,
     timeout: Annotated[float, typer.Option(
@@ -66,15 +70,16 @@ def harvest(
     counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
                          "--max-value-nodes": max_value_nodes, "--max-lines": max_lines})
     check_every(progress_every)
-    for flag, seconds in (("--timeout", timeout), ("--test-timeout", test_timeout)):
+    for name, seconds in (("--timeout", timeout), ("--test-timeout", test_timeout)):
         if not seconds > 0:
-            fail(f"{flag} must be positive, not {seconds}")
+            fail(f"{name} must be positive, not {seconds}")
     try:
         extra = tuple(shlex.split(pytest_args))
     except ValueError as exc:
         fail(f"--pytest-args: {exc}")
     options = HarvestOptions(python=python, pytest_args=extra, seed=seed, max_calls=max_calls,
                              max_events=max_events, max_value_nodes=max_value_nodes,
+                             objects=not literals_only,
                              max_lines=max_lines, timeout=timeout,
                              test_timeout=test_timeout)
     given = projects or []

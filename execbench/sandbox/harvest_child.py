@@ -134,7 +134,8 @@ class _Harvest:
         """A process a test forks inherits the tracer and this pipe; it writes nothing."""
         self.max_calls: int = config["max_calls"]
         self.max_chars: int = config["max_trace_chars"]
-        self.options = {**tracer.DEFAULT_OPTIONS, "states": True, "objects": True,
+        self.options = {**tracer.DEFAULT_OPTIONS, "states": True,
+                        "objects": config["objects"],
                         "max_events": config["max_events"], "max_states": config["max_events"],
                         "max_value_nodes": config["max_value_nodes"]}
         self.rng = random.Random(config["seed"])
@@ -175,6 +176,7 @@ class _Harvest:
         are not builtin values; not sampled) touch only local names and counters."""
         by_code, classify, max_calls = self.by_code, self._classify, self.max_calls
         randrange, builtin, shown = self.rng.randrange, _BUILTIN, self.shown
+        objects = self.options["objects"]
 
         def trace(frame, event, arg):
             code = frame.f_code
@@ -193,7 +195,7 @@ class _Harvest:
                 if kind not in builtin:
                     why = shown.get(kind, False)
                     if why is False:
-                        why = shown[kind] = opaque_reason(kind)
+                        why = shown[kind] = opaque_reason(kind) if objects else "an object"
                     if why is not None:
                         function.opaque[why] = function.opaque.get(why, 0) + 1
                         return None
@@ -262,7 +264,7 @@ class _Harvest:
         if code.co_flags & _CO_VARKEYWORDS:
             keywords.update(frame_locals[names[rest]])
         encoder = Encoder(max_nodes=self.options["max_value_nodes"], max_chars=self.max_chars,
-                          objects=True)
+                          objects=self.options["objects"])
         args = [encoder.encode(value) for value in positional]
         kwargs = {name: encoder.encode(value) for name, value in keywords.items()}
         every = [*args, *kwargs.values()]
@@ -273,6 +275,8 @@ class _Harvest:
             return "an argument is larger than the value bound"
         if "ref" in held:
             return "an argument holds an object twice (a cycle or a shared reference)"
+        if "object" in held:  # objects are not kept (``objects`` off)
+            return "an argument holds an object"
         if not all(name.isidentifier() and not keyword.iskeyword(name) for name in kwargs):
             return "a keyword argument's name is not an identifier"
         text = ", ".join([*map(to_literal, args),
@@ -294,7 +298,7 @@ class _Harvest:
                                  "args": recorder.call["args"],
                                  "kwargs": recorder.call["kwargs"], "exception": None}
         if raised is None:
-            trace.update(tracer.result_value(value, objects=True))
+            trace.update(tracer.result_value(value, objects=self.options["objects"]))
         else:
             trace["status"] = "exception"
             trace["exception"] = {**tracer.describe_exception(raised), "phase": "call"}
@@ -321,7 +325,8 @@ class _Harvest:
             f.calls for f in self.functions if f.skip is not None)
         for function in self.functions:
             for why, n in function.opaque.items():
-                dropped[f"an argument is {why}"] = dropped.get(f"an argument is {why}", 0) + n
+                reason = f"an argument holds {why}"
+                dropped[reason] = dropped.get(reason, 0) + n
         dropped["not sampled"] = sum(max(f.candidates - self.max_calls, 0)
                                      for f in self.functions) - self.late_samples
         if final and self.open:

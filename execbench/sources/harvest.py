@@ -20,8 +20,9 @@ Filters (CodeSense, section 2.3), each drop counted by reason: functions with no
 statements (comments, a docstring, ``pass``), with one statement (a wrapper when that
 statement only calls another function), generators and coroutines (their calls return
 an iterator, not a value), longer than ``max_lines``, or whose source does not compile on
-its own once dedented; calls whose arguments are not builtin values (they cannot be
-written as argument text) or are over the value bound, repeated arguments, calls not
+its own once dedented; calls with an argument that cannot be written as text (an opaque
+value: a file, a function, an object of a C type; an object held twice; any object at
+all with ``objects`` off) or over the value bound, repeated arguments, calls not
 sampled (at most ``max_calls`` per function, reservoir sampling with the seed), calls over
 the line-event or size bound.
 
@@ -87,6 +88,10 @@ class HarvestOptions:
     """Line events per call; a longer call is dropped (its states would be cut)."""
     max_value_nodes: int = 100
     """Nodes per encoded value (``values.encode``)."""
+    objects: bool = True
+    """Keep calls whose values are objects of classes written in Python (methods and their
+    ``self``), shown by their attributes; without it only calls on builtin values are kept,
+    as the literal-only harvests of earlier versions and CodeSense's own filter did."""
     max_trace_chars: int = 500_000
     """Characters of one call's record."""
     max_lines: int = 200
@@ -225,6 +230,7 @@ def _prepare(project: Path, scratch: Path, functions: list[Function], options: H
              "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
              "seed": options.seed, "max_calls": options.max_calls,
              "max_events": options.max_events, "max_value_nodes": options.max_value_nodes,
+             "objects": options.objects,
              "max_trace_chars": options.max_trace_chars, "test_timeout": options.test_timeout}
     env = confine.scrubbed_environment(os.environ)
     env.update(HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"), PYTHONHASHSEED="0",

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tarfile
 import textwrap
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from execbench.sandbox.trace import Trace
 from execbench.sandbox.values import parse_call_nodes, tags, to_literal
 from execbench.sources.harvest import (
     NEVER_CALLED,
-    NO_CALL_KEPT,
     HarvestError,
     HarvestOptions,
     harvest,
@@ -670,6 +670,10 @@ def test_real_projects(archive: str, tmp_path: Path) -> None:
         suites.append((tmp_path / name / "instances.jsonl").read_bytes())
     assert suites[0] == suites[1] and suites[0]
     assert all(manifest.counts.by_task.get(task) for task in tasks), manifest.counts
+    if not archive.startswith("inflection"):  # inflection has no class
+        objects = Counter(json.loads(line)["task"] for line in suites[0].splitlines()
+                          if json.loads(line).get("objects"))
+        assert objects["output"] and objects["statement"], objects
     results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
                   tmp_path / "run")
     assert {task: results["metrics"][task]["all"]["pass@1"] for task in tasks} == \
