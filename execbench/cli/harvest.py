@@ -46,6 +46,14 @@ def harvest(
     max_events: Annotated[int, typer.Option(
         help="Line events per call; longer calls are dropped.")] = 1_000,
     max_value_nodes: Annotated[int, typer.Option(help="Nodes per recorded value.")] = 100,
+    install_deps: Annotated[bool, flag(
+        "--install-deps", "Install each project's declared test dependencies (pyproject, "
+        "setup.cfg, requirements files; wheels only) into a cached virtual environment "
+        "made from --python, and run its tests there. pip reaches the package index "
+        "outside the jail.")] = False,
+    pip_args: Annotated[str, typer.Option(
+        help="More arguments for --install-deps' pip, as one shell-quoted string (e.g. "
+             "'--index-url URL' or '--no-index --find-links DIR').")] = "",
     literals_only: Annotated[bool, flag(
         "--literals-only", "Keep only calls whose values are builtin values (no methods, "
         "no objects shown by their attributes), as earlier versions did.")] = False,
@@ -77,9 +85,16 @@ def harvest(
         extra = tuple(shlex.split(pytest_args))
     except ValueError as exc:
         fail(f"--pytest-args: {exc}")
+    try:
+        pip = tuple(shlex.split(pip_args))
+    except ValueError as exc:
+        fail(f"--pip-args: {exc}")
+    if pip and not install_deps:
+        fail("--pip-args is for --install-deps")
     options = HarvestOptions(python=python, pytest_args=extra, seed=seed, max_calls=max_calls,
                              max_events=max_events, max_value_nodes=max_value_nodes,
-                             objects=not literals_only,
+                             objects=not literals_only, install_deps=install_deps,
+                             pip_args=pip,
                              max_lines=max_lines, timeout=timeout,
                              test_timeout=test_timeout)
     given = projects or []

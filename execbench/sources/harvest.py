@@ -40,6 +40,7 @@ trustworthy as the project.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -88,6 +89,11 @@ class HarvestOptions:
     """Line events per call; a longer call is dropped (its states would be cut)."""
     max_value_nodes: int = 100
     """Nodes per encoded value (``values.encode``)."""
+    install_deps: bool = False
+    """Run the tests in a cached virtual environment holding the project's declared test
+    dependencies (``harvest_deps``), made with pip outside the jail."""
+    pip_args: tuple[str, ...] = ()
+    """More arguments for that pip (an index, ``--no-index --find-links DIR``)."""
     objects: bool = True
     """Keep calls whose values are objects of classes written in Python (methods and their
     ``self``), shown by their attributes; without it only calls on builtin values are kept,
@@ -166,6 +172,12 @@ def harvest(project: Path, out: Path, options: HarvestOptions = HarvestOptions()
     if shutil.which(options.python) is None and not Path(options.python).is_file():
         raise HarvestError(f"no interpreter {options.python!r}")
     result = HarvestResult()
+    if options.install_deps:
+        from execbench.sources import harvest_deps
+
+        python = harvest_deps.environment(project, options.python, options.pip_args,
+                                          result.warnings.append)
+        options = dataclasses.replace(options, python=python)
     functions = list_functions(project, options.max_lines, result.warnings.append)
     for message in result.warnings:
         warn(message)
