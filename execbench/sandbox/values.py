@@ -25,7 +25,6 @@ on the comparison path:
 from __future__ import annotations
 
 import ast
-import io
 import json
 import keyword
 import math
@@ -34,7 +33,6 @@ import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
     from typing import Any
 
 Encoded = list  # typed JSON: ["tag", payload...]
@@ -85,13 +83,23 @@ def _safe_repr(obj: Any, limit: int = 200) -> str:
 
 MAX_OBJECT_DEPTH = 4
 """Objects nested in objects that an encoding follows; a deeper one is ``truncated``."""
-_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the class was made by a class statement
-_CODE_LIKE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
-              types.ModuleType, types.CodeType, types.FrameType, types.MethodWrapperType,
-              types.WrapperDescriptorType, staticmethod, classmethod, property)
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: made at run time (a class statement, or C)
+_IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: what C types made at run time set
+_CODE_LIKE = frozenset({types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                        types.ModuleType, types.CodeType, types.FrameType,
+                        types.MethodWrapperType, types.WrapperDescriptorType, staticmethod,
+                        classmethod, property})
+_STREAM_MODULES = frozenset({"io", "_io", "socket", "_socket", "ssl", "_ssl", "tempfile"})
 _CLASS_DICT = type.__dict__["__dict__"]
 _CLASS_MRO = type.__dict__["__mro__"]
-_INSTANCE_DICT = object.__getattribute__
+_FLAGS = type.__dict__["__flags__"]
+_QUALNAME = type.__dict__["__qualname__"]
+_NAME = type.__dict__["__name__"]
+_MODULE = type.__dict__["__module__"]
+_RESERVED_NAMES = frozenset({"set", "frozenset", "tuple", "list", "dict", "float", "complex",
+                             "None", "True", "False"})
+"""Names an answer's ``Name(...)`` cannot mean as a class (``read_encoded``)."""
+_OBJECT_ATTRIBUTES = (AttributeError, TypeError, ValueError, LookupError, RecursionError)
 
 
 class Encoder:
@@ -166,44 +174,58 @@ class Encoder:
     def _object(self, obj: Any, t: type, budget: _Budget, depth: int,
                 objects: int) -> Encoded:
         """An instance of a class written in Python as its attributes, else opaque."""
-        attributes, why = _attributes(obj, t)
+        try:
+            attributes, why = _attributes(obj, t)
+        except _OBJECT_ATTRIBUTES:  # a class odd enough to defeat the reading
+            attributes, why = None, "an object whose attributes cannot be read"
         if attributes is None:
             self.opaque.append(why)
             return ["object", t.__qualname__, _safe_repr(obj)]
+        name = _QUALNAME.__get__(t)
         known = self.seen.get(id(obj))
         if known is not None:
-            return ["ref", t.__qualname__, known]
+            return ["ref", name, known]
         if objects <= 0:
-            return ["truncated", t.__qualname__]
+            return ["truncated", name]
         self.seen[id(obj)] = len(self.seen) + 1
         fields = []
-        for name, value in attributes:
+        for attribute, value in attributes:
             if budget.nodes <= 0:
-                return ["truncated", t.__qualname__]
-            fields.append([name, self._encode(value, budget, depth - 1, objects - 1)])
-        return ["instance", t.__qualname__, fields]
+                return ["truncated", name]
+            fields.append([attribute, self._encode(value, budget, depth - 1, objects - 1)])
+        return ["instance", name, fields]
 
 
 def opaque_reason(t: type) -> str | None:
     """Why an object of class ``t`` cannot be shown as its attributes, or None when it
     can (a class written in Python, or a named tuple). It depends on the class alone, so
-    a caller that meets many objects may keep the answer per class."""
-    if issubclass(t, _CODE_LIKE):
+    a caller that meets many objects may keep the answer per class. Everything about the
+    class is read through ``type``'s own descriptors: no metaclass, ``__subclasshook__``
+    or class attribute of the project's runs."""
+    try:
+        return _opaque_reason(t)
+    except _OBJECT_ATTRIBUTES:
+        return "an object whose attributes cannot be read"
+
+
+def _opaque_reason(t: type) -> str | None:
+    mro = _CLASS_MRO.__get__(t)
+    if any(klass in _CODE_LIKE for klass in mro):
         return "a function, method, class or module"
-    if issubclass(t, io.IOBase) or any(_CLASS_DICT.__get__(klass).get("__module__") ==
-                                       "socket" for klass in _CLASS_MRO.__get__(t)):
+    if any(_MODULE.__get__(klass) in _STREAM_MODULES for klass in mro):
         return "a file, stream or socket"
-    if not t.__flags__ & _HEAPTYPE:
-        if _class_attribute(t, "__next__") is not None:
+    if not _written_in_python(t):
+        if any("__next__" in _CLASS_DICT.__get__(klass) for klass in mro):
             return "an iterator or generator"
         return "an object of a type implemented in C"
-    import enum
-
-    if issubclass(t, enum.Enum):
+    if any(_MODULE.__get__(klass) == "enum" and _NAME.__get__(klass) == "Enum"
+           for klass in mro):
         return "an enum member"
-    if not all(part.isidentifier() for part in t.__qualname__.split(".")):
+    qualname = _QUALNAME.__get__(t)
+    if not all(part.isidentifier() and not keyword.iskeyword(part)
+               for part in qualname.split(".")) or qualname in _RESERVED_NAMES:
         return "an object of a class defined inside a function"
-    builtin = next(k for k in _CLASS_MRO.__get__(t) if not k.__flags__ & _HEAPTYPE)
+    builtin = next(k for k in mro if not _written_in_python(k))  # object at the latest
     if builtin is tuple and _named_fields(t) is not None:
         return None
     if builtin is not object:
@@ -211,9 +233,16 @@ def opaque_reason(t: type) -> str | None:
     return None
 
 
+def _written_in_python(klass: type) -> bool:
+    """Made by a class statement: made at run time and not marked immutable (C types made
+    at run time, most of the standard library's since 3.12, are)."""
+    flags = _FLAGS.__get__(klass)
+    return bool(flags & _HEAPTYPE) and not flags & _IMMUTABLE
+
+
 def _named_fields(t: type) -> tuple[str, ...] | None:
     fields = _class_attribute(t, "_fields")
-    if isinstance(fields, tuple) and all(type(name) is str for name in fields):
+    if type(fields) is tuple and all(type(name) is str for name in fields):
         return fields
     return None
 
@@ -224,17 +253,15 @@ def _attributes(obj: Any, t: type) -> tuple[list[tuple[str, Any]] | None, str]:
     if why is not None:
         return None, why
     unreadable = "an object whose attributes cannot be read"
-    fields = _named_fields(t) if issubclass(t, tuple) else None
+    mro = _CLASS_MRO.__get__(t)
+    fields = _named_fields(t) if tuple in mro else None
     if fields is not None:
         if len(fields) != tuple.__len__(obj):
             return None, unreadable
-        pairs: list[tuple[str, Any]] | None = list(zip(fields, tuple.__iter__(obj),
-                                                       strict=True))
+        pairs: list[tuple[str, Any]] | None = [
+            *zip(fields, tuple.__iter__(obj), strict=True), *(_instance_dict(obj, mro) or [])]
     else:
-        try:
-            pairs = _instance_attributes(obj, _CLASS_MRO.__get__(t))
-        except Exception:  # noqa: BLE001 - a slot or dict the class made odd
-            return None, unreadable
+        pairs = _instance_attributes(obj, mro)
     if pairs is None or len({name for name, _ in pairs}) != len(pairs):
         return None, unreadable
     if not all(name.isidentifier() and not keyword.iskeyword(name) for name, _ in pairs):
@@ -244,32 +271,47 @@ def _attributes(obj: Any, t: type) -> tuple[list[tuple[str, Any]] | None, str]:
 
 def _instance_attributes(obj: Any, mro: tuple[type, ...]) -> list[tuple[str, Any]] | None:
     """Slots (base classes first) then the instance dictionary, read without running the
-    class's code; None when the dictionary is not a plain ``dict``."""
+    class's code; None when a class declares its slots or its ``__dict__`` oddly."""
     pairs: list[tuple[str, Any]] = []
     for klass in reversed(mro):
-        declared = _CLASS_DICT.__get__(klass).get("__slots__")
+        namespace = _CLASS_DICT.__get__(klass)
+        declared = namespace.get("__slots__")
         if declared is None:
             continue
-        for name in [declared] if isinstance(declared, str) else declared:
-            if type(name) is not str or name in ("__dict__", "__weakref__"):
+        names = [declared] if type(declared) is str else declared
+        if type(names) not in (list, tuple) or not all(type(n) is str for n in names):
+            return None
+        for name in names:
+            if name in ("__dict__", "__weakref__"):
                 continue
-            stored = f"_{klass.__name__.lstrip('_')}{name}" \
+            stored = f"_{_NAME.__get__(klass).lstrip('_')}{name}" \
                 if name.startswith("__") and not name.endswith("__") else name
-            slot = _CLASS_DICT.__get__(klass).get(stored)
+            slot = namespace.get(stored)
             if type(slot) is not types.MemberDescriptorType:
-                continue
+                return None
             try:
                 pairs.append((stored, slot.__get__(obj, klass)))
             except AttributeError:  # a slot never set has no value
                 continue
-    try:
-        attributes = _INSTANCE_DICT(obj, "__dict__")
-    except AttributeError:
-        return pairs
-    if type(attributes) is not dict or not all(type(name) is str for name in attributes):
-        return None
-    pairs.extend(attributes.items())
-    return pairs
+    held = _instance_dict(obj, mro)
+    return None if held is None else pairs + held
+
+
+def _instance_dict(obj: Any, mro: tuple[type, ...]) -> list[tuple[str, Any]] | None:
+    """The instance dictionary's items ([] when it has none), read through the genuine
+    ``__dict__`` descriptor only: a class that puts anything else there (a property)
+    gets None."""
+    for klass in mro:
+        found = _CLASS_DICT.__get__(klass).get("__dict__")
+        if found is None:
+            continue
+        if type(found) is not types.GetSetDescriptorType or klass is type:
+            return None
+        held = found.__get__(obj, klass)
+        if type(held) is not dict or not all(type(name) is str for name in held):
+            return None
+        return list(held.items())
+    return []
 
 
 def _class_attribute(t: type, name: str) -> Any:
@@ -582,11 +624,28 @@ def read_encoded(node: ast.AST) -> Encoded:
     looked up, imported or called. Without such a part it is ``encode(literal_value(node))``
     exactly."""
     try:
-        if not any(_names_object(part) for part in ast.walk(node)):
+        holding = _holding_objects(node)
+        if not holding:
             return encode(literal_value(node))
-        return _read_object(node)
+        return _ObjectReader(holding).read(node)
     except RecursionError:
         raise LiteralError("literal nested too deeply") from None
+
+
+def _holding_objects(node: ast.AST) -> set[int]:
+    """``id`` of every node that is, or holds, an object's form: one pass over the tree."""
+    holding: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        if done:
+            if _names_object(current) or any(id(child) in holding
+                                             for child in ast.iter_child_nodes(current)):
+                holding.add(id(current))
+            continue
+        stack.append((current, True))
+        stack.extend((child, False) for child in ast.iter_child_nodes(current))
+    return holding
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -603,39 +662,65 @@ def _names_object(node: ast.AST) -> bool:
         and name not in _CONSTRUCTORS and name not in ("float", "complex")
 
 
-def _read_object(node: ast.AST) -> Encoded:
-    if _names_object(node):
-        assert isinstance(node, ast.Call)
-        if node.args or any(kw.arg is None for kw in node.keywords):
-            raise LiteralError("an object is written Name(attribute=value, ...)")
-        names = [kw.arg for kw in node.keywords]
-        if len(set(names)) != len(names):
-            raise LiteralError("an attribute is given twice")
-        return ["instance", _dotted(node.func),
-                [[kw.arg, _read_object(kw.value)] for kw in node.keywords]]
-    if not any(_names_object(part) for part in ast.walk(node)):
-        return encode(literal_value(node))
-    if isinstance(node, ast.List | ast.Tuple):
-        return ["list" if isinstance(node, ast.List) else "tuple",
-                [_read_object(item) for item in node.elts]]
-    if isinstance(node, ast.Set):
-        return ["set", _unique(_read_object(item) for item in node.elts)]
-    if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
-        pairs: dict[str, list[Encoded]] = {}
-        for key, value in zip(node.keys, node.values, strict=True):
-            assert key is not None
-            read = _read_object(key)
-            pairs[canonical(read)] = [read, _read_object(value)]  # the last one stays
-        return ["dict", list(pairs.values())]
-    raise LiteralError(f"not a literal: {type(node).__name__} holding an object")
+class _ObjectReader:
+    """Reads a tree that holds objects' forms; parts without one go to the literal reader.
+    Sets and dict keys keep Python's rules for their literal members (``1`` and ``True``
+    are one key, the last value stays) and keep every object apart (objects compare by
+    identity, so two with the same attributes are two members)."""
 
+    def __init__(self, holding: set[int]) -> None:
+        self.holding = holding
 
-def _unique(items: Iterable[Encoded]) -> list[Encoded]:
-    """A set's members, each once (the first written), in encoding order."""
-    kept: dict[str, Encoded] = {}
-    for item in items:
-        kept.setdefault(canonical(item), item)
-    return sorted(kept.values(), key=_key)
+    def read(self, node: ast.AST) -> Encoded:
+        if id(node) not in self.holding:
+            return encode(literal_value(node))
+        if _names_object(node):
+            assert isinstance(node, ast.Call)
+            if node.args or any(kw.arg is None for kw in node.keywords):
+                raise LiteralError("an object is written Name(attribute=value, ...)")
+            names = [kw.arg for kw in node.keywords]
+            if len(set(names)) != len(names):
+                raise LiteralError("an attribute is given twice")
+            return ["instance", _dotted(node.func),
+                    [[kw.arg, self.read(kw.value)] for kw in node.keywords]]
+        if isinstance(node, ast.List | ast.Tuple):
+            return ["list" if isinstance(node, ast.List) else "tuple",
+                    [self.read(item) for item in node.elts]]
+        if isinstance(node, ast.Set):
+            return ["set", self._members(node.elts)]
+        if isinstance(node, ast.Call) and _dotted(node.func) == "frozenset" \
+                and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Set | ast.List | ast.Tuple):
+            return ["frozenset", self._members(node.args[0].elts)]
+        if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
+            pairs: dict[Any, list[Encoded]] = {}
+            for index, (key, value) in enumerate(zip(node.keys, node.values, strict=True)):
+                assert key is not None
+                read = self.read(key)
+                slot = self._identity(read, index)
+                kept = pairs[slot][0] if slot in pairs else read  # the first key stays
+                pairs[slot] = [kept, self.read(value)]              # with the last value
+            return ["dict", list(pairs.values())]
+        raise LiteralError(f"not a literal: {type(node).__name__} holding an object")
+
+    def _members(self, nodes: list[ast.expr]) -> list[Encoded]:
+        kept: dict[Any, Encoded] = {}
+        for index, node in enumerate(nodes):
+            read = self.read(node)
+            kept.setdefault(self._identity(read, index), read)
+        return sorted(kept.values(), key=_key)
+
+    @staticmethod
+    def _identity(read: Encoded, index: int) -> Any:
+        """What makes two members one: a literal's Python value, an object's place."""
+        if "instance" in tags(read):
+            return ("object", index)
+        try:
+            value = decode(read)
+            hash(value)
+        except (LiteralError, TypeError):
+            raise LiteralError("an unhashable member of a set or key of a dict") from None
+        return ("value", value)
 
 
 def parse_call_nodes(text: str) -> tuple[list[ast.expr], list[ast.keyword]]:

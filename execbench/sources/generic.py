@@ -78,9 +78,26 @@ def _recorded(index: int, record: Any) -> Trace | None:
     if record is None:
         return None
     try:
-        return Trace.from_dict(record)
+        trace = Trace.from_dict(record)
     except TraceError as exc:
         raise RecordError(f"key 'calls': item {index}: recorded trace: {exc}") from None
+    if not _typed_values(trace):
+        raise RecordError(f"key 'calls': item {index}: recorded trace: a value or a state "
+                          "is not typed JSON")
+    return trace
+
+
+def _typed_values(trace: Trace) -> bool:
+    """Whether every value the trace records has the shape ``values.encode`` writes, so
+    that no task meets a malformed one mid-build (a harvested project's tests can write
+    records too)."""
+    if not all(isinstance(state, dict) and isinstance(state.get("locals"), dict)
+               for state in trace.states):
+        return False
+    recorded = [*(trace.args or ()), *(trace.kwargs or {}).values(),
+                *([] if trace.value is None else [trace.value]),
+                *(value for state in trace.states for value in state["locals"].values())]
+    return all(map(values.is_encoding, recorded))
 
 
 def build_program(record: Record, code: str, entry_point: str, calls: list[Call],

@@ -63,7 +63,7 @@ from execbench.tasks.common.answers import (
     unparsable,
 )
 from execbench.tasks.common.extract import answer_text
-from execbench.tasks.common.objects import OBJECTS_NOTE, holds_objects
+from execbench.tasks.common.objects import OBJECTS_NOTE, UNSHOWN, holds_objects, unshown
 from execbench.tasks.common.restate import stated_as_values
 from execbench.tasks.common.returns import no_value
 
@@ -163,6 +163,8 @@ class OutputPrediction(TaskBase):
             raise NotApplicable(f"a {LANGUAGES[program.language]} output is asked only with "
                                 "the published value")
         value = _require_ok(trace)
+        if unshown(value, trace):
+            raise SkipInstance(UNSHOWN)
         truth = {"value": value, "repr": trace.value_repr}
         if concrete:
             return [{"truth": truth, "objects": True} if holds_objects(trace)

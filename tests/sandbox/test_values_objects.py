@@ -229,8 +229,115 @@ def test_literals_without_objects_read_exactly_as_before() -> None:
                  "float('nan')", "set()"]:
         node = parse_expression(text)
         assert read_encoded(node) == encode(literal_value(node))
-    # containers of objects: a set's repeats and a dict's repeated keys as Python has them
-    enc = read_encoded(parse_expression("{Point(x=1), Point(x=1)}"))
-    assert enc == ["set", [["instance", "Point", [["x", ["int", 1]]]]]]
-    enc = read_encoded(parse_expression("{1: Point(x=1), 1: Point(x=2)}"))
-    assert enc == ["dict", [[["int", 1], ["instance", "Point", [["x", ["int", 2]]]]]]]
+    # containers of objects: two objects are two members (they compare by identity), a
+    # dict's repeated literal keys are one key as in Python (the first key, the last value)
+    point = ["instance", "Point", [["x", ["int", 1]]]]
+    enc = read_encoded(parse_expression("{Point(x=1), Point(x=1), 1, True}"))
+    assert enc == ["set", [point, point, ["int", 1]]]  # in encoding order
+    enc = read_encoded(parse_expression("{1: Point(x=1), True: Point(x=2), 2: 'b'}"))
+    assert enc == ["dict", [[["int", 1], ["instance", "Point", [["x", ["int", 2]]]]],
+                            [["int", 2], ["str", "b"]]]]
+
+
+def test_c_types_made_at_run_time_stay_opaque() -> None:
+    """Most of the standard library's C types are made at run time since 3.12 (and some
+    before): without attributes to show they would all read ``Name()`` and any two would
+    be equal."""
+    import array
+    import decimal
+    import functools
+    import itertools
+    import re
+    import threading
+
+    for value in [array.array("i", [1]), re.compile("a"), functools.partial(len),
+                  collections.deque([1]), decimal.Decimal("1.5"), threading.Lock(),
+                  itertools.count(), collections.OrderedDict(a=1)]:
+        enc, opaque = objects(value)
+        assert enc[0] == "object" and len(opaque) == 1, (value, enc)
+
+
+def test_a_hostile_class_cannot_run_code_or_stop_the_encoder() -> None:
+    ran: list[str] = []
+
+    class Meta(type):
+        def __getattribute__(cls, name: str) -> Any:
+            ran.append(f"meta {name}")
+            raise RuntimeError("boom")
+
+    class Lies:
+        @property
+        def __dict__(self) -> Any:  # type: ignore[override]
+            ran.append("dict property")
+            return {"x": 99}
+
+    class Slots:
+        __slots__ = ("a",)
+
+    class Iterable:
+        def __iter__(self) -> Any:
+            ran.append("slots iterated")
+            raise KeyboardInterrupt
+
+    Slots.__slots__ = Iterable()  # type: ignore[assignment]
+
+    class Hook(io.RawIOBase):
+        @classmethod
+        def __subclasshook__(cls, other: type) -> bool:
+            ran.append("subclasshook")
+            return True
+
+    for klass in (Lies, Slots):
+        klass.__qualname__ = klass.__name__  # as if at module level
+    plain = Point(1, 2)
+    for value, why in [(Meta("M", (), {})(), None), (Lies(), "cannot be read"),
+                       (Slots(), "cannot be read")]:
+        enc, opaque = objects(value)
+        assert why is None or (enc[0] == "object" and why in opaque[0]), (enc, opaque)
+    assert objects(plain)[0][0] == "instance" and Hook  # a hook elsewhere changes nothing
+    assert ran == []
+
+
+def test_every_exact_object_encoding_reads_back_as_itself() -> None:
+    """to_literal then read_encoded is the identity on exact encodings, sets and dict
+    keys of objects with equal attributes included."""
+    import random
+
+    rng = random.Random(7)
+
+    def value(depth: int) -> Any:
+        kind = rng.randrange(9 if depth else 4)
+        if kind == 0:
+            return rng.choice([0, 1, True, False, -0.0, 2.5, "s", None, b"x"])
+        if kind == 1:
+            return Point(rng.randrange(3), rng.choice([True, 1, "1"]))
+        if kind == 2:
+            return Frozen("n", ("t",))
+        if kind == 3:
+            return Pair(1, None)
+        if kind == 4:
+            return [value(depth - 1) for _ in range(rng.randrange(3))]
+        if kind == 5:
+            return tuple(value(depth - 1) for _ in range(rng.randrange(3)))
+        if kind == 6:
+            return {Point(1, 1), Point(1, 1), rng.randrange(3)}
+        if kind == 7:
+            return frozenset({Point(0, 0), 1})
+        return {rng.choice([1, True, "k"]): value(depth - 1), Point(1, 2): 0}
+
+    checked = 0
+    for _ in range(2000):
+        enc, _ = objects(value(3))
+        if is_exact(enc):
+            assert equal(round_trip(enc), enc), enc
+            checked += 1
+    assert checked > 1000
+
+
+def test_reading_a_deep_answer_holding_objects_takes_linear_time() -> None:
+    import time
+
+    text = "[" * 150 + ", ".join(["Point(x=1)"] * 2000) + "]" * 150
+    start = time.perf_counter()
+    enc = read_encoded(parse_expression(text))
+    assert enc[0] == "list" and time.perf_counter() - start < 5

@@ -194,3 +194,20 @@ def test_object_instances_are_asked_and_scored_field_by_field(harvested,
         dict.fromkeys(TASKS, 1.0)
     asked_objects = [i for i in by_id.values() if i.data.get("objects")]
     assert {i.task for i in asked_objects} >= {"output", "statement", "loop"}
+
+
+def test_a_malformed_recorded_value_is_the_records_error_not_the_builds(harvested) -> None:
+    """The tests of a harvested project can write records too: a state whose value is not
+    typed JSON is refused when the file is read, so no task meets it mid-build."""
+    from execbench.sources.generic import build
+    from execbench.sources.jsonl import Record, RecordError
+
+    _, _, _, records = harvested
+    data = json.loads(json.dumps(records["pkg.shapes.Point.moved"]))
+    assert build(Record(data, "h/moved", "h")).calls  # as recorded, it reads
+    data["calls"][0]["trace"]["states"][0]["locals"]["self"] = ["instance", "P", 5]
+    with pytest.raises(RecordError, match="a value or a state is not typed JSON"):
+        build(Record(data, "h/moved", "h"))
+    data["calls"][0]["trace"]["states"][0] = {"line": 1}
+    with pytest.raises(RecordError, match="a value or a state is not typed JSON"):
+        build(Record(data, "h/moved", "h"))

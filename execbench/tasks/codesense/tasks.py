@@ -54,7 +54,7 @@ from execbench.tasks.common import abstract
 from execbench.tasks.common.abstract import VALUES
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
-from execbench.tasks.common.objects import holds_objects
+from execbench.tasks.common.objects import holds_objects, unshown
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -186,7 +186,7 @@ class CodeSenseTask(TaskBase):
             truth = abstract.truth(asked) if values == "abstract" and is_exact(asked) \
                 else concrete_truth(fact, asked, published=published) if values == "concrete" \
                 else None
-            if truth is None:
+            if truth is None or unshown(asked, trace):
                 dropped[fact.kind] += 1
                 continue
             usable.append((fact.kind, (fact, truth)))
