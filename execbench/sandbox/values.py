@@ -74,9 +74,9 @@ def _safe_repr(obj: Any, limit: int = 200) -> str:
     try:
         text = repr(obj)
     except BaseException as exc:  # noqa: BLE001 - a user __repr__ may raise anything
-        text = f"<unrepresentable {type(obj).__qualname__}: {type(exc).__name__}>"
+        text = f"<unrepresentable {_QUALNAME.__get__(type(obj))}: {type(exc).__name__}>"
     if not isinstance(text, str):
-        text = f"<{type(obj).__qualname__}>"
+        text = f"<{_QUALNAME.__get__(type(obj))}>"
     text = _ADDRESS.sub(" at 0x?", text)  # addresses differ run to run; records must not
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -129,7 +129,7 @@ class Encoder:
     def _encode(self, obj: Any, budget: _Budget, depth: int, objects: int) -> Encoded:
         t = type(obj)
         if depth < 0 or not budget.spend():
-            return ["truncated", t.__qualname__]
+            return ["truncated", _QUALNAME.__get__(t)]
         if obj is None:
             return ["none"]
         if t is bool:
@@ -169,7 +169,7 @@ class Encoder:
             return ["dict", pairs]
         if self.objects:
             return self._object(obj, t, budget, depth, objects)
-        return ["object", t.__qualname__, _safe_repr(obj)]
+        return ["object", _QUALNAME.__get__(t), _safe_repr(obj)]
 
     def _object(self, obj: Any, t: type, budget: _Budget, depth: int,
                 objects: int) -> Encoded:
@@ -180,7 +180,7 @@ class Encoder:
             attributes, why = None, "an object whose attributes cannot be read"
         if attributes is None:
             self.opaque.append(why)
-            return ["object", t.__qualname__, _safe_repr(obj)]
+            return ["object", _QUALNAME.__get__(t), _safe_repr(obj)]
         name = _QUALNAME.__get__(t)
         known = self.seen.get(id(obj))
         if known is not None:

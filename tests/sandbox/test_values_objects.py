@@ -290,7 +290,9 @@ def test_a_hostile_class_cannot_run_code_or_stop_the_encoder() -> None:
     for klass in (Lies, Slots):
         klass.__qualname__ = klass.__name__  # as if at module level
     plain = Point(1, 2)
-    for value, why in [(Meta("M", (), {})(), None), (Lies(), "cannot be read"),
+    for value, why in [(Meta("M", (), {})(), None),
+                       (Meta("D", (dict,), {})(), "a subclass of a builtin type"),
+                       (Lies(), "cannot be read"),
                        (Slots(), "cannot be read")]:
         enc, opaque = objects(value)
         assert why is None or (enc[0] == "object" and why in opaque[0]), (enc, opaque)
