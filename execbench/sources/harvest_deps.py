@@ -148,7 +148,7 @@ def environment(root: Path, python: str, pip_args: tuple[str, ...],
     requirements = declared(root, warn)
     if not requirements:
         return python
-    base = os.path.realpath(shutil.which(python) or python)
+    base = os.path.abspath(shutil.which(python) or python)  # a venv's own, not its base's
     digest = hashlib.sha256(json.dumps([base, sorted(requirements), list(pip_args)])
                             .encode()).hexdigest()[:20]
     folder = cache_folder() / digest
