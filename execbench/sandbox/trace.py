@@ -192,6 +192,13 @@ class Trace:
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return cls(status="crashed", detail=f"unreadable result: {str(exc)[:200]}")
 
+    def recorded_values(self) -> list[Encoded]:
+        """Every value the trace holds: arguments, the returned value, each state's
+        variables (states assumed well formed)."""
+        return [*(self.args or ()), *(self.kwargs or {}).values(),
+                *([] if self.value is None else [self.value]),
+                *(value for state in self.states for value in state["locals"].values())]
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON record ``from_dict`` reads back: common fields, then ``extra``'s."""
         record = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}

@@ -33,6 +33,7 @@ import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 Encoded = list  # typed JSON: ["tag", payload...]
@@ -389,18 +390,25 @@ def is_exact(enc: Encoded) -> bool:
     return True
 
 
+def parts(enc: Encoded) -> Iterator[Encoded]:
+    """The encoding and every value inside it, at any depth (an object's attributes, a
+    dict's keys and values)."""
+    stack = [enc]
+    while stack:
+        current = stack.pop()
+        yield current
+        tag = current[0]
+        if tag in _SEQUENCES:
+            stack.extend(current[1])
+        elif tag == "dict":
+            stack.extend(part for pair in current[1] for part in pair)
+        elif tag == "instance":
+            stack.extend(value for _, value in current[2])
+
+
 def tags(enc: Encoded) -> set[str]:
     """Every tag an encoding holds, at any depth (``"truncated"`` in a list in an object)."""
-    tag = enc[0]
-    found = {tag}
-    if tag in _SEQUENCES:
-        found.update(*map(tags, enc[1]))
-    elif tag == "dict":
-        for key, value in enc[1]:
-            found |= tags(key) | tags(value)
-    elif tag == "instance":
-        found.update(*(tags(value) for _, value in enc[2]))
-    return found
+    return {part[0] for part in parts(enc)}
 
 
 # --------------------------------------------------------------------------- equality

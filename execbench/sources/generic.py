@@ -94,10 +94,7 @@ def _typed_values(trace: Trace) -> bool:
     if not all(isinstance(state, dict) and isinstance(state.get("locals"), dict)
                for state in trace.states):
         return False
-    recorded = [*(trace.args or ()), *(trace.kwargs or {}).values(),
-                *([] if trace.value is None else [trace.value]),
-                *(value for state in trace.states for value in state["locals"].values())]
-    return all(map(values.is_encoding, recorded))
+    return all(map(values.is_encoding, trace.recorded_values()))
 
 
 def build_program(record: Record, code: str, entry_point: str, calls: list[Call],

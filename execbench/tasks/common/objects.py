@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import Encoded, tags
+from execbench.sandbox.values import Encoded, parts, tags
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace
@@ -31,31 +31,21 @@ UNSHOWN = "the value holds an object of a class whose attributes the question do
 
 def holds_objects(trace: Trace) -> bool:
     """Whether the run's arguments, result or recorded variables hold an object."""
-    values = [*(trace.args or ()), *(trace.kwargs or {}).values(), trace.value,
-              *(value for state in trace.states for value in state["locals"].values())]
-    return any("instance" in tags(value) for value in values if value is not None)
+    return any("instance" in tags(value) for value in trace.recorded_values())
 
 
 def unshown(value: Encoded, trace: Trace) -> bool:
     """Whether ``value`` holds an object whose class and attribute names no object in the
     call's arguments shows."""
+    wanted = _shapes(value)
+    if not wanted:
+        return False
     shown = {shape for argument in [*(trace.args or ()), *(trace.kwargs or {}).values()]
              for shape in _shapes(argument)}
-    return any(shape not in shown for shape in _shapes(value))
+    return not wanted <= shown
 
 
 def _shapes(value: Encoded) -> set[tuple[str, frozenset[str]]]:
     """Each object's class name and attribute names, at any depth."""
-    found: set[tuple[str, frozenset[str]]] = set()
-    stack = [value]
-    while stack:
-        current = stack.pop()
-        tag = current[0]
-        if tag == "instance":
-            found.add((current[1], frozenset(name for name, _ in current[2])))
-            stack.extend(item for _, item in current[2])
-        elif tag in ("list", "tuple", "set", "frozenset"):
-            stack.extend(current[1])
-        elif tag == "dict":
-            stack.extend(part for pair in current[1] for part in pair)
-    return found
+    return {(part[1], frozenset(name for name, _ in part[2])) for part in parts(value)
+            if part[0] == "instance"}
