@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from execbench.models.base import ContextWindow, CountError, Model
@@ -47,12 +48,12 @@ class Refused:
 
 @dataclass
 class Fit:
-    """What the check found: the work to send, the samples refused, and what it could not
-    check."""
+    """What the check found: the samples refused (each also handed to the caller as it is
+    found), and what it could not check."""
 
     window: ContextWindow | None
-    send: list[tuple[Instance, int]]
-    refused: list[Refused] = field(default_factory=list)
+    refused: set[tuple[str, int]] = field(default_factory=set)
+    """(instance id, sample) of every sample not to send."""
     uncounted: int = 0
     """Distinct prompts whose count failed: they are sent unchecked."""
     count_error: str | None = None
@@ -68,7 +69,7 @@ class Fit:
             said.append(f"the context is {window.tokens:,} tokens ({window.source}), but "
                         "prompt tokens cannot be counted here: prompts are sent unchecked")
         if self.refused and window is not None:
-            instances = len({refused.instance.id for refused in self.refused})
+            instances = len({instance for instance, _ in self.refused})
             budget = (f"with --max-tokens {max_tokens}" if max_tokens is not None
                       else "alone")
             said.append(f"{_many(instances, 'instance')} ({_many(len(self.refused), 'sample')})"
@@ -99,48 +100,65 @@ def over(tokens: int, max_tokens: int | None, window: ContextWindow) -> str | No
             f"tokens ({window.source}); not sent")
 
 
-async def check(model: Model, work: list[tuple[Instance, int]], prompt: Prompt,
-                max_tokens: int | None, connections: int) -> Fit:
-    """Split ``work`` into what fits the model's context and what is refused. Asked after
-    ``model.start``; a model that does not know its context costs nothing."""
+CHECK_BATCH = 4096
+"""Samples whose prompts are counted together (``max_connections`` at a time): the check
+reads the run's work as a stream, holding one batch's prompts."""
+
+
+async def check(model: Model, work: Iterable[tuple[Instance, int]], prompt: Prompt,
+                max_tokens: int | None, connections: int,
+                refuse: Callable[[Refused], None]) -> Fit:
+    """Find what in ``work`` does not fit the model's context, handing each such sample to
+    ``refuse`` as it is found. Asked after ``model.start``; a model that does not know its
+    context costs nothing (``work`` is not read)."""
     window = await model.context()
-    if window is None or window.counter is None or not work:
-        return Fit(window, work)
+    fit = Fit(window)
+    if window is None or window.counter is None:
+        return fit
     started = time.perf_counter()
-    distinct: dict[str, list[dict[str, str]]] = {}
-    for instance, _ in work:
-        messages, phash = prompt(instance)
-        distinct.setdefault(phash, messages)
-    counts, failures = await _count_all(model, distinct, connections)
-    fit = Fit(window, [], seconds=time.perf_counter() - started)
-    fit.uncounted = len(distinct) - len(counts)
-    fit.count_error = failures[0] if failures else "not asked after earlier failures"
-    for instance, sample in work:
-        tokens = counts.get(prompt(instance)[1])
-        why = None if tokens is None else over(tokens, max_tokens, window)
-        if why is None:
-            fit.send.append((instance, sample))
-        else:
-            assert tokens is not None
-            fit.refused.append(Refused(instance, sample, tokens, why))
+    items = iter(work)
+    failures: list[str] = []
+    counted = 0
+    while batch := list(islice(items, CHECK_BATCH)):
+        distinct: dict[str, list[dict[str, str]]] = {}
+        for instance, _ in batch:
+            messages, phash = prompt(instance)
+            distinct.setdefault(phash, messages)
+        counts = await _count_all(model, distinct, connections, failures,
+                                  give_up=not counted)
+        counted += len(counts)
+        fit.uncounted += len(distinct) - len(counts)
+        for instance, sample in batch:
+            tokens = counts.get(prompt(instance)[1])
+            why = None if tokens is None else over(tokens, max_tokens, window)
+            if why is not None:
+                assert tokens is not None
+                fit.refused.add((instance.id, sample))
+                refuse(Refused(instance, sample, tokens, why))
+    if fit.uncounted:
+        fit.count_error = failures[0] if failures else "not asked after earlier failures"
+    fit.seconds = time.perf_counter() - started
     return fit
 
 
 async def _count_all(model: Model, prompts: dict[str, list[dict[str, str]]],
-                     connections: int) -> tuple[dict[str, int], list[str]]:
-    """Each prompt's tokens by hash, ``connections`` counts at a time, and the failures."""
+                     connections: int, failures: list[str], give_up: bool
+                     ) -> dict[str, int]:
+    """Each prompt's tokens by hash, ``connections`` counts at a time; failures are added
+    to ``failures``. With ``give_up`` (nothing counted yet), the rest are not asked once
+    ``GIVE_UP_AFTER`` have failed."""
     gate = asyncio.Semaphore(max(1, connections))
     counts: dict[str, int] = {}
-    failures: list[str] = []
 
     async def one(phash: str, messages: list[dict[str, str]]) -> None:
         async with gate:
-            if len(failures) >= GIVE_UP_AFTER and not counts:
+            if give_up and len(failures) >= GIVE_UP_AFTER and not counts:
                 return
             try:
                 counts[phash] = await model.prompt_tokens(messages)
             except CountError as exc:
-                failures.append(str(exc))
+                if len(failures) < GIVE_UP_AFTER:  # the first says why; a few say enough
+                    failures.append(str(exc))
 
     await asyncio.gather(*(one(phash, messages) for phash, messages in prompts.items()))
-    return counts, failures
+    return counts

@@ -34,6 +34,7 @@ import shlex
 import socket
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -218,29 +219,74 @@ def _score_fields(score: Score) -> dict[str, Any]:
             "score": score.score, "detail": score.detail, "extra": score.extra or None}
 
 
-def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], Sample]:
-    """The samples logged so far, the last record winning for each (instance, sample).
-
-    With ``repair``, a final line without its newline (the process died mid-write) is cut.
-    """
+def repair_log(path: Path) -> None:
+    """Cut a final line without its newline (the process died mid-write) off the log,
+    looking back from the end a block at a time."""
     if not path.exists():
-        return {}
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if repair and end != len(data):
-        with path.open("r+b") as handle:
-            handle.truncate(end)
-    samples: dict[tuple[str, int], Sample] = {}
-    # newlines only: a record keeps U+0085 and U+2028 raw, and splitlines would cut there
-    for number, line in enumerate(data[:end].decode("utf-8", "replace").split("\n"), 1):
-        if line.strip():
-            try:
-                sample = Sample.from_record(json.loads(line))
-            except (ValueError, KeyError, TypeError):
-                raise RunError(f"{path}:{number}: not a sample record; remove or fix that "
-                               "line and run again") from None
-            samples[(sample.instance_id, sample.sample)] = sample
-    return samples
+        return
+    with path.open("r+b") as file:
+        size = end = file.seek(0, os.SEEK_END)
+        keep = 0
+        while end > 0:
+            start = max(0, end - (1 << 16))
+            file.seek(start)
+            cut = file.read(end - start).rfind(b"\n")
+            if cut >= 0:
+                keep = start + cut + 1
+                break
+            end = start
+        if keep != size:
+            file.truncate(keep)
+
+
+def _log_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``samples.jsonl``'s complete, non-blank lines, numbered from 1 (a final line
+    without its newline is left unread)."""
+    if not path.exists():
+        return
+    with path.open("rb") as file:
+        # binary lines end at newlines only: a record keeps U+0085 and U+2028 raw
+        for number, line in enumerate(file, 1):
+            if line.endswith(b"\n") and line.strip():
+                yield number, line
+
+
+def _parsed(path: Path, number: int, line: bytes) -> Sample:
+    try:
+        return Sample.from_record(json.loads(line.decode("utf-8", "replace")))
+    except (ValueError, KeyError, TypeError):
+        raise RunError(f"{path}:{number}: not a sample record; remove or fix that line and "
+                       "run again") from None
+
+
+def iter_samples(path: Path, repair: bool = False) -> Iterator[Sample]:
+    """The samples logged so far, one at a time, the last record winning for each
+    (instance, sample) (a resumed run logs a sample again after ``--retry-errors``).
+
+    Two passes over the file: the first keeps only each key's last line number, so memory
+    holds one small entry per sample, never the records. With ``repair``, a final line
+    cut by a crash is cut off the file first."""
+    if repair:
+        repair_log(path)
+    last: dict[tuple[str, int], int] = {}
+    lines = final = 0
+    for final, line in _log_lines(path):
+        sample = _parsed(path, final, line)
+        last[(sample.instance_id, sample.sample)] = final
+        lines += 1
+    unique = lines == len(last)
+    for number, line in _log_lines(path):
+        if number > final:  # appended since the first pass: not read in either
+            return
+        sample = _parsed(path, number, line)
+        if unique or last.get((sample.instance_id, sample.sample)) == number:
+            yield sample
+
+
+def read_samples(path: Path, repair: bool = False) -> dict[tuple[str, int], Sample]:
+    """All the samples logged so far by (instance, sample), for a run small enough to hold
+    whole (tests, a few samples); what reads a run of any size takes :func:`iter_samples`."""
+    return {(s.instance_id, s.sample): s for s in iter_samples(path, repair)}
 
 
 class SampleLog:
@@ -257,9 +303,18 @@ class SampleLog:
         os.close(self._fd)
 
 
-def rewrite_samples(out: Path, samples: list[Sample]) -> None:
-    """Replace the whole log (re-scoring), in the order given."""
-    write_atomic(out / SAMPLES, "".join(dumps(s.to_record()) + "\n" for s in samples))
+def rewrite_samples(out: Path, samples: Iterable[Sample]) -> None:
+    """Replace the whole log (re-scoring) with ``samples`` in the order given, written as
+    they come (the file is replaced once all are written)."""
+    path = out / SAMPLES
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("wb") as file:
+            for sample in samples:
+                file.write(utf8(dumps(sample.to_record()) + "\n"))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _write_json(path: Path, record: dict[str, Any]) -> None:
@@ -294,7 +349,7 @@ def answered_nothing(out: Path) -> bool:
     """Whether the run in ``out`` has no answer logged (no log, or only failed requests):
     such a run pins nothing, so the next command may name other settings (the right URL
     after a dead one, a fixed model name) and take the folder over."""
-    return all(sample.verdict == "error" for sample in read_samples(out / SAMPLES).values())
+    return all(sample.verdict == "error" for sample in iter_samples(out / SAMPLES))
 
 
 def check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, Any] | None:

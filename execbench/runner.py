@@ -5,23 +5,28 @@ line each, so a crash or Ctrl-C loses at most the requests in flight. Running th
 command again reads that file and asks only for the (instance, sample) pairs it lacks; a
 half-written last line is cut off first. ``RUN/run.json`` pins what must not change
 between resumptions (suite, model, sampling settings); ``n`` and ``--limit`` may grow.
-The files themselves are :mod:`execbench.rundir`'s. A run reads its suite once and makes
+The files themselves are :mod:`execbench.rundir`'s. A run opens its suite once and makes
 its model once (:func:`plan`), and hands both on to the generation and the results.
+
+Suites and logs are read as streams (:class:`execbench.suite.SuiteFile`,
+:func:`execbench.rundir.iter_samples`): what a run holds for each instance or sample is a
+few small values (its key, its state in the log, its category, the slim record a summary
+reads), never its code, truth, prompt or response, so memory does not follow the size of
+what the suite and the answers hold.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-from collections import Counter
-from collections.abc import Callable, Iterator
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from execbench import context_check
-from execbench.manifest import Manifest
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
 from execbench.models import get_model
 from execbench.models.base import Generation, Model, Request
@@ -40,15 +45,17 @@ from execbench.rundir import (
     check_out,
     check_pinned,
     end_session,
+    iter_samples,
     load_run_config,
     pin,
     prompt_hash,
     read_samples,
+    repair_log,
     rewrite_samples,
     sessions,
 )
 from execbench.sandbox.pool import Limits, Sandbox
-from execbench.suite import load_suite
+from execbench.suite import SuiteFile
 from execbench.tasks import Score, Task, get_task
 from execbench.tasks.base import ERROR, Instance, judge, pairings
 
@@ -61,27 +68,28 @@ YOUNG_GC_THRESHOLD = 10_000
 """Allocations between two collections of the youngest generation while requests are sent
 (Python's default is 700). See :func:`_collect_less`."""
 
+PROMPTS_KEPT = 1024
+"""Prompts a run keeps made (an instance's ``n`` samples are asked one after another, so
+each prompt is made once while memory holds a few, not the suite's)."""
 
-@dataclass
-class Suite:
-    """A suite as one run reads it, once: its manifest, instances and sha256."""
+SLIM_DROPPED = ("response", "reasoning", "answer", "detail", "refusal", "error", "seed",
+                "prompt_hash", "stop_reason", "schema_version")
+"""What a sample record loses before the results keep it: its texts, which no metric
+reads (``Task.summarize`` takes the records without them)."""
 
-    manifest: Manifest
-    instances: list[Instance]
-    sha256: str
-
-    @classmethod
-    def load(cls, path: str) -> Suite:
-        return cls(*load_suite(Path(path)))
-
-    @property
-    def limits(self) -> Limits:
-        return self.manifest.recipe.limits
+LogState = str | None
+"""A logged sample's state, as a resume needs it: None answered, ``FAILED`` its request
+failed, else the error of a sample refused before sending."""
+FAILED = ""
 
 
-def select_instances(instances: list[Instance], tasks: list[str] | None,
-                     limit: int | None) -> list[Instance]:
-    chosen, per_task = [], {}
+def open_suite(path: str) -> SuiteFile:
+    return SuiteFile.open(Path(path))
+
+
+def select_instances(instances: Iterable[Instance], tasks: list[str] | None,
+                     limit: int | None) -> Iterator[Instance]:
+    per_task: dict[str, int] = {}
     for instance in instances:
         task = instance.task
         if tasks is not None and task not in tasks:
@@ -89,15 +97,19 @@ def select_instances(instances: list[Instance], tasks: list[str] | None,
         if limit is not None and per_task.get(task, 0) >= limit:
             continue
         per_task[task] = per_task.get(task, 0) + 1
-        chosen.append(instance)
-    return chosen
+        yield instance
+
+
+def _selected(config: RunConfig, suite: SuiteFile) -> Iterator[Instance]:
+    """The run's instances, read from the suite as they are needed."""
+    return select_instances(suite.instances(), config.tasks, config.limit)
 
 
 class _Scorer:
     """Scores responses, with a sandbox when one of the tasks re-executes answers."""
 
-    def __init__(self, limits: Limits, instances: list[Instance]) -> None:
-        needed = any(get_task(name).needs_sandbox for name in {i.task for i in instances})
+    def __init__(self, limits: Limits, tasks: Iterable[str]) -> None:
+        needed = any(get_task(name).needs_sandbox for name in set(tasks))
         self.sandbox = Sandbox(limits=limits) if needed else None
 
     def __call__(self, instance: Instance, text: str | None) -> Score:
@@ -131,24 +143,24 @@ class _Generator:
     A worker sends its next request as soon as its reply is in the batch, so a crash loses
     at most the requests in flight and the replies of the turn under way; a failure to
     write stops every worker before its next request and is raised. The workers share one
-    iterator, and an instance's task, prompt and prompt hash are made once for all its
-    samples.
+    iterator over the work (a stream of the suite), and an instance's task, prompt and
+    prompt hash are made once for all its samples and kept for the next few instances.
     """
 
     def __init__(self, model: Model, config: RunConfig, scorer: _Scorer, log: SampleLog,
                  progress: Callable[[Sample], None] | None) -> None:
         self.model, self.config, self.scorer, self.log = model, config, scorer, log
         self.progress = progress
-        self.prompts: dict[str, tuple[Task, list[dict[str, str]], str]] = {}
+        self.prompts: OrderedDict[str, tuple[Task, list[dict[str, str]], str]] = \
+            OrderedDict()
         self.batch: list[_Answered] = []
         self.pending: asyncio.Handle | None = None
         """The call that writes the batch being gathered, at the end of this turn."""
         self.failed: list[Exception] = []
 
-    async def run(self, work: list[tuple[Instance, int]]) -> None:
-        items = iter(work)
-        workers = [asyncio.create_task(self.worker(items))
-                   for _ in range(max(1, min(self.config.generate.max_connections, len(work))))]
+    async def run(self, work: Iterator[tuple[Instance, int]]) -> None:
+        workers = [asyncio.create_task(self.worker(work))
+                   for _ in range(max(1, self.config.generate.max_connections))]
         try:
             await asyncio.gather(*workers)
         finally:
@@ -165,33 +177,32 @@ class _Generator:
         seed = self.config.generate.seed
         return None if seed is None or not self.model.takes_seed else seed + sample
 
-    async def fit(self, work: list[tuple[Instance, int]], unsent: dict[tuple[str, int], str],
-                  notice: Callable[[str], None] | None) -> list[tuple[Instance, int]]:
-        """The work whose prompts fit the model's context (:mod:`execbench.context_check`);
-        the rest is logged as errors, not sent. ``unsent`` holds the errors of samples an
-        earlier session refused: one refused again for the same reason is not logged twice.
-        """
+    async def fit(self, planned: Plan, notice: Callable[[str], None] | None
+                  ) -> set[tuple[str, int]]:
+        """The samples of the work whose prompts do not fit the model's context
+        (:mod:`execbench.context_check`), each logged as an error as it is found, not
+        sent. One an earlier session refused for the same reason is not logged twice."""
         generate = self.config.generate
-        found = await context_check.check(
-            self.model, work, lambda inst: self.prompt_of(inst)[1:], generate.max_tokens,
-            generate.max_connections)
-        samples = []
-        for refused in found.refused:
+
+        def refuse(refused: context_check.Refused) -> None:
             instance, sample = refused.instance, refused.sample
             _, _, phash = self.prompt_of(instance)
             generation = Generation(text=None, input_tokens=refused.prompt_tokens,
                                     attempts=0, error=refused.error)
-            samples.append(Sample.of(instance, sample, self.seed_of(sample), phash, generation,
-                                     Score(ERROR, detail=refused.error)))
-        self.log.append([s for s in samples
-                         if unsent.get((s.instance_id, s.sample)) != s.error])
-        if self.progress is not None:
-            for done in samples:
-                self.progress(done)
+            logged = Sample.of(instance, sample, self.seed_of(sample), phash, generation,
+                               Score(ERROR, detail=refused.error))
+            if planned.logged.get((instance.id, sample)) != refused.error:
+                self.log.append([logged])
+            if self.progress is not None:
+                self.progress(logged)
+
+        found = await context_check.check(
+            self.model, planned.work(), lambda inst: self.prompt_of(inst)[1:],
+            generate.max_tokens, generate.max_connections, refuse)
         if notice is not None:
             for line in found.notices(generate.max_tokens):
                 notice(line)
-        return found.send
+        return found.refused
 
     def prompt_of(self, instance: Instance) -> tuple[Task, list[dict[str, str]], str]:
         made = self.prompts.get(instance.id)
@@ -199,6 +210,8 @@ class _Generator:
             task = get_task(instance.task)
             messages = task.prompt(instance, self.config.shots)
             made = self.prompts[instance.id] = task, messages, prompt_hash(messages)
+            if len(self.prompts) > PROMPTS_KEPT:
+                self.prompts.popitem(last=False)
         return made
 
     def write_batch(self) -> None:
@@ -263,63 +276,85 @@ def _collect_less() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _chosen(config: RunConfig, suite: Suite) -> list[Instance]:
-    """The instances the run asks about; refuses unknown tasks and an empty selection."""
-    tasks = suite.manifest.recipe.tasks
-    unknown = sorted(set(config.tasks or []) - set(tasks))
-    if unknown:
-        raise RunError(f"the suite has no task {', '.join(unknown)}; its tasks: "
-                       f"{', '.join(tasks)}")
-    chosen = select_instances(suite.instances, config.tasks, config.limit)
-    if not chosen:
-        raise RunError("no instance selected (check --tasks and --limit)")
-    return chosen
-
-
-def _missing(chosen: list[Instance], config: RunConfig,
-             done: dict[tuple[str, int], Sample]) -> list[tuple[Instance, int]]:
-    """The samples to ask for: those not logged, those refused before sending (the
-    server's context may have grown since: the same URL, a server restarted with a larger
-    one), and with ``--retry-errors`` those whose request failed."""
-    return [(inst, s) for inst in chosen for s in range(config.n)
-            if (inst.id, s) not in done or done[(inst.id, s)].unsent
-            or (config.retry_errors and done[(inst.id, s)].verdict == ERROR)]
-
-
-def _unsent(done: dict[tuple[str, int], Sample]) -> dict[tuple[str, int], str]:
-    return {key: sample.error for key, sample in done.items()
-            if sample.unsent and sample.error is not None}
+def _log_states(out: Path) -> dict[tuple[str, int], LogState]:
+    """Each logged sample's :data:`LogState` (the log read as a stream; the texts are not
+    kept)."""
+    states: dict[tuple[str, int], LogState] = {}
+    for sample in iter_samples(out / SAMPLES):
+        states[(sample.instance_id, sample.sample)] = (
+            sample.error if sample.unsent else FAILED if sample.verdict == ERROR else None)
+    return states
 
 
 @dataclass
 class Plan:
     """What a run is to do, found once: its suite, the model (made and checked; None in a
-    preview) and the (instance, sample) pairs still to ask, of ``total``."""
+    preview) and how many (instance, sample) pairs are still to ask (``todo``), of
+    ``total``. The pairs themselves are read again from the suite when asked for
+    (:meth:`work`), so a plan holds no instance."""
 
-    suite: Suite
+    suite: SuiteFile
     model: Model | None
-    work: list[tuple[Instance, int]]
-    total: int
-    unsent: dict[tuple[str, int], str] = field(default_factory=dict)
-    """The errors of samples an earlier session refused before sending (in ``work`` again,
-    to be checked again)."""
+    config: RunConfig
+    logged: dict[tuple[str, int], LogState]
+    """What the log holds already, by (instance id, sample)."""
+    tasks: list[str]
+    """The tasks of the run's instances."""
+    todo: int = 0
+    total: int = 0
+
+    def missing(self, instance_id: str, sample: int) -> bool:
+        """Whether to ask for this sample: not logged, refused before sending (the
+        server's context may have grown since: the same URL, a server restarted with a
+        larger one), or with ``--retry-errors`` its request failed."""
+        key = (instance_id, sample)
+        if key not in self.logged:
+            return True
+        state = self.logged[key]
+        return bool(state) or (state == FAILED and self.config.retry_errors)
+
+    def work(self) -> Iterator[tuple[Instance, int]]:
+        """The (instance, sample) pairs to ask for, in suite order."""
+        for instance in _selected(self.config, self.suite):
+            for sample in range(self.config.n):
+                if self.missing(instance.id, sample):
+                    yield instance, sample
+
+
+def _plan(config: RunConfig, suite: SuiteFile, out: Path) -> Plan:
+    """Count the run's instances and the samples still to ask, refusing unknown tasks and
+    an empty selection."""
+    unknown = sorted(set(config.tasks or []) - set(suite.manifest.recipe.tasks))
+    if unknown:
+        raise RunError(f"the suite has no task {', '.join(unknown)}; its tasks: "
+                       f"{', '.join(suite.manifest.recipe.tasks)}")
+    planned = Plan(suite, None, config, _log_states(out), [])
+    tasks: set[str] = set()
+    for instance in _selected(config, suite):
+        tasks.add(instance.task)
+        planned.total += config.n
+        planned.todo += sum(planned.missing(instance.id, sample) for sample in range(config.n))
+    if not planned.total:
+        raise RunError("no instance selected (check --tasks and --limit)")
+    planned.tasks = sorted(tasks)
+    return planned
 
 
 def plan(config: RunConfig, out: Path) -> Plan:
     """Check the suite and any earlier run, make the model and pin the run folder."""
     config.validate()
-    suite = Suite.load(config.suite)
-    chosen = _chosen(config, suite)
+    suite = open_suite(config.suite)
+    check_out(out)
+    planned = _plan(config, suite, out)
     # A bad model name or URL, or a model that cannot answer these tasks, must fail before
     # the run folder is pinned to it.
     model = get_model(config.model, base_url=config.base_url, model_args=config.model_args)
-    model.check(chosen)
-    check_out(out)
+    model.check(_selected(config, suite))
     out.mkdir(parents=True, exist_ok=True)
     pin(out, config.pinned(suite.sha256), config)
-    done = read_samples(out / SAMPLES, repair=True)
-    return Plan(suite, model, _missing(chosen, config, done), len(chosen) * config.n,
-                _unsent(done))
+    repair_log(out / SAMPLES)  # a line a crash cut (not read above) goes before appending
+    planned.model = model
+    return planned
 
 
 def preview(config: RunConfig, out: Path) -> Plan:
@@ -327,12 +362,11 @@ def preview(config: RunConfig, out: Path) -> Plan:
     model created (a dry run needs no key). An earlier run in ``out`` with other pinned
     settings is refused as ``plan`` would."""
     config.validate()
-    suite = Suite.load(config.suite)
-    chosen = _chosen(config, suite)
+    suite = open_suite(config.suite)
     check_out(out)
+    planned = _plan(config, suite, out)
     check_pinned(out, config.pinned(suite.sha256), RESUME_REMEDY)
-    return Plan(suite, None, _missing(chosen, config, read_samples(out / SAMPLES)),
-                len(chosen) * config.n)
+    return planned
 
 
 def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None = None,
@@ -348,7 +382,7 @@ def run(config: RunConfig, out: Path, progress: Callable[[Sample], None] | None 
     started = begin_session(out)
     outcome = "interrupted"
     try:
-        if planned.work:
+        if planned.todo:
             _generate(config, out, planned, progress, notice)
         outcome = "completed"
     except Exception as exc:
@@ -365,7 +399,7 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
     model = planned.model
     if model is None:
         raise RunError("a preview cannot be run: plan the run first")
-    scorer = _Scorer(planned.suite.limits, [inst for inst, _ in planned.work])
+    scorer = _Scorer(planned.suite.limits, planned.tasks)
     logs: list[SampleLog] = []
 
     async def main() -> None:
@@ -373,7 +407,9 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
             await model.start(config.generate, out)
             logs.append(SampleLog(out))  # only once a server answers: no empty log before
             generator = _Generator(model, config, scorer, logs[0], progress)
-            await generator.run(await generator.fit(planned.work, planned.unsent, notice))
+            refused = await generator.fit(planned, notice)
+            await generator.run(pair for pair in planned.work()
+                                if (pair[0].id, pair[1]) not in refused)
         finally:
             await model.aclose()
 
@@ -400,46 +436,71 @@ def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
     return declared
 
 
-def breakdown_categories(tasks: list[str], instances: dict[str, Instance]
-                         ) -> dict[str, dict[str, dict[str, str]]]:
-    """Each task's breakdowns (``Task.breakdowns``): the category of each of its
-    instances, as ``metrics.summarize`` takes them."""
-    categories: dict[str, dict[str, dict[str, str]]] = {}
-    for name in tasks:
-        breakdowns = get_task(name).breakdowns
-        if breakdowns:
-            own = [instance for instance in instances.values() if instance.task == name]
-            categories[name] = {breakdown.name: {instance.id: breakdown.category(instance)
-                                                 for instance in own}
-                                for breakdown in breakdowns}
-    return categories
+def _slim(instance: Instance, keep: tuple[str, ...]) -> Instance:
+    """What a task's summary reads of an instance (``Task.summary_data``)."""
+    return replace(instance, code="", args="", mutation=None,
+                   data={key: instance.data[key] for key in keep if key in instance.data})
 
 
-def write_results(config: RunConfig, out: Path, suite: Suite | None = None) -> dict[str, Any]:
+@dataclass
+class _Chosen:
+    """What the results need of the run's instances, from one pass over the suite: their
+    ids, each breakdown's category of each (``metrics.summarize`` takes them so), and the
+    slim instances the tasks' summaries read."""
+
+    ids: set[str] = field(default_factory=set)
+    categories: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    slim: dict[str, Instance] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, config: RunConfig, suite: SuiteFile) -> _Chosen:
+        chosen = cls()
+        for instance in _selected(config, suite):
+            chosen.ids.add(instance.id)
+            task = get_task(instance.task)
+            for breakdown in task.breakdowns:
+                chosen.categories.setdefault(task.name, {}).setdefault(
+                    breakdown.name, {})[instance.id] = breakdown.category(instance)
+            if task.summary_data:
+                chosen.slim[instance.id] = _slim(instance, task.summary_data)
+        return chosen
+
+
+def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
+                  ) -> dict[str, Any]:
     """Summarise the run's log into ``results.json`` and return its record; ``suite`` is
-    the run's suite when the caller has read it already."""
-    suite = suite or Suite.load(config.suite)
-    chosen = {inst.id for inst in select_instances(suite.instances, config.tasks, config.limit)}
-    samples = [s for (iid, index), s in read_samples(out / SAMPLES).items()
-               if iid in chosen and index < config.n]
-    records = [s.to_record() for s in samples]
+    the run's suite when the caller has opened it already. The suite and the log are read
+    as streams, and the records kept lose their texts (:data:`SLIM_DROPPED`)."""
+    suite = suite or open_suite(config.suite)
+    chosen = _Chosen.read(config, suite)
+    records: list[dict[str, Any]] = []
+    truncated = refused = 0
+    for sample in iter_samples(out / SAMPLES):
+        if sample.instance_id in chosen.ids and sample.sample < config.n:
+            record = sample.to_record()
+            for key in SLIM_DROPPED:
+                del record[key]
+            records.append(record)
+            truncated += sample.truncated
+            refused += sample.refused
     logged = sessions(out)
     wall = sum(session["seconds"] or 0.0 for session in logged)
-    tasks = sorted({s.task for s in samples})
-    by_id = {inst.id: inst for inst in suite.instances if inst.id in chosen}
+    tasks = sorted({r["task"] for r in records})
     task_metrics = {}
     for name in tasks:
-        summary = get_task(name).summarize([r for r in records if r["task"] == name], by_id)
+        summary = get_task(name).summarize([r for r in records if r["task"] == name],
+                                           chosen.slim)
         if summary is not None:
             task_metrics[name] = summary
     return Results(
         config=config, run_dir=str(out), suite_sha256=suite.sha256,
-        counts=SampleCounts(instances=len(chosen), samples=len(samples),
-                            expected_samples=len(chosen) * config.n,
-                            verdicts=verdict_counts(records),
-                            truncated=sum(1 for s in samples if s.truncated),
-                            refused=sum(1 for s in samples if s.refused)),
-        metrics=summarize(records, config.n, breakdown_categories(tasks, by_id)),
+        counts=SampleCounts(instances=len(chosen.ids), samples=len(records),
+                            expected_samples=len(chosen.ids) * config.n,
+                            verdicts=verdict_counts(records), truncated=truncated,
+                            refused=refused),
+        metrics=summarize(records, config.n,
+                          {name: chosen.categories[name] for name in tasks
+                           if name in chosen.categories}),
         usage=usage_summary(records, round(wall, 3), config.price_input, config.price_output),
         sessions=logged, task_metrics=task_metrics,
         paired_metrics={name: paired_summary(records, config.n, pairing.first, pairing.second)
@@ -460,32 +521,43 @@ class Rescored:
 def rescore(out: Path, progress: Callable[[int, int], None] | None = None) -> Rescored:
     """Re-extract and re-score every logged response with the current code, against the
     suite the run pinned: nothing is rewritten if that suite is gone or has changed.
-    ``progress`` is told (samples scored, samples) as it goes."""
+    ``progress`` is told (samples scored, samples) as it goes. The log is read and
+    rewritten as a stream; each sample's instance is read from the suite where it lies."""
     config = load_run_config(out)
     if not Path(config.suite).exists():
         raise RunError(f"{out} was run on the suite {config.suite}, which is gone; put it "
                        "back there to re-score")
-    suite = Suite.load(config.suite)
+    suite = open_suite(config.suite)
     check_pinned(out, config.pinned(suite.sha256),
                  f"the suite {config.suite} has changed since the run; restore it to "
                  "re-score, or run again into a new --out folder")
-    by_id = {inst.id: inst for inst in suite.instances}
-    scorer = _Scorer(suite.limits, suite.instances)
-    logged = list(read_samples(out / SAMPLES, repair=True).values())
-    samples = []
+    where = suite.offsets()
+    total = sum(1 for _ in iter_samples(out / SAMPLES, repair=True))
+    scorer = _Scorer(suite.limits, suite.manifest.recipe.tasks)
     changed: Counter[tuple[str, str]] = Counter()
-    try:
-        for done, sample in enumerate(logged, 1):
-            instance = by_id.get(sample.instance_id)
-            if instance is not None and sample.error is None:
+
+    def instance(offset: int) -> Instance:
+        if read and read[0][0] == offset:  # an instance's samples are mostly logged together
+            return read[0][1]
+        read[:] = [(offset, suite.instance_at(offset))]
+        return read[0][1]
+
+    read: list[tuple[int, Instance]] = []
+
+    def rescored() -> Iterator[Sample]:
+        for done, sample in enumerate(iter_samples(out / SAMPLES), 1):
+            offset = where.get(sample.instance_id)
+            if offset is not None and sample.error is None:
                 before = sample.verdict
-                sample = sample.rescored(scorer(instance, sample.response))
+                sample = sample.rescored(scorer(instance(offset), sample.response))
                 if sample.verdict != before:
                     changed[before, sample.verdict] += 1
-            samples.append(sample)
+            yield sample
             if progress is not None:
-                progress(done, len(logged))
+                progress(done, total)
+
+    try:
+        rewrite_samples(out, rescored())
     finally:
         scorer.close()
-    rewrite_samples(out, samples)
     return Rescored(write_results(config, out, suite), changed)

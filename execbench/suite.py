@@ -644,8 +644,7 @@ def _within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: l
     return kept_calls, kept_traces
 
 
-def load_suite(folder: Path) -> tuple[Manifest, list[Instance], str]:
-    """Read a suite: (manifest, instances, sha256 of instances.jsonl)."""
+def _read_manifest(folder: Path) -> Manifest:
     manifest_path, instances_path = folder / MANIFEST, folder / INSTANCES
     if not manifest_path.is_file() or not instances_path.is_file():
         raise SuiteError(f"{folder} is not a suite (needs {MANIFEST} and {INSTANCES}); "
@@ -655,15 +654,88 @@ def load_suite(folder: Path) -> tuple[Manifest, list[Instance], str]:
         raise SuiteError(f"{folder}: schema version {record.get('schema_version')} is not "
                          f"{SCHEMA_VERSION}; rebuild the suite with this execbench")
     try:
-        manifest = Manifest.from_record(record)
+        return Manifest.from_record(record)
     except (KeyError, TypeError) as exc:
         raise SuiteError(f"{manifest_path}: not a manifest this execbench reads ({exc!r}); "
                          "rebuild the suite") from None
-    data = instances_path.read_bytes()
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class SuiteFile:
+    """A suite read as a stream: its manifest and the sha256 of ``instances.jsonl`` at
+    once, its instances one at a time, so that what reads a suite (a run, a re-score, a
+    report) holds one instance, not the suite, whatever the suite's size."""
+
+    folder: Path
+    manifest: Manifest
+    sha256: str
+
+    @classmethod
+    def open(cls, folder: Path) -> SuiteFile:
+        manifest = _read_manifest(folder)
+        return cls(folder, manifest, _file_sha256(folder / INSTANCES))
+
+    @property
+    def limits(self) -> Limits:
+        return self.manifest.recipe.limits
+
+    def offsets(self) -> dict[str, int]:
+        """Where each instance's line starts in ``instances.jsonl``, by id, for reading
+        instances out of file order (:meth:`instance_at`)."""
+        found: dict[str, int] = {}
+        offset = 0
+        for number, line in enumerate(self._lines(), 1):
+            if line.strip():
+                found[_parse(self.folder / INSTANCES, number, line).id] = offset
+            offset += len(line)
+        return found
+
+    def instance_at(self, offset: int) -> Instance:
+        """The instance whose line starts at ``offset`` (from :meth:`offsets`)."""
+        path = self.folder / INSTANCES
+        with path.open("rb") as file:
+            file.seek(offset)
+            return _parse(path, None, file.readline())
+
+    def instances(self) -> Iterator[Instance]:
+        """The instances in file order (checked against the sha256 as they are read)."""
+        path = self.folder / INSTANCES
+        for number, line in enumerate(self._lines(), 1):
+            if line.strip():
+                yield _parse(path, number, line)
+
+    def _lines(self) -> Iterator[bytes]:
+        """The lines of ``instances.jsonl``, hashed as they are read: a file changed since
+        :meth:`open` (no longer the suite a run pinned) stops the reading with an error
+        rather than mixing two suites' instances."""
+        path = self.folder / INSTANCES
+        digest = hashlib.sha256()
+        with path.open("rb") as file:
+            # binary lines end at newlines only: records keep U+0085 and U+2028 raw
+            for line in file:
+                digest.update(line)
+                yield line
+        if digest.hexdigest() != self.sha256:
+            raise SuiteError(f"{path} changed while it was read; read it again")
+
+
+def _parse(path: Path, number: int | None, line: bytes) -> Instance:
     try:
-        # Split on newlines only: records keep U+0085 and U+2028 raw, which splitlines cuts at
-        instances = [Instance.from_record(json.loads(line))
-                     for line in data.decode("utf-8").split("\n") if line]
+        return Instance.from_record(json.loads(line))
     except (ValueError, InstanceError) as exc:
-        raise SuiteError(f"{instances_path}: {exc}") from None
-    return manifest, instances, hashlib.sha256(data).hexdigest()
+        where = f"{path}:{number}" if number is not None else str(path)
+        raise SuiteError(f"{where}: {exc}") from None
+
+
+def load_suite(folder: Path) -> tuple[Manifest, list[Instance], str]:
+    """Read a whole suite: (manifest, instances, sha256 of instances.jsonl)."""
+    suite = SuiteFile.open(folder)
+    return suite.manifest, list(suite.instances()), suite.sha256

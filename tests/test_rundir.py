@@ -95,7 +95,7 @@ def test_an_old_run_resumes_asking_only_what_it_lacks(old_run: tuple[Path, list[
     config = load_run_config(out)
     config.n = 2
     planned = runner.plan(config, out)
-    assert sorted((instance.id, sample) for instance, sample in planned.work) == [
+    assert sorted((instance.id, sample) for instance, sample in planned.work()) == [
         (ids[0], 1), (ids[1], 1)]
     results = runner.run(config, out, planned=planned)
     assert results["counts"]["samples"] == 4

@@ -882,7 +882,7 @@ def test_model_args_reach_the_server_and_are_pinned(small: tuple[Path, list[dict
         refused.stderr)
 
 
-def test_a_run_reads_its_suite_once_and_makes_its_model_once(
+def test_a_run_opens_its_suite_once_and_makes_its_model_once(
         small: tuple[Path, list[dict]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     suite, instances = small
     calls: Counter = Counter()
@@ -893,15 +893,15 @@ def test_a_run_reads_its_suite_once_and_makes_its_model_once(
             return real(*args, **kwargs)
         return call
 
-    monkeypatch.setattr(runner, "load_suite", counted("load_suite", runner.load_suite))
+    monkeypatch.setattr(runner, "open_suite", counted("open_suite", runner.open_suite))
     monkeypatch.setattr(runner, "get_model", counted("get_model", runner.get_model))
     config = runner.RunConfig(suite=str(suite), model="reference/oracle", n=2)
     results = runner.run(config, tmp_path / "run")
     assert results["counts"]["verdicts"] == {"correct": 2 * len(instances)}
-    assert calls == {"load_suite": 1, "get_model": 1}
+    assert calls == {"open_suite": 1, "get_model": 1}
     calls.clear()
     runner.rescore(tmp_path / "run")
-    assert calls == {"load_suite": 1}
+    assert calls == {"open_suite": 1}
 
 
 def test_usage_a_server_does_not_report_is_said_so(small: tuple[Path, list[dict]],

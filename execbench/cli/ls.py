@@ -96,14 +96,24 @@ def list_things(what: Annotated[str, typer.Argument(
 def _list_suite(folder: Path) -> None:
     """What a suite holds: where it came from, with which options, and per task how many
     instances, from how many programs and sources, with the first ids."""
-    from execbench.suite import SuiteError, load_suite
+    from execbench.suite import SuiteError, SuiteFile
 
+    # per task: instances, programs, sources, the first ids (the suite read as a stream)
+    tasks: dict[str, tuple[int, set[str], set[str], list[str]]] = {}
     try:
-        typed, instances, sha = load_suite(folder)
+        suite = SuiteFile.open(folder)
+        for inst in suite.instances():
+            count, programs, sources, first = tasks.setdefault(inst.task, (0, set(), set(), []))
+            programs.add(inst.program_id)
+            sources.add(inst.source)
+            if len(first) < 3:
+                first.append(inst.id)
+            tasks[inst.task] = (count + 1, programs, sources, first)
     except SuiteError as exc:
         fail(str(exc))
-    manifest = typed.to_record()
-    say = [f"suite {folder}: {len(instances)} instances, sha256 {sha[:16]}, built by "
+    manifest = suite.manifest.to_record()
+    total = sum(count for count, *_ in tasks.values())
+    say = [f"suite {folder}: {total} instances, sha256 {suite.sha256[:16]}, built by "
            f"execbench {manifest['execbench_version']} on Python {manifest['python']}"]
     for source in manifest["sources"]:
         say.append(f"  source {source['name']} ({source['format']}, {source['origin']}): "
@@ -114,11 +124,10 @@ def _list_suite(folder: Path) -> None:
     options.update({f"-T {k}": v for k, v in manifest.get("task_options", {}).items()})
     say.append("  options: " + (", ".join(f"{k}={v}" for k, v in options.items()) or "none"))
     for task in manifest["tasks"]:
-        mine = [inst for inst in instances if inst.task == task]
-        programs = len({inst.program_id for inst in mine})
-        sources = ", ".join(sorted({inst.source for inst in mine})) or "none"
-        first = ", ".join(inst.id for inst in mine[:3])
-        say.append(f"  {task}: {len(mine)} instances from {programs} programs (sources: "
-                   f"{sources}){'; first: ' + first if first else ''}")
+        count, programs, sources, first = tasks.get(task, (0, set(), set(), []))
+        shown = ", ".join(sorted(sources)) or "none"
+        ids = ", ".join(first)
+        say.append(f"  {task}: {count} instances from {len(programs)} programs (sources: "
+                   f"{shown}){'; first: ' + ids if ids else ''}")
     say.append(f"  skipped: {len(manifest['skipped'])} entries (listed in manifest.json)")
     out.print("\n".join(say), highlight=False, markup=False)

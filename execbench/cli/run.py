@@ -24,6 +24,8 @@ from execbench.cli.app import (
 from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from execbench.rundir import RunConfig, Sample
     from execbench.tasks.base import Instance
 
@@ -169,12 +171,12 @@ def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         planned = runner.plan(config, out_dir)
-        work, total = planned.work, planned.total
-        if len(work) < total:
-            err.print(f"resuming: {total - len(work)} of {total} samples already in {out_dir}")
+        todo, total = planned.todo, planned.total
+        if todo < total:
+            err.print(f"resuming: {total - todo} of {total} samples already in {out_dir}")
         with Progress(config.model, "samples", progress_every) as shown:
-            shown.update(0, len(work), "waiting for the first answer")
-            tally = _Tally(len(work), shown)
+            shown.update(0, todo, "waiting for the first answer")
+            tally = _Tally(todo, shown)
             results = runner.run(config, out_dir, progress=tally.add, planned=planned,
                                  notice=lambda line: warn(line, "note:"))
     except Unreachable as exc:
@@ -261,28 +263,32 @@ def _dry_run(config: RunConfig, out_dir: Path) -> None:
         get_model(config.model, base_url=config.base_url, model_args=config.model_args)
     except ModelError as exc:
         warn(f"the run would stop here: {exc}")
-    out.print(_dry_run_text(config, out_dir, planned.work, planned.total), highlight=False,
-              markup=False)
+    out.print(_dry_run_text(config, out_dir, planned.work(), planned.todo, planned.total),
+              highlight=False, markup=False)
 
 
-def _dry_run_text(config: RunConfig, out_dir: Path, work: list[tuple[Instance, int]],
-                  total: int) -> str:
+def _dry_run_text(config: RunConfig, out_dir: Path, work: Iterable[tuple[Instance, int]],
+                  todo: int, total: int) -> str:
     from execbench.tasks import get_task
 
-    per_task: dict[str, list[int]] = {}
+    per_task: dict[str, list[int]] = {}  # requests and prompt characters
     firsts: dict[str, tuple[str, list[dict[str, str]]]] = {}
+    made: tuple[str, int] = ("", 0)
     for instance, _ in work:
-        messages = get_task(instance.task).prompt(instance, config.shots)
-        chars = sum(len(message["content"]) for message in messages)
-        per_task.setdefault(instance.task, []).append(chars)
-        firsts.setdefault(instance.task, (instance.id, messages))
-    say = [f"dry run: {len(work)} requests to {config.model} (n={config.n}); "
-           f"{total - len(work)} of {total} already in {out_dir}; nothing sent or written"]
+        if made[0] != instance.id:  # an instance's samples share one prompt
+            messages = get_task(instance.task).prompt(instance, config.shots)
+            made = (instance.id, sum(len(message["content"]) for message in messages))
+            firsts.setdefault(instance.task, (instance.id, messages))
+        counts = per_task.setdefault(instance.task, [0, 0])
+        counts[0] += 1
+        counts[1] += made[1]
+    say = [f"dry run: {todo} requests to {config.model} (n={config.n}); "
+           f"{total - todo} of {total} already in {out_dir}; nothing sent or written"]
     tokens = 0
-    for task, sizes in per_task.items():
-        estimate = sum(sizes) // CHARS_PER_TOKEN
+    for task, (requests, chars) in per_task.items():
+        estimate = chars // CHARS_PER_TOKEN
         tokens += estimate
-        say.append(f"  {task}: {len(sizes)} requests, about {estimate:,} input tokens")
+        say.append(f"  {task}: {requests} requests, about {estimate:,} input tokens")
     say.append(f"about {tokens:,} input tokens in all (characters / {CHARS_PER_TOKEN}; "
                "responses not counted)")
     for task, (instance_id, messages) in firsts.items():

@@ -80,9 +80,9 @@ def _nothing_matches(run_dir: Path, source: str | None) -> str:
     """Why nothing is shown: a source the run has no samples of (with the ones it has), or
     filters that match no sample together."""
     from execbench.registry import unknown_name
-    from execbench.rundir import SAMPLES, read_samples
+    from execbench.rundir import SAMPLES, iter_samples
 
-    sources = sorted({sample.source for sample in read_samples(run_dir / SAMPLES).values()})
+    sources = sorted({sample.source for sample in iter_samples(run_dir / SAMPLES)})
     if source is not None and source not in sources:
         return f"{unknown_name('source', [source], sources)} (in {run_dir})"
     return f"no sample in {run_dir} matches these filters together"

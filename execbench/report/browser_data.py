@@ -21,24 +21,33 @@ from typing import Any
 from execbench.report.samples import load_samples
 from execbench.report.truths import truth_text
 
+PER_TASK = 2_000
+"""Samples of each task of each run the page holds: the first by instance id. A run of a
+quarter of a million samples would make a page of hundreds of megabytes that no browser
+opens, and the report would hold every response to write it; ``execbench show`` reaches
+any sample, and the tables count them all."""
+
 COLUMNS = ("instance", "sample", "verdict", "answer", "detail", "response", "prompt")
 """The fields of a run's sample rows; ``instance`` and ``prompt`` index the shared lists."""
 
 
 def pack(run_dirs: list[Path], labels: list[str],
-         progress: Callable[[int, int], None] | None = None) -> tuple[str, int, list[str]]:
+         progress: Callable[[int, int], None] | None = None
+         ) -> tuple[str, int, int, list[str]]:
     """The browser's data as base64 of gzip-compressed JSON ``{"instances": [[id, task,
     source, truth]], "prompts": [text], "columns": COLUMNS, "runs": [{"label", "rows"}]}``,
-    the number of samples it holds, and warnings about prompts and truths that cannot be
-    shown as they were. ``progress`` is told (runs read, runs) as each run is read (its
-    prompts are rendered again, which takes a while for large runs)."""
+    the number of samples it holds (at most :data:`PER_TASK` per task and run), the number
+    the runs logged, and warnings about prompts and truths that cannot be shown as they
+    were. ``progress`` is told (runs read, runs) as each run is read (its prompts are
+    rendered again, which takes a while for large runs)."""
     instances: dict[tuple[str, str | None], int] = {}
     instance_rows: list[list[Any]] = []
     prompts: dict[str, int] = {}
-    runs, warnings, count = [], [], 0
+    runs, warnings, count, logged = [], [], 0, 0
     for run_dir, label in zip(run_dirs, labels, strict=True):
-        shown = load_samples(run_dir)
+        shown = load_samples(run_dir, per_task=PER_TASK)
         warnings += shown.warnings
+        logged += shown.matched
         rows = []
         for record in shown.samples:
             key = (record["instance_id"], record["truth"])
@@ -62,5 +71,5 @@ def pack(run_dirs: list[Path], labels: list[str],
             "runs": runs}
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     packed = base64.b64encode(gzip.compress(text, compresslevel=9, mtime=0)).decode("ascii")
-    return packed, count, warnings
+    return packed, count, logged, warnings
 

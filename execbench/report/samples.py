@@ -6,6 +6,7 @@ settings, and its hash says whether it is still the prompt that was sent."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,14 @@ from typing import Any
 from execbench.rundir import (
     SAMPLES,
     Sample,
+    iter_samples,
     load_run_config,
     prompt_hash,
-    read_samples,
     stale_suite,
 )
-from execbench.suite import SuiteError, load_suite
+from execbench.suite import SuiteError, SuiteFile
 from execbench.tasks import get_task
+from execbench.tasks.base import Instance
 
 
 @dataclass
@@ -31,6 +33,8 @@ class RunSamples:
     samples: list[dict[str, Any]]
     """Sample records, each with ``prompt`` (a list of messages, or None when the suite or
     the instance is gone), ``prompt_changed`` and ``truth`` (JSON text) added."""
+    matched: int = 0
+    """How many samples the filter matched (``samples`` holds the first of them)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -51,24 +55,57 @@ class Filter:
                 and (self.instance is None or sample.instance_id.startswith(self.instance)))
 
 
-def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = None
-                 ) -> RunSamples:
-    """The run's samples that ``keep`` matches (at most ``limit``, in log order), with
-    their prompts rendered again. A run whose suite is gone or has changed still shows its
-    responses; a warning says what cannot be trusted."""
+def _order(sample: Sample) -> tuple[str, str, int]:
+    return (sample.task, sample.instance_id, sample.sample)
+
+
+def _first(samples: Iterable[Sample], limit: int | None, per_task: int | None
+           ) -> tuple[list[Sample], int]:
+    """The first samples in :func:`_order` (at most ``per_task`` of each task, then at most
+    ``limit``) and how many there were, holding a few times what is kept, never the log."""
+    cap = per_task if per_task is not None else limit
+    groups: dict[str, list[Sample]] = {}
+    count = 0
+    for sample in samples:
+        count += 1
+        group = groups.setdefault(sample.task if per_task is not None else "", [])
+        group.append(sample)
+        if cap is not None and len(group) >= 2 * cap + 64:
+            group.sort(key=_order)
+            del group[cap:]
+    kept = []
+    for group in groups.values():
+        group.sort(key=_order)
+        kept += group[:cap]
+    kept.sort(key=_order)
+    return kept[:limit], count
+
+
+def _instances(suite: Path, wanted: set[str]) -> dict[str, Instance]:
+    """The suite's instances whose ids are ``wanted``, read from it as a stream."""
+    return {instance.id: instance for instance in SuiteFile.open(suite).instances()
+            if instance.id in wanted}
+
+
+def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = None,
+                 per_task: int | None = None) -> RunSamples:
+    """The run's samples that ``keep`` matches, the first in (task, instance, sample)
+    order (at most ``per_task`` of each task, then at most ``limit``), with their prompts
+    rendered again. The log and the suite are read as streams, holding what is shown. A
+    run whose suite is gone or has changed still shows its responses; a warning says what
+    cannot be trusted."""
     config = load_run_config(run_dir)
-    kept = sorted((sample for sample in read_samples(run_dir / SAMPLES).values()
-                   if keep(sample)), key=lambda s: (s.task, s.instance_id, s.sample))
-    records = [sample.to_record() for sample in kept[:limit]]
+    kept, matched = _first((s for s in iter_samples(run_dir / SAMPLES) if keep(s)), limit,
+                           per_task)
+    records = [sample.to_record() for sample in kept]
     stale = stale_suite(run_dir)
     warnings: list[str] = [stale] if stale else []
     try:
-        _, instances, _ = load_suite(Path(config.suite))
+        by_id = _instances(Path(config.suite), {sample.instance_id for sample in kept})
     except SuiteError as exc:
-        instances = []
+        by_id = {}
         if not stale:
             warnings.append(f"{run_dir}: prompts and truths cannot be shown: {exc}")
-    by_id = {instance.id: instance for instance in instances}
     changed = 0
     for record in records:
         instance = by_id.get(record["instance_id"])
@@ -83,5 +120,4 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     if changed and not stale:
         warnings.append(f"{run_dir}: {changed} prompts differ from those sent (the suite or "
                         "the prompt templates changed since the run)")
-    return RunSamples(config.model, str(run_dir), records, warnings)
-
+    return RunSamples(config.model, str(run_dir), records, matched, warnings)

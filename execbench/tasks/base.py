@@ -352,6 +352,7 @@ class TaskBase:
     layout: str | None = None
     pairings: tuple[Pairing, ...] = ()
     breakdowns: tuple[Breakdown, ...] = ()
+    summary_data: tuple[str, ...] = ()
     trace_options = RESULT_ONLY
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
@@ -425,9 +426,17 @@ class Task(Protocol):
         """The numbers the task puts in ``results.json`` worth showing, headline first."""
         ...
 
+    summary_data: tuple[str, ...]
+    """The fields of an instance's ``data`` that :meth:`summarize` reads. A run's results
+    are made from a stream of its suite, and only these (with the common fields but the
+    code) are kept of each instance for the summary, so that memory holds no code, truth
+    or prompt of a suite of any size."""
+
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any] | None:
-        """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None."""
+        """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None.
+        ``samples`` are the task's sample records without their response text, and
+        ``instances`` hold ``summary_data`` only."""
         ...
 
     def unusable(self, trace: Trace) -> str | None:

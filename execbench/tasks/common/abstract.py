@@ -156,6 +156,10 @@ def _share(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return share
 
 
+SUMMARY_DATA = ("kind", "values")
+"""What :func:`summarize_by_kind` reads of an instance's data (``Task.summary_data``)."""
+
+
 def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instance]
                       ) -> dict[str, Any]:
     """Strict (type-aware) and string-match accuracy over all samples, per kind, per
