@@ -119,17 +119,24 @@ async def check(model: Model, work: Iterable[tuple[Instance, int]], prompt: Prom
     items = iter(work)
     failures: list[str] = []
     counted = 0
+    counts: dict[str, int] = {}
     while batch := list(islice(items, CHECK_BATCH)):
+        hashes: list[str] = []
         distinct: dict[str, list[dict[str, str]]] = {}
         for instance, _ in batch:
             messages, phash = prompt(instance)
-            distinct.setdefault(phash, messages)
-        counts = await _count_all(model, distinct, connections, failures,
-                                  give_up=not counted)
-        counted += len(counts)
-        fit.uncounted += len(distinct) - len(counts)
-        for instance, sample in batch:
-            tokens = counts.get(prompt(instance)[1])
+            hashes.append(phash)
+            if phash not in counts:
+                distinct.setdefault(phash, messages)
+        # The last batch's counts are kept for this one: an instance's samples come one
+        # after another, so one prompt split by the batch's end is still counted once.
+        counts = {phash: counts[phash] for phash in set(hashes) if phash in counts}
+        new = await _count_all(model, distinct, connections, failures, give_up=not counted)
+        counts.update(new)
+        counted += len(new)
+        fit.uncounted += len(distinct) - len(new)
+        for (instance, sample), phash in zip(batch, hashes, strict=True):
+            tokens = counts.get(phash)
             why = None if tokens is None else over(tokens, max_tokens, window)
             if why is not None:
                 assert tokens is not None

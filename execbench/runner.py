@@ -68,9 +68,9 @@ YOUNG_GC_THRESHOLD = 10_000
 """Allocations between two collections of the youngest generation while requests are sent
 (Python's default is 700). See :func:`_collect_less`."""
 
-PROMPTS_KEPT = 1024
-"""Prompts a run keeps made (an instance's ``n`` samples are asked one after another, so
-each prompt is made once while memory holds a few, not the suite's)."""
+PROMPTS_KEPT = 16
+"""Prompts a run keeps made: an instance's ``n`` samples are taken from the work one after
+another, so each prompt is made once while memory holds a few, not the suite's."""
 
 SLIM_DROPPED = ("response", "reasoning", "answer", "detail", "refusal", "error", "seed",
                 "prompt_hash", "stop_reason", "schema_version")

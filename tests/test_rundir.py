@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from execbench import runner
-from execbench.rundir import RunError, Sample, load_run_config, read_samples
+from execbench.rundir import (
+    RunError,
+    Sample,
+    iter_samples,
+    load_run_config,
+    read_samples,
+    repair_log,
+)
 from execbench.suite import BuildOptions, build_suite, load_suite
 from tests.helpers.cli import execbench
 
@@ -138,3 +145,52 @@ def test_a_changed_suite_is_not_rescored(old_run: tuple[Path, list[str]]) -> Non
     with pytest.raises(RunError, match="different suite_sha256"):
         runner.rescore(out)
     assert (out / "samples.jsonl").read_bytes() == before
+
+
+def _logged(path: Path, *records: tuple[str, int, str]) -> None:
+    with path.open("a") as log:
+        for instance_id, sample, verdict in records:
+            record = _old_sample(instance_id, verdict, verdict, newer_keys=True)
+            log.write(json.dumps({**record, "sample": sample}) + "\n")
+
+
+def test_the_log_is_read_as_a_stream_the_last_record_winning(tmp_path: Path) -> None:
+    """A sample logged twice (``--retry-errors``) is read once, as last logged, and the
+    others in log order; a line a crash cut is left unread, then cut off by ``repair``."""
+    log = tmp_path / "samples.jsonl"
+    _logged(log, ("a", 0, "error"), ("b", 0, "correct"), ("a", 1, "incorrect"),
+            ("a", 0, "correct"), ("c", 0, "unparsable"))
+    whole = log.read_bytes()
+    log.write_bytes(whole + b'{"instance_id": "d", "samp')
+    read = [(s.instance_id, s.sample, s.verdict) for s in iter_samples(log)]
+    assert read == [("b", 0, "correct"), ("a", 1, "incorrect"), ("a", 0, "correct"),
+                    ("c", 0, "unparsable")]
+    assert log.read_bytes().endswith(b'"samp')  # reading alone changes nothing
+    assert [(s.instance_id, s.verdict) for s in iter_samples(log, repair=True)][-1] == \
+        ("c", "unparsable")
+    assert log.read_bytes() == whole
+    assert read_samples(log)[("a", 0)].verdict == "correct"
+
+
+def test_lines_appended_while_the_log_is_read_are_not_half_read(tmp_path: Path) -> None:
+    """A run appending while a report reads: what the first pass did not see is not
+    yielded by the second, and a key's newer record does not hide the one read."""
+    log = tmp_path / "samples.jsonl"
+    _logged(log, ("a", 0, "error"), ("b", 0, "correct"))
+    stream = iter_samples(log)
+    first = next(stream)
+    _logged(log, ("b", 0, "incorrect"), ("z", 0, "correct"))
+    assert [(first.instance_id, first.verdict)] + [(s.instance_id, s.verdict) for s in stream] \
+        == [("a", "error"), ("b", "correct")]
+
+
+def test_a_long_partial_line_is_cut_back_to_the_last_newline(tmp_path: Path) -> None:
+    log = tmp_path / "samples.jsonl"
+    _logged(log, ("a", 0, "correct"))
+    whole = log.read_bytes()
+    log.write_bytes(whole + b"x" * 200_000)  # longer than one block read back from the end
+    repair_log(log)
+    assert log.read_bytes() == whole
+    log.write_bytes(b"y" * 70_000)
+    repair_log(log)
+    assert log.read_bytes() == b""

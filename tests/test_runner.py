@@ -921,3 +921,40 @@ def test_usage_a_server_does_not_report_is_said_so(small: tuple[Path, list[dict]
         assert f"usage: 10 requests (0 retries), {said}" in flat(done.stderr)
         tokens = {line["output_tokens"] for line in raw_lines(out)}
         assert tokens == ({13} if usage else {None})
+
+
+def test_a_run_its_rescoring_and_its_results_hold_no_suite_in_memory(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """A suite of 240 instances whose code is 200 KB each (48 MB): the oracle's run, the
+    re-scoring and the results read it as a stream, and Python's allocations peak at a
+    small part of it (before, each held the whole suite, and the results every record)."""
+    import tracemalloc
+
+    source, _ = small
+    lines = (source / "instances.jsonl").read_bytes().splitlines()
+    padding = "# " + "x" * 200_000 + "\n"
+    big = tmp_path / "suite"
+    big.mkdir()
+    (big / "manifest.json").write_bytes((source / "manifest.json").read_bytes())
+    with (big / "instances.jsonl").open("w") as file:
+        for copy in range(24):
+            for line in lines:
+                record = json.loads(line)
+                record["id"] += f"/copy{copy}"
+                record["code"] = padding + record["code"]
+                file.write(json.dumps(record, sort_keys=True) + "\n")
+    size = (big / "instances.jsonl").stat().st_size
+    assert size > 48_000_000
+    config = runner.RunConfig(suite=str(big), model="reference/oracle", n=2)
+    tracemalloc.start()
+    try:
+        results = runner.run(config, tmp_path / "run")
+        ran = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        rescored = runner.rescore(tmp_path / "run")
+        scored = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert results["counts"]["verdicts"] == {"correct": 2 * 24 * len(lines)}
+    assert rescored.results["counts"] == results["counts"] and not rescored.changed
+    assert ran < size / 4 and scored < size / 4, (ran, scored, size)

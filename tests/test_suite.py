@@ -19,7 +19,14 @@ from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace
-from execbench.suite import BuildOptions, SuiteError, _within_budget, build_suite, load_suite
+from execbench.suite import (
+    BuildOptions,
+    SuiteError,
+    SuiteFile,
+    _within_budget,
+    build_suite,
+    load_suite,
+)
 from execbench.tasks import get_task
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
@@ -214,3 +221,22 @@ def test_a_rebuild_with_another_recipe_is_refused_naming_the_field(
         build_suite([source], out, BuildOptions(tasks=["output"], **change))
     assert {name: (out / name).read_bytes() for name in before} == before
     build_suite([source], out, BuildOptions(tasks=["output"]))  # the same recipe: allowed
+
+
+def test_a_suite_is_read_as_a_stream_checked_against_its_sha256(tmp_path: Path) -> None:
+    """Instances come one at a time; each can be read again where its line starts; a file
+    changed after it was opened (no longer the suite a run pinned) stops the reading."""
+    build_suite([str(_small_source(tmp_path))], tmp_path / "suite",
+                BuildOptions(tasks=["output", "input"]))
+    suite = SuiteFile.open(tmp_path / "suite")
+    _, whole, sha = load_suite(tmp_path / "suite")
+    assert suite.sha256 == sha and list(suite.instances()) == whole
+    where = suite.offsets()
+    assert [suite.instance_at(where[instance.id]) for instance in whole] == whole
+    path = tmp_path / "suite" / "instances.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"2 * x", b"3 * x"))
+    with pytest.raises(SuiteError, match="changed while it was read"):
+        list(suite.instances())
+    path.write_bytes(path.read_bytes() + b"{not json\n")
+    with pytest.raises(SuiteError, match=r"instances.jsonl:5: "):
+        list(SuiteFile.open(tmp_path / "suite").instances())

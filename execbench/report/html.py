@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from execbench.report.browser_data import PER_TASK, pack
+from execbench.report import browser_data
 from execbench.report.charts import charts
 from execbench.report.layouts import View, layouts
 from execbench.report.leaderboard import headline, rows
@@ -114,14 +114,16 @@ def render_html(run_dirs: list[Path], results: list[dict[str, Any]],
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["cell"] = cell_text
-    samples, count, logged, warnings = pack(run_dirs, run_labels(results), progress)
+    samples, count, logged, warnings = browser_data.pack(run_dirs, run_labels(results),
+                                                         progress)
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result["run"], "counts": result["counts"]}
               for label, result in zip(run_labels(results), results, strict=True)],
         leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,
         sample_note=None if count == logged else
-        f"The page holds {count:,} of the runs' {logged:,} samples: the first {PER_TASK:,} "
+        f"The page holds {count:,} of the runs' {logged:,} samples: the first "
+        f"{browser_data.PER_TASK:,} "
         "of each task of each run, by instance id. The tables above count them all; "
         "`execbench show RUN` shows any sample.",
         style=(TEMPLATES / "report.css").read_text(encoding="utf-8"),

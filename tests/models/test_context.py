@@ -104,12 +104,20 @@ def test_a_tokenize_without_content_is_no_count() -> None:
     assert [path for path, _ in asked[1:3]] == ["/apply-template", "/tokenize"]
 
 
-@pytest.mark.parametrize("tokenizer", [VLLM, LLAMA])
+@pytest.mark.parametrize(("tokenizer", "batch"), [(VLLM, None), (LLAMA, None), (VLLM, 3)])
 def test_prompts_over_the_context_are_not_sent(suite: tuple[Path, dict[str, int]],
-                                               tmp_path: Path, tokenizer: str) -> None:
+                                               tmp_path: Path, tokenizer: str,
+                                               batch: int | None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """The long program's two instances (four samples) are logged as errors that give the
     counts, with no request spent; the run says how many; each distinct prompt is counted
-    once however many samples it has; the others are answered."""
+    once however many samples it has; the others are answered. The same when the work is
+    checked three samples at a time, so that an instance's two samples fall into two
+    batches (the check reads the run's work as a stream)."""
+    from execbench import context_check
+
+    if batch is not None:
+        monkeypatch.setattr(context_check, "CHECK_BATCH", batch)
     folder, tokens = suite
     length = context_between(tokens)
     context = (Context(MODEL, max_model_len=length, tokenizer=VLLM) if tokenizer == VLLM

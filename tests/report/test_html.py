@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import gzip
+import html
 import io
 import json
 import os
@@ -35,7 +36,9 @@ def page(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> P
     path = tmp_path_factory.mktemp("html") / "report.html"
     done = execbench("report", *report_runs, "--html", path)
     assert done.exit_code == 0, done.stderr
-    assert done.stderr == f"HTML report written to {path}\n"
+    # progress lines come only when the report takes a while (a loaded machine)
+    said = [line for line in done.stderr.splitlines() if not line.startswith("progress:")]
+    assert said == [f"HTML report written to {path}"], done.stderr
     return path
 
 
@@ -55,6 +58,31 @@ def test_the_page_is_one_self_contained_file(page: Path) -> None:
     assert [len(run["rows"]) for run in data["runs"]] == [76, 38]
     # What belongs to an instance is stored once for both runs, each prompt once.
     assert len(data["instances"]) == 38 and len(data["prompts"]) <= 38
+
+
+def test_the_page_holds_the_first_samples_of_each_task_and_says_so(
+        report_runs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run too large for a page: each task of each run keeps its first samples by
+    instance id (here 3, at most 2,000 by default), and the page says how many of how many
+    it holds; the tables still count every sample."""
+    from execbench.report import browser_data
+
+    monkeypatch.setattr(browser_data, "PER_TASK", 3)
+    path = tmp_path / "report.html"
+    done = execbench("report", *report_runs, "--html", path)
+    assert done.exit_code == 0, done.stderr
+    text = path.read_text(encoding="utf-8")
+    data = page_samples(text)
+    shown = [(data["instances"][row[0]][0], row[1]) for row in data["runs"][0]["rows"]]
+    tasks = {instance_id.split("/")[0] for instance_id, _ in shown}
+    assert len(tasks) == 8 and len(shown) == 3 * len(tasks)  # the oracle's (n=2)
+    for task in tasks:
+        mine = [key for key in shown if key[0].startswith(task + "/")]
+        assert mine == sorted(mine)[:3]
+    held = sum(len(run["rows"]) for run in data["runs"])
+    said = " ".join(html.unescape(text).split())
+    assert (f"The page holds {held} of the runs' 114 samples: the first 3 of each task of "
+            "each run") in said
 
 
 def test_truths_read_as_python_prints_them(page: Path) -> None:
