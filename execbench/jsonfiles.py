@@ -7,6 +7,7 @@ left half-written by a crash or Ctrl-C; both rest on the two helpers here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -33,3 +34,12 @@ def write_atomic(path: Path, text: str) -> None:
     tmp.write_bytes(utf8(text))
     os.replace(tmp, path)
 
+
+
+def file_sha256(path: Path) -> str:
+    """A file's sha256, read a block at a time (a suite's instances may be gigabytes)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while block := file.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()

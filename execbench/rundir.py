@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
-from execbench.jsonfiles import dumps, utf8, write_atomic
+from execbench.jsonfiles import dumps, file_sha256, utf8, write_atomic
 from execbench.models.base import GenerateConfig, Generation
 from execbench.settings import SettingError, at_least_one
 from execbench.tasks.base import Instance, Score
@@ -460,7 +460,7 @@ def stale_suite(out: Path) -> str | None:
     path = suite / SUITE_FILES[0]
     if not path.is_file():
         return f"{out}: its suite {suite} is gone; put it back to see prompts and truths"
-    if hashlib.sha256(path.read_bytes()).hexdigest() != sha:
+    if file_sha256(path) != sha:
         return (f"{out}: its suite {suite} has changed since the run, so prompts and truths "
                 f"shown are the new suite's; restore it (then `execbench score {out}` "
                 "re-scores), or run again into a new --out folder")

@@ -72,10 +72,10 @@ PROMPTS_KEPT = 16
 """Prompts a run keeps made: an instance's ``n`` samples are taken from the work one after
 another, so each prompt is made once while memory holds a few, not the suite's."""
 
-SLIM_DROPPED = ("response", "reasoning", "answer", "detail", "refusal", "error", "seed",
-                "prompt_hash", "stop_reason", "schema_version")
-"""What a sample record loses before the results keep it: its texts, which no metric
-reads (``Task.summarize`` takes the records without them)."""
+SLIM_DROPPED = ("response", "reasoning")
+"""What a sample record loses before the results keep it: the texts the model wrote, the
+bulk of a log, which no metric reads (``Task.summarize`` takes the records without
+them; the answer read from them stays)."""
 
 LogState = str | None
 """A logged sample's state, as a resume needs it: None answered, ``FAILED`` its request

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from execbench import SCHEMA_VERSION
 from execbench.executors import LOCAL, ExecutorChoice, run_units
-from execbench.jsonfiles import dumps, write_atomic
+from execbench.jsonfiles import dumps, file_sha256, write_atomic
 from execbench.manifest import Manifest, Recipe, Skip, SkipCounts, SuiteCounts, SuiteSource
 from execbench.program import LANGUAGES, PYTHON, Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
@@ -660,14 +660,6 @@ def _read_manifest(folder: Path) -> Manifest:
                          "rebuild the suite") from None
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while block := file.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 @dataclass(frozen=True)
 class SuiteFile:
     """A suite read as a stream: its manifest and the sha256 of ``instances.jsonl`` at
@@ -681,7 +673,7 @@ class SuiteFile:
     @classmethod
     def open(cls, folder: Path) -> SuiteFile:
         manifest = _read_manifest(folder)
-        return cls(folder, manifest, _file_sha256(folder / INSTANCES))
+        return cls(folder, manifest, file_sha256(folder / INSTANCES))
 
     @property
     def limits(self) -> Limits:

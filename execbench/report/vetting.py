@@ -32,8 +32,8 @@ from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent
-from execbench.rundir import SAMPLES, read_samples
-from execbench.suite import SuiteError, load_suite
+from execbench.rundir import SAMPLES, iter_samples
+from execbench.suite import SuiteError, SuiteFile
 
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
 SIMULATION = "simulation"
@@ -46,7 +46,7 @@ def _samples(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The run's samples, the last record of each winning (a resumed run with
     ``--retry-errors`` logs a sample again), as every report reads them."""
     return [sample.to_record()
-            for sample in read_samples(Path(result["run"]["run_dir"]) / SAMPLES).values()]
+            for sample in iter_samples(Path(result["run"]["run_dir"]) / SAMPLES)]
 
 
 def _program(instance_id: str) -> str:
@@ -62,10 +62,11 @@ def _program(instance_id: str) -> str:
 
 def _bug_lines(result: dict[str, Any]) -> dict[str, list[int]]:
     try:
-        _, instances, _ = load_suite(Path(result["run"]["suite"]))
+        return {i.program_id: i.data["truth"]["lines"]
+                for i in SuiteFile.open(Path(result["run"]["suite"])).instances()
+                if i.task == LOCALIZATION}
     except (SuiteError, OSError):
         return {}
-    return {i.program_id: i.data["truth"]["lines"] for i in instances if i.task == LOCALIZATION}
 
 
 def _simulations(results: list[dict[str, Any]], samples: list[list[dict[str, Any]]]

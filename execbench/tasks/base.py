@@ -435,8 +435,8 @@ class Task(Protocol):
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any] | None:
         """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None.
-        ``samples`` are the task's sample records without their response text, and
-        ``instances`` hold ``summary_data`` only."""
+        ``samples`` are the task's sample records without ``response`` and ``reasoning``,
+        and ``instances`` hold ``summary_data`` only (no code, no arguments)."""
         ...
 
     def unusable(self, trace: Trace) -> str | None:
