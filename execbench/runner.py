@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -72,10 +73,13 @@ PROMPTS_KEPT = 16
 """Prompts a run keeps made: an instance's ``n`` samples are taken from the work one after
 another, so each prompt is made once while memory holds a few, not the suite's."""
 
-SLIM_DROPPED = ("response", "reasoning")
-"""What a sample record loses before the results keep it: the texts the model wrote, the
-bulk of a log, which no metric reads (``Task.summarize`` takes the records without
-them; the answer read from them stays)."""
+KEPT_FIELDS = ("instance_id", "task", "source", "sample", "verdict", "correct", "score",
+               "extra", "latency", "attempts", "input_tokens", "output_tokens", "endpoint")
+"""What the results keep of each sample record: what the metrics, the usage and the
+tasks' summaries read. Not the texts (response, reasoning, answer, detail, error), the
+bulk of a log."""
+SHARED_FIELDS = ("task", "source", "verdict", "endpoint")
+"""Kept fields whose few values repeat over the whole log: one string each."""
 
 LogState = str | None
 """A logged sample's state, as a resume needs it: None answered, ``FAILED`` its request
@@ -438,7 +442,8 @@ def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
 
 def _slim(instance: Instance, keep: tuple[str, ...]) -> Instance:
     """What a task's summary reads of an instance (``Task.summary_data``)."""
-    return replace(instance, code="", args="", mutation=None,
+    return replace(instance, task=sys.intern(instance.task), source=sys.intern(instance.source),
+                   code="", entry_point="", args="", mutation=None,
                    data={key: instance.data[key] for key in keep if key in instance.data})
 
 
@@ -470,7 +475,7 @@ def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
                   ) -> dict[str, Any]:
     """Summarise the run's log into ``results.json`` and return its record; ``suite`` is
     the run's suite when the caller has opened it already. The suite and the log are read
-    as streams, and the records kept lose their texts (:data:`SLIM_DROPPED`)."""
+    as streams, and the records kept lose their texts (:data:`KEPT_FIELDS`)."""
     suite = suite or open_suite(config.suite)
     chosen = _Chosen.read(config, suite)
     records: list[dict[str, Any]] = []
@@ -478,9 +483,11 @@ def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
     for sample in iter_samples(out / SAMPLES):
         if sample.instance_id in chosen.ids and sample.sample < config.n:
             record = sample.to_record()
-            for key in SLIM_DROPPED:
-                del record[key]
-            records.append(record)
+            kept = {key: record[key] for key in KEPT_FIELDS}
+            for key in SHARED_FIELDS:
+                if kept[key] is not None:
+                    kept[key] = sys.intern(kept[key])
+            records.append(kept)
             truncated += sample.truncated
             refused += sample.refused
     logged = sessions(out)

@@ -80,7 +80,7 @@ RESERVED = frozenset({"schema_version", *_COMMON, "mutation", "recorded", "langu
 """Record keys a task's fields may not use."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Instance:
     """One question of a suite: the call it is about, and the task's own fields.
 
@@ -435,8 +435,10 @@ class Task(Protocol):
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any] | None:
         """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None.
-        ``samples`` are the task's sample records without ``response`` and ``reasoning``,
-        and ``instances`` hold ``summary_data`` only (no code, no arguments)."""
+        ``samples`` are the task's sample records with the fields metrics read
+        (``runner.KEPT_FIELDS``: not the texts, so not ``response``, ``answer`` or
+        ``detail``), and ``instances`` hold ``summary_data`` only (no code, no
+        arguments)."""
         ...
 
     def unusable(self, trace: Trace) -> str | None:

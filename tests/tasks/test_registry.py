@@ -56,7 +56,7 @@ class Parity(TaskBase):
         if said not in ("yes", "no"):
             return Score("unparsable", answer=said)
         right = (said == "yes") == instance.data["truth"]
-        return Score("correct" if right else "incorrect", answer=said)
+        return Score("correct" if right else "incorrect", answer=said, extra={"said": said})
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name),
@@ -64,7 +64,8 @@ class Parity(TaskBase):
 
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        return {"said even": sum(s["answer"] == "yes" for s in samples) / len(samples)}
+        said = [(s["extra"] or {}).get("said") for s in samples]
+        return {"said even": said.count("yes") / len(samples)}
 
 
 @pytest.fixture()
