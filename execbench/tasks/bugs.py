@@ -194,7 +194,7 @@ class BugPrediction(_BugTask):
     name = "bug-prediction"
     description = "say whether a function is buggy, given its docstring and a test"
     needs_sandbox = False
-    summary_data = ("variant",)
+    summary_data: tuple[str, ...] = ("variant",)
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name),

@@ -55,7 +55,7 @@ class _Paired(TaskBase):
     family = "generalization"
     layout = "generalization"
     breakdowns = (Breakdown("mutation operator", ("mutation", "operator")),)
-    summary_data = ("variant", "boolean", "loc")
+    summary_data: tuple[str, ...] = ("variant", "boolean", "loc")
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:

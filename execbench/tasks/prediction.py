@@ -149,7 +149,7 @@ class OutputPrediction(TaskBase):
     needs_sandbox = False
     family = "prediction"
     options = (abstract.VALUES,)
-    summary_data = abstract.SUMMARY_DATA
+    summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
@@ -225,7 +225,7 @@ class InputPrediction(TaskBase):
     description = "predict arguments that make a call return a given value (CRUXEval-I style)"
     needs_sandbox = True
     family = "prediction"
-    summary_data = abstract.SUMMARY_DATA
+    summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:

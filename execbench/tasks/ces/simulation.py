@@ -110,7 +110,7 @@ class Simulation(TaskBase):
     family = "ces"
     layout = "ces"
     breakdowns = (Breakdown("construct", ("category",)),)
-    summary_data = ("category", "coverage")
+    summary_data: tuple[str, ...] = ("category", "coverage")
     trace_options = PROPERTIES
     options = (TESTS,)
 

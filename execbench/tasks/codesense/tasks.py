@@ -142,7 +142,7 @@ class CodeSenseTask(TaskBase):
     family = "codesense"
     layout: str | None = "codesense"
     breakdowns: tuple[Breakdown, ...] = (Breakdown("kind", ("kind",)),)
-    summary_data = abstract.SUMMARY_DATA
+    summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
     needs_sandbox = False
     trace_options = STATES
     options: tuple[TaskOption, ...] = (QUESTIONS,)

@@ -156,7 +156,7 @@ def _share(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return share
 
 
-SUMMARY_DATA = ("kind", "values")
+SUMMARY_DATA: tuple[str, ...] = ("kind", "values")
 """What :func:`summarize_by_kind` reads of an instance's data (``Task.summary_data``)."""
 
 
