@@ -356,6 +356,10 @@ def plan(config: RunConfig, out: Path) -> Plan:
     model.check(_selected(config, suite))
     out.mkdir(parents=True, exist_ok=True)
     pin(out, config.pinned(suite.sha256), config)
+    if planned.logged and not (out / SAMPLES).exists():
+        # the folder's run answered nothing and these settings took it over: its failed
+        # samples went with its log, and are all to ask
+        planned = _plan(config, suite, out)
     repair_log(out / SAMPLES)  # a line a crash cut (not read above) goes before appending
     planned.model = model
     return planned

@@ -653,6 +653,25 @@ def test_a_run_that_answered_nothing_pins_nothing(small: tuple[Path, list[dict]]
     assert [s["outcome"].split(":")[0] for s in record["sessions"]] == ["stopped", "completed"]
 
 
+def test_a_run_whose_every_request_failed_is_taken_over_whole(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """Every request failed (logged as errors), then other settings take the folder over:
+    the failed samples went with the old log, so all are asked again, not counted as done."""
+    suite, instances = small
+    out = tmp_path / "run"
+    with FakeServer(lambda body, attempt: Reply.error(500, f"down ({len(json.dumps(body))})")
+                    ) as server:
+        failed = execbench(*run_args(suite, server, out, "--max-retries", 0))
+    assert failed.exit_code == 1, failed.stderr
+    assert results_of(out)["counts"]["verdicts"] == {"error": len(instances)}
+    with FakeServer(scripted(instances, mixed)) as server:
+        done = execbench(*run_args(suite, server, out, "--temperature", 0.5))
+    assert done.exit_code == 0, done.stderr
+    assert "resuming" not in done.stderr
+    assert len(server.requests) == len(instances)
+    assert "error" not in results_of(out)["counts"]["verdicts"]
+
+
 def test_a_resume_at_a_new_url_goes_on_and_records_both(small: tuple[Path, list[dict]],
                                                         tmp_path: Path) -> None:
     """The endpoint is not part of a run's identity: the same model back at another port

@@ -263,8 +263,11 @@ def _dry_run(config: RunConfig, out_dir: Path) -> None:
         get_model(config.model, base_url=config.base_url, model_args=config.model_args)
     except ModelError as exc:
         warn(f"the run would stop here: {exc}")
-    out.print(_dry_run_text(config, out_dir, planned.work(), planned.todo, planned.total),
-              highlight=False, markup=False)
+    try:
+        text = _dry_run_text(config, out_dir, planned.work(), planned.todo, planned.total)
+    except SuiteError as exc:  # the suite changed since the preview read it
+        fail(str(exc))
+    out.print(text, highlight=False, markup=False)
 
 
 def _dry_run_text(config: RunConfig, out_dir: Path, work: Iterable[tuple[Instance, int]],
