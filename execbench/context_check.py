@@ -120,20 +120,25 @@ async def check(model: Model, work: Iterable[tuple[Instance, int]], prompt: Prom
     failures: list[str] = []
     counted = 0
     counts: dict[str, int] = {}
+    failed: set[str] = set()
     while batch := list(islice(items, CHECK_BATCH)):
         hashes: list[str] = []
         distinct: dict[str, list[dict[str, str]]] = {}
         for instance, _ in batch:
             messages, phash = prompt(instance)
             hashes.append(phash)
-            if phash not in counts:
+            if phash not in counts and phash not in failed:
                 distinct.setdefault(phash, messages)
-        # The last batch's counts are kept for this one: an instance's samples come one
-        # after another, so one prompt split by the batch's end is still counted once.
-        counts = {phash: counts[phash] for phash in set(hashes) if phash in counts}
+        # The last batch's counts and failures are kept for this one: an instance's
+        # samples come one after another, so one prompt split by the batch's end is still
+        # asked for once, and counted (or reported uncounted) once.
+        seen = set(hashes)
+        counts = {phash: counts[phash] for phash in seen if phash in counts}
+        failed &= seen
         new = await _count_all(model, distinct, connections, failures, give_up=not counted)
         counts.update(new)
         counted += len(new)
+        failed |= distinct.keys() - new.keys()
         fit.uncounted += len(distinct) - len(new)
         for (instance, sample), phash in zip(batch, hashes, strict=True):
             tokens = counts.get(phash)

@@ -18,6 +18,7 @@ the inputs nor the results waiting for their turn grow with the work.
 from __future__ import annotations
 
 import itertools
+import os
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -131,10 +132,24 @@ def _connect(ray: Any, address: str | None) -> None:
     try:
         ray.init(address=address, log_to_driver=False, include_dashboard=False,
                  logging_level="ERROR")
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+    except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
         said = " ".join(str(exc).split())
         raise ExecutorError(f"cannot reach Ray at {address or 'a new local cluster'}: "
-                            f"{said}") from None
+                            f"{said}{_token_hint(address)}") from None
+
+
+def _token_hint(address: str | None) -> str:
+    """What to check when a cluster may have refused us for want of its token: Ray turns
+    token authentication on for a cluster started where a token exists (``~/.ray``), and
+    a driver given an address sends one only when told to; Ray then says only that it
+    failed to connect (its own log lines say "Unauthenticated")."""
+    if not address:
+        return ""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() == "token":
+        return ("; if the cluster asks for a token, check that it is the one in "
+                "RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token")
+    return ("; if the cluster asks for a token (Ray's log lines say Unauthenticated), set "
+            "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH) to its token")
 
 
 def ray_module() -> Any:

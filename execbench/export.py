@@ -23,10 +23,14 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import random
 import re
 import shutil
+import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +39,7 @@ from execbench import __version__
 from execbench.jsonfiles import utf8, write_atomic
 from execbench.program import PYTHON
 from execbench.rundir import prompt_hash
-from execbench.suite import load_suite
+from execbench.suite import SuiteFile
 from execbench.tasks.base import Instance, get_task
 
 EXPORT_SCHEMA = 1
@@ -146,10 +150,10 @@ class _Evaluation:
     def read(cls, paths: tuple[Path, ...]) -> _Evaluation:
         found = cls()
         for path in paths:
-            _, instances, sha = load_suite(path)
+            suite = SuiteFile.open(path)
             name = str(path)
-            found.suites.append({"path": name, "instances_sha256": sha})
-            for instance in instances:
+            found.suites.append({"path": name, "instances_sha256": suite.sha256})
+            for instance in suite.instances():
                 found.families.setdefault(family(instance), name)
                 found.families.setdefault(instance.program_id, name)
                 found.texts.setdefault(_text_key(instance), name)
@@ -197,62 +201,72 @@ class ExportSummary:
 
 def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummary:
     """Write ``suite`` as training data under ``out`` (emptied first if it is an earlier
-    export; refused if it holds anything else)."""
+    export; refused if it holds anything else). The suite is read twice as a stream (once
+    to draw the splits, once to write the rows), so memory does not grow with its size."""
     from execbench.rewards import truth_text
 
     if options.layout not in LAYOUTS:
         raise ExportError(f"unknown layout {options.layout!r}; known: {', '.join(LAYOUTS)}")
-    manifest, instances, sha = load_suite(suite)
+    source = SuiteFile.open(suite)
+    manifest, sha = source.manifest, source.sha256
     if options.tasks is not None:
         unknown = sorted(set(options.tasks) - set(manifest.recipe.tasks))
         if unknown:
             raise ExportError(f"the suite has no task {', '.join(unknown)}; its tasks: "
                               f"{', '.join(manifest.recipe.tasks)}")
-        instances = [i for i in instances if i.task in options.tasks]
     evaluation = _Evaluation.read(options.exclude)
     dropped: list[dict[str, str]] = []
-    kept: list[Instance] = []
-    for instance in instances:
+    families: set[str] = set()
+    for instance in _chosen(source, options.tasks):
         why = evaluation.why_dropped(instance)
         if why is None:
-            kept.append(instance)
+            families.add(family(instance))
         else:
             dropped.append({"id": instance.id, "reason": why})
-    split_of = assign_splits([family(i) for i in kept], options.splits, options.seed)
-    formats = {source.name: source.format for source in manifest.sources}
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in options.splits}
-    prompts: dict[str, list[dict[str, str]]] = {}
-    for index, instance in enumerate(kept):
-        task = get_task(instance.task)
-        messages = task.prompt(instance, options.shots)
-        split = split_of[family(instance)]
-        info = {"split": split, "index": index, "id": instance.id, "task": instance.task,
-                "source": instance.source, "program_id": instance.program_id,
-                "family": family(instance), "language": instance.language,
-                "mutation": None if instance.mutation is None else json.dumps(
-                    instance.mutation, sort_keys=True),
-                "date": instance.date, "licence": _licence(instance.source, formats, options),
-                "shots": options.shots, "prompt_sha256": prompt_hash(messages),
-                "suite_sha256": sha}
-        prompts[instance.id] = messages
-        rows[split].append(_row(options.layout, instance, task.family, messages,
-                                truth_text(instance, manifest.recipe.limits), info))
-    _prepare(out)
-    _write(options.layout, out, rows)
-    record = {"schema_version": EXPORT_SCHEMA, "execbench_version": __version__,
-              "suite": str(suite), "instances_sha256": sha, "layout": options.layout,
-              "seed": options.seed, "shots": options.shots, "splits": options.splits,
-              "tasks": list(options.tasks) if options.tasks is not None else None,
-              "rows": {name: len(found) for name, found in rows.items()},
-              "families": {name: sum(1 for chosen in split_of.values() if chosen == name)
-                           for name in options.splits},
-              "excluded_suites": evaluation.suites,
-              "dropped": {"count": len(dropped),
-                          "by_reason": dict(Counter(_reason_kind(d["reason"])
-                                                    for d in dropped)),
-                          "rows": dropped}}
-    write_atomic(out / EXPORT_MANIFEST, json.dumps(record, indent=2) + "\n")
-    return ExportSummary({name: len(found) for name, found in rows.items()}, dropped, record)
+    split_of = assign_splits(list(families), options.splits, options.seed)
+    left_out = {row["id"] for row in dropped}
+    formats = {named.name: named.format for named in manifest.sources}
+    rows = dict.fromkeys(options.splits, 0)
+    with _replacing(out) as folder:
+        with _Writer(options.layout, folder, list(options.splits)) as writer:
+            kept = (i for i in _chosen(source, options.tasks) if i.id not in left_out)
+            for index, instance in enumerate(kept):
+                task = get_task(instance.task)
+                messages = task.prompt(instance, options.shots)
+                named = family(instance)
+                split = split_of[named]
+                info = {"split": split, "index": index, "id": instance.id, "task": instance.task,
+                        "source": instance.source, "program_id": instance.program_id,
+                        "family": named, "language": instance.language,
+                        "mutation": None if instance.mutation is None else json.dumps(
+                            instance.mutation, sort_keys=True),
+                        "date": instance.date,
+                        "licence": _licence(instance.source, formats, options),
+                        "shots": options.shots, "prompt_sha256": prompt_hash(messages),
+                        "suite_sha256": sha}
+                truth = truth_text(instance, manifest.recipe.limits)
+                writer.add(split, _row(options.layout, instance, task.family, messages, truth,
+                                       info),
+                           len(truth) + sum(len(message["content"]) for message in messages))
+                rows[split] += 1
+        record = {"schema_version": EXPORT_SCHEMA, "execbench_version": __version__,
+                  "suite": str(suite), "instances_sha256": sha, "layout": options.layout,
+                  "seed": options.seed, "shots": options.shots, "splits": options.splits,
+                  "tasks": list(options.tasks) if options.tasks is not None else None,
+                  "rows": rows,
+                  "families": {name: sum(1 for chosen in split_of.values() if chosen == name)
+                               for name in options.splits},
+                  "excluded_suites": evaluation.suites,
+                  "dropped": {"count": len(dropped),
+                              "by_reason": dict(Counter(_reason_kind(d["reason"])
+                                                        for d in dropped)),
+                              "rows": dropped}}
+        write_atomic(folder / EXPORT_MANIFEST, json.dumps(record, indent=2) + "\n")
+    return ExportSummary(rows, dropped, record)
+
+
+def _chosen(suite: SuiteFile, tasks: tuple[str, ...] | None) -> Iterator[Instance]:
+    return (i for i in suite.instances() if tasks is None or i.task in tasks)
 
 
 def _reason_kind(reason: str) -> str:
@@ -282,33 +296,139 @@ def _row(layout: str, instance: Instance, ability: str, messages: list[dict[str,
             "ability": ability, **info}
 
 
-def _prepare(out: Path) -> None:
+def _check_out(out: Path) -> None:
     if out.exists():
         if not out.is_dir():
             raise ExportError(f"{out} is a file; name a folder for the export")
         if any(out.iterdir()) and not (out / EXPORT_MANIFEST).is_file():
             raise ExportError(f"{out} holds files and no earlier export; name an empty or "
                               "new folder")
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
 
 
-def _write(layout: str, out: Path, rows: dict[str, list[dict[str, Any]]]) -> None:
-    if layout == "jsonl":
-        for name, found in rows.items():
-            with (out / f"{name}.jsonl").open("wb") as handle:
-                for row in found:
-                    handle.write(utf8(json.dumps(row, ensure_ascii=False) + "\n"))
-        return
-    if layout == "verl":
-        pyarrow, parquet = _needs("pyarrow", "pyarrow.parquet")
-        for name, found in rows.items():
-            parquet.write_table(pyarrow.Table.from_pylist(found), out / f"{name}.parquet")
-        return
-    (datasets,) = _needs("datasets")
-    datasets.disable_progress_bars()
-    datasets.DatasetDict({name: datasets.Dataset.from_list(found)
-                          for name, found in rows.items()}).save_to_disk(str(out))
+@contextmanager
+def _replacing(out: Path) -> Iterator[Path]:
+    """A new folder beside ``out`` to write the export into, put in ``out``'s place only
+    when all of it is written: an export that fails half-way leaves the earlier one (or
+    nothing) there, not a folder that the next export would refuse."""
+    _check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        work.chmod(0o777 & ~umask)  # mkdtemp's folder is private; the export is not
+        yield work
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(work, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class _Writer:
+    """Rows written as they come, a split to a file: JSON lines; parquet a batch at a time
+    (``BATCH`` rows or ``BATCH_CHARS`` characters of prompts and truths, whichever comes
+    first: real programs can be large) for verl; parquet files turned into a ``datasets``
+    folder at the end (hf), which ``datasets`` reads in batches and memory-maps."""
+
+    BATCH = 1024
+    BATCH_CHARS = 4_000_000
+
+    def __init__(self, layout: str, out: Path, splits: list[str]) -> None:
+        self.layout, self.out, self.splits = layout, out, splits
+        self.pending: dict[str, list[dict[str, Any]]] = {name: [] for name in splits}
+        self.chars = dict.fromkeys(splits, 0)
+        self.handles: dict[str, Any] = {}
+        self.scratch: tempfile.TemporaryDirectory[str] | None = None
+        self.schema: Any = None
+        if layout == "jsonl":
+            self.handles = {name: (out / f"{name}.jsonl").open("wb") for name in splits}
+            return
+        self.pyarrow, self.parquet = _needs("pyarrow", "pyarrow.parquet")
+        if layout == "hf":
+            _needs("datasets")
+            self.scratch = tempfile.TemporaryDirectory(prefix=".export-", dir=out)
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def add(self, split: str, row: dict[str, Any], chars: int) -> None:
+        """Write ``row`` of ``split``; ``chars``: the length of its prompt and truth."""
+        if self.layout == "jsonl":
+            self.handles[split].write(utf8(json.dumps(row, ensure_ascii=False) + "\n"))
+            return
+        self.pending[split].append(row)
+        self.chars[split] += chars
+        if len(self.pending[split]) >= self.BATCH or self.chars[split] >= self.BATCH_CHARS:
+            self._flush(split)
+
+    def _parquet(self, split: str) -> Path:
+        folder = self.out if self.scratch is None else Path(self.scratch.name)
+        return folder / f"{split}.parquet"
+
+    def _flush(self, split: str) -> None:
+        rows, self.pending[split], self.chars[split] = self.pending[split], [], 0
+        if self.schema is None:
+            # from the first row, every field nullable: a batch whose dates are all unknown
+            # must not give the file a column of nulls that later dates cannot join
+            self.schema = self.pyarrow.schema([(name, _arrow_type(self.pyarrow, value))
+                                               for name, value in rows[0].items()])
+        if split not in self.handles:
+            self.handles[split] = self.parquet.ParquetWriter(self._parquet(split),
+                                                             self.schema)
+        self.handles[split].write_table(self.pyarrow.Table.from_pylist(rows, self.schema))
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            if kind is None and self.layout != "jsonl":
+                for split in self.splits:
+                    if self.pending[split]:
+                        self._flush(split)
+                self._close_empty()
+        finally:
+            for handle in self.handles.values():
+                handle.close()
+        try:
+            if kind is None and self.layout == "hf":
+                self._save_datasets()
+        finally:
+            if self.scratch is not None:
+                self.scratch.cleanup()
+
+    def _close_empty(self) -> None:
+        """A split that got no row is an empty file, with the others' columns if any."""
+        for split in self.splits:
+            if split not in self.handles:
+                table = self.pyarrow.table({}) if self.schema is None else \
+                    self.schema.empty_table()
+                self.parquet.write_table(table, self._parquet(split))
+
+    def _save_datasets(self) -> None:
+        (datasets,) = _needs("datasets")
+        datasets.disable_progress_bars()
+        assert self.scratch is not None
+        cache = str(Path(self.scratch.name) / "cache")
+        datasets.DatasetDict({
+            name: datasets.Dataset.from_parquet(str(self._parquet(name)), cache_dir=cache)
+            if self.schema is not None else datasets.Dataset.from_list([])
+            for name in self.splits}).save_to_disk(str(self.out))
+
+
+def _arrow_type(pyarrow: Any, value: Any) -> Any:
+    """The column type of a row's value: None and text as text, and the nested shapes of
+    prompts (lists of messages) and verl's structs."""
+    if isinstance(value, bool):
+        return pyarrow.bool_()
+    if isinstance(value, int):
+        return pyarrow.int64()
+    if isinstance(value, float):
+        return pyarrow.float64()
+    if isinstance(value, dict):
+        return pyarrow.struct([(key, _arrow_type(pyarrow, item))
+                               for key, item in value.items()])
+    if isinstance(value, list):
+        return pyarrow.list_(_arrow_type(pyarrow, value[0]) if value else pyarrow.string())
+    return pyarrow.string()
 
 
 def _needs(*modules: str) -> list[Any]:

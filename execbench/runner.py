@@ -547,10 +547,10 @@ def rescore(out: Path, progress: Callable[[int, int], None] | None = None) -> Re
     scorer = _Scorer(suite.limits, suite.manifest.recipe.tasks)
     changed: Counter[tuple[str, str]] = Counter()
 
-    def instance(offset: int) -> Instance:
+    def instance(offset: int, instance_id: str) -> Instance:
         if read and read[0][0] == offset:  # an instance's samples are mostly logged together
             return read[0][1]
-        read[:] = [(offset, suite.instance_at(offset))]
+        read[:] = [(offset, suite.instance_at(offset, instance_id))]
         return read[0][1]
 
     read: list[tuple[int, Instance]] = []
@@ -560,12 +560,16 @@ def rescore(out: Path, progress: Callable[[int, int], None] | None = None) -> Re
             offset = where.get(sample.instance_id)
             if offset is not None and sample.error is None:
                 before = sample.verdict
-                sample = sample.rescored(scorer(instance(offset), sample.response))
+                sample = sample.rescored(scorer(instance(offset, sample.instance_id),
+                                                sample.response))
                 if sample.verdict != before:
                     changed[before, sample.verdict] += 1
             yield sample
             if progress is not None:
                 progress(done, total)
+        # the log is replaced only after this: verdicts read from a suite that changed
+        # between two seeks are never written
+        suite.check_unchanged()
 
     try:
         rewrite_samples(out, rescored())

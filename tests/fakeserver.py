@@ -279,6 +279,8 @@ class Context:
     max_model_len: int | None = None
     n_ctx: int | None = None
     tokenizer: str | None = None
+    untokenizable: str | None = None
+    """Messages holding this text get HTTP 500 from ``/tokenize`` (vLLM style)."""
 
     def listing(self) -> tuple[int, dict[str, Any]]:
         """The model list that names ``model``, with its ``max_model_len`` if any."""
@@ -361,6 +363,10 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(raw)
         with self.server._lock:
             self.server.tokenize_requests.append((path, body))
+        broken = self.server.context.untokenizable
+        if style == VLLM and broken is not None and broken in json.dumps(body):
+            self._send(500, json.dumps({"detail": "tokenizer failed"}), {})
+            return
         if style == VLLM and path == "/tokenize":
             count = prompt_tokens(body["messages"])
             reply = {"count": count, "max_model_len": self.server.context.max_model_len,

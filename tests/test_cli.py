@@ -17,7 +17,7 @@ import pytest
 
 from execbench import __version__
 from execbench.tasks import get_task, task_names
-from tests.helpers.cli import execbench
+from tests.helpers.cli import execbench, said
 from tests.helpers.corpus import Corpus
 from tests.helpers.data import shared_data
 
@@ -172,7 +172,7 @@ def test_each_skip_message_is_one_line(tmp_path: Path) -> None:
     source = write_jsonl(tmp_path / "mixed.jsonl", [json.dumps(GOOD[0]), *BAD])
     done = execbench("build", source, "--out", tmp_path / "suite")
     assert done.exit_code == 0
-    lines = [line for line in done.stderr.splitlines() if not line.startswith("progress: ")]
+    lines = said(done.stderr)
     assert len(lines) == 4
     assert all(line.startswith(f"skipped {source}:") for line in lines), lines
 
@@ -482,11 +482,11 @@ def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) ->
     source.write_text("\n".join([*good[:3], "{not json", *good[3:]]) + "\n")
     done = execbench("build", source, "--limit", 3, "--out", tmp_path / "three",
                      "--tasks", "output")
-    assert done.exit_code == 0 and done.stderr == ""
+    assert done.exit_code == 0 and said(done.stderr) == []
     assert manifest_of(tmp_path / "three")["skipped"] == []
     done = execbench("build", source, "--limit", 4, "--out", tmp_path / "four",
                      "--tasks", "output")
-    assert [line.split(": ")[0] for line in done.stderr.splitlines()] == [f"skipped {source}:4"]
+    assert [line.split(": ")[0] for line in said(done.stderr)] == [f"skipped {source}:4"]
 
 
 def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Path) -> None:

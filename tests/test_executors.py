@@ -1,7 +1,8 @@
 """The executors: a choice refused in one line before any work; and on a real Ray cluster
 started here (a head node and a second node, ``ray start``), a harvest of the shared
 projects equal byte for byte to the local one, and a harvest whose Ray worker is killed
-mid-project retried to the same bytes, with nothing left running."""
+mid-project retried to the same bytes, with nothing left running; and a cluster that asks
+for a token joined with it, and refused in one line without it."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import contextlib
 import dataclasses
 import json
 import os
+import secrets
 import signal
 import socket
+import subprocess
 import sys
 import tarfile
 import threading
@@ -23,9 +26,10 @@ import pytest
 from execbench.executors import ExecutorChoice, ExecutorError, run_units
 from execbench.sources.harvest import HarvestOptions
 from execbench.sources.harvest_many import Outcome, harvest_projects, projects_from
-from tests.helpers.cli import execbench
+from tests.helpers.cli import EXECBENCH, execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data
 from tests.helpers.load import harvest_processes
+from tests.helpers.ray_cluster import ray_cluster, ray_env
 
 PROJECTS = SHARED_DATA / "projects"
 ARCHIVES = ["inflection-0.5.1.tar.gz", "toolz-1.2.0.tar.gz", "more_itertools-11.2.1.tar.gz"]
@@ -118,8 +122,6 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     pytest.importorskip("ray", reason="the ray extra is not installed")
-    from tests.helpers.ray_cluster import ray_cluster
-
     with ray_cluster(tmp_path_factory.mktemp("ray")) as address:
         yield address
 
@@ -224,3 +226,35 @@ def test_a_build_sharded_on_ray_equals_the_local_build(cluster: str, tmp_path: P
     for name in ("instances.jsonl", "manifest.json"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
     assert sharded.instances_sha256 == local.instances_sha256
+
+
+@pytest.mark.slow
+def test_a_cluster_that_asks_for_a_token_is_joined_with_it_and_refused_without(
+        tmp_path: Path) -> None:
+    """Ray turns token authentication on for a cluster started where a token exists. A
+    build given the token (Ray's variables) runs on it, to the local build's bytes; one
+    without it is refused in one line of ours that says what to set, within a minute."""
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    token = secrets.token_hex(32)
+    build = ["build", "humaneval", "--tasks", "output", "--limit", "3"]
+    local = subprocess.run([EXECBENCH, *build, "--out", tmp_path / "local"],
+                           capture_output=True, text=True, check=False)
+    assert local.returncode == 0, local.stderr
+    with ray_cluster(tmp_path / "cluster", nodes=1, token=token) as address:
+        on_ray = [*build, "--executor", "ray", "--ray-address", address]
+        start = time.monotonic()
+        refused = subprocess.run([EXECBENCH, *on_ray, "--out", tmp_path / "refused"],
+                                 env=ray_env(None),
+                                 capture_output=True, text=True, check=False)
+        assert time.monotonic() - start < 60
+        assert refused.returncode != 0
+        ours = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+        assert len(ours) == 1 and f"cannot reach Ray at {address}" in ours[0], refused.stderr
+        assert "set RAY_AUTH_MODE=token and RAY_AUTH_TOKEN" in ours[0]
+        assert not (tmp_path / "refused").exists()
+        joined = subprocess.run([EXECBENCH, *on_ray, "--out", tmp_path / "ray"],
+                                env=ray_env(token), capture_output=True, text=True,
+                                check=False)
+        assert joined.returncode == 0, joined.stderr
+    for name in ("instances.jsonl", "manifest.json"):
+        assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()

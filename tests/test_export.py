@@ -5,10 +5,12 @@ and their copies under other names are left out, each with its reason."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from execbench import export
 from execbench.export import (
     EXPORT_MANIFEST,
     ExportError,
@@ -22,6 +24,7 @@ from execbench.rewards import read_truth
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from tests.helpers.cli import execbench
+from tests.helpers.data import padded_suite
 
 pyarrow = pytest.importorskip("pyarrow", reason="the export extra (pyarrow) is not installed")
 datasets = pytest.importorskip("datasets", reason="the export extra (datasets) is not installed")
@@ -195,3 +198,80 @@ def test_family_is_the_original_of_a_variant(suites: dict[str, Path]) -> None:
     _, mutants, _ = load_suite(suites["mutants"])
     assert {family(i) for i in mutants} <= {f"progs/{name}" for name in CODE}
     assert all(family(i) == i.program_id.removesuffix("@mutant") for i in mutants)
+
+
+def test_rows_are_written_in_batches_with_one_schema(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parquet is written a batch at a time: a first batch whose rows have no date fixes no
+    column of nulls that later rows' dates cannot join, and every layout holds the rows the
+    JSON lines hold, in their order."""
+    monkeypatch.setattr(export._Writer, "BATCH", 2)
+    undated = _source(tmp_path, "undated", {key: CODE[key] for key in ("grow", "count")})
+    dated = _source(tmp_path, "dated", {key: CODE[key] for key in ("mid", "shift", "mean")},
+                    date="2025-01-02")
+    build_suite([str(undated), str(dated)], tmp_path / "suite",
+                BuildOptions(tasks=["output", "input"], workers=1))
+    for layout in ("verl", "hf", "jsonl"):
+        export_suite(tmp_path / "suite", tmp_path / layout, ExportOptions(layout=layout))
+    jsonl = [json.loads(line) for line in
+             (tmp_path / "jsonl" / "train.jsonl").read_text().splitlines()]
+    dates = [j["date"] for j in jsonl]
+    assert dates[:2] == [None, None] and "2025-01-02" in dates[2:], dates
+    assert datasets.load_from_disk(str(tmp_path / "hf"))["train"].to_list() == jsonl
+    assert not [p for p in (tmp_path / "hf").iterdir() if p.name.startswith(".export-")]
+    table = pyarrow.parquet.read_table(tmp_path / "verl" / "train.parquet")
+    assert table.schema.field("extra_info").type.field("date").type == pyarrow.string()
+    assert [v["extra_info"] for v in table.to_pylist()] == \
+        [{key: j[key] for key in table.to_pylist()[0]["extra_info"]} for j in jsonl]
+
+
+def test_an_export_holds_no_suite_in_memory(suites: dict[str, Path], tmp_path: Path) -> None:
+    """A suite of 48 MB (its programs padded with a 200 KB comment) is read twice as a
+    stream and its rows written as they come: Python's allocations peak at a small part of
+    it (before, the export held the suite and every row)."""
+    import tracemalloc
+
+    lines = (suites["originals"] / "instances.jsonl").read_bytes().splitlines()
+    big, copies = padded_suite(suites["originals"], tmp_path / "suite")
+    size = (big / "instances.jsonl").stat().st_size
+    for layout in ("jsonl", "verl"):
+        tracemalloc.start()
+        try:
+            summary = export_suite(big, tmp_path / layout, ExportOptions(layout=layout))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert summary.rows == {"train": copies * len(lines)}
+        assert peak < size / 4, (layout, peak, size)
+
+
+def test_an_export_that_fails_half_way_leaves_the_earlier_one(
+        suites: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are written into a folder beside ``--out`` that takes its place only once
+    complete: a failure on the tenth row leaves the earlier export whole and nothing else,
+    so the same command can simply be run again."""
+    from execbench import rewards
+
+    out = tmp_path / "data"
+    for layout in ("jsonl", "verl", "hf"):
+        export_suite(suites["originals"], out, ExportOptions(layout="jsonl", seed=1))
+        before = {path.name: path.read_bytes() for path in out.iterdir()}
+        real, calls = rewards.truth_text, []
+
+        def failing(*args: object, real=real, calls=calls) -> str:
+            calls.append(1)
+            if len(calls) == 10:
+                raise OSError("disk full")
+            return real(*args)
+
+        monkeypatch.setattr(rewards, "truth_text", failing)
+        with pytest.raises(OSError, match="disk full"):
+            export_suite(suites["originals"], out, ExportOptions(layout=layout, seed=2))
+        monkeypatch.undo()
+        assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["data"], layout
+    export_suite(suites["originals"], out, ExportOptions(layout="verl", seed=2))
+    assert sorted(path.name for path in out.iterdir()) == [EXPORT_MANIFEST, "train.parquet"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask  # not mkdtemp's private folder

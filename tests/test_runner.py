@@ -26,9 +26,10 @@ import pytest
 from execbench import runner
 from execbench.models.base import GenerateConfig
 from execbench.settings import SettingError
-from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from tests.fakeserver import FakeServer, Reply, Responder, prompt_of
 from tests.helpers.cli import EXECBENCH, FORCED, execbench
+from tests.helpers.data import padded_suite
 
 MODEL = "openai-api/fake/test-model"
 
@@ -951,19 +952,8 @@ def test_a_run_its_rescoring_and_its_results_hold_no_suite_in_memory(
 
     source, _ = small
     lines = (source / "instances.jsonl").read_bytes().splitlines()
-    padding = "# " + "x" * 200_000 + "\n"
-    big = tmp_path / "suite"
-    big.mkdir()
-    (big / "manifest.json").write_bytes((source / "manifest.json").read_bytes())
-    with (big / "instances.jsonl").open("w") as file:
-        for copy in range(24):
-            for line in lines:
-                record = json.loads(line)
-                record["id"] += f"/copy{copy}"
-                record["code"] = padding + record["code"]
-                file.write(json.dumps(record, sort_keys=True) + "\n")
+    big, copies = padded_suite(source, tmp_path / "suite")
     size = (big / "instances.jsonl").stat().st_size
-    assert size > 48_000_000
     config = runner.RunConfig(suite=str(big), model="reference/oracle", n=2)
     tracemalloc.start()
     try:
@@ -974,6 +964,34 @@ def test_a_run_its_rescoring_and_its_results_hold_no_suite_in_memory(
         scored = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert results["counts"]["verdicts"] == {"correct": 2 * 24 * len(lines)}
+    assert results["counts"]["verdicts"] == {"correct": 2 * copies * len(lines)}
     assert rescored.results["counts"] == results["counts"] and not rescored.changed
     assert ran < size / 4 and scored < size / 4, (ran, scored, size)
+
+
+def test_a_suite_changed_while_it_is_re_scored_leaves_the_log_as_it_was(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    """Re-scoring seeks to each sample's instance, so it never reads every line: a suite
+    changed under it (here, one byte of the last program, after the first sample) stops
+    it before the log is replaced, instead of mixing verdicts from two suites."""
+    source, instances = small
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name in ("manifest.json", "instances.jsonl"):
+        (suite / name).write_bytes((source / name).read_bytes())
+    config = runner.RunConfig(suite=str(suite), model="reference/oracle")
+    runner.run(config, tmp_path / "run")
+    log = (tmp_path / "run" / "samples.jsonl").read_bytes()
+    path = suite / "instances.jsonl"
+    original = path.read_bytes()
+    at = original.rindex(b"return")  # in the last instance, read after the change
+    changed = original[:at] + b"retUrn" + original[at + 6:]
+
+    def change_the_suite(done: int, total: int) -> None:
+        if done == 1:
+            path.write_bytes(changed)
+
+    with pytest.raises(SuiteError, match="changed while it was read"):
+        runner.rescore(tmp_path / "run", progress=change_the_suite)
+    assert (tmp_path / "run" / "samples.jsonl").read_bytes() == log
+    assert not (tmp_path / "run" / "samples.jsonl.tmp").exists()

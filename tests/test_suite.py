@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from execbench.manifest import Skip
-from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace
@@ -23,11 +22,12 @@ from execbench.suite import (
     BuildOptions,
     SuiteError,
     SuiteFile,
-    _within_budget,
+    _refused,
     build_suite,
     load_suite,
 )
 from execbench.tasks import get_task
+from execbench.tasks.base import Instance
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 
@@ -116,26 +116,96 @@ def test_mutants_over_the_budget_are_dropped_too(tmp_path: Path) -> None:
 def test_the_budget_reads_steps_and_leaves_uncounted_work_to_the_cpu_net() -> None:
     """Steps decide; CPU time drops only a call that spent half the CPU limit in work the
     steps do not see (C code), and a timeout is dropped with the limit it hit."""
-    program = Program(id="p/f", source="p", code="def f(x):\n    return x\n", entry_point="f",
-                      calls=tuple(Call(str(n)) for n in range(5)))
     traces = [Trace(status="ok", steps=10_000, cpu_time=0.19),
               Trace(status="ok", steps=10_001, cpu_time=0.0),
               Trace(status="timeout", detail="step limit (40,000 lines)", steps=40_001),
               Trace(status="timeout", detail="CPU time limit", steps=12),
               Trace(status="ok", steps=12, cpu_time=0.21)]
+    with Sandbox(workers=1, limits=LIMITS) as box:  # no worker starts: no job is sent
+        reasons = [_refused(trace, box) for trace in traces]
+    assert reasons[0] is None
+    assert [OVER_BUDGET in (reason or "") for reason in reasons] == [False, True, True, False,
+                                                                      False]
+    assert reasons[3] == "the ground-truth run hit the CPU time limit"
+    assert (reasons[4] or "").startswith("the ground-truth run took more than 50% of the CPU "
+                                         "limit (0.4 s) in work the steps do not count")
 
-    class Box:
-        limits = LIMITS
 
-    skipped: list[Skip] = []
-    kept, kept_traces = _within_budget(Box(), [(program, n) for n in range(5)],  # type: ignore[arg-type]
-                                       traces, skipped)
-    assert [index for _, index in kept] == [0] and kept_traces == traces[:1]
-    assert [(s.where, OVER_BUDGET in s.reason) for s in skipped] == \
-        [("p/f#1", True), ("p/f#2", True), ("p/f#3", False), ("p/f#4", False)]
-    assert skipped[2].reason == "the ground-truth run hit the CPU time limit"
-    assert skipped[3].reason.startswith("the ground-truth run took more than 50% of the CPU "
-                                        "limit (0.4 s) in work the steps do not count")
+PRIMES = """\
+def largest_prime_factor(n):
+    def is_prime(k):
+        if k < 2:
+            return False
+        for i in range(2, k - 1):
+            if k % i == 0:
+                return False
+        return True
+    largest = 1
+    for j in range(2, n + 1):
+        if n % j == 0 and is_prime(j):
+            largest = max(largest, j)
+    return largest
+"""
+
+RECORDED = "__eb_test__"
+"""A name the properties recorder puts in the program's globals: how a program can tell
+that it is recorded."""
+
+COSTLY = Limits(max_steps=400_000, cpu_seconds=0.15, wall_seconds=5)
+"""Recording ``largest_prime_factor(13195)``'s conditions takes 0.45 s to 1.2 s here (3 to
+8 times this CPU limit, within 20 times), its plain run about 0.02 s (a seventh of the
+share a kept call may take); its 26,631 steps are a quarter of the budget."""
+
+
+def _build_primes(tmp_path: Path, code: str) -> tuple[list[Skip], list[Instance]]:
+    record = {"id": "primes", "code": code, "entry_point": "largest_prime_factor",
+              "calls": ["63", "13195"]}
+    source = tmp_path / "primes.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    manifest = build_suite([str(source)], tmp_path / "suite",
+                           BuildOptions(tasks=["simulation", "output"], limits=COSTLY))
+    return manifest.skipped, load_suite(tmp_path / "suite")[1]
+
+
+def test_what_recording_costs_does_not_decide_which_calls_are_kept(tmp_path: Path) -> None:
+    """Recording every condition's values (the simulation task) costs many times the plain
+    run: here the recording overruns the CPU limit and the check's run takes a few
+    hundredths of it. The call is kept, recorded again with more time, as on any machine;
+    before, it was dropped, or not, depending on the machine's load."""
+    job = Job(PRIMES, "largest_prime_factor", "13195", get_task("simulation").trace_options)
+    with Sandbox(workers=1, limits=COSTLY) as box:
+        first = box.submit(job).result()
+    assert (first.status, first.detail) == ("timeout", "CPU time limit")  # as it was dropped
+    skipped, instances = _build_primes(tmp_path, PRIMES)
+    assert skipped == []
+    assert {(i.task, i.call_index) for i in instances} >= {("simulation", 1), ("output", 1)}
+    assert [i.data["truth"]["repr"] for i in instances
+            if i.task == "output" and i.call_index == 1] == ["29"]
+
+
+def test_a_program_that_works_only_while_recorded_is_dropped(tmp_path: Path) -> None:
+    """Recorded, it works in C for minutes; run as a check runs it, it returns at once. Its
+    second recording, with twenty times the time, is cut too, and the call is dropped
+    saying why."""
+    code = PRIMES.replace("    largest = 1\n", f"    if {RECORDED!r} in globals():\n"
+                          "        sum(range(10 ** 12))\n    largest = 1\n")
+    skipped, instances = _build_primes(tmp_path, code)
+    assert [(s.where, s.reason) for s in skipped] == [
+        (f"primes/primes#{index}", "recording the ground-truth run hit the CPU time limit, "
+         "though a plain run of it stays within the limits") for index in (0, 1)]
+    assert instances == []
+
+
+def test_a_program_that_answers_otherwise_while_recorded_is_dropped(tmp_path: Path) -> None:
+    """Its recording is costly, so it is checked against a plain run: same status, same
+    steps, another result. Its ground truth would be one no check reproduces."""
+    code = PRIMES.replace("    return largest\n",
+                          f"    return largest + ({RECORDED!r} in globals())\n")
+    skipped, instances = _build_primes(tmp_path, code)
+    differ = "the recorded run and a plain run of the call differ"
+    assert [(s.where, s.reason.startswith(differ)) for s in skipped] == \
+        [("primes/primes#1", True)]
+    assert {i.call_index for i in instances} == {0}
 
 
 class _Recording:
@@ -232,11 +302,16 @@ def test_a_suite_is_read_as_a_stream_checked_against_its_sha256(tmp_path: Path) 
     _, whole, sha = load_suite(tmp_path / "suite")
     assert suite.sha256 == sha and list(suite.instances()) == whole
     where = suite.offsets()
-    assert [suite.instance_at(where[instance.id]) for instance in whole] == whole
+    assert [suite.instance_at(where[instance.id], instance.id) for instance in whole] == whole
     path = tmp_path / "suite" / "instances.jsonl"
     path.write_bytes(path.read_bytes().replace(b"2 * x", b"3 * x"))
     with pytest.raises(SuiteError, match="changed while it was read"):
         list(suite.instances())
+    with pytest.raises(SuiteError, match="changed while it was read"):
+        suite.check_unchanged()
+    first, second = whole[0].id, whole[1].id
+    with pytest.raises(SuiteError, match="changed while it was read"):
+        suite.instance_at(where[second], first)  # a line that holds another instance
     path.write_bytes(path.read_bytes() + b"{not json\n")
     with pytest.raises(SuiteError, match=r"instances.jsonl:5: "):
         list(SuiteFile.open(tmp_path / "suite").instances())

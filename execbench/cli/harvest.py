@@ -63,7 +63,7 @@ def harvest(
         help="Seconds for the whole test run; what was recorded by then is kept.")] = 600.0,
     test_timeout: Annotated[float, typer.Option(
         help="Seconds for one test, its fixtures included; a test past it fails and the "
-             "run goes on.")] = 60.0,
+             "run goes on.")] = 300.0,
     executor: ExecutorName = "local",
     ray_address: RayAddress = None,
     progress_every: ProgressEvery = 10.0,

@@ -26,12 +26,15 @@ from execbench.cli.app import err, fail
 
 ProgressEvery = Annotated[float, typer.Option(
     help="Seconds between one-line progress updates when stderr is not a terminal "
-         "(a batch job's log; the first comes after a second); a terminal gets a bar.")]
+         "(a batch job's log; the first comes after half a second); a terminal gets a "
+         "bar.")]
 
 MIN_EVERY = 0.1
-FIRST_LINE = 1.0
+FIRST_LINE = 0.5
 """Seconds before a log's first line (or the interval, if shorter): soon enough to show
-the command is alive, late enough that a command done at once prints none."""
+the command is alive within 2 s of its start on a busy machine (its imports and reading
+the suite come first, over a second there), late enough that a command done at once
+prints none."""
 
 
 def check_every(every: float) -> None:

@@ -30,6 +30,12 @@ FORCED = ("COLUMNS", "LINES", "FORCE_COLOR", "TTY_COMPATIBLE")
 """Variables that force a terminal width or colour: a pipe in CI has none of them."""
 
 
+def said(stderr: str) -> list[str]:
+    """What a command said on stderr but its progress lines, which come only when it takes
+    a while (``FIRST_LINE``), so a loaded machine's log has them and an idle one's not."""
+    return [line for line in stderr.splitlines() if not line.startswith("progress: ")]
+
+
 def piped_env(**extra: str) -> dict[str, str | None]:
     """Environment changes for a call that prints to a pipe; ``extra`` variables added."""
     return {**dict.fromkeys(FORCED), **extra}

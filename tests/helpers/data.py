@@ -5,6 +5,7 @@ what a test says when a file is missing."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,23 @@ def published(name: str) -> Path:
         pytest.skip(f"{path} not found: the authors' artifacts live in ../shared/published "
                     "beside the repository (see the README.md there)")
     return path
+
+
+def padded_suite(source: Path, out: Path, min_bytes: int = 48_000_000) -> tuple[Path, int]:
+    """A copy of the suite ``source`` over ``min_bytes``: its instances again and again
+    (ids suffixed ``/copyN``), each program behind a 200 KB comment, for the tests that
+    show a reader holds no suite in memory. Returns the folder and the number of copies."""
+    lines = (source / "instances.jsonl").read_bytes().splitlines()
+    padding = "# " + "x" * 200_000 + "\n"
+    out.mkdir()
+    (out / "manifest.json").write_bytes((source / "manifest.json").read_bytes())
+    copies = min_bytes // (len(lines) * 200_000) + 1
+    with (out / "instances.jsonl").open("w") as file:
+        for copy in range(copies):
+            for line in lines:
+                record = json.loads(line)
+                record["id"] += f"/copy{copy}"
+                record["code"] = padding + record["code"]
+                file.write(json.dumps(record, sort_keys=True) + "\n")
+    assert (out / "instances.jsonl").stat().st_size > min_bytes
+    return out, copies

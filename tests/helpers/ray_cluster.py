@@ -4,16 +4,23 @@ an operator would start them on two machines. Not ``local_mode``, not a mocked c
 
 Each node runs in a session of its own, so stopping it kills its whole process group:
 ``ray start --block`` waits on a graceful stop that can hang once its raylet is gone.
+
+Token authentication is set for each cluster, never left to Ray: Ray turns it on for any
+cluster started where ``~/.ray/auth_token`` exists (a local ``ray.init()`` writes one), and
+a driver given an address (as the tests' drivers are) then fails to join. A cluster is
+made without it, or with a token of its own (``token``), which its drivers must be given.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,9 +35,18 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _node(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+def ray_env(token: str | None) -> dict[str, str]:
+    """The environment of a node, a ``ray`` command or a driver process for a cluster
+    with ``token`` (None: a cluster without token authentication)."""
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-    env.pop("RAY_ADDRESS", None)
+    for name in ("RAY_ADDRESS", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(name, None)
+    if token is None:
+        return {**env, "RAY_AUTH_MODE": "disabled"}
+    return {**env, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
+
+
+def _node(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     with open(log, "wb") as handle:
         return subprocess.Popen([str(RAY), "start", "--block", "--num-cpus=1",
                                  "--object-store-memory=200000000", *args],
@@ -51,9 +67,11 @@ def _stop(node: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def ray_cluster(folder: Path, nodes: int = 2) -> Iterator[str]:
+def ray_cluster(folder: Path, nodes: int = 2, token: str | None = None) -> Iterator[str]:
     """Start a head and ``nodes - 1`` more nodes; yield the address to give
-    ``--ray-address``; stop them all, and the driver's connection, on the way out."""
+    ``--ray-address``; stop them all, and the driver's connection, on the way out. A
+    driver in this process joins a cluster without ``token`` only: Ray reads the mode
+    once, when it is imported."""
     if not RAY.is_file():
         raise RuntimeError(f"no ray command beside {sys.executable}")
     import ray
@@ -61,34 +79,47 @@ def ray_cluster(folder: Path, nodes: int = 2) -> Iterator[str]:
     folder.mkdir(parents=True, exist_ok=True)
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    started = [_node(["--head", f"--port={port}", "--include-dashboard=false",
-                      f"--temp-dir={folder / 'ray'}"], folder / "head.log")]
+    env = ray_env(token)
+    started: list[subprocess.Popen[bytes]] = []
+    # Ray's sockets live under its temp folder, and a socket's path may not pass 107 bytes
+    sessions = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     try:
-        _wait_for(address, 1, started, folder)
+        started.append(_node(["--head", f"--port={port}", "--include-dashboard=false",
+                              f"--temp-dir={sessions}"], folder / "head.log", env))
+        _wait_for(address, 1, started, folder, env)
         for index in range(1, nodes):
-            started.append(_node([f"--address={address}"], folder / f"node{index}.log"))
-        _wait_for(address, nodes, started, folder)
+            started.append(_node([f"--address={address}"], folder / f"node{index}.log", env))
+        _wait_for(address, nodes, started, folder, env)
         yield address
     finally:
-        if ray.is_initialized():
+        # this process's connection to this cluster, not to another one a test still uses
+        if ray.is_initialized() and \
+                ray.get_runtime_context().gcs_address.endswith(f":{port}"):
             ray.shutdown()
         for node in reversed(started):
             _stop(node)
+        shutil.rmtree(sessions, ignore_errors=True)
 
 
 def _wait_for(address: str, count: int, started: list[subprocess.Popen[bytes]],
-              folder: Path, timeout: float = 90.0) -> None:
-    """Until the cluster has ``count`` live nodes (asked with ``ray status``)."""
+              folder: Path, env: dict[str, str], timeout: float = 90.0) -> None:
+    """Until the cluster has ``count`` live nodes (asked with ``ray status``); if it does
+    not, the error holds what ``ray status`` last said and the nodes' logs."""
     deadline = time.monotonic() + timeout
+    said = ""
     while time.monotonic() < deadline:
         for node in started:
             if node.poll() is not None:
-                logs = "\n".join(p.read_text(errors="replace")[-2000:]
-                                 for p in sorted(folder.glob("*.log")))
-                raise RuntimeError(f"a Ray node exited ({node.returncode}):\n{logs}")
+                raise RuntimeError(f"a Ray node exited ({node.returncode}):\n{_logs(folder)}")
         status = subprocess.run([str(RAY), "status", f"--address={address}"],
-                                capture_output=True, text=True, check=False)
+                                capture_output=True, text=True, check=False, env=env)
         if status.returncode == 0 and status.stdout.count(" node_") >= count:
             return
+        said = (status.stdout + status.stderr)[-2000:]
         time.sleep(1)
-    raise RuntimeError(f"the Ray cluster at {address} did not reach {count} nodes")
+    raise RuntimeError(f"the Ray cluster at {address} did not reach {count} nodes; "
+                       f"`ray status` said:\n{said}\n{_logs(folder)}")
+
+
+def _logs(folder: Path) -> str:
+    return "\n".join(p.read_text(errors="replace")[-2000:] for p in sorted(folder.glob("*.log")))

@@ -241,6 +241,37 @@ def test_counting_a_thousand_prompts_costs_little(tmp_path: Path) -> None:
     assert seconds < 30
 
 
+def test_a_prompt_that_cannot_be_counted_is_asked_and_reported_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check reads its work in batches; a prompt whose count fails and whose samples
+    straddle a batch's end is asked for once and is one uncounted prompt, not two."""
+    from execbench import context_check
+
+    monkeypatch.setattr(context_check, "CHECK_BATCH", 3)
+
+    async def count() -> context_check.Fit:
+        model = OpenAIModel("openai-api/fake/m", MODEL, server.base_url, None)
+        try:
+            await model.start(GenerateConfig(max_connections=4), tmp_path)
+            work = [(name, s) for name in ("first", "broken", "last") for s in range(2)]
+            return await context_check.check(
+                model, work,  # type: ignore[arg-type]
+                lambda inst: ([{"role": "user", "content": inst}], inst), MAX_TOKENS, 4,
+                refused.append)
+        finally:
+            await model.aclose()
+
+    refused: list[context_check.Refused] = []
+    with FakeServer(lambda body, attempt: Reply(),
+                    context=Context(MODEL, max_model_len=512, tokenizer=VLLM,
+                                    untokenizable="broken")) as server:
+        fit = asyncio.run(count())
+        asked = [body for _, body in server.tokenize_requests if "broken" in json.dumps(body)]
+    assert len(asked) == 1 and fit.uncounted == 1 and not fit.refused and not refused
+    assert fit.notices(MAX_TOKENS) == [f"1 prompts could not be counted ({fit.count_error})"
+                                       ": sent unchecked"]
+
+
 needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers")
     is None, reason="hf/ models need torch and transformers (the hf extra)")

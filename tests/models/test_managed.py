@@ -21,7 +21,7 @@ import pytest
 from execbench.models import get_model
 from execbench.models.base import ModelError
 from execbench.models.managed import engine_flags
-from tests.helpers.cli import EXECBENCH, execbench
+from tests.helpers.cli import EXECBENCH, execbench, said
 from tests.helpers.waiting import eventually
 from tests.test_runner import PROGRAMS, cli_env, flat, make_suite, raw_lines
 
@@ -87,7 +87,7 @@ def test_a_server_that_dies_while_starting_fails_fast_with_its_log(suite: Path,
     out = tmp_path / "run"
     done = execbench(*run_args(suite, out, "-M", "no_such_flag=1"), env=ENGINES)
     assert done.exit_code == 3, done.stderr
-    first, *tail = done.stderr.splitlines()
+    first, *tail = said(done.stderr)
     assert first.startswith("error: the vllm server for org/tiny-model exited with code 2 "
                             "while starting;")
     assert f"the end of {out / 'server.log'}:" in first

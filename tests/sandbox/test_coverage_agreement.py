@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from execbench.program import Program
-from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sources import load_source
 from tests.coverage_runner import measure
 from tests.helpers.corpus import Corpus
@@ -22,6 +22,11 @@ from tests.helpers.data import shared_data
 
 SAMPLE = {"cruxeval": 150, "humaneval": 30}
 """Programs of each benchmark a default run measures."""
+
+COUNTED = Limits(max_steps=2_000_000, cpu_seconds=20.0, wall_seconds=60.0)
+"""The default step limit, with CPU and wall time far past it: every call must run to its
+end, and whether it does is for the steps to say. HumanEval/75's calls take 1.7 million
+steps, 1.8 s of CPU on this 2-core machine idle (past the default 2 s on a busy one)."""
 
 
 def _programs(corpus: Corpus) -> dict[str, list[Program]]:
@@ -37,7 +42,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory,
     calls = [(name, program, call) for name, programs in _programs(corpus).items()
              for program in programs for call in program.calls]
     jobs = [Job(program.code, program.entry_point, call.args) for _, program, call in calls]
-    with Sandbox() as sandbox:
+    with Sandbox(limits=COUNTED) as sandbox:
         futures = [sandbox.submit(job) for job in jobs]  # traced while coverage measures
         truths = measure([(j.code, j.entry_point, j.args) for j in jobs],
                          tmp_path_factory.mktemp("coverage"))
