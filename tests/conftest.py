@@ -12,6 +12,8 @@ import pytest
 
 from execbench.sandbox.pool import Limits, Sandbox
 from tests.helpers.corpus import Corpus
+from tests.helpers.data import shared_data
+from tests.helpers.harvests import LocalHarvest, harvest_locally
 
 QUICK = Limits(cpu_seconds=1, wall_seconds=3, memory_mb=512, stdout_bytes=100_000)
 """Tighter limits, for modules whose programs loop, sleep or print without end: they say
@@ -41,6 +43,14 @@ def sandbox(request: pytest.FixtureRequest, _pools: dict[Limits, Sandbox]) -> Sa
 def corpus(pytestconfig: pytest.Config) -> Corpus:
     """Whole benchmarks under ``--run-slow``, seeded samples of them otherwise."""
     return Corpus(full=pytestconfig.getoption("--run-slow"))
+
+
+@pytest.fixture(scope="session")
+def local_harvest(tmp_path_factory: pytest.TempPathFactory) -> LocalHarvest:
+    """The shared projects harvested once for the whole test run (``harvest_locally``);
+    skips when they are absent."""
+    shared_data("projects")
+    return harvest_locally(tmp_path_factory.mktemp("local-harvest"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

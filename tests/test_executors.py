@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -27,12 +26,10 @@ from execbench.executors import ExecutorChoice, ExecutorError, run_units
 from execbench.sources.harvest import HarvestOptions
 from execbench.sources.harvest_many import Outcome, harvest_projects, projects_from
 from tests.helpers.cli import EXECBENCH, execbench
-from tests.helpers.data import SHARED_DATA, needs_shared_data
+from tests.helpers.data import needs_shared_data
+from tests.helpers.harvests import LocalHarvest
 from tests.helpers.load import harvest_processes
 from tests.helpers.ray_cluster import ray_cluster, ray_env
-
-PROJECTS = SHARED_DATA / "projects"
-ARCHIVES = ["inflection-0.5.1.tar.gz", "toolz-1.2.0.tar.gz", "more_itertools-11.2.1.tar.gz"]
 
 
 def test_a_bad_choice_is_refused_in_one_line(tmp_path: Path) -> None:
@@ -99,26 +96,6 @@ def _processes_seen(prefix: bytes) -> Iterator[set[bytes]]:
         watcher.join()
 
 
-def _folder(archive: str, into: Path) -> Path:
-    """A shared project's archive unpacked, so that one project goes to Ray as a folder
-    (packed by the driver) and the others as archives."""
-    with tarfile.open(PROJECTS / archive) as tar:
-        tar.extractall(into, filter="data")
-    [root] = list(into.iterdir())
-    return root
-
-
-@pytest.fixture(scope="module")
-def local(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
-    """The three shared projects (the first as a folder) harvested here, one by one."""
-    folder = tmp_path_factory.mktemp("local")
-    given = [_folder(ARCHIVES[0], folder / "src")] + [PROJECTS / name for name in ARCHIVES[1:]]
-    outcomes = harvest_projects(projects_from(given), folder / "out", HarvestOptions())
-    assert [outcome.state for outcome in outcomes] == ["harvested"] * 3, \
-        [outcome.summary.get("error") for outcome in outcomes]
-    return given, folder / "out"
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     pytest.importorskip("ray", reason="the ray extra is not installed")
@@ -138,10 +115,9 @@ def _same_outputs(one: Path, other: Path, names: list[str]) -> None:
 
 @pytest.mark.slow
 @needs_shared_data("projects")
-def test_a_ray_harvest_equals_the_local_one(cluster: str, local: tuple[list[Path], Path],
+def test_a_ray_harvest_equals_the_local_one(cluster: str, local_harvest: LocalHarvest,
                                             tmp_path: Path) -> None:
-    given, local_out = local
-    projects = projects_from(given)
+    projects = projects_from(local_harvest.given)
     finished: list[Outcome] = []
     with _processes_seen(b"ray::harvest_unit") as ran:
         outcomes = harvest_projects(projects, tmp_path / "out", HarvestOptions(),
@@ -150,7 +126,7 @@ def test_a_ray_harvest_equals_the_local_one(cluster: str, local: tuple[list[Path
     assert ran, "no Ray worker was seen harvesting"
     assert [outcome.state for outcome in outcomes] == ["harvested"] * 3
     assert sorted(o.project.name for o in finished) == sorted(p.name for p in projects)
-    _same_outputs(tmp_path / "out", local_out, [project.name for project in projects])
+    _same_outputs(tmp_path / "out", local_harvest.out, [project.name for project in projects])
     merged = (tmp_path / "out" / "harvest.jsonl").read_text().splitlines()
     assert len(merged) > 100
     # run again: every project is already harvested, on Ray as here
@@ -179,9 +155,8 @@ def _kill_the_worker_once(killed: list[int], stop: threading.Event) -> None:
 @pytest.mark.slow
 @needs_shared_data("projects")
 def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
-        cluster: str, local: tuple[list[Path], Path], tmp_path: Path) -> None:
-    given, local_out = local
-    projects = projects_from(given[1:2])  # toolz: its tests run for seconds
+        cluster: str, local_harvest: LocalHarvest, tmp_path: Path) -> None:
+    projects = projects_from(local_harvest.given[1:2])  # toolz: its tests run for seconds
     killed: list[int] = []
     stop = threading.Event()
     killer = threading.Thread(target=_kill_the_worker_once, args=(killed, stop))
@@ -199,9 +174,9 @@ def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
     ids = [json.loads(line)["id"] for line in records]
     assert len(ids) == len(set(ids))
     assert (tmp_path / "out" / "projects" / f"{name}.jsonl").read_bytes() == \
-        (local_out / "projects" / f"{name}.jsonl").read_bytes()
+        local_harvest.records(name).read_bytes()
     assert (tmp_path / "out" / "harvest.jsonl").read_bytes() == \
-        (local_out / "projects" / f"{name}.jsonl").read_bytes()
+        local_harvest.records(name).read_bytes()
     # the killed worker's jail (and with it its tests) died with it; other harvests may
     # run on this machine, so only this one is looked for
     jail = killed[1]

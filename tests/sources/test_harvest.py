@@ -29,6 +29,7 @@ from execbench.sources.harvest import (
     harvest,
 )
 from execbench.sources.harvest_listing import Function
+from execbench.sources.harvest_many import harvest_projects, projects_from
 from execbench.sources.harvest_records import (
     REFUSED_AFTER_END,
     REFUSED_CUT,
@@ -44,9 +45,8 @@ from execbench.sources.harvest_records import (
 )
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks.common.objects import UNSHOWN
-from tests.helpers.data import SHARED_DATA, needs_shared_data
-
-PROJECTS = SHARED_DATA / "projects"
+from tests.helpers.data import needs_shared_data
+from tests.helpers.harvests import ARCHIVES, LocalHarvest, unpacked
 
 CORE = '''\
 """A tiny project for the harvest tests."""
@@ -649,23 +649,23 @@ def test_without_the_jails_report_first_nothing_is_taken() -> None:
 
 @pytest.mark.slow
 @needs_shared_data("projects")
-@pytest.mark.parametrize("archive", sorted(p.name for p in PROJECTS.glob("*.tar.gz")))
-def test_real_projects(archive: str, tmp_path: Path) -> None:
-    """Each project harvests, and every task on recorded calls builds from the file,
-    byte-identically twice, with the oracle at 100%. Harvesting again with the same seed
-    gives the same file: checked on the smallest project only (more-itertools' suite takes
-    minutes under the tracer)."""
-    with tarfile.open(PROJECTS / archive) as tar:
-        tar.extractall(tmp_path, filter="data")
-    [root] = [p for p in tmp_path.iterdir() if p.is_dir()]
-    out = tmp_path / "harvest.jsonl"
-    result = harvest(root, out, HarvestOptions())
-    assert not result.timed_out and result.pytest_exit == 0, result.log
-    assert result.functions["kept"] > 0 and result.calls["kept"] > 0
+@pytest.mark.parametrize("archive", ARCHIVES)
+def test_real_projects(archive: str, tmp_path: Path, local_harvest: LocalHarvest) -> None:
+    """Each project harvests (once for the test run: ``local_harvest``), and every task on
+    recorded calls builds from the file, byte-identically twice, with the oracle at 100%.
+    Harvesting again with the same seed gives the same file: checked on the smallest
+    project only (more-itertools' suite takes minutes under the tracer)."""
+    name = archive.removesuffix(".tar.gz")
+    summary = json.loads(local_harvest.summary(name).read_text())
+    assert not summary["timed_out"] and summary["pytest_exit"] == 0, summary
+    assert summary["functions"]["kept"] > 0 and summary["calls"]["kept"] > 0
+    out = local_harvest.records(name)
     if archive.startswith("inflection"):
-        again = tmp_path / "again.jsonl"
-        harvest(root, again, HarvestOptions())
-        assert again.read_bytes() == out.read_bytes()
+        again = harvest_projects(projects_from([unpacked(archive, tmp_path / "src")]),
+                                 tmp_path / "again", HarvestOptions())
+        assert [outcome.state for outcome in again] == ["harvested"]
+        assert (tmp_path / "again" / "projects" / f"{name}.jsonl").read_bytes() == \
+            out.read_bytes()
 
     tasks = ["output", "statement", "block", "loop", "branch"]
     suites = []

@@ -1,0 +1,49 @@
+"""The three shared projects harvested here once per test run, for every test that needs
+a local harvest of them: the real-projects checks read each project's records from it and
+the Ray tests compare theirs to it. more-itertools' suite takes minutes under the tracer,
+so harvesting it once for all of them keeps CI's slow run short."""
+
+from __future__ import annotations
+
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from execbench.sources.harvest import HarvestOptions
+from execbench.sources.harvest_many import harvest_projects, projects_from
+from tests.helpers.data import SHARED_DATA
+
+PROJECTS = SHARED_DATA / "projects"
+ARCHIVES = ["inflection-0.5.1.tar.gz", "toolz-1.2.0.tar.gz", "more_itertools-11.2.1.tar.gz"]
+"""The first goes to a harvest as a folder, the others as archives (each way tested)."""
+
+
+@dataclass(frozen=True)
+class LocalHarvest:
+    given: list[Path]
+    """What the harvest was given, in ``ARCHIVES``' order."""
+    out: Path
+    """Its output folder: ``harvest.jsonl``, and ``projects/NAME.jsonl`` and ``.json``."""
+
+    def records(self, name: str) -> Path:
+        return self.out / "projects" / f"{name}.jsonl"
+
+    def summary(self, name: str) -> Path:
+        return self.out / "projects" / f"{name}.json"
+
+
+def unpacked(archive: str, into: Path) -> Path:
+    """A shared project's archive unpacked into ``into``; its root folder."""
+    with tarfile.open(PROJECTS / archive) as tar:
+        tar.extractall(into, filter="data")
+    [root] = [path for path in into.iterdir() if path.is_dir()]
+    return root
+
+
+def harvest_locally(folder: Path) -> LocalHarvest:
+    """The three projects harvested here, one by one, with the default options."""
+    given = [unpacked(ARCHIVES[0], folder / "src")] + [PROJECTS / name for name in ARCHIVES[1:]]
+    outcomes = harvest_projects(projects_from(given), folder / "out", HarvestOptions())
+    assert [outcome.state for outcome in outcomes] == ["harvested"] * 3, \
+        [outcome.summary.get("error") for outcome in outcomes]
+    return LocalHarvest(given, folder / "out")
