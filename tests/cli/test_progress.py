@@ -1,6 +1,7 @@
 """Progress in a batch log (issue #23): a long command run with stderr piped, as a job
-scheduler runs it, prints its first progress line within 2 s and then one per interval,
-with counts, even while nothing is finished yet."""
+scheduler runs it, prints its first progress line before anything is finished and then one
+per interval, with counts. The checks are on the order of events, never on how long the
+machine took: a busy machine passes them as an idle one does."""
 
 from __future__ import annotations
 
@@ -8,18 +9,20 @@ import json
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.fakeserver import FakeServer, Reply
 from tests.helpers.cli import EXECBENCH
 from tests.test_runner import MODEL, cli_env
 
-FIRST_WITHIN = 2.0
 
-
-def _timed_lines(args: list[object], timeout: float = 300) -> tuple[int, list[tuple[float, str]]]:
+def _timed_lines(args: list[object], timeout: float = 300,
+                 seen: Callable[[str], None] = lambda line: None,
+                 ) -> tuple[int, list[tuple[float, str]]]:
     """Run the console script with stderr piped; its exit status and each stderr line
-    with the seconds after the start at which it came."""
+    with the seconds after the start at which it came (``seen`` hears each line as it
+    comes)."""
     start = time.monotonic()
     proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -29,6 +32,7 @@ def _timed_lines(args: list[object], timeout: float = 300) -> tuple[int, list[tu
         assert proc.stderr is not None
         for line in proc.stderr:
             lines.append((time.monotonic() - start, line.rstrip("\n")))
+            seen(line)
 
     reader = threading.Thread(target=read)
     reader.start()
@@ -41,10 +45,10 @@ def _progress(lines: list[tuple[float, str]]) -> list[tuple[float, str]]:
     return [(at, line) for at, line in lines if line.startswith("progress: ")]
 
 
-def test_build_prints_progress_in_a_log_within_two_seconds(tmp_path: Path) -> None:
+def test_build_prints_progress_in_a_log_before_tracing_ends(tmp_path: Path) -> None:
     """Programs whose call takes a while (a second of sleep each, one worker; each its own
-    code, so that the sandbox does not batch them): the log hears from the build within
-    2 s, then once a second with counts, per stage."""
+    code, so that the sandbox does not batch them): the log hears from the build while
+    calls are still being traced, then once a second with counts, per stage."""
     source = tmp_path / "slow.jsonl"
     code = "import time\n\ndef f(x):\n    time.sleep(1)\n    return x + {}\n"
     source.write_text("".join(json.dumps({
@@ -54,7 +58,7 @@ def test_build_prints_progress_in_a_log_within_two_seconds(tmp_path: Path) -> No
                                   tmp_path / "suite", "--progress-every", 1, "--workers", 1])
     assert status == 0, lines
     shown = _progress(lines)
-    assert shown and shown[0][0] < FIRST_WITHIN, lines
+    assert shown and not shown[0][1].startswith("progress: tracing calls: 4/4"), lines
     assert len(shown) >= 3, shown
     tracing = [line for _, line in shown if line.startswith("progress: tracing calls: ")]
     assert tracing and all("/4 calls (" in line for line in tracing), shown
@@ -63,8 +67,9 @@ def test_build_prints_progress_in_a_log_within_two_seconds(tmp_path: Path) -> No
 
 
 def test_run_prints_progress_before_the_first_answer(tmp_path: Path) -> None:
-    """A slow server: the first answer takes 3 s, and the log says the run is waiting
-    rather than nothing (before, the first line came with the first answers)."""
+    """A server that answers only once the log has said the run is waiting for it: the
+    run must print that line before any answer comes (before, the first line came with
+    the first answers), and its counts when the answers come."""
     source = tmp_path / "one.jsonl"
     source.write_text(json.dumps({"id": "p", "code": "def f(x):\n    return x + 1\n",
                                   "entry_point": "f", "calls": ["1", "2"]}) + "\n")
@@ -72,16 +77,24 @@ def test_run_prints_progress_before_the_first_answer(tmp_path: Path) -> None:
     status, lines = _timed_lines(["build", source, "--tasks", "output", "--out", suite])
     assert status == 0, lines
 
-    def slow(body: dict, attempt: int) -> Reply:
-        return Reply(text="[ANSWER]\nassert f(1) == 2\n[/ANSWER]", delay=3.0)
+    waiting = threading.Event()
 
-    with FakeServer(slow) as server:
+    def after_the_log(body: dict, attempt: int) -> Reply:
+        waiting.wait(timeout=240)
+        return Reply(text="[ANSWER]\nassert f(1) == 2\n[/ANSWER]")
+
+    def watch(line: str) -> None:
+        if "waiting for the first answer" in line:
+            waiting.set()
+
+    with FakeServer(after_the_log) as server:
         status, lines = _timed_lines(["run", "--suite", suite, "--model", MODEL,
                                       "--model-base-url", server.base_url,
-                                      "--out", tmp_path / "run", "--progress-every", 1])
+                                      "--out", tmp_path / "run", "--progress-every", 1],
+                                     seen=watch)
     assert status == 0, lines
+    assert waiting.is_set(), lines
     shown = _progress(lines)
-    assert shown[0][0] < FIRST_WITHIN, lines
     assert shown[0][1].startswith(f"progress: {MODEL}: 0/2 samples (0%), waiting for the "
                                   "first answer"), shown
     assert shown[-1][1].startswith(f"progress: {MODEL}: 2/2 samples (100%), "), shown
