@@ -11,7 +11,6 @@ unit's next call nor another unit's call sees any of it.
 from __future__ import annotations
 
 import sys
-import time
 
 import pytest
 
@@ -20,8 +19,11 @@ from execbench.sandbox.pool import Job, Limits, Sandbox, new_unit
 from execbench.sandbox.trace import RESULT_ONLY, Trace, TraceOptions
 from execbench.sandbox.values import decode
 
-LIMITS = Limits(max_steps=10**9, cpu_seconds=0.3, wall_seconds=3)
-"""A CPU budget the step limit never reaches first."""
+LIMITS = Limits(max_steps=10**9, cpu_seconds=0.3, wall_seconds=60)
+"""A CPU budget the step limit never reaches first, and a wall limit so far above it that
+only a broken CPU limit (never a busy machine) lets the wall limit end a call."""
+WALL_ENDS = Limits(max_steps=10**9, cpu_seconds=0.3, wall_seconds=3)
+"""For programs that turn both CPU timers off: the wall limit is what ends them."""
 LOOP = "def f(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n"
 RECORDERS = pytest.mark.parametrize("options", [RESULT_ONLY, TraceOptions()],
                                     ids=["result", "events"])
@@ -125,7 +127,7 @@ def test_a_caught_step_limit_keeps_its_lines_when_the_cpu_limit_ends_the_call() 
     """A loop around ``except BaseException`` catches the step limit, then the CPU limit:
     the call is still answered with the record the step limit ended."""
     code, lines = CATCHERS["catches it forever"]
-    limits = Limits(max_steps=5_000, cpu_seconds=0.3, wall_seconds=3)
+    limits = Limits(max_steps=5_000, cpu_seconds=0.3, wall_seconds=60)
     with Sandbox(workers=1, limits=limits) as box:
         trace = box.run(Job(code, "f", "0"))
     assert trace.status == "timeout" and trace.value is None
@@ -160,13 +162,10 @@ def f(n):
             pass
 """
     unit = new_unit()
-    with Sandbox(workers=1, limits=LIMITS) as box:
-        start = time.monotonic()
+    with Sandbox(workers=1, limits=WALL_ENDS) as box:
         fought, after, other = box.map([Job(code, "f", "0", unit=unit),
                                         Job(LOOP, "f", "10", unit=unit), Job(LOOP, "f", "10")])
-        took = time.monotonic() - start
     assert (fought.status, fought.value) == ("timeout", None)
-    assert took < LIMITS.wall_seconds + 3
     _assert_unharmed(after, other)
 
 
@@ -232,11 +231,8 @@ def f(n):
 """
     unit = new_unit()
     with Sandbox(workers=1, limits=LIMITS) as box:
-        start = time.monotonic()
         posed, after = box.map([Job(code, "f", "0", unit=unit), Job(LOOP, "f", "10", unit=unit)])
-        took = time.monotonic() - start
     assert (posed.status, posed.detail, posed.value) == ("timeout", "CPU time limit", None)
-    assert took < LIMITS.wall_seconds
     _assert_unharmed(after)
 
 
