@@ -97,10 +97,12 @@ def test_a_server_that_dies_while_starting_fails_fast_with_its_log(suite: Path,
 
 def test_a_server_not_ready_in_time_is_stopped(suite: Path, tmp_path: Path) -> None:
     out, pid_file = tmp_path / "run", tmp_path / "server.pid"
-    done = execbench(*run_args(suite, out, "--server-start-timeout", 1, "-M", "startup_delay=60",
+    # 5 s: long enough for the stand-in to write its pid file on a busy machine (it does
+    # so after importing aiohttp), far below its 60 s start-up.
+    done = execbench(*run_args(suite, out, "--server-start-timeout", 5, "-M", "startup_delay=60",
                                "-M", f"pid_file={pid_file}"), env=ENGINES)
     assert done.exit_code == 3, done.stderr
-    assert ("the vllm server for org/tiny-model was not ready within 1 s "
+    assert ("the vllm server for org/tiny-model was not ready within 5 s "
             "(--server-start-timeout) and was stopped") in flat(done.stderr)
     assert pids(pid_file) and not any(alive(pid) for pid in pids(pid_file))
 
