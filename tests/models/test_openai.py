@@ -723,3 +723,23 @@ def test_a_stream_far_past_max_tokens_is_cut_and_recorded_as_cut() -> None:
     assert gen.error is None and gen.attempts == 1
     assert gen.text == "x" * (EVENTS_PER_TOKEN * 16 + EVENTS_SLACK + 1)
     assert gen.stop_reason == CUT_BY_CLIENT and gen.truncated
+
+
+def test_a_reply_body_over_its_bound_is_malformed_and_not_read_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server (or whatever answers at its address) that sends an endless or huge body:
+    the client reads one byte past the bound and no more, and the sample's error says so;
+    an error reply's body is kept only up to its own bound."""
+    from execbench.models.http import replies
+
+    monkeypatch.setattr(replies, "REPLY_BYTES", 4096)
+    answer = Reply(text="x" * 20_000)
+    with FakeServer(scripted(answer)) as server:
+        gen = generate(server.base_url, GenerateConfig(max_retries=0, timeout=10.0))
+    assert gen.text is None and gen.error is not None
+    assert "reply body over 4096 bytes" in gen.error
+
+    with FakeServer(scripted(Reply(status=500, raw="E" * 10**6))) as server:
+        gen = generate(server.base_url, GenerateConfig(max_retries=0, timeout=10.0))
+    assert gen.error is not None and gen.error.startswith("HTTP 500 after 1 attempt: ")
+    assert gen.error.count("E") <= replies.ERROR_BYTES

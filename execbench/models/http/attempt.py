@@ -15,7 +15,13 @@ from typing import TypeVar
 import aiohttp
 
 from execbench.models.http.endpoints import Endpoint, one_line
-from execbench.models.http.replies import MALFORMED, MalformedReply, Reader
+from execbench.models.http.replies import (
+    ERROR_BYTES,
+    MALFORMED,
+    MalformedReply,
+    Reader,
+    read_bounded,
+)
 from execbench.models.http.timing import Deadline, retry_after
 
 T = TypeVar("T")
@@ -71,7 +77,7 @@ async def attempt(session: aiohttp.ClientSession, endpoint: Endpoint, data: byte
                                 proxy=endpoint.proxy) as response:
             if 200 <= response.status < 300:
                 return await read(response, deadline)
-            body = await response.read()
+            body, _ = await read_bounded(response, ERROR_BYTES)
             return refused(response.status, body.decode("utf-8", "replace"), response.headers)
     except MalformedReply as exc:
         return Failure(exc.summary, exc.body)

@@ -15,6 +15,13 @@ T = TypeVar("T")
 MALFORMED = (ValueError, KeyError, IndexError, TypeError)
 """What decoding or ``parse`` raise on a body that is not JSON or has the wrong shape."""
 
+REPLY_BYTES = 64 * 1024 * 1024
+"""The most of a whole (not streamed) reply body that is read: far above any answer a
+request's token limit allows, so one reply's memory stays bounded whatever the server
+sends (streams have the same bound, ``sse.STREAM_BYTES``)."""
+ERROR_BYTES = 64 * 1024
+"""The most of an error reply's body kept for the sample's error record."""
+
 
 class MalformedReply(Exception):
     """A 2xx reply that cannot be used: a body that is not JSON or has the wrong shape, a
@@ -49,12 +56,22 @@ second argument is the sample's deadline, which a stream, whose length no read t
 bounds, is cut at with TimeoutError."""
 
 
+async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
+    """The body's first ``limit`` bytes, and whether there was more (the rest is not read:
+    the connection is closed with the response)."""
+    body = await response.content.read(limit + 1)
+    return body[:limit], len(body) > limit
+
+
 def json_reader(parse: Callable[[Any], T]) -> Reader[T]:
     """Read the whole body as JSON and ``parse`` it (which raises one of ``MALFORMED`` on
-    missing fields)."""
+    missing fields). A body over ``REPLY_BYTES`` is malformed without being read on."""
 
     async def read(response: aiohttp.ClientResponse, deadline: Deadline) -> T:
-        body = await response.read()
+        body, more = await read_bounded(response, REPLY_BYTES)
+        if more:
+            raise MalformedReply(f"reply body over {REPLY_BYTES} bytes",
+                                 body[:ERROR_BYTES].decode("utf-8", "replace"))
         try:
             return parse(json.loads(body))
         except MALFORMED as exc:
