@@ -41,6 +41,7 @@ from execbench.program import PYTHON
 from execbench.rundir import prompt_hash
 from execbench.suite import SuiteFile
 from execbench.tasks.base import Instance, get_task
+from execbench.text_safety import each_text, encodable
 
 EXPORT_SCHEMA = 1
 EXPORT_MANIFEST = "export.json"
@@ -357,7 +358,9 @@ class _Writer:
         if self.layout == "jsonl":
             self.handles[split].write(utf8(json.dumps(row, ensure_ascii=False) + "\n"))
             return
-        self.pending[split].append(row)
+        # parquet holds UTF-8 only: a lone surrogate (a truth's value may be one) becomes
+        # its \uXXXX escape, the same value in the JSON of a truth
+        self.pending[split].append(each_text(row, encodable))
         self.chars[split] += chars
         if len(self.pending[split]) >= self.BATCH or self.chars[split] >= self.BATCH_CHARS:
             self._flush(split)

@@ -11,16 +11,30 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from execbench import __version__
 from execbench.settings import SettingError, at_least_one
+from execbench.text_safety import visible
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="Build execution-reasoning benchmarks and evaluate models on them.")
+
+
+class SafeConsole(Console):
+    """A console that prints text from outside (a model's reply, a project's test output,
+    a dataset's names) as written: its control characters and lone surrogates as escapes
+    (``text_safety.visible``), so none drives the terminal or stops the output, and no
+    ``:name:`` read as an emoji code. The console's own colours are added after."""
+
+    def render_str(self, text: str, **options: Any) -> Text:
+        return super().render_str(visible(text), **{**options, "emoji": False})
+
+
 # soft_wrap: a message piped to a log stays on one line instead of wrapping at 80 columns.
-err = Console(stderr=True, soft_wrap=True)
-out = Console(soft_wrap=True)
+err = SafeConsole(stderr=True, soft_wrap=True)
+out = SafeConsole(soft_wrap=True)
 
 
 ExecutorName = Annotated[str, typer.Option(

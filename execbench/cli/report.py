@@ -56,7 +56,7 @@ def report(
     sys.stdout.write(render(tables, fmt, width=shutil.get_terminal_size().columns))
     if plot is not None and chosen.figure is not None:
         try:
-            image = chosen.figure(results)
+            image = chosen.draw(results)
         except RuntimeError as exc:
             fail(str(exc))
         plot.parent.mkdir(parents=True, exist_ok=True)
@@ -123,6 +123,7 @@ def _ks(text: str | None, results: list[dict[str, Any]]) -> list[int]:
 
 def _write_html(path: Path, run_dirs: list[Path], results: list[dict[str, Any]]) -> None:
     from execbench.cli.progress import Progress
+    from execbench.jsonfiles import utf8
     from execbench.report.html import render_html
     from execbench.runner import RunError
 
@@ -136,5 +137,5 @@ def _write_html(path: Path, run_dirs: list[Path], results: list[dict[str, Any]])
     for warning in warnings:
         warn(warning)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    path.write_bytes(utf8(page))
     err.print(f"HTML report written to {path}", highlight=False)

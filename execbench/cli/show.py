@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from execbench.cli.app import counts_at_least_one, fail, out, warn
+from execbench.cli.app import counts_at_least_one, fail, warn
 
 
 def show(
@@ -29,6 +29,7 @@ def show(
     the extracted answer, the truth and the verdict."""
     from execbench.report.samples import Filter, load_samples
     from execbench.runner import RunError
+    from execbench.text_safety import json_text, visible
 
     counts_at_least_one({"--limit": limit})
     if fmt not in ("text", "json"):
@@ -43,8 +44,9 @@ def show(
     if not shown.samples:
         fail(_nothing_matches(run_dir, source))
     if fmt == "json":
-        sys.stdout.write(json.dumps({"model": shown.model, "samples": shown.samples},
-                                    indent=2, ensure_ascii=False) + "\n")
+        # every reply as it was (lone surrogates too), as escapes where a terminal would act
+        sys.stdout.write(json_text(json.dumps({"model": shown.model, "samples": shown.samples},
+                                              indent=2, ensure_ascii=False)) + "\n")
         return
     for record in shown.samples:
         say = [f"=== {record['instance_id']} sample {record['sample']}: {record['verdict']} "
@@ -61,7 +63,9 @@ def show(
         say.append("--- response ---")
         say.append(record["response"] if record["response"] is not None
                    else f"(none: {record['error']})")
-        out.print("\n".join(say) + "\n", highlight=False, markup=False)
+        # as written (not through rich: no markup, :emoji: codes or tabs made spaces), its
+        # control characters shown as escapes, never sent to the terminal
+        sys.stdout.write(visible("\n".join(say)) + "\n\n")
 
 
 def _check_filters(task: str | None, verdict: str | None) -> None:

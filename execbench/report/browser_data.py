@@ -18,8 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from execbench.jsonfiles import utf8
 from execbench.report.samples import load_samples
 from execbench.report.truths import truth_text
+from execbench.text_safety import each_text, visible
 
 PER_TASK = 2_000
 """Samples of each task of each run the page holds: the first by instance id. A run of a
@@ -67,9 +69,11 @@ def pack(run_dirs: list[Path], labels: list[str],
         count += len(rows)
         if progress is not None:
             progress(len(runs), len(run_dirs))
-    data = {"instances": instance_rows, "prompts": list(prompts), "columns": list(COLUMNS),
-            "runs": runs}
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    # replies and dataset text shown as the terminal shows them: the browser puts text in
+    # the page as text, never as markup, but it would hide control characters
+    data = each_text({"instances": instance_rows, "prompts": list(prompts),
+                      "columns": list(COLUMNS), "runs": runs}, visible)
+    text = utf8(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     packed = base64.b64encode(gzip.compress(text, compresslevel=9, mtime=0)).decode("ascii")
     return packed, count, logged, warnings
 

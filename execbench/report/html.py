@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from execbench.report import browser_data
 from execbench.report.charts import charts
@@ -30,6 +31,7 @@ from execbench.report.tables import (
     verdict_table,
 )
 from execbench.tasks import get_task, task_names
+from execbench.text_safety import visible
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -97,7 +99,7 @@ def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         figure, note = None, ""
         if layout.figure is not None:
             try:
-                figure = base64.b64encode(layout.figure(shown)).decode("ascii")
+                figure = base64.b64encode(layout.draw(shown)).decode("ascii")
             except RuntimeError as exc:
                 note = str(exc)
         sections.append({"name": name, "description": layout.description,
@@ -106,13 +108,23 @@ def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sections
 
 
+def _shown(value: Any) -> Any:
+    """Every value the template writes, before it is escaped: text from run folders and
+    datasets with its control characters and lone surrogates as escapes (the page must be
+    UTF-8, and shows what was written). What the template marks safe (style, script, the
+    SVG charts) is the page's own."""
+    return visible(value) if isinstance(value, str) and not isinstance(value, Markup) \
+        else value
+
+
 def render_html(run_dirs: list[Path], results: list[dict[str, Any]],
                 progress: Callable[[int, int], None] | None = None) -> tuple[str, list[str]]:
     """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
     and warnings about samples whose prompt cannot be shown as sent; ``progress`` is told
     how many runs' samples are read."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES),
-                             autoescape=True, undefined=jinja2.StrictUndefined)
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             finalize=_shown)
     env.filters["cell"] = cell_text
     samples, count, logged, warnings = browser_data.pack(run_dirs, run_labels(results),
                                                          progress)

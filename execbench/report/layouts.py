@@ -13,6 +13,7 @@ from typing import Any
 
 from execbench.registry import Registry
 from execbench.report.tables import Table
+from execbench.text_safety import each_text, visible
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,20 @@ class Layout:
     shows: Callable[[dict[str, Any]], bool] | None = None
     """Whether a run has something the layout shows though none of its tasks is of the
     layout's family (CodeSense-style output and input questions); None: only its family."""
+
+    def draw(self, results: list[dict[str, Any]]) -> bytes:
+        """The layout's ``figure`` of ``results``, their text (run labels, task and category
+        names: from run folders anyone may share) as it can be drawn: control characters
+        and lone surrogates as escapes (a lone surrogate has no glyph, and stops the
+        drawing) and each ``$`` as ``\\$``, drawn as itself (a pair would be read as
+        mathematics, and a bad one stops the drawing too)."""
+        if self.figure is None:
+            raise RuntimeError(f"the {self.name} layout has no figure")
+        return self.figure(each_text(results, _drawable))
+
+
+def _drawable(text: str) -> str:
+    return visible(text).replace("$", "\\$")
 
 
 LAYOUTS: Registry[Layout] = Registry("layout", populate="execbench.report", sort=True)

@@ -10,7 +10,9 @@ tests count; each bar and point has a ``<title>`` the browser shows on hover.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax import saxutils
+
+from execbench.text_safety import visible
 
 PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#000000",
            "#b8a000")
@@ -49,6 +51,16 @@ class Series:
     colour: str
     points: list[tuple[int, float]]
     hover: str = ""
+
+
+def escape(text: str) -> str:
+    """Text for an SVG element: labels come from run folders and datasets."""
+    return saxutils.escape(visible(text))
+
+
+def quoteattr(text: str) -> str:
+    """Text for an SVG attribute, quoted."""
+    return saxutils.quoteattr(visible(text))
 
 
 def _text(x: float, y: float, text: str, cls: str, anchor: str = "start") -> str:

@@ -15,7 +15,7 @@ import json
 import math
 import textwrap
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.cells import cell_len
@@ -24,6 +24,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from execbench.tasks.base import CORRECT, ERROR, INCORRECT, UNPARSABLE
+from execbench.text_safety import csv_cell, visible
 
 FORMATS = ("text", "markdown", "csv", "json")
 MISSING = "-"
@@ -119,16 +120,32 @@ def verdict_table(results: list[dict[str, Any]]) -> Table:
 
 
 def render(tables: list[Table], fmt: str, width: int = 100) -> str:
-    """All ``tables`` as one document in ``fmt``; text tables are split to fit ``width``."""
+    """All ``tables`` as one document in ``fmt``; text tables are split to fit ``width``.
+    Their text (run labels, source names: from run folders and datasets) is shown with
+    control characters and lone surrogates as escapes, except in JSON, which keeps it
+    whole (``json.dumps`` escapes what is not ASCII)."""
+    if fmt == "json":
+        return json.dumps({"tables": [_json_table(table) for table in tables]}, indent=2) + "\n"
+    tables = [_one_line(table) for table in tables]
     if fmt == "text":
         return "\n".join(_render_text(table, width) for table in tables)
     if fmt == "markdown":
         return "\n".join(_render_markdown(table) for table in tables)
     if fmt == "csv":
         return _render_csv(tables)
-    if fmt == "json":
-        return json.dumps({"tables": [_json_table(table) for table in tables]}, indent=2) + "\n"
     raise ValueError(f"unknown table format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def _one_line(table: Table) -> Table:
+    """``table`` with its title, headers and text cells :func:`visible` on one line, and
+    its note with its lines: nothing in it can drive a terminal, split a markdown row or
+    stop the encoding of the output."""
+    def shown(cell: Cell) -> Cell:
+        return visible(cell, lines=False) if isinstance(cell, str) else cell
+
+    return replace(table, title=visible(table.title, lines=False), note=visible(table.note),
+                   headers=[visible(header, lines=False) for header in table.headers],
+                   rows=[[shown(cell) for cell in row] for row in table.rows])
 
 
 def cell_text(cell: Cell, digits: int = 1, instances: bool = True) -> str:
@@ -231,9 +248,8 @@ def _render_csv(tables: list[Table]) -> str:
                     cells += [found.value, *bounds, found.instances]
                 else:
                     cells += bounds or [cell]
-            rows.append(["" if cell is None else cell_text(cell, table.digits)
-                         for cell in cells])
-        return headers, rows
+            rows.append([_csv_text(cell, table.digits) for cell in cells])
+        return [csv_cell(header) for header in headers], rows
 
     parts = [split(table) for table in tables]
     if len(parts) == 1:
@@ -244,12 +260,21 @@ def _render_csv(tables: list[Table]) -> str:
         for table, (headers, table_rows) in zip(tables, parts, strict=True):
             for row in table_rows:
                 by_header = dict(zip(headers, row, strict=True))
-                rows.append([table.title, *(by_header.get(h, "") for h in header[1:])])
+                rows.append([csv_cell(table.title),
+                             *(by_header.get(h, "") for h in header[1:])])
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def _csv_text(cell: Cell, digits: int) -> str:
+    """A CSV cell: empty for None, text with :func:`csv_cell`'s formula guard, numbers as
+    text and markdown show them (a negative number stays a number)."""
+    if cell is None:
+        return ""
+    return csv_cell(cell) if isinstance(cell, str) else cell_text(cell, digits)
 
 
 def _render_text(table: Table, width: int) -> str:

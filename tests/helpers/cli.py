@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from execbench.cli import app
@@ -65,7 +64,7 @@ def _fresh_consoles(patch: pytest.MonkeyPatch) -> None:
     shared = importlib.import_module("execbench.cli.app")  # the package rebinds "app"
     modules = [module for name, module in sys.modules.items() if name.startswith("execbench.cli")]
     for old in (shared.err, shared.out):
-        new = Console(stderr=old.stderr, soft_wrap=old.soft_wrap, color_system=None)
+        new = type(old)(stderr=old.stderr, soft_wrap=old.soft_wrap, color_system=None)
         for module in modules:
             for attr, value in list(vars(module).items()):
                 if value is old:
