@@ -3,8 +3,8 @@
 Started as ``python -m execbench.sandbox.harvest_child CONFIG`` with the user's
 interpreter, in a scratch copy of the project, by ``harvest_jail`` once the jail's layers
 are on (it is the jail's last ``exec``). It must not need execbench's dependencies: it
-imports only the standard library, ``tracer`` and ``values`` (both stdlib-only), which the
-parent copies beside it; pytest comes from the user's environment.
+imports only the standard library, ``tracer``, ``values`` and ``safe_read`` (all
+stdlib-only), which the parent copies beside it; pytest comes from the user's environment.
 
 Every Python frame passes through ``_Harvest.global_trace`` once, at its ``call`` event
 (a generator's frame at each resumption). A frame of a function the parent listed
@@ -51,6 +51,7 @@ import sys
 import time
 from typing import Any
 
+from execbench.safe_read import Tree
 from execbench.sandbox import tracer
 from execbench.sandbox.values import Encoder, opaque_reason, tags, to_literal
 
@@ -70,6 +71,8 @@ _RETRY_SECONDS = 0.01
 """How soon the limit is tried again when it came due outside the test's own code."""
 _PATIENCE = 5
 """Raises of ``TestTimeout`` one test may catch before the run is stopped."""
+_MAX_MODULE_BYTES = 4 << 20
+"""Bytes of a module read to record its calls: the parent lists none longer."""
 
 
 class TestTimeout(BaseException):
@@ -156,6 +159,7 @@ class _Harvest:
         self.tests = [0, 0]
         self.last_counts = 0.0
         self.root = os.path.realpath(config["root"]) + os.sep
+        self.tree = Tree(self.root)
         self.runner_dirs: tuple[str, ...] = ()
         """pytest's and pluggy's installed folders (``main`` sets them once imported)."""
         self.writing = False
@@ -243,11 +247,18 @@ class _Harvest:
         return function
 
     def _load(self, filename: str) -> tuple[tracer.CompiledProgram, dict[int, Any]] | None:
-        specs = self.specs.get(os.path.realpath(filename))
+        """The listed file's program and specs, its text read without following a link
+        (a test may have put one where the module was); None for a file not listed or
+        not readable so."""
+        real = os.path.realpath(filename)
+        specs = self.specs.get(real)
         if specs is None:
             return None
-        with open(filename, encoding="utf-8") as handle:
-            program = tracer.compile_program(handle.read())
+        try:
+            text = self.tree.read(os.path.relpath(real, self.root), _MAX_MODULE_BYTES)
+            program = tracer.compile_program(text.decode("utf-8"))
+        except (OSError, ValueError, SyntaxError):
+            return None
         return program, {int(first): spec for first, spec in specs.items()}
 
     def _arguments(self, code, frame_locals: dict[str, Any]) -> dict[str, Any] | str:

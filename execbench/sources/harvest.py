@@ -1,8 +1,8 @@
 """``execbench harvest``: record calls of a project's functions while its own tests run.
 
-The parent side. It lists the project's functions (source files only: not tests, not
-``conftest.py``, not ``setup.py`` or docs), decides which pass the filters, copies the
-project to a scratch folder, and runs its pytest suite there in a child process
+The parent side. It copies the project to a scratch folder, lists the copy's functions
+(source files only: not tests, not ``conftest.py``, not ``setup.py`` or docs), decides
+which pass the filters, and runs its pytest suite there in a child process
 (``sandbox.harvest_child``) with the given interpreter, so the project's dependencies are
 the user's environment. A test that hangs costs itself, not the run: each has its own
 time limit (``test_timeout``), the whole run another (``timeout``); processes the tests
@@ -26,6 +26,12 @@ all with ``objects`` off) or over the value bound, repeated arguments, calls not
 sampled (at most ``max_calls`` per function, reservoir sampling with the seed), calls over
 the line-event or size bound.
 
+What guards the parent: the project is read as ``safe_read`` reads a tree, as it may be
+root's reading anyone's project: links are copied as links but never followed by the
+parent (a module that is a link is not listed), and a file other users cannot read is
+left out of the copy, each with a warning; the listing is made from the copy before the
+tests run and never read again, so a test that re-points a module cannot change it.
+
 What guards the run: the tests are untrusted code. They run on a scratch copy with a
 scrubbed environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch
 folder and a fixed hash seed), inside ``sandbox.harvest_jail`` (namespaces, a fresh
@@ -41,10 +47,12 @@ trustworthy as the project.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import os
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -55,13 +63,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from execbench import registry
+from execbench import registry, safe_read
+from execbench.safe_read import FOLDER, LINK, Tree
 from execbench.sandbox import confine, harvest_child, harvest_jail, tracer, values
 from execbench.sandbox.process_group import stop_group
 from execbench.sources.harvest_listing import Function, list_functions
 from execbench.sources.harvest_records import Records
 
-_CHILD_MODULES = (registry, tracer, values, harvest_child)
+_CHILD_MODULES = (registry, safe_read, tracer, values, harvest_child)
 _POLL_SECONDS = 0.2
 _GRACE_SECONDS = 3.0
 REPLACED = "replaced in the sample by a later call"
@@ -181,19 +190,62 @@ def harvest(project: Path, out: Path, options: HarvestOptions = HarvestOptions()
         python = harvest_deps.environment(project, options.python, options.pip_args,
                                           result.warnings.append)
         options = dataclasses.replace(options, python=python)
-    functions = list_functions(project, options.max_lines, result.warnings.append)
-    for message in result.warnings:
-        warn(message)
     with tempfile.TemporaryDirectory(prefix="execbench-harvest-") as scratch:
-        records = _run(project, Path(scratch), functions, options, result, progress)
+        copy = Path(scratch) / "project"
+        copy_project(project, copy, result.warnings.append)
+        functions = list_functions(copy, options.max_lines, result.warnings.append)
+        for message in result.warnings:
+            warn(message)
+        records = _run(Path(scratch), functions, options, result, progress)
     _write(out, functions, records)
     return result
 
 
-def _run(project: Path, scratch: Path, functions: list[Function], options: HarvestOptions,
+def copy_project(project: Path, copy: Path, warn: Callable[[str], None]) -> None:
+    """The scratch copy the tests run on, made as ``safe_read`` reads a tree: folders and
+    plain files, and links as links (followed only in the jail, by its user). A file other
+    users cannot read (when this runs as root: the jail's user could not have either) or
+    one that is not a plain file is left out, with a warning; so is ``COPY_IGNORED``."""
+    copy.mkdir()
+    with Tree(project) as tree:
+        for entry in tree.entries(lambda relative: not copy_ignored(relative), folders=True):
+            target = copy / entry.relative
+            if copy_ignored(entry.relative):
+                continue
+            if entry.kind == FOLDER:
+                target.mkdir()
+            elif entry.kind == LINK:
+                os.symlink(tree.link_target(entry.relative), target)
+            else:
+                try:
+                    _copy_file(tree, entry.relative, target)
+                except OSError as exc:
+                    warn(f"{entry.relative}: left out of the copy the tests run on: {exc}")
+
+
+def copy_ignored(relative: str) -> bool:
+    """Whether the scratch copy leaves this entry out (``COPY_IGNORED``)."""
+    name = relative.rpartition("/")[2]
+    return any(fnmatch.fnmatch(name, pattern) for pattern in COPY_IGNORED)
+
+
+def _copy_file(tree: Tree, relative: str, target: Path) -> None:
+    """One file copied with its permissions (less setuid and setgid) and times."""
+    fd = tree.open(relative)
+    try:
+        found = os.fstat(fd)
+        with open(fd, "rb", closefd=False) as source, open(target, "xb") as copied:
+            shutil.copyfileobj(source, copied)
+    finally:
+        os.close(fd)
+    os.chmod(target, stat.S_IMODE(found.st_mode) & 0o777)
+    os.utime(target, ns=(found.st_atime_ns, found.st_mtime_ns))
+
+
+def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
          result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None
          ) -> dict[tuple[str, int], dict[str, Any]]:
-    jail, child = _prepare(project, scratch, functions, options)
+    jail, child = _prepare(scratch, functions, options)
     log_path = scratch / "pytest.log"
     reader = Records(functions, options.max_calls,
                      max_line=options.max_trace_chars + 200 * len(functions) + (1 << 16))
@@ -222,12 +274,11 @@ def _run(project: Path, scratch: Path, functions: list[Function], options: Harve
     return kept
 
 
-def _prepare(project: Path, scratch: Path, functions: list[Function], options: HarvestOptions
+def _prepare(scratch: Path, functions: list[Function], options: HarvestOptions
              ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The scratch copy, the child's modules beside it, and the jail's and the child's
+    """The child's modules beside the scratch copy, and the jail's and the child's
     configurations."""
     root = scratch / "project"
-    shutil.copytree(project, root, symlinks=True, ignore=shutil.ignore_patterns(*COPY_IGNORED))
     lib = scratch / "lib"
     (lib / "execbench" / "sandbox").mkdir(parents=True)
     for package in ("execbench", "execbench/sandbox"):
@@ -303,17 +354,21 @@ def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], d
 def _interpreter_paths(python: str, env: dict[str, str], scratch: Path) -> list[str]:
     """The trees the tests may read to run ``python``: its installation, its
     site-packages and whatever else its ``sys.path`` holds (``.pth`` files, PYTHONPATH),
-    asked of the interpreter itself; none of them inside the scratch folder."""
+    asked of the interpreter itself (of its base for an environment ``harvest_deps`` made:
+    ``query_interpreter``); none of them inside the scratch folder."""
+    from execbench.sources.harvest_deps import query_interpreter
+
+    asked, own = query_interpreter(python)
     code = ("import json, os, site, sys; print(json.dumps([sys.prefix, sys.exec_prefix, "
             "sys.base_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath("
             "sys.executable)), *getattr(site, 'getsitepackages', list)(), *sys.path]))")
     try:
-        said = subprocess.run([python, "-c", code], env=env, cwd=scratch / "home",
+        said = subprocess.run([asked, "-c", code], env=env, cwd=scratch / "home",
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         paths = json.loads(said.stdout.decode().strip().splitlines()[-1])
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as exc:
         raise HarvestError(f"{python} did not say where it is installed: {exc}") from exc
-    paths += [os.path.dirname(python), os.path.dirname(os.path.realpath(python))]
+    paths += [*own, os.path.dirname(python), os.path.dirname(os.path.realpath(python))]
     kept: list[str] = []
     for path in paths:
         real = os.path.realpath(path) if path else ""

@@ -5,7 +5,6 @@ it is (CodeSense's filters, section 2.3; the harvest module's docstring lists th
 from __future__ import annotations
 
 import ast
-import os
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -13,12 +12,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from execbench.analysis.spans import first_line
+from execbench.safe_read import Refused, Tree
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env",
                            ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
                            "node_modules", "build", "dist", "docs", "doc", "site-packages",
                            ".eggs"})
+MAX_MODULE_BYTES = 4 << 20
+"""Bytes of one source file; a longer one (generated tables) is not listed."""
 
 
 @dataclass(frozen=True)
@@ -41,39 +43,56 @@ def is_test_file(relative: Path) -> bool:
             or any(part in _TEST_DIRS for part in relative.parts[:-1]))
 
 
-def source_files(root: Path) -> Iterator[Path]:
-    """The project's own source files, relative to ``root``, in a fixed order."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith(".")
-                         and not (Path(folder) / d / "pyvenv.cfg").exists())
-        for name in sorted(files):
-            relative = (Path(folder) / name).relative_to(root)
-            if name.endswith(".py") and name != "setup.py" and not is_test_file(relative):
-                yield relative
+def source_files(tree: Tree) -> Iterator[Path]:
+    """The project's own source files, relative to the tree's folder, in a fixed order;
+    links and special files among them too, for the reader to refuse by name."""
+    def keep(relative: str) -> bool:
+        name = relative.rpartition("/")[2]
+        return name not in _SKIPPED_DIRS and not name.startswith(".") \
+            and not tree.exists(f"{relative}/pyvenv.cfg")
+
+    for entry in tree.entries(keep):
+        relative = Path(entry.relative)
+        if relative.name.endswith(".py") and relative.name != "setup.py" \
+                and not is_test_file(relative):
+            yield relative
 
 
 def list_functions(root: Path, max_lines: int, warn: Callable[[str], None]) -> list[Function]:
-    """Every ``def`` in the project's source files, each with why it is skipped (or None)."""
+    """Every ``def`` in the project's source files, each with why it is skipped (or None).
+    The files are read as ``safe_read`` reads a tree (the caller may be root and the
+    project anyone's): a link, a file other users cannot read or one over
+    ``MAX_MODULE_BYTES`` is left out with a warning."""
     functions: list[Function] = []
-    for relative in source_files(root):
-        try:
-            text = (root / relative).read_text(encoding="utf-8")
-            tree = ast.parse(text)
-        except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
-            warn(f"{relative}: not read ({type(exc).__name__}: {exc})")
-            continue
-        module = ".".join(relative.with_suffix("").parts)
-        module = module.removesuffix(".__init__")
-        lines = text.splitlines(keepends=True)
-        for node, qualname in _defs(tree.body, ""):
-            code = textwrap.dedent("".join(lines[node.lineno - 1:node.end_lineno]))
-            first = first_line(node)
-            functions.append(Function(f"{module}.{qualname}", node.name, relative.as_posix(),
-                                      first, node.lineno, code,
-                                      _skip_reason(node, code, max_lines)))
+    with Tree(root) as tree:
+        for relative in source_files(tree):
+            try:
+                text = tree.read(relative.as_posix(), MAX_MODULE_BYTES).decode("utf-8")
+                parsed = ast.parse(text)
+            except Refused as exc:
+                warn(f"{relative}: not read: {exc}")
+                continue
+            except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as exc:
+                warn(f"{relative}: not read ({type(exc).__name__}: {exc})")
+                continue
+            functions += _functions(relative, text, parsed, max_lines)
     counts = Counter(f.id for f in functions)
     return [f if counts[f.id] == 1 else replace(f, id=f"{f.id}:{f.def_line}")
             for f in functions]
+
+
+def _functions(relative: Path, text: str, tree: ast.Module, max_lines: int
+               ) -> list[Function]:
+    """The functions one module defines."""
+    functions = []
+    module = ".".join(relative.with_suffix("").parts).removesuffix(".__init__")
+    lines = text.splitlines(keepends=True)
+    for node, qualname in _defs(tree.body, ""):
+        code = textwrap.dedent("".join(lines[node.lineno - 1:node.end_lineno]))
+        functions.append(Function(f"{module}.{qualname}", node.name, relative.as_posix(),
+                                  first_line(node), node.lineno, code,
+                                  _skip_reason(node, code, max_lines)))
+    return functions
 
 
 def _defs(body: list[ast.stmt], prefix: str

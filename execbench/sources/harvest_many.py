@@ -24,7 +24,7 @@ import hashlib
 import io
 import json
 import os
-import shutil
+import stat
 import tarfile
 import tempfile
 import zipfile
@@ -35,15 +35,21 @@ from typing import Any
 
 from execbench import __version__
 from execbench.executors import LOCAL, ExecutorChoice, run_units
+from execbench.safe_read import FOLDER, LINK, Refused, Tree
 from execbench.sources.harvest import (
-    COPY_IGNORED,
     HarvestError,
     HarvestOptions,
     HarvestResult,
+    copy_ignored,
     harvest,
 )
 
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
+MAX_UNPACKED_BYTES = 256 << 20
+"""Bytes an archive's files may add up to (a project's sources and tests are a few MB; the
+three shared projects unpack to under 2 MB). A larger project is given as a folder."""
+MAX_UNPACKED_FILES = 10_000
+"""Files and folders an archive may hold."""
 SUMMARY_VERSION = 1
 
 
@@ -109,34 +115,43 @@ def project_key(project: Project, options: HarvestOptions) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps({"execbench": __version__, **dataclasses.asdict(options)},
                              sort_keys=True, default=str).encode())
-    for relative, full in _contents(project.path):
-        digest.update(len(relative).to_bytes(4, "big") + relative.encode())
-        digest.update(full.stat().st_size.to_bytes(8, "big"))
-        with open(full, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+    for relative, fd in _contents(project.path):
+        _add_file(digest, relative, fd)
     return digest.hexdigest()
 
 
-def _contents(path: Path) -> Iterator[tuple[str, Path]]:
-    """The files a harvest reads, by the name they have in it: an archive whole; a
-    folder's files as the scratch copy takes them (a link by its target's name), sorted."""
-    if not path.is_dir():
-        yield path.name, path
+def _add_file(digest: Any, name: str, fd: int | None) -> None:
+    """A file's name, size and bytes into ``digest`` (``None``: a link, no bytes); the
+    descriptor is closed."""
+    digest.update(len(name).to_bytes(4, "big") + name.encode())
+    if fd is None:
+        digest.update(bytes(8))
         return
-    ignored = shutil.ignore_patterns(*COPY_IGNORED)
-    for folder, subfolders, files in os.walk(path):
-        skip = ignored(folder, [*subfolders, *files])
-        subfolders[:] = sorted(name for name in subfolders if name not in skip)
-        links = [name for name in subfolders if (Path(folder) / name).is_symlink()]
-        for name in sorted([*files, *links]):
-            full = Path(folder) / name
-            if name in skip:
+    with open(fd, "rb") as handle:
+        digest.update(os.fstat(fd).st_size.to_bytes(8, "big"))
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+
+
+def _contents(path: Path) -> Iterator[tuple[str, int | None]]:
+    """The files a harvest reads, by the name they have in it, each opened: an archive
+    whole; a folder's files as the scratch copy takes them (``copy_project``: a link by
+    its target's name, never followed; what the copy leaves out, left out), sorted."""
+    if not path.is_dir():
+        yield path.name, os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return
+    with Tree(path) as tree:
+        for entry in tree.entries(lambda relative: not copy_ignored(relative)):
+            if copy_ignored(entry.relative):
                 continue
-            if full.is_symlink():
-                yield f"{full.relative_to(path)} -> {os.readlink(full)}", Path(os.devnull)
-            elif full.is_file():
-                yield str(full.relative_to(path)), full
+            if entry.kind == LINK:
+                yield f"{entry.relative} -> {tree.link_target(entry.relative)}", None
+                continue
+            try:
+                fd = tree.open(entry.relative)
+            except Refused:
+                continue
+            yield entry.relative, fd
 
 
 def unpacked(archive: Path, into: Path) -> Path:
@@ -144,7 +159,9 @@ def unpacked(archive: Path, into: Path) -> Path:
     it has several entries at the top. It is unpacked here, outside any jail, so only
     plain files and folders are taken, each inside ``into``: an archive with a link, a
     device or a member whose path leaves the folder is refused whole (links are how
-    archives have escaped ``tarfile``'s own filter)."""
+    archives have escaped ``tarfile``'s own filter), and so is one whose members add up to
+    more than ``MAX_UNPACKED_BYTES`` or ``MAX_UNPACKED_FILES``, from their headers before
+    anything is written (``tarfile`` and ``zipfile`` write no more than a header says)."""
     if not archive.name.endswith(".zip") and not hasattr(tarfile, "data_filter"):
         raise HarvestError(f"{archive}: this Python's tarfile cannot unpack safely (3.11.4 "
                            "or later can); unpack it yourself and give the folder")
@@ -152,12 +169,13 @@ def unpacked(archive: Path, into: Path) -> Path:
     try:
         if archive.name.endswith(".zip"):
             with zipfile.ZipFile(archive) as packed:
-                names = packed.namelist()
-                _inside(archive, into, names)
+                infos = packed.infolist()
+                _bounded(archive, len(infos), sum(info.file_size for info in infos))
+                _inside(archive, into, [info.filename for info in infos])
                 packed.extractall(into)
         else:
             with tarfile.open(archive) as packed:
-                members = packed.getmembers()
+                members = _members(archive, packed)
                 odd = next((m.name for m in members if not (m.isfile() or m.isdir())), None)
                 if odd is not None:
                     raise HarvestError(f"{archive}: {odd!r} is a link or a device; only "
@@ -171,6 +189,27 @@ def unpacked(archive: Path, into: Path) -> Path:
         raise HarvestError(f"cannot unpack {archive}: {type(exc).__name__}: {said}") from exc
     top = list(into.iterdir())
     return top[0] if len(top) == 1 and top[0].is_dir() else into
+
+
+def _members(archive: Path, packed: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The archive's members, read a header at a time and refused as soon as they pass a
+    bound: a stream that unpacks to gigabytes is not read to its end."""
+    members: list[tarfile.TarInfo] = []
+    size = 0
+    for member in packed:
+        members.append(member)
+        size += member.size
+        _bounded(archive, len(members), size)
+    return members
+
+
+def _bounded(archive: Path, count: int, size: int) -> None:
+    if count > MAX_UNPACKED_FILES:
+        raise HarvestError(f"{archive}: more than {MAX_UNPACKED_FILES} files and folders; "
+                           "unpack it yourself and give the folder")
+    if size > MAX_UNPACKED_BYTES:
+        raise HarvestError(f"{archive}: more than {MAX_UNPACKED_BYTES} bytes once unpacked; "
+                           "unpack it yourself and give the folder")
 
 
 def _inside(archive: Path, into: Path, names: list[str]) -> None:
@@ -278,35 +317,41 @@ def _shipped(job: _Job) -> _Job:
 
 
 def _packed(project: Project) -> bytes:
-    """The folder as the scratch copy takes it (``COPY_IGNORED`` left out, folders kept
-    even when empty), as an uncompressed tar of plain files and folders: a hard link is
-    stored as a file of its own (``unpacked`` takes no links), and a symbolic link, which
-    the copy would keep as a link, is refused."""
+    """The folder as the scratch copy takes it (``copy_project``: ``COPY_IGNORED`` and the
+    files it would refuse left out, folders kept even when empty), read through
+    ``safe_read``, as an uncompressed tar of plain files and folders: a hard link is stored
+    as a file of its own (``unpacked`` takes no links), and a symbolic link, which the
+    copy would keep as a link, is refused."""
     packed = io.BytesIO()
-    ignored = shutil.ignore_patterns(*COPY_IGNORED)
-    with tarfile.open(fileobj=packed, mode="w") as tar:
-        for folder, subfolders, files in os.walk(project.path):
-            skip = ignored(folder, [*subfolders, *files])
-            subfolders[:] = sorted(name for name in subfolders if name not in skip)
-            base = Path(folder)
-            tar.addfile(_member(tar, base, project))
-            for name in sorted([*files, *subfolders]):
-                full = base / name
-                if name in skip or (full.is_dir() and not full.is_symlink()):
-                    continue
-                if full.is_symlink() or not full.is_file():
-                    raise HarvestError(f"{full.relative_to(project.path)} is a symbolic link "
-                                       "or a special file; give the project without it")
-                with open(full, "rb") as handle:
-                    tar.addfile(_member(tar, full, project), handle)
+    with tarfile.open(fileobj=packed, mode="w") as tar, Tree(project.path) as tree:
+        tar.addfile(_member(tar, project, "", os.fstat(tree.fd)))
+        for entry in tree.entries(lambda relative: not copy_ignored(relative), folders=True):
+            if copy_ignored(entry.relative):
+                continue
+            if entry.kind == LINK:
+                raise HarvestError(f"{entry.relative} is a symbolic link; give the project "
+                                   "without it")
+            if entry.kind == FOLDER:
+                found = os.stat(entry.relative, dir_fd=tree.fd, follow_symlinks=False)
+                tar.addfile(_member(tar, project, entry.relative, found))
+                continue
+            try:
+                fd = tree.open(entry.relative)
+            except Refused:
+                continue
+            with open(fd, "rb") as handle:
+                tar.addfile(_member(tar, project, entry.relative, os.fstat(fd)), handle)
     return packed.getvalue()
 
 
-def _member(tar: tarfile.TarFile, full: Path, project: Project) -> tarfile.TarInfo:
-    relative = full.relative_to(project.path)
-    info = tar.gettarinfo(str(full), arcname=str(Path(project.name) / relative))
-    if not full.is_dir():  # a hard link as a file of its own, with its bytes
-        info.type, info.linkname, info.size = tarfile.REGTYPE, "", full.stat().st_size
+def _member(tar: tarfile.TarFile, project: Project, relative: str, found: os.stat_result
+            ) -> tarfile.TarInfo:
+    """A folder's or a plain file's header (a hard link as a file of its own)."""
+    info = tarfile.TarInfo(str(Path(project.name) / relative))
+    info.type = tarfile.DIRTYPE if stat.S_ISDIR(found.st_mode) else tarfile.REGTYPE
+    info.mode = stat.S_IMODE(found.st_mode)
+    info.mtime = int(found.st_mtime)
+    info.size = 0 if info.type == tarfile.DIRTYPE else found.st_size
     return info
 
 

@@ -9,6 +9,7 @@ JSON object with a unique id, hand it to the format's builder, and turn any
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import zlib
 from collections.abc import Callable, Iterator
@@ -20,6 +21,13 @@ from execbench.program import Program
 from execbench.sources.base import Loaded, Skipped, SourceError
 
 _GZIP_MAGIC = b"\x1f\x8b"
+_SKIP_BLOCK = 1 << 20
+MAX_RECORD_BYTES = 4 << 20
+"""Bytes of one record (one line, once decompressed). The largest published record read
+here (CodeSense's C statement predictions) is 1.0 MB; a longer line is skipped unread and
+counted like any bad record, so a small gzip stream of one huge line cannot fill memory."""
+MAX_SOURCE_BYTES = 1 << 30
+"""Bytes of one source file once decompressed (the published ones are at most 8 MB)."""
 
 
 class RecordError(Exception):
@@ -82,16 +90,41 @@ def _open(path: Path) -> IO[bytes]:
 def read_jsonl(path: Path) -> Iterator[Line]:
     """Yield every non-blank line of a (possibly gzipped) JSONL file with its line number.
 
-    A last line without a newline is read like any other. A damaged gzip stream is a
-    problem of the whole file and raises ``SourceError``.
+    A last line without a newline is read like any other. A line over ``MAX_RECORD_BYTES``
+    is passed over unread (a ``Line`` with its error), and a file that decompresses to more
+    than ``MAX_SOURCE_BYTES`` stops with ``SourceError``, as does a damaged gzip stream: a
+    problem of the whole file.
     """
     try:
         with _open(path) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if raw.strip():
+            for lineno, raw in _bounded_lines(fh, path):
+                if raw is None:
+                    yield Line(lineno, error=f"record over {MAX_RECORD_BYTES} bytes, skipped")
+                elif raw.strip():
                     yield _parse(lineno, raw)
     except (OSError, EOFError, zlib.error) as exc:
         raise SourceError(f"cannot read {path}: {exc}") from None
+
+
+def _bounded_lines(fh: IO[bytes], path: Path) -> Iterator[tuple[int, bytes | None]]:
+    """Each line with its number, or ``None`` for one over ``MAX_RECORD_BYTES``: no more than
+    that (or a block) is ever held, however long a line a small gzip stream unpacks to."""
+    total = 0
+    for lineno in itertools.count(1):
+        raw = fh.readline(MAX_RECORD_BYTES + 1)
+        if not raw:
+            return
+        total += len(raw)
+        over = len(raw) > MAX_RECORD_BYTES and not raw.endswith(b"\n")
+        while over and not raw.endswith(b"\n"):
+            raw = fh.readline(_SKIP_BLOCK)
+            total += len(raw)
+            if not raw or total > MAX_SOURCE_BYTES:
+                break
+        if total > MAX_SOURCE_BYTES:
+            raise SourceError(f"cannot read {path}: more than {MAX_SOURCE_BYTES} bytes once "
+                              "decompressed (the bound on one source)")
+        yield lineno, None if over else raw
 
 
 def _parse(lineno: int, raw: bytes) -> Line:

@@ -5,6 +5,9 @@ out) is read without being run. The calls inside its ``__main__`` block to funct
 the file defines at top level become the program's calls, wherever they appear there:
 ``f(3)``, ``print(f(3))`` or ``assert f(3) == 9`` (which also records ``9`` as expected).
 The program is the file with the ``__main__`` block cut out, the rest kept verbatim.
+Files are read as ``safe_read`` reads a tree: a symbolic link (to anywhere), a file other
+users cannot read when execbench runs as root, or a script over ``MAX_SCRIPT_BYTES`` is
+skipped with its reason, and a link to a folder is not entered.
 
 The record id is the file's path without ``.py`` (``utils/strings``). A file whose block
 calls several of its functions gives one program per function, ``utils/strings::slugify``.
@@ -21,47 +24,66 @@ import io
 from pathlib import Path
 
 from execbench.program import Call
+from execbench.safe_read import Refused, Tree
 from execbench.sources.base import Loaded, Skipped
 from execbench.sources.generic import build_program, parse_module, top_level_names
 from execbench.sources.humaneval import FoundCall, find_calls
-from execbench.sources.jsonl import Record, RecordError
+from execbench.sources.jsonl import MAX_RECORD_BYTES, Record, RecordError
 
 NO_CALLS = "no calls in an if __name__ == '__main__' block"
+MAX_SCRIPT_BYTES = MAX_RECORD_BYTES
+"""A script is one record of its folder, bounded as a JSONL record is."""
 
 
-def python_files(folder: Path) -> list[Path]:
-    """The folder's ``.py`` files, sorted by relative path, skipping hidden folders."""
-    files = [p for p in folder.rglob("*.py") if p.is_file()
-             and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
-    return sorted(files, key=lambda p: p.relative_to(folder).as_posix())
+def python_files(tree: Tree) -> list[str]:
+    """The folder's ``.py`` entries by relative path, sorted, hidden files and folders left
+    out. Links (and anything else not a plain file) are listed too, to be refused by name
+    when read; a link to a folder is never entered."""
+    entries = tree.entries(lambda relative: not _hidden(relative))
+    return sorted(e.relative for e in entries
+                  if e.relative.endswith(".py") and not _hidden(e.relative))
+
+
+def _hidden(relative: str) -> bool:
+    return relative.rpartition("/")[2].startswith(".")
 
 
 def folder_sha256(folder: Path) -> str:
-    """A digest of the folder's sources: one ``path<TAB>sha256`` line per file, hashed."""
-    lines = "".join(f"{p.relative_to(folder).as_posix()}\t{_file_sha256(p)}\n"
-                    for p in python_files(folder))
+    """A digest of the folder's sources: one ``path<TAB>sha256`` line per file (``-`` for
+    a file that is not read), hashed."""
+    with Tree(folder) as tree:
+        lines = "".join(f"{relative}\t{_file_sha256(tree, relative)}\n"
+                        for relative in python_files(tree))
     return hashlib.sha256(lines.encode()).hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _file_sha256(tree: Tree, relative: str) -> str:
+    try:
+        return hashlib.sha256(tree.read(relative, MAX_SCRIPT_BYTES)).hexdigest()
+    except OSError:
+        return "-"
 
 
 def load(loaded: Loaded, folder: Path) -> None:
-    """Add the programs of every script in ``folder`` to ``loaded``."""
-    for path in python_files(folder):
-        relative = path.relative_to(folder)
-        try:
-            _load_file(loaded, relative, path.read_bytes().decode("utf-8-sig"))
-            continue
-        except OSError as exc:
-            reason = f"cannot read: {exc.strerror}"
-        except UnicodeDecodeError:
-            reason = "not UTF-8 text"
-        except RecordError as exc:
-            reason = str(exc)
-        where, file_id = _labels(loaded, relative)
-        loaded.skip(where, reason, file_id)
+    """Add the programs of every script in ``folder`` to ``loaded``. Scripts are read as
+    ``safe_read`` reads a tree: a link, a file other users cannot read (when this runs as
+    root) or one over ``MAX_SCRIPT_BYTES`` is skipped with the reason."""
+    with Tree(folder) as tree:
+        for relative in python_files(tree):
+            try:
+                _load_file(loaded, Path(relative),
+                           tree.read(relative, MAX_SCRIPT_BYTES).decode("utf-8-sig"))
+                continue
+            except Refused as exc:
+                reason = str(exc)
+            except OSError as exc:
+                reason = f"cannot read: {exc.strerror}"
+            except UnicodeDecodeError:
+                reason = "not UTF-8 text"
+            except RecordError as exc:
+                reason = str(exc)
+            where, file_id = _labels(loaded, Path(relative))
+            loaded.skip(where, reason, file_id)
 
 
 def _load_file(loaded: Loaded, relative: Path, text: str) -> None:
