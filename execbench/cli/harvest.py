@@ -48,9 +48,9 @@ def harvest(
     max_value_nodes: Annotated[int, typer.Option(help="Nodes per recorded value.")] = 100,
     install_deps: Annotated[bool, flag(
         "--install-deps", "Install each project's declared test dependencies (pyproject, "
-        "setup.cfg, requirements files; wheels only) into a cached virtual environment "
-        "made from --python, and run its tests there. pip reaches the package index "
-        "outside the jail.")] = False,
+        "setup.cfg, requirements files; plain requirements only, wheels only) into a cached "
+        "virtual environment made from --python, and run its tests there. pip runs in the "
+        "jail as an unprivileged user, with the network.")] = False,
     pip_args: Annotated[str, typer.Option(
         help="More arguments for --install-deps' pip, as one shell-quoted string (e.g. "
              "'--index-url URL' or '--no-index --find-links DIR').")] = "",

@@ -27,6 +27,11 @@ interpreter on ``harvest_child``, whose tests inherit every layer:
   network namespace being empty), writes the layers as the first record of the parent's
   pipe, and ``exec``s the child.
 
+``harvest_deps`` runs pip in the same jail with two settings of its config: ``network``
+keeps the host's network (pip needs the package index; no network namespace, and TCP is
+not refused by Landlock), and ``unprivileged`` makes a jail started as root refuse to run
+its program at all where it cannot become ``nobody``.
+
 A layer the machine lacks is left out with one warning, listed with the others in the
 layers record (``execbench doctor`` shows them through ``layers``). The layers do not make
 the recorded values trustworthy: the recorder runs in the tests' own process, so a hostile
@@ -109,16 +114,19 @@ def _mount(source: str | None, target: str, kind: str | None, flags: int,
 # --------------------------------------------------------------------------- launcher
 
 
-def _enter_namespaces(layers: dict[str, str], warnings: list[str]) -> tuple[bool, bool]:
-    """New PID, mount, IPC and network namespaces: as root, else in a user namespace that
-    maps the invoking user to itself. Whether they were made, and whether in a user
-    namespace (where there is no other user to become)."""
+def _enter_namespaces(layers: dict[str, str], warnings: list[str], network: bool
+                      ) -> tuple[bool, bool]:
+    """New PID, mount, IPC and (unless ``network``) network namespaces: as root, else in a
+    user namespace that maps the invoking user to itself. Whether they were made, and
+    whether in a user namespace (where there is no other user to become)."""
     libc = _libc()
-    if os.geteuid() == 0 and libc.unshare(_NAMESPACES) == 0:
-        layers["namespaces"] = "on: PID, mount, IPC and network namespaces"
+    flags = _NAMESPACES & ~_CLONE_NEWNET if network else _NAMESPACES
+    which = "PID, mount and IPC" if network else "PID, mount, IPC and network"
+    if os.geteuid() == 0 and libc.unshare(flags) == 0:
+        layers["namespaces"] = f"on: {which} namespaces"
         return True, False
     uid, gid = os.geteuid(), os.getegid()
-    if libc.unshare(_CLONE_NEWUSER | _NAMESPACES) == 0:
+    if libc.unshare(_CLONE_NEWUSER | flags) == 0:
         try:
             for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
                                ("gid_map", f"{gid} {gid} 1")):
@@ -127,8 +135,7 @@ def _enter_namespaces(layers: dict[str, str], warnings: list[str]) -> tuple[bool
         except OSError as exc:
             layers["namespaces"] = f"off: {exc}"
         else:
-            layers["namespaces"] = ("on: PID, mount, IPC and network namespaces "
-                                    "(in a user namespace)")
+            layers["namespaces"] = f"on: {which} namespaces (in a user namespace)"
             return True, True
     else:
         layers["namespaces"] = f"off: {os.strerror(ctypes.get_errno())}"
@@ -145,8 +152,10 @@ def _launch(config: dict[str, Any]) -> int:
     signal.signal(signal.SIGTERM, lambda signum, frame: None)
     layers: dict[str, str] = {}
     warnings: list[str] = []
-    namespaced, in_user_namespace = _enter_namespaces(layers, warnings)
-    layers["network"] = "on: empty network namespace" if namespaced else "off"
+    network = bool(config.get("network"))
+    namespaced, in_user_namespace = _enter_namespaces(layers, warnings, network)
+    layers["network"] = "off: the host's network, as asked" if network else \
+        "on: empty network namespace" if namespaced else "off"
     pid = os.fork()
     if pid == 0:
         os._exit(_init(config, layers, warnings, namespaced, in_user_namespace))
@@ -185,6 +194,10 @@ def _init(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
         else:
             for folder in (config["project"], config["home"], config["tmp"]):
                 _give(folder, *user)
+    if user is None and config.get("unprivileged") and os.geteuid() == 0:
+        os.write(2, b"harvest jail: there is no way to run as an unprivileged user here, "
+                    b"and this program may not run as root\n")
+        return 125
     pid = os.fork()
     if pid == 0:
         try:
@@ -302,7 +315,7 @@ def _runner(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
     abi = landlock.abi()
     if abi:
         landlock.restrict_paths(abi, _landlock_rules(config, abi, proc),
-                               restrict_tcp=not namespaced)
+                               restrict_tcp=not (namespaced or config.get("network")))
         layers["landlock"] = (f"on (ABI {abi}): writes only under the scratch copy and the "
                               "temp folders; reads only of those, the interpreter and system "
                               "libraries")
