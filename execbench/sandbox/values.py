@@ -33,7 +33,7 @@ import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
 Encoded = list  # typed JSON: ["tag", payload...]
@@ -43,8 +43,57 @@ _FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "infinity":
                 "-infinity": -math.inf, "+inf": math.inf}
 
 
+MAX_ALIKE = 64
+"""The most distinct members of one set, or keys of one dict, sharing one hash value that
+a value read from outside text (an answer, a runner's result) may hold. Python's hashes of
+numbers and tuples are not keyed (``hash(k * (2**61 - 1)) == 0`` for every int ``k``,
+``hash(-1) == hash(-2)``), so a text of many members hashing alike would make building the
+set quadratic; such a text is refused instead (``distinct``). Honest values come nowhere
+near: numbers collide only when they differ by a multiple of 2**61 - 1, and tuples of -1
+and -2 in 2**6 ways."""
+
+
 class LiteralError(ValueError):
     """The text is not a literal we are willing to read."""
+
+
+class _Alike:
+    """The distinct members met so far, grouped by hash, each group at most ``MAX_ALIKE``
+    long: a new member is compared with its group only (``in`` compares by identity, then
+    ``==``, as a set does), so adding n members costs at most n * ``MAX_ALIKE``
+    comparisons whatever their hashes."""
+
+    def __init__(self) -> None:
+        self.groups: dict[int, list[Any]] = {}
+
+    def add(self, member: Any) -> None:
+        """Note ``member``; ``TypeError`` when it is unhashable, as a set would raise."""
+        group = self.groups.setdefault(hash(member), [])
+        if member not in group:
+            if len(group) >= MAX_ALIKE:
+                raise LiteralError(f"more than {MAX_ALIKE} members of a set, or keys of a "
+                                   "dict, hash alike")
+            group.append(member)
+
+
+def distinct(members: Iterable[Any]) -> set[Any]:
+    """``set(members)``, built in time linear in their number: ``LiteralError`` when more
+    than ``MAX_ALIKE`` distinct ones share a hash (see there)."""
+    alike, kept = _Alike(), []
+    for member in members:
+        alike.add(member)
+        kept.append(member)
+    return set(kept)
+
+
+def _dict_of(pairs: Iterable[tuple[Any, Any]]) -> dict[Any, Any]:
+    """``dict(pairs)`` (the last value of a key wins, its first form stays), its keys held
+    to ``MAX_ALIKE`` alike as ``distinct`` holds a set's members."""
+    alike, kept = _Alike(), []
+    for key, value in pairs:
+        alike.add(key)
+        kept.append((key, value))
+    return dict(kept)
 
 
 # --------------------------------------------------------------------------- encode
@@ -122,6 +171,8 @@ class Encoder:
         self.seen: dict[int, int] = {}
         """``id`` of each object met (kept alive by the values encoded) -> its number."""
         self.opaque: list[str] = []
+        self.texts: _Texts | None = None
+        """Made at the first set met: the texts its members were sorted by (``_Texts``)."""
 
     def encode(self, obj: Any) -> Encoded:
         return self._encode(obj, _Budget(self.max_nodes, self.max_chars), self.max_depth,
@@ -158,8 +209,9 @@ class Encoder:
                     return ["truncated", t.__name__]
                 items.append(self._encode(x, budget, depth - 1, objects))
             if t in (set, frozenset):
-                items.sort(key=_key)
-            return [t.__name__, items]
+                self.texts = self.texts or _Texts()
+                items = self.texts.sorted(items)
+            return self._noted([t.__name__, items])
         if t is dict:
             pairs = []
             for k, v in obj.items():
@@ -167,10 +219,14 @@ class Encoder:
                     return ["truncated", "dict"]
                 pairs.append([self._encode(k, budget, depth - 1, objects),
                               self._encode(v, budget, depth - 1, objects)])
-            return ["dict", pairs]
+            return self._noted(["dict", pairs])
         if self.objects:
             return self._object(obj, t, budget, depth, objects)
         return ["object", _QUALNAME.__get__(t), _safe_repr(obj)]
+
+    def _noted(self, enc: Encoded) -> Encoded:
+        """``enc``, noted by the texts when it is or holds a set (none before one is met)."""
+        return enc if self.texts is None else self.texts.noted(enc)
 
     def _object(self, obj: Any, t: type, budget: _Budget, depth: int,
                 objects: int) -> Encoded:
@@ -194,7 +250,7 @@ class Encoder:
             if budget.nodes <= 0:
                 return ["truncated", name]
             fields.append([attribute, self._encode(value, budget, depth - 1, objects - 1)])
-        return ["instance", name, fields]
+        return self._noted(["instance", name, fields])
 
 
 def opaque_reason(t: type) -> str | None:
@@ -342,6 +398,84 @@ def _key(enc: Encoded) -> str:
     return json.dumps(enc, separators=(",", ":"), ensure_ascii=False)
 
 
+def _joined(tag: str, parts: Iterable[str]) -> str:
+    """``_key([tag, items])`` from the texts of the items."""
+    return "[" + _key(tag) + ",[" + ",".join(parts) + "]]"
+
+
+def _pair(first: str, second: str) -> str:
+    return "[" + first + "," + second + "]"
+
+
+class _Texts:
+    """``_key`` of encodings, for sorting the members of sets. A sorted member's text is
+    kept until the set's own text is needed (as a member of a set around it), and the
+    text of an encoding holding a sorted set (``noted``) is composed from its parts'
+    texts, so nested sets write each part once instead of once per level above them;
+    any other encoding is written whole by ``json``. An encoding kept or noted stays
+    referenced, so that its ``id`` is never another's meanwhile."""
+
+    def __init__(self) -> None:
+        self.kept: dict[int, tuple[Encoded, str]] = {}
+        self.holding: dict[int, Encoded] = {}
+        """The encodings that are or hold a set sorted here."""
+
+    def noted(self, enc: Encoded) -> Encoded:
+        """``enc``, noted when it is a set or holds one sorted here."""
+        if enc[0] in ("set", "frozenset") or self._holds(_inner(enc)):
+            self.holding[id(enc)] = enc
+        return enc
+
+    def _holds(self, parts: list[Encoded]) -> bool:
+        return bool(self.holding) and any(id(part) in self.holding for part in parts)
+
+    def sorted(self, members: list[Encoded]) -> list[Encoded]:
+        """``sorted(members, key=_key)``. Members holding a set are sorted by composed
+        texts, kept for the set's own; others by ``json``'s, as always."""
+        if not self._holds(members):
+            return sorted(members, key=_key)
+        texts = [self.text(member) for member in members]
+        order = sorted(range(len(members)), key=texts.__getitem__)
+        for index in order:
+            self.kept[id(members[index])] = (members[index], texts[index])
+        return [members[index] for index in order]
+
+    def text(self, enc: Encoded) -> str:
+        """``_key(enc)``: a kept text is handed over (each is asked for once at most)."""
+        found = self.kept.pop(id(enc), None)
+        if found is not None:
+            return found[1]
+        if id(enc) not in self.holding:
+            return _key(enc)
+        tag = enc[0]
+        if tag in _SEQUENCES:
+            return _joined(tag, [self.text(item) for item in enc[1]])
+        if tag == "dict":
+            return _joined(tag, [_pair(self.text(key), self.text(value))
+                                 for key, value in enc[1]])
+        if tag == "instance":
+            return "[" + _key(tag) + "," + _key(enc[1]) + "," + _joined_fields(
+                (name, self.text(value)) for name, value in enc[2]) + "]"
+        return _key(enc)
+
+
+def _inner(enc: Encoded) -> list[Encoded]:
+    """The values right inside an encoding: a list's, tuple's or set's items, a dict's
+    keys and values, an object's attributes."""
+    if enc[0] in _SEQUENCES:
+        return enc[1]
+    if enc[0] == "dict":
+        return [part for pair in enc[1] for part in pair]
+    if enc[0] == "instance":
+        return [value for _, value in enc[2]]
+    return []
+
+
+def _joined_fields(fields: Iterable[tuple[str, str]]) -> str:
+    """An object's attributes as ``_key`` writes them, from their values' texts."""
+    return "[" + ",".join(_pair(_key(name), text) for name, text in fields) + "]"
+
+
 _ATOMS = {"bool": bool, "int": int, "float": str, "str": str, "bytes": str}
 _SEQUENCES = ("list", "tuple", "set", "frozenset")
 
@@ -419,23 +553,44 @@ def canonical(enc: Encoded) -> str:
 
     Dict and set orders are normalised; everything else (types, float text) is kept.
     ``truncated`` and ``object`` values get a marker that can never match an answer.
+    It is the JSON text of the value with its dicts and sets sorted (an object's
+    attributes by name), each part written once and its text reused by the part around
+    it: writing the whole of each part anew would take the value's size times its depth.
     """
-    return _key(_canon(enc))
+    text = _canonical(enc)
+    return _key(enc) if text is None else text
 
 
-def _canon(enc: Encoded) -> Any:
+_PLAIN = frozenset({"none", "bool", "int", "float", "str", "bytes", "complex", "ref"})
+
+
+def _canonical(enc: Encoded) -> str | None:
+    """``canonical(enc)``, or None when that is ``_key(enc)`` (nothing in it to sort or
+    mark), which ``json`` then writes whole, faster than in parts."""
     tag = enc[0]
+    if tag in _PLAIN:
+        return None
     if tag in ("list", "tuple"):
-        return [tag, [_canon(x) for x in enc[1]]]
+        texts = [_canonical(x) for x in enc[1]]
+        if not any(texts):
+            return None
+        return _joined(tag, _or_key(texts, enc[1]))
     if tag in ("set", "frozenset"):
-        return [tag, sorted((_canon(x) for x in enc[1]), key=_key)]
+        return _joined(tag, sorted(_or_key([_canonical(x) for x in enc[1]], enc[1])))
     if tag == "dict":
-        return [tag, sorted(([_canon(k), _canon(v)] for k, v in enc[1]), key=_key)]
+        return _joined(tag, sorted(_pair(*_or_key([_canonical(k), _canonical(v)], [k, v]))
+                                   for k, v in enc[1]))
     if tag == "instance":
-        return [tag, enc[1], sorted([name, _canon(value)] for name, value in enc[2])]
+        return "[" + _key(tag) + "," + _key(enc[1]) + "," + _joined_fields(
+            sorted((name, canonical(value)) for name, value in enc[2])) + "]"
     if tag in ("truncated", "object"):
-        return ["\x00opaque", id(enc)]
-    return enc
+        return _key(["\x00opaque", id(enc)])
+    return None
+
+
+def _or_key(texts: list[str | None], parts: list[Encoded]) -> list[str]:
+    return [_key(part) if text is None else text for text, part in zip(texts, parts,
+                                                                       strict=True)]
 
 
 def equal(a: Encoded, b: Encoded) -> bool:
@@ -475,11 +630,11 @@ def _decode(enc: Encoded) -> Any:
     if tag == "tuple":
         return tuple(_decode(x) for x in enc[1])
     if tag == "set":
-        return {_decode(x) for x in enc[1]}
+        return distinct(_decode(x) for x in enc[1])
     if tag == "frozenset":
-        return frozenset(_decode(x) for x in enc[1])
+        return frozenset(distinct(_decode(x) for x in enc[1]))
     if tag == "dict":
-        return {_decode(k): _decode(v) for k, v in enc[1]}
+        return _dict_of((_decode(k), _decode(v)) for k, v in enc[1])
     raise LiteralError(f"cannot rebuild a {tag} value")
 
 
@@ -587,11 +742,12 @@ def _value(node: ast.AST) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(_value(x) for x in node.elts)
     if isinstance(node, ast.Set):
-        return {_value(x) for x in node.elts}
+        return distinct(_value(x) for x in node.elts)
     if isinstance(node, ast.Dict):
         if any(k is None for k in node.keys):
             raise LiteralError("'**' in a dict literal")
-        return {_value(k): _value(v) for k, v in zip(node.keys, node.values, strict=True)}
+        return _dict_of((_value(k), _value(v))
+                        for k, v in zip(node.keys, node.values, strict=True))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         operand = _value(node.operand)
         if type(operand) in (int, float, complex):
@@ -616,6 +772,8 @@ def _constructor(node: ast.Call) -> Any:
     if name in _CONSTRUCTORS and len(args) <= 1:
         if args and not isinstance(args[0], str | bytes | list | tuple | set | frozenset | dict):
             raise LiteralError(f"not a literal: {name}() of a {type(args[0]).__name__}")
+        if args and type(args[0]) in (list, tuple):
+            _hold_alike(name, args[0])
         return _CONSTRUCTORS[name](*args)
     if name == "float" and len(args) == 1 and type(args[0]) is str:
         word = args[0].strip().lower()
@@ -624,6 +782,24 @@ def _constructor(node: ast.Call) -> Any:
     if name == "complex" and len(args) == 2 and all(type(a) in (int, float) for a in args):
         return complex(*args)
     raise LiteralError(f"not a literal: call of {name}")
+
+
+_ITERABLE = (list, tuple, str, bytes, set, frozenset, dict)
+
+
+def _hold_alike(name: str | None, items: list[Any] | tuple[Any, ...]) -> None:
+    """Refuse ``set``, ``frozenset`` or ``dict`` of a list or tuple whose members (a dict's
+    keys) would hash alike beyond ``MAX_ALIKE``, before the constructor builds it. For
+    ``dict`` the check stops at the first item that is not a pair: ``dict`` raises there."""
+    alike = _Alike()
+    if name in ("set", "frozenset"):
+        for member in items:
+            alike.add(member)
+    elif name == "dict":
+        for pair in items:
+            if type(pair) not in _ITERABLE or len(pair) != 2:
+                break
+            alike.add(next(iter(pair)))
 
 
 def read_encoded(node: ast.AST) -> Encoded:
@@ -678,10 +854,20 @@ class _ObjectReader:
 
     def __init__(self, holding: set[int]) -> None:
         self.holding = holding
+        self.objects: dict[int, Encoded] = {}
+        """The encodings read that are or hold an object (by ``id``; kept referenced)."""
+        self.texts = _Texts()
 
     def read(self, node: ast.AST) -> Encoded:
+        """The encoding of ``node``, noted in ``objects`` when it holds an object."""
         if id(node) not in self.holding:
             return encode(literal_value(node))
+        read = self.texts.noted(self._read(node))
+        if read[0] == "instance" or any(id(part) in self.objects for part in _inner(read)):
+            self.objects[id(read)] = read
+        return read
+
+    def _read(self, node: ast.AST) -> Encoded:
         if _names_object(node):
             assert isinstance(node, ast.Call)
             if node.args or any(kw.arg is None for kw in node.keywords):
@@ -702,10 +888,11 @@ class _ObjectReader:
             return ["frozenset", self._members(node.args[0].elts)]
         if isinstance(node, ast.Dict) and all(key is not None for key in node.keys):
             pairs: dict[Any, list[Encoded]] = {}
+            alike = _Alike()
             for index, (key, value) in enumerate(zip(node.keys, node.values, strict=True)):
                 assert key is not None
                 read = self.read(key)
-                slot = self._identity(read, index)
+                slot = self._identity(read, index, alike)
                 kept = pairs[slot][0] if slot in pairs else read  # the first key stays
                 pairs[slot] = [kept, self.read(value)]              # with the last value
             return ["dict", list(pairs.values())]
@@ -713,21 +900,23 @@ class _ObjectReader:
 
     def _members(self, nodes: list[ast.expr]) -> list[Encoded]:
         kept: dict[Any, Encoded] = {}
+        alike = _Alike()
         for index, node in enumerate(nodes):
             read = self.read(node)
-            kept.setdefault(self._identity(read, index), read)
-        return sorted(kept.values(), key=_key)
+            kept.setdefault(self._identity(read, index, alike), read)
+        return self.texts.sorted(list(kept.values()))
 
-    @staticmethod
-    def _identity(read: Encoded, index: int) -> Any:
-        """What makes two members one: a literal's Python value, an object's place."""
-        if "instance" in tags(read):
+    def _identity(self, read: Encoded, index: int, alike: _Alike) -> Any:
+        """What makes two members one: a literal's Python value, an object's place. The
+        values are held to ``MAX_ALIKE`` alike (``distinct``)."""
+        if id(read) in self.objects:
             return ("object", index)
         try:
             value = decode(read)
             hash(value)
         except (LiteralError, TypeError):
             raise LiteralError("an unhashable member of a set or key of a dict") from None
+        alike.add(value)
         return ("value", value)
 
 

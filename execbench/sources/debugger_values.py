@@ -68,6 +68,9 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "f
             "v": "\v", "e": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _REPEATS = re.compile(r"<repeats (\d{1,9}) times>")
 _BLANK_END = re.compile(r"\s*\Z")
+_OCTAL = re.compile(r"[0-7]{1,3}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_UNICODE = re.compile(r"[0-9a-fA-F]{1,4}")
 
 
 def _unescape(body: str) -> str:
@@ -80,12 +83,11 @@ def _unescape(body: str) -> str:
             i += 1
             continue
         nxt = body[i + 1]
-        octal = re.match(r"[0-7]{1,3}", body[i + 1:])
+        octal = _OCTAL.match(body, i + 1)  # at a position: a slice per escape is quadratic
         if octal:
             out.append(chr(int(octal[0], 8)))
             i += 1 + len(octal[0])
-        elif nxt in "xu" and (hexa := re.match(r"[0-9a-fA-F]{1,4}" if nxt == "u"
-                                                else r"[0-9a-fA-F]+", body[i + 2:])):
+        elif nxt in "xu" and (hexa := (_UNICODE if nxt == "u" else _HEX).match(body, i + 2)):
             code = int(hexa[0][:8], 16)
             if code > 0x10FFFF:
                 raise LiteralError(f"\\{nxt}{hexa[0]} is no character")
@@ -136,6 +138,7 @@ class _Reader:
             position = match.end()
         self.at = 0
         self.items = 0
+        self.closing, self.parens = _braces(self.tokens)
 
     def peek(self, offset: int = 0) -> tuple[str, str]:
         index = self.at + offset
@@ -184,17 +187,15 @@ class _Reader:
         raise LiteralError(f"unexpected {text or 'end of text'!r}")
 
     def _is_type_braces(self) -> bool:
-        """``{void (int)} 0x...``: a function pointer's type, then its address."""
-        depth, offset = 1, 0
-        while depth:
-            kind, text = self.peek(offset)
-            if kind == "end":
-                return False
-            depth += {"{": 1, "}": -1}.get(text, 0) if kind == "punct" else 0
-            offset += 1
-        return self.peek(offset)[0] == "number" and self.peek(offset)[1].lower().startswith(
-            "0x") and any(k == "punct" and t == "(" for k, t in self.tokens[self.at:self.at
-                                                                            + offset])
+        """``{void (int)} 0x...``: a function pointer's type, then its address. Looked up
+        in the braces matched once for the whole text: scanning to the closing brace at
+        every opening one would take the text's length times its nesting."""
+        end = self.closing.get(self.at - 1)
+        if end is None:
+            return False
+        after = self.peek(end + 1 - self.at)
+        return after[0] == "number" and after[1].lower().startswith("0x") \
+            and self.parens[end] > self.parens[self.at]
 
     def _after_type(self, depth: int) -> Encoded:
         level = 1
@@ -302,6 +303,21 @@ def _char(text: str) -> int:
     if len(body) != 1:
         raise LiteralError(f"{text} is not one character")
     return ord(body)
+
+
+def _braces(tokens: list[tuple[str, str]]) -> tuple[dict[int, int], list[int]]:
+    """Where each ``{`` closes (an index into ``tokens``; none for one never closed), and
+    how many ``(`` come before each index."""
+    closing: dict[int, int] = {}
+    opened: list[int] = []
+    parens = [0]
+    for index, (kind, text) in enumerate(tokens):
+        if kind == "punct" and text == "{":
+            opened.append(index)
+        elif kind == "punct" and text == "}" and opened:
+            closing[opened.pop()] = index
+        parens.append(parens[-1] + (kind == "punct" and text == "("))
+    return closing, parens
 
 
 def read_text(text: str) -> Encoded:

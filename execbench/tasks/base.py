@@ -15,6 +15,7 @@ from execbench import SCHEMA_VERSION
 from execbench.program import LANGUAGES, PYTHON
 from execbench.registry import Registry
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
+from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_cut, start_counting_cuts
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -201,12 +202,20 @@ def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> 
     """The verdict on one response, as every scorer gives it (``run``, ``score``, the
     rewards): the instance's task scores it, with the sandbox when the task runs code, and
     an exception from the task becomes ``SCORING_ERROR`` (one odd answer must not stop a
-    run, nor a trainer's batch)."""
+    run, nor a trainer's batch). An answer over ``extract.MAX_ANSWER_CHARS`` is read cut
+    to that length; the verdict's detail and ``extra["answer_cut"]`` say how much was cut."""
     task = get_task(instance.task)
+    start_counting_cuts()
     try:
-        return task.score(instance, response, sandbox if task.needs_sandbox else None)
+        score = task.score(instance, response, sandbox if task.needs_sandbox else None)
     except Exception as exc:  # noqa: BLE001 - recorded as the verdict
         return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
+    cut = answer_cut()
+    if cut:  # the answer was over the cap: the verdict is on its head, and says so
+        note = f"answer over {MAX_ANSWER_CHARS} characters: {cut} cut"
+        score.detail = note if score.detail is None else f"{note}; {score.detail}"
+        score.extra = {**score.extra, "answer_cut": cut}
+    return score
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import Shape, shape_of
-from execbench.sandbox.values import LiteralError
+from execbench.sandbox.values import LiteralError, distinct
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -171,7 +171,10 @@ class CoveragePrediction(_DualSelection):
         text = answer_text(response)
         if text is None:
             return unparsable(None, EMPTY, {"failure": "null_response"}, score=0.0)
-        predicted = parse_lines(text)
+        try:
+            predicted = parse_lines(text)
+        except LiteralError as exc:
+            return unparsable(text, str(exc), {"failure": "format_error"}, score=0.0)
         if predicted is None:
             return unparsable(text, "not a JSON list of line numbers",
                               {"failure": "format_error"}, score=0.0)
@@ -194,13 +197,16 @@ def _coverage_task(call: str) -> str:
 
 
 def parse_lines(text: str) -> set[int] | None:
-    """Line numbers from ``{"executed_lines": [...]}`` or a bare list; None if malformed."""
+    """Line numbers from ``{"executed_lines": [...]}`` or a bare list; None if malformed.
+    The set is built by ``values.distinct``: ints are hashed by their value modulo
+    2**61 - 1, so a list of multiples of it would otherwise take quadratic time
+    (``LiteralError`` then)."""
     value = json_value(text)
     if isinstance(value, dict):
         value = value.get("executed_lines")
     if not isinstance(value, list | tuple) or not all(type(v) is int for v in value):
         return None
-    return set(value)
+    return distinct(value)
 
 
 def _coverage_failure(predicted: set[int], truth: set[int], facts: dict[str, Any]) -> str | None:
