@@ -23,6 +23,7 @@ from rich.progress import (
 from rich.progress import Progress as Bar
 
 from execbench.cli.app import err, fail
+from execbench.text_safety import visible
 
 ProgressEvery = Annotated[float, typer.Option(
     help="Seconds between one-line progress updates when stderr is not a terminal "
@@ -63,9 +64,11 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.terminal:
-            self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("{task.fields[note]}"), TimeRemainingColumn(),
-                            console=err, transient=False)
+            # markup off and text made visible in ``update``: stages and notes name
+            # projects and sources, outside text that must not drive the terminal.
+            self._bar = Bar(TextColumn("{task.description}", markup=False), BarColumn(),
+                            MofNCompleteColumn(), TextColumn("{task.fields[note]}", markup=False),
+                            TimeRemainingColumn(), console=err, transient=False)
             self._bar.start()
             self._job = self._bar.add_task(self.stage, total=None, note="")
         else:
@@ -94,8 +97,8 @@ class Progress:
             self.unit = unit
         self.done, self.total, self.note = done, total, note
         if self._bar is not None and self._job is not None:
-            self._bar.update(self._job, description=self.stage, completed=done, total=total,
-                             note=note)
+            self._bar.update(self._job, description=visible(self.stage), completed=done,
+                             total=total, note=visible(note))
 
     def _lines(self) -> None:
         wait = min(FIRST_LINE, self.every)

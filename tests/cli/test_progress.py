@@ -5,12 +5,15 @@ machine took: a busy machine passes them as an idle one does."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.fakeserver import FakeServer, Reply
 from tests.helpers.cli import EXECBENCH
@@ -98,3 +101,23 @@ def test_run_prints_progress_before_the_first_answer(tmp_path: Path) -> None:
     assert shown[0][1].startswith(f"progress: {MODEL}: 0/2 samples (0%), waiting for the "
                                   "first answer"), shown
     assert shown[-1][1].startswith(f"progress: {MODEL}: 2/2 samples (100%), "), shown
+
+
+def test_a_bar_on_a_terminal_shows_outside_text_without_acting_on_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage or note names a project or source (an archive's file name): on a terminal
+    its escape sequences and rich markup are shown, never sent to act (a window title, a
+    cleared screen, a planted link)."""
+    from execbench.cli import progress
+    from execbench.cli.app import SafeConsole
+
+    shown = io.StringIO()
+    console = SafeConsole(file=shown, force_terminal=True, stderr=True, soft_wrap=True,
+                              color_system="truecolor", width=200)
+    monkeypatch.setattr(progress, "err", console)
+    name = "\x1b]0;TITLE\x07\x1b[2J[link=https://evil.example]proj[/link]"
+    with progress.Progress("harvest", "projects", 1) as bar:
+        bar.update(0, 2, name, stage=f"harvesting {name}")
+    out = shown.getvalue()
+    assert "\x1b]0;TITLE" not in out and "\x1b[2J" not in out and "\x1b]8;" not in out
+    assert "[link=https://evil.example]" in out
