@@ -743,3 +743,12 @@ def test_a_reply_body_over_its_bound_is_malformed_and_not_read_on(
         gen = generate(server.base_url, GenerateConfig(max_retries=0, timeout=10.0))
     assert gen.error is not None and gen.error.startswith("HTTP 500 after 1 attempt: ")
     assert gen.error.count("E") <= replies.ERROR_BYTES
+
+
+def test_a_reply_that_comes_in_many_pieces_is_read_whole() -> None:
+    """A body larger than one network read (a long answer) arrives in pieces: every piece
+    is read, up to the bound."""
+    answer = "y" * 3_000_000
+    with FakeServer(scripted(Reply(text=answer))) as server:
+        gen = generate(server.base_url, GenerateConfig(max_retries=0, timeout=30.0))
+    assert gen.error is None and gen.text == answer

@@ -58,9 +58,15 @@ bounds, is cut at with TimeoutError."""
 
 async def read_bounded(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes, bool]:
     """The body's first ``limit`` bytes, and whether there was more (the rest is not read:
-    the connection is closed with the response)."""
-    body = await response.content.read(limit + 1)
-    return body[:limit], len(body) > limit
+    the connection is closed with the response). ``read(n)`` gives what has arrived, up
+    to ``n`` bytes, so it is called until the body ends or passes the bound."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit and (chunk := await response.content.read(limit + 1 - size)):
+        chunks.append(chunk)
+        size += len(chunk)
+    body = b"".join(chunks)
+    return body[:limit], size > limit
 
 
 def json_reader(parse: Callable[[Any], T]) -> Reader[T]:
