@@ -32,6 +32,7 @@ from common import DEFAULT_DATA
 
 from execbench.reward_server import serving
 from execbench.rewards import Rewarder, _read_text, truth_text
+from execbench.sandbox.pool import Limits
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 
@@ -46,11 +47,13 @@ with Rewarder() as rewarder:
 """
 
 
-def _work(folder: Path, data: Path, programs: int) -> dict[str, list[tuple[str, str]]]:
-    """(ground truth, response) pairs per task."""
+def _work(folder: Path, data: Path, programs: int
+          ) -> tuple[dict[str, list[tuple[str, str]]], set[Limits]]:
+    """(ground truth, response) pairs per task, and the suites' limits (the server's)."""
     build_suite([str(data)], folder / "crux", BuildOptions(tasks=["output", "input"],
                                                            limit=programs))
     manifest, instances, _ = load_suite(folder / "crux")
+    limits = {manifest.recipe.limits}
     work: dict[str, list[tuple[str, str]]] = {"output": [], "input": [], "bug-repair": []}
     for instance in instances:
         truth = truth_text(instance, manifest.recipe.limits)
@@ -69,12 +72,13 @@ def _work(folder: Path, data: Path, programs: int) -> dict[str, list[tuple[str, 
         build_suite([str(pack)], folder / "bugs", BuildOptions(tasks=["bug-repair"],
                                                                limit=20))
         manifest, instances, _ = load_suite(folder / "bugs")
+        limits.add(manifest.recipe.limits)
         for instance in instances:
             truth = truth_text(instance, manifest.recipe.limits)
             fixed = get_task("bug-repair").reference_response(instance)
             buggy = instance.code[instance.code.index(f"def {instance.entry_point}("):]
             work["bug-repair"] += [(truth, fixed), (truth, f"```python\n{buggy}```")]
-    return work
+    return work, limits
 
 
 def _best(repeats: int, score: Callable[[], object]) -> float:
@@ -125,10 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"CRUXEval not found at {options.data}; pass --data", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as folder:
-        work = _work(Path(folder), options.data, options.programs)
+        work, limits = _work(Path(folder), options.data, options.programs)
     print(f"{'task':11} {'answers':>8} {'in process/s':>13} {'HTTP/s':>9} "
           f"{'fresh process/s':>16} {'in process / fresh':>19}")
-    with Rewarder() as rewarder:
+    with Rewarder(limits=limits) as rewarder:
         for task, pairs in work.items():
             if not pairs:
                 print(f"{task:11} (no suite: humanevalpack.jsonl.gz not beside --data)")

@@ -10,31 +10,116 @@ reward per item, in order:
 
 The reply is ``{"rewards": [...], "scores": [...], "extra_logs": {"correct": [...],
 "parsed": [...]}, "verdicts": [...]}`` (``rewards`` and ``scores`` are the same numbers:
-OpenRLHF reads one or the other). A request that cannot be scored as a whole (not JSON,
-lists of different lengths, a label that is no exported ground truth) gets a 400 with
-``{"error": "..."}`` saying why in one line, and the server goes on. ``GET /health``
-answers ``{"status": "ok"}``.
+OpenRLHF reads one or the other). Every refusal is JSON, ``{"error": "..."}`` saying why
+in one line, and the server goes on: 400 for a batch that cannot be scored as a whole (not
+JSON, lists of different lengths, a label that is no exported ground truth or names limits
+the server was not started with, more items or a longer answer than the caps), 401 without
+the token, 413 for a body past the cap, 429 or 503 while too many batches wait.
+``GET /health`` answers ``{"status": "ok"}`` to anyone, and nothing more.
 
-Each batch is scored in a worker thread, so a batch whose rows run code does not hold up
-another's reading; its rows share nothing but the sandbox pool, in which each response
-runs as its own unit.
+Every client is a caller a model's rows pass through, so nothing of a request decides what
+the host spends: the sandbox limits come from the closed set the rewarder was made with
+(``Rewarder(limits=...)``), bodies, batches and answers have caps (``ServeOptions``), and
+scoring runs in a few threads of the server's own (``Turns``), lent a chunk of a batch at
+a time and in turn among clients (by peer address), so one client's batches, however
+many or large, hold at most half of them while another's wait. The event loop only reads,
+checks and answers, so ``/health`` and refusals are served while batches score.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import hmac
+import ipaddress
 import json
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
 
 from aiohttp import web
 
-from execbench.rewards import Reward, Rewarder, RewardError
+from execbench.rewards import Reward, Rewarder, RewardError, Truth, completion_text
 
-MAX_REQUEST_BYTES = 64 * 1024 * 1024
-"""The largest body the server reads; a batch of long prompts and truths fits well inside."""
+T = TypeVar("T")
+TOKEN_VARIABLE = "EXECBENCH_REWARD_TOKEN"
+"""The environment variable ``serve-rewards`` reads its token from (safer than
+``--token``, which other users of the host can read in the process list)."""
+MIN_TOKEN_CHARS = 16
+"""A shorter token is refused: it could be guessed by trying."""
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What the service lets a request spend, and the token it asks for."""
+
+    token: str | None = None
+    """Required as ``Authorization: Bearer TOKEN`` on every route but ``/health``; without
+    one the service listens on loopback addresses only."""
+    max_body_bytes: int = 32 * 1024 * 1024
+    """The largest request body read: a batch of a few thousand long truths fits."""
+    body_seconds: float = 60.0
+    """Seconds a client has to send its body once admitted: a client that sends slowly
+    holds an admitted place no longer than this (408)."""
+    max_items: int = 4096
+    """Responses in one batch."""
+    max_answer_chars: int = 1_000_000
+    """Characters in one response (far past any generation length a trainer sets)."""
+    chunk_items: int = 128
+    """Rows scored per turn of a thread: a large batch takes many turns, and another
+    client's batch gets the next free thread. (Chunks of 64 scored input rows 7-13%
+    slower over HTTP, each chunk ending on its slowest row; 128 and up as fast as whole
+    batches.)"""
+    threads: int = 4
+    """Threads that read and score batches."""
+    threads_per_client: int = 2
+    """Threads one client holds at once; the rest stay free for the others."""
+    max_pending: int = 32
+    """Batches being read, waiting or scoring, all clients together (each holds up to
+    ``max_body_bytes``); past it a request gets 503 and Retry-After."""
+    pending_per_client: int = 16
+    """The same for one client; past it, 429."""
+
+    def check(self) -> None:
+        """``ValueError`` for options the service cannot run with."""
+        if self.token is not None and len(self.token) < MIN_TOKEN_CHARS:
+            raise ValueError(f"the token must be at least {MIN_TOKEN_CHARS} characters "
+                             "(e.g. `openssl rand -hex 16`)")
+        counts = {"max_body_bytes": self.max_body_bytes, "max_items": self.max_items,
+                  "max_answer_chars": self.max_answer_chars, "chunk_items": self.chunk_items,
+                  "threads": self.threads, "threads_per_client": self.threads_per_client,
+                  "max_pending": self.max_pending,
+                  "pending_per_client": self.pending_per_client}
+        for name, value in counts.items():
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+        if not self.body_seconds > 0:
+            raise ValueError(f"body_seconds must be positive, not {self.body_seconds}")
+
+
+def check_exposure(host: str, token: str | None) -> None:
+    """``ValueError`` for a server without a token on an address other hosts reach: the
+    service runs the code of whoever can reach it (in the sandbox), and decides rewards."""
+    if token is None and not _loopback(host):
+        raise ValueError(f"refusing to serve on {host or 'every address'!r} without a "
+                         f"token: set {TOKEN_VARIABLE} (or --token), or serve on 127.0.0.1")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name may resolve anywhere; "" is every address
+        return False
+
+
+# --------------------------------------------------------------------------- reading
 
 
 def responses_of(body: Any) -> tuple[list[Any], list[Any]]:
@@ -70,6 +155,30 @@ def _lists(body: dict[str, Any], *names: str) -> list[list[Any]]:
     return [value for value in found if isinstance(value, list)]
 
 
+def read_batch(rewarder: Rewarder, data: bytes, options: ServeOptions
+               ) -> tuple[list[Truth], list[str | None]]:
+    """A request's ground truths, read and checked against the rewarder's limits, and its
+    responses as text, within the caps; ``RewardError`` fails the whole batch before any
+    of it runs."""
+    try:
+        body = json.loads(data)
+    except (ValueError, RecursionError):
+        raise RewardError("the request body is not JSON") from None
+    if isinstance(body, dict):  # counted before anything of the lists is looked at
+        longest = max((len(value) for value in body.values() if isinstance(value, list)),
+                      default=0)
+        if longest > options.max_items:
+            raise RewardError(f"{longest:,} items in one batch; at most {options.max_items:,} "
+                              "(send smaller batches)")
+    truths, responses = responses_of(body)
+    answers = [completion_text(response) for response in responses]
+    for index, answer in enumerate(answers):
+        if answer is not None and len(answer) > options.max_answer_chars:
+            raise RewardError(f"response {index} is {len(answer):,} characters; at most "
+                              f"{options.max_answer_chars:,}")
+    return [rewarder.read(truth) for truth in truths], answers
+
+
 def reply(rewards: list[Reward]) -> dict[str, Any]:
     values = [done.value for done in rewards]
     return {"rewards": values, "scores": values,
@@ -78,56 +187,265 @@ def reply(rewards: list[Reward]) -> dict[str, Any]:
             "verdicts": [done.score.verdict for done in rewards]}
 
 
-def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None
-             ) -> web.Application:
-    """The service's application, scoring with ``rewarder``."""
+# --------------------------------------------------------------------------- turns
+
+
+class Busy(Exception):
+    """No place for another batch now: too many wait (``everyone``: of all clients)."""
+
+    def __init__(self, everyone: bool) -> None:
+        super().__init__(everyone)
+        self.everyone = everyone
+
+
+class Turns:
+    """``places`` things lent in turn among clients: a client holds at most ``per_client``
+    at once, and a freed one goes to the client that has waited longest since its last
+    turn (round robin), so no client's queue, however long, delays another's more than a
+    turn. Each client's own requests are served in order. Used from the event loop only."""
+
+    def __init__(self, places: int, per_client: int) -> None:
+        self._free = places
+        self._per_client = per_client
+        self._held: Counter[str] = Counter()
+        self._waiting: dict[str, deque[asyncio.Future[None]]] = {}
+
+    async def acquire(self, client: str) -> None:
+        """Wait for a turn; the caller gives it back with ``release``."""
+        turn = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(client, deque()).append(turn)
+        self._hand_out()
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # given a turn while being cancelled
+                self.release(client)
+            else:
+                self._forget(client, turn)
+            raise
+
+    def release(self, client: str) -> None:
+        self._held[client] -= 1
+        if not self._held[client]:
+            del self._held[client]
+        self._free += 1
+        self._hand_out()
+
+    def _hand_out(self) -> None:
+        given = True
+        while self._free and given:
+            given = False
+            for client in list(self._waiting):
+                if self._free and self._held[client] < self._per_client:
+                    given = self._give(client) or given
+
+    def _give(self, client: str) -> bool:
+        queue = self._waiting.pop(client)
+        while queue and queue[0].done():  # a waiter cancelled since
+            queue.popleft()
+        if not queue:
+            return False
+        turn = queue.popleft()
+        if queue:
+            self._waiting[client] = queue  # to the back of the line
+        self._held[client] += 1
+        self._free -= 1
+        turn.set_result(None)
+        return True
+
+    def _forget(self, client: str, turn: asyncio.Future[None]) -> None:
+        queue = self._waiting.get(client)
+        if queue is not None and turn in queue:
+            queue.remove(turn)
+            if not queue:
+                del self._waiting[client]
+
+
+class Pending:
+    """Counts the batches admitted (read, waiting or scoring), per client and in all, and
+    refuses one past either cap at once (``Busy``) rather than queueing it unread."""
+
+    def __init__(self, places: int, per_client: int) -> None:
+        self._places = places
+        self._per_client = per_client
+        self._held: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def admitted(self, client: str) -> Iterator[None]:
+        if self._held.total() >= self._places:
+            raise Busy(everyone=True)
+        if self._held[client] >= self._per_client:
+            raise Busy(everyone=False)
+        self._held[client] += 1
+        try:
+            yield
+        finally:
+            self._held[client] -= 1
+            if not self._held[client]:
+                del self._held[client]
+
+
+class Scorers:
+    """The threads that read and score batches, lent by ``Turns``. A thread is given back
+    when its work ends, not when the request waiting on it goes away, so no more than
+    ``threads`` ever run, and none queue behind them."""
+
+    def __init__(self, options: ServeOptions) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=options.threads,
+                                        thread_name_prefix="execbench-reward")
+        self._turns = Turns(options.threads, options.threads_per_client)
+
+    async def run(self, client: str, work: Callable[[], T]) -> T:
+        await self._turns.acquire(client)
+        loop = asyncio.get_running_loop()
+        try:
+            done = self._pool.submit(work)
+        except BaseException:
+            self._turns.release(client)
+            raise
+        done.add_done_callback(partial(self._ended, loop, client))
+        return await asyncio.wrap_future(done, loop=loop)
+
+    def _ended(self, loop: asyncio.AbstractEventLoop, client: str, _: Future[Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the service stopped
+            loop.call_soon_threadsafe(self._turns.release, client)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None,
+             options: ServeOptions | None = None) -> web.Application:
+    """The service's application, scoring with ``rewarder``, whose limits must be a closed
+    set (``Rewarder(limits=...)``): a client's rows never choose what a sandbox may use."""
+    options = options or ServeOptions()
+    options.check()
+    if rewarder.served is None:
+        raise ValueError("a served rewarder needs a closed set of limits "
+                         "(Rewarder(limits=...)): rows are a client's to forge")
+    scorers = Scorers(options)
+    pending = Pending(options.max_pending, options.pending_per_client)
 
     async def score(request: web.Request) -> web.Response:
-        data = await request.read()
-        try:  # parsing a large body takes a while: off the loop, as scoring is
-            rewards = await asyncio.to_thread(_score, rewarder, data)
-        except RewardError as exc:
-            return _refused(str(exc), log)
-        return web.json_response(reply(rewards))
+        client = request.remote or "unknown"
+        with pending.admitted(client):
+            data = await _body(request, options)
+            truths, answers = await scorers.run(
+                client, partial(read_batch, rewarder, data, options))
+            step = options.chunk_items
+            parts = await asyncio.gather(*(
+                scorers.run(client, partial(rewarder.rewards, truths[start:start + step],
+                                            answers[start:start + step]))
+                for start in range(0, len(truths), step)))
+        return web.json_response(reply([done for part in parts for done in part]))
 
     async def health(request: web.Request) -> web.Response:
-        return web.json_response({"status": "ok", "reward": rewarder.choice.describe()})
+        return web.json_response({"status": "ok"})
 
-    app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+    async def stop(app: web.Application) -> None:
+        scorers.close()
+
+    app = web.Application(client_max_size=options.max_body_bytes,
+                          middlewares=[_guard(options, log)])
     app.router.add_post("/", score)
     app.router.add_post("/get_reward", score)
     app.router.add_get("/health", health)
+    app.on_cleanup.append(stop)
     return app
 
 
-def _score(rewarder: Rewarder, data: bytes) -> list[Reward]:
+async def _body(request: web.Request, options: ServeOptions) -> bytes:
+    """The request body: refused unread when it says it is longer than the cap, given up
+    when it has not arrived in ``body_seconds``."""
+    cap = options.max_body_bytes
+    if request.content_length is not None and request.content_length > cap:
+        raise web.HTTPRequestEntityTooLarge(max_size=cap, actual_size=request.content_length)
     try:
-        body = json.loads(data)
-    except (ValueError, RecursionError):
-        raise RewardError("the request body is not JSON") from None
-    truths, responses = responses_of(body)
-    return rewarder.rewards(truths, responses)
+        async with asyncio.timeout(options.body_seconds):
+            return await request.read()
+    except TimeoutError:
+        raise web.HTTPRequestTimeout from None
 
 
-def _refused(why: str, log: Callable[[str], None]) -> web.Response:
-    log(f"refused a request: {why}")
-    return web.json_response({"error": why}, status=400)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def serve(rewarder: Rewarder, host: str, port: int,
-          log: Callable[[str], None] = print) -> None:
+def _guard(options: ServeOptions, log: Callable[[str], None]) -> Any:
+    """The middleware every request passes: the token first (before a byte of the body is
+    read), then each refusal answered as one line of JSON."""
+    token = options.token
+    expected = None if token is None else hashlib.sha256(token.encode()).digest()
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if expected is not None and request.path != "/health" \
+                and not _authorized(request, expected):
+            return _refused(401, "this service needs Authorization: Bearer TOKEN", log,
+                            request, {"WWW-Authenticate": "Bearer"})
+        try:
+            return await handler(request)
+        except RewardError as exc:
+            return _refused(400, str(exc), log, request)
+        except Busy as exc:
+            why = ("too many batches are waiting" if exc.everyone else
+                   "too many of this client's batches are waiting") + "; retry shortly"
+            return _refused(503 if exc.everyone else 429, why, log, request,
+                            {"Retry-After": "1"})
+        except web.HTTPRequestEntityTooLarge:
+            return _refused(413, f"the body is longer than {options.max_body_bytes:,} bytes, "
+                            "the most this service reads; send smaller batches", log, request)
+        except web.HTTPRequestTimeout:
+            return _refused(408, f"the body did not arrive within {options.body_seconds:g} s",
+                            log, request)
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            return _refused(exc.status, f"{exc.reason}: {request.method} {request.path}", log,
+                            request)
+        except Exception as exc:  # noqa: BLE001 - a fault of ours, still answered in JSON
+            log(f"scoring failed: {exc!r}")
+            return _refused(500, f"scoring failed ({type(exc).__name__}); the server's log "
+                            "says more", log, request)
+
+    return guard
+
+
+def _authorized(request: web.Request, expected: bytes) -> bool:
+    """Whether the request carries the token; compared as digests in constant time, so
+    neither its text nor its length shows in how long a refusal takes."""
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    digest = hashlib.sha256(given.strip().encode("utf-8", "surrogateescape")).digest()
+    return hmac.compare_digest(digest, expected) and scheme.lower() == "bearer"
+
+
+def _refused(status: int, why: str, log: Callable[[str], None], request: web.Request,
+             headers: dict[str, str] | None = None) -> web.Response:
+    log(f"refused a request from {request.remote}: {status} {why}")
+    return web.json_response({"error": why}, status=status, headers=headers)
+
+
+def serve(rewarder: Rewarder, host: str, port: int, log: Callable[[str], None] = print,
+          options: ServeOptions | None = None) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
-    web.run_app(make_app(rewarder, log), host=host, port=port, print=None,
+    options = options or ServeOptions()
+    check_exposure(host, options.token)
+    web.run_app(make_app(rewarder, log, options), host=host, port=port, print=None,
                 handle_signals=True)
 
 
 @contextlib.contextmanager
 def serving(rewarder: Rewarder, host: str = "127.0.0.1", port: int = 0,
-            log: Callable[[str], None] = lambda _: None) -> Iterator[str]:
+            log: Callable[[str], None] = lambda _: None,
+            options: ServeOptions | None = None) -> Iterator[str]:
     """The service in a thread of this process while the block runs (a trainer's own
     process, a test, a benchmark); yields its ``/get_reward`` URL (``port=0``: a free one)."""
+    options = options or ServeOptions()
+    check_exposure(host, options.token)
     loop = asyncio.new_event_loop()
-    runner = web.AppRunner(make_app(rewarder, log))
+    runner = web.AppRunner(make_app(rewarder, log, options))
     loop.run_until_complete(runner.setup())
     site = web.TCPSite(runner, host, port)
     loop.run_until_complete(site.start())

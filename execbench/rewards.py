@@ -59,7 +59,8 @@ MAX_LIMITS = {"cpu_seconds": 600.0, "wall_seconds": 3600.0, "memory_mb": 65_536,
 """The largest sandbox limits a ground truth may ask for (a sent label is a client's to
 forge; exported suites sit far below)."""
 MAX_SANDBOXES = 4
-"""Distinct sets of limits one rewarder serves: each keeps a pool of warm workers."""
+"""Distinct sets of limits a rewarder without a closed set (``limits=None``) starts pools
+for, as its rows first name them: each keeps a pool of warm workers."""
 
 
 class RewardError(ValueError):
@@ -236,19 +237,38 @@ def _read_record(record: Mapping[str, Any]) -> Truth:
         given = record.get("limits")
         if not isinstance(given, dict):
             raise RewardError(f"ground truth of a {instance.task} instance has no limits")
-        unknown = sorted(set(given) - set(MAX_LIMITS))
-        if unknown:
-            raise RewardError(f"ground truth limits: unknown {', '.join(unknown)}")
-        for name, value in given.items():
-            if not isinstance(value, int | float) or isinstance(value, bool) \
-                    or not 0 < value <= MAX_LIMITS[name]:
-                raise RewardError(f"ground truth limits: {name} must be a positive number "
-                                  f"up to {MAX_LIMITS[name]:,}")
-        try:
-            limits = Limits(**given)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise RewardError(f"ground truth limits: {exc}") from None
+        limits = limits_of(given, "ground truth limits")
     return Truth(instance, limits)
+
+
+def limits_of(given: Mapping[str, Any], what: str) -> Limits:
+    """Sandbox limits from their fields, each a positive number within ``MAX_LIMITS``;
+    ``RewardError`` names ``what`` and the field that is wrong."""
+    unknown = sorted(set(given) - set(MAX_LIMITS))
+    if unknown:
+        raise RewardError(f"{what}: unknown {', '.join(unknown)}")
+    for name, value in given.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) \
+                or not 0 < value <= MAX_LIMITS[name]:
+            raise RewardError(f"{what}: {name} must be a positive number "
+                              f"up to {MAX_LIMITS[name]:,}")
+    try:
+        return Limits(**given)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise RewardError(f"{what}: {exc}") from None
+
+
+def parse_limits(text: str) -> Limits:
+    """Sandbox limits written ``cpu_seconds=4,wall_seconds=20,memory_mb=2048`` (the fields
+    of a ground truth's limits; the others keep their defaults)."""
+    given: dict[str, Any] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, value = item.partition("=")
+        try:
+            given[name.strip()] = json.loads(value) if equals else None
+        except ValueError:
+            raise RewardError(f"limits {text!r}: {name.strip()} is not a number") from None
+    return limits_of(given, f"limits {text!r}")
 
 
 # --------------------------------------------------------------------------- scoring
@@ -291,12 +311,19 @@ class Reward:
 class Rewarder:
     """Scores responses against ground truths with one reward choice. Holds a sandbox for
     each set of limits the rows name, started when a row first needs it; thread-safe, and a
-    context manager (``close`` stops the sandboxes)."""
+    context manager (``close`` stops the sandboxes).
+
+    ``limits`` closes the sets it serves: a row naming any other is refused, so rows (a
+    client's to forge, behind ``serve-rewards``) can neither widen the limits nor start a
+    pool beyond those. Without it (a trainer's own rows, in its process) a row's limits
+    start a pool, up to ``MAX_SANDBOXES`` of them."""
 
     def __init__(self, reward: str | Mapping[str, str] | None = None, *,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, limits: Iterable[Limits] | None = None) -> None:
         self.choice = RewardChoice.parse(reward)
         self.workers = workers
+        self.served: frozenset[Limits] | None = None if limits is None else frozenset(limits)
+        """The closed set of limits rows may name; None: any within ``MAX_LIMITS``."""
         self._sandboxes: dict[Limits, Sandbox] = {}
         self._lock = threading.Lock()
 
@@ -312,6 +339,15 @@ class Rewarder:
         for sandbox in sandboxes:
             sandbox.close()
 
+    def read(self, truth: str | Mapping[str, Any] | Truth) -> Truth:
+        """A ground truth read, and its limits checked against the closed set."""
+        read = truth if isinstance(truth, Truth) else read_truth(truth)
+        if self.served is not None and read.limits is not None \
+                and read.limits not in self.served:
+            raise RewardError("ground truth limits are not among the sets served here "
+                              "(serve-rewards --suite names the suite a row comes from)")
+        return read
+
     def _sandbox(self, limits: Limits | None) -> Sandbox | None:
         if limits is None:
             return None
@@ -320,7 +356,7 @@ class Rewarder:
             if sandbox is None:
                 from execbench.sandbox.pool import Sandbox
 
-                if len(self._sandboxes) >= MAX_SANDBOXES:
+                if self.served is None and len(self._sandboxes) >= MAX_SANDBOXES:
                     raise RewardError(f"the rows ask for more than {MAX_SANDBOXES} sets of "
                                       "sandbox limits; export them from fewer suites")
 
@@ -330,7 +366,7 @@ class Rewarder:
     def reward(self, truth: str | Mapping[str, Any] | Truth, response: Any) -> Reward:
         """The reward of one response; ``RewardError`` for a ground truth or completion
         that is not one."""
-        read = truth if isinstance(truth, Truth) else read_truth(truth)
+        read = self.read(truth)
         score = judge(read.instance, completion_text(response), self._sandbox(read.limits))
         chosen = self.choice.option(read.instance.task)
         if chosen is None:
@@ -343,7 +379,7 @@ class Rewarder:
         """The rewards of a batch, in order. Every ground truth is read first, so a bad one
         fails the batch before anything runs; rows whose task runs code are scored
         concurrently (each in its own sandbox unit), the others in this thread."""
-        read = [truth if isinstance(truth, Truth) else read_truth(truth) for truth in truths]
+        read = [self.read(truth) for truth in truths]
         answers = list(responses)
         if len(read) != len(answers):
             raise RewardError(f"{len(answers)} responses for {len(read)} ground truths")

@@ -1,16 +1,22 @@
 """``execbench serve-rewards``: batches in OpenRLHF's and execbench's forms, malformed
-requests refused with the server going on, and the red-team completions sent to a real
-server process, with the evidence that nothing of them ran checked from outside it."""
+requests refused with the server going on, the red-team completions sent to a real
+server process, with the evidence that nothing of them ran checked from outside it, and
+the service's own guards: its token, the closed set of limits, caps, and turns that keep
+one client's batches from holding up another's."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import http.client
 import json
 import os
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,13 +24,15 @@ from typing import Any
 
 import pytest
 
+from execbench.reward_server import ServeOptions, serving
 from execbench.rewards import Rewarder, truth_text
+from execbench.sandbox.pool import Limits
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from tests.helpers.cli import EXECBENCH
 from tests.helpers.data import shared_data
 from tests.helpers.red_team import RED_TEAM
-from tests.helpers.waiting import eventually
+from tests.helpers.waiting import PATIENCE, eventually
 
 Post = Callable[..., Any]
 
@@ -54,8 +62,6 @@ def _poster(url: str) -> Post:
 @contextlib.contextmanager
 def served(rewarder: Rewarder, log: list[str] | None = None) -> Iterator[Post]:
     """The service on a free local port, in a thread, while the block runs."""
-    from execbench.reward_server import serving
-
     with serving(rewarder, log=(log if log is not None else []).append) as url:
         yield _poster(url)
 
@@ -66,12 +72,12 @@ def _with(truth: str, part: str, key: str, value: Any) -> str:
     return json.dumps(record)
 
 
-def _program_suite(folder: Path) -> Path:
+def _program_suite(folder: Path, limits: Limits | None = None) -> Path:
     source = folder / "progs.jsonl"
     source.write_text(json.dumps({"id": "dbl", "code": "def dbl(x):\n    return 2 * x\n",
                                   "entry_point": "dbl", "calls": ["3", "5"]}) + "\n")
     build_suite([str(source)], folder / "suite",
-                BuildOptions(tasks=["output", "input"], workers=1))
+                BuildOptions(tasks=["output", "input"], workers=1, limits=limits or Limits()))
     return folder / "suite"
 
 
@@ -81,7 +87,7 @@ def test_batches_in_both_forms_and_malformed_requests(tmp_path: Path) -> None:
     right = [get_task(i.task).reference_response(i) for i in instances]
     runs = next(truth for truth in truths if '"limits"' in truth)  # an input instance's
     log: list[str] = []
-    with Rewarder() as rewarder, served(rewarder, log) as post:
+    with Rewarder(limits=[manifest.recipe.limits]) as rewarder, served(rewarder, log) as post:
         answer = post({"responses": right + ["nonsense"] * len(right),
                        "ground_truths": truths + truths})
         assert answer["rewards"] == [1.0] * len(right) + [0.0] * len(right)
@@ -240,3 +246,288 @@ def _descendants(pid: int, settled: bool = False) -> set[int]:
 def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"):
         monkeypatch.delenv(name, raising=False)
+
+
+# --------------------------------------------------------------------------- the guards
+
+TOKEN = "a-token-of-the-test-0123456789"
+
+
+def _call(url: str, body: bytes | None = None, headers: dict[str, str] | None = None,
+          source: str | None = None, timeout: float = PATIENCE) -> tuple[int, Any, Any]:
+    """One request (POST with a body, else GET), from the local address ``source`` where
+    given: its status, headers and JSON answer."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(
+        parts.hostname or "", parts.port, timeout=timeout,
+        source_address=None if source is None else (source, 0))
+    try:
+        connection.request("GET" if body is None else "POST", parts.path, body=body,
+                           headers={"Content-Type": "application/json", **(headers or {})})
+        response = connection.getresponse()
+        return response.status, response.headers, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def _batch(truths: list[str], responses: list[Any]) -> bytes:
+    return json.dumps({"ground_truths": truths, "responses": responses}).encode()
+
+
+def _serve_command(port: int, *args: str, env: dict[str, str] | None = None
+                   ) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([EXECBENCH, "serve-rewards", "--port", str(port), "--workers", "1",
+                             *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env, start_new_session=True)
+
+
+def _without_token() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items()
+            if name != "EXECBENCH_REWARD_TOKEN"}
+
+
+def test_a_token_guards_every_route_but_health(tmp_path: Path) -> None:
+    """A server started with the token in its environment refuses a request without it,
+    with a wrong one, or with it under another scheme; /health answers anyone and says
+    nothing about the server."""
+    manifest, instances, _ = load_suite(_program_suite(tmp_path))
+    truths = [truth_text(i, manifest.recipe.limits) for i in instances]
+    body = _batch(truths, [get_task(i.task).reference_response(i) for i in instances])
+    port = _free_port()
+    server = _serve_command(port, env={**os.environ, "EXECBENCH_REWARD_TOKEN": TOKEN})
+    url = f"http://127.0.0.1:{port}/get_reward"
+    try:
+        eventually(lambda: _up(port) or server.poll() is not None, "the reward server listens")
+        assert server.poll() is None, server.communicate()
+        wrong = "x" + TOKEN[1:]
+        for headers in ({}, {"Authorization": f"Bearer {wrong}"}, {"Authorization": TOKEN},
+                        {"Authorization": f"Basic {TOKEN}"}, {"Authorization": "Bearer "}):
+            status, sent, answer = _call(url, body, headers)
+            assert (status, sent.get("WWW-Authenticate")) == (401, "Bearer"), (headers, answer)
+            assert "Bearer" in answer["error"]
+        status, _, answer = _call(url.replace("get_reward", "nowhere"), body)
+        assert status == 401, "an unknown route tells nothing either"
+        status, _, answer = _call(url, body, {"Authorization": f"Bearer {TOKEN}"})
+        assert status == 200 and answer["rewards"] == [1.0] * len(truths)
+        status, _, answer = _call(url.replace("get_reward", "health"))
+        assert (status, answer) == (200, {"status": "ok"})
+        # A client's path is logged as text: rich markup in it neither styles the
+        # operator's console nor (a closing tag without its opening) breaks the log.
+        marked = url.replace("get_reward", "[/zzz][link=https://evil.example]x[/link]")
+        status, _, answer = _call(marked, body, {"Authorization": f"Bearer {TOKEN}"})
+        assert status == 404, answer
+    finally:
+        server.terminate()
+        _, logged = server.communicate(timeout=30)
+    assert "[/zzz][link=https://evil.example]x[/link]" in logged.decode(), logged
+
+
+def test_listening_beyond_loopback_needs_a_token() -> None:
+    """Without a token the server refuses, in one line and exit status 2, to listen where
+    other hosts reach it; a token too short to resist guessing is refused too."""
+    port = _free_port()
+    for args, why in ((("--host", "0.0.0.0"), "without a token"),
+                      (("--host", "::"), "without a token"),
+                      (("--host", ""), "without a token"),
+                      (("--token", "short"), "at least 16 characters")):
+        server = _serve_command(port, *args, env=_without_token())
+        try:
+            _, stderr = server.communicate(timeout=PATIENCE)
+        finally:
+            server.kill()
+            server.wait(30)
+        lines = stderr.decode().strip().splitlines()
+        assert server.returncode == 2 and len(lines) == 1 and why in lines[0], (args, lines)
+    with Rewarder(limits=[]) as rewarder, pytest.raises(ValueError, match="without a token"), \
+            serving(rewarder, host="0.0.0.0"):
+        pass
+
+
+def test_rows_cannot_widen_the_limits_nor_crowd_out_the_pools(tmp_path: Path) -> None:
+    """The attack that starved the service: rows naming odd limits (each once made a pool,
+    four of them refused every later batch) and a row asking for 64 GiB, an hour and 4 GiB
+    files. Each is refused; the suite's rows then score, and every sandbox process under
+    the server runs under the suite's memory limit, as /proc shows."""
+    manifest, instances, _ = load_suite(_program_suite(tmp_path))
+    ours = manifest.recipe.limits
+    runs = [i for i in instances if i.task == "input"]
+    truths = [truth_text(i, ours) for i in runs]
+    right = [get_task(i.task).reference_response(i) for i in runs]
+    odd = [{"cpu_seconds": 1.5 + step / 10} for step in range(5)] + [
+        {"memory_mb": 65_536, "wall_seconds": 3600.0, "file_bytes": 1 << 32},
+        {"cpu_seconds": ours.cpu_seconds / 2}]
+    with Rewarder(workers=1, limits=[ours]) as rewarder, served(rewarder) as post:
+        for change in odd:
+            record = json.loads(truths[0])
+            record["limits"].update(change)
+            answer = post({"responses": right[:1], "ground_truths": [json.dumps(record)]},
+                          status=400)
+            assert "limits are not among the sets served here" in answer["error"]
+        assert post({"responses": right, "ground_truths": truths})["rewards"] == \
+            [1.0] * len(runs)
+        sandboxes = _sandbox_processes(os.getpid())
+        assert sandboxes
+        assert {_address_space(pid) for pid in sandboxes} == {ours.memory_mb * 1024 * 1024}
+
+
+def _sandbox_processes(pid: int) -> set[int]:
+    found = set()
+    for child in _descendants(pid):
+        with contextlib.suppress(OSError), open(f"/proc/{child}/cmdline", "rb") as handle:
+            if b"execbench.sandbox.worker" in handle.read():
+                found.add(child)
+    return found
+
+
+def _address_space(pid: int) -> int:
+    with open(f"/proc/{pid}/limits") as handle:
+        line = next(line for line in handle if line.startswith("Max address space"))
+    return int(line.split()[3])
+
+
+def test_the_limits_served_are_those_of_the_suites_and_flags_named(tmp_path: Path) -> None:
+    """A server started with --suite (a suite built with limits of its own) and --limits
+    scores rows naming either set, and refuses rows naming the default limits, which it
+    was not started with."""
+    suite = _program_suite(tmp_path, Limits(cpu_seconds=3.0, wall_seconds=15.0))
+    manifest, instances, _ = load_suite(suite)
+    runs = next(i for i in instances if i.task == "input")
+    right = get_task("input").reference_response(runs)
+    named = Limits(cpu_seconds=4.0, memory_mb=2048)
+    port = _free_port()
+    server = _serve_command(port, "--suite", str(suite),
+                            "--limits", "cpu_seconds=4,memory_mb=2048", env=_without_token())
+    post = _poster(f"http://127.0.0.1:{port}/get_reward")
+    try:
+        eventually(lambda: _up(port) or server.poll() is not None, "the reward server listens")
+        assert server.poll() is None, server.communicate()
+        truths = [truth_text(runs, manifest.recipe.limits), truth_text(runs, named)]
+        assert post({"responses": [right] * 2, "ground_truths": truths})["rewards"] == [1.0] * 2
+        answer = post({"responses": [right], "ground_truths": [truth_text(runs, Limits())]},
+                      status=400)
+        assert "limits are not among the sets served here" in answer["error"]
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+class _Held(Rewarder):
+    """A rewarder that holds every response ``hold`` until ``release`` is set, and says
+    when it first holds one: a batch as slow as the test wants, without a clock."""
+
+    def __init__(self) -> None:
+        super().__init__(limits=[])
+        self.holding = threading.Event()
+        self.release = threading.Event()
+
+    def reward(self, truth: Any, response: Any) -> Any:
+        if response == "hold":
+            self.holding.set()
+            self.release.wait(PATIENCE)
+        return super().reward(truth, response)
+
+
+def test_one_clients_batches_leave_health_and_other_clients_served(tmp_path: Path) -> None:
+    """One client (127.0.0.1) sends 40 batches whose scoring it holds, more than the
+    threads a server may have. While they hold, /health answers and another client
+    (127.0.0.2) has its batch scored: both before any held batch ends. The first client's
+    batches past its share are refused at once with 429, not queued unread."""
+    manifest, instances, _ = load_suite(_program_suite(tmp_path))
+    output = next(i for i in instances if i.task == "output")
+    truth = truth_text(output, manifest.recipe.limits)
+    events: list[tuple[str, int]] = []
+    with _Held() as rewarder, serving(rewarder) as url:
+        def held() -> None:
+            status, sent, _ = _call(url, _batch([truth], ["hold"]))
+            events.append(("held", status if status != 429 or sent["Retry-After"] else 0))
+
+        clients = [threading.Thread(target=held) for _ in range(40)]
+        try:
+            for client in clients:
+                client.start()
+            assert rewarder.holding.wait(PATIENCE)
+            status, _, answer = _call(url.replace("get_reward", "health"))
+            events.append(("health", status))
+            status, _, answer = _call(url, _batch(
+                [truth], [get_task("output").reference_response(output)]), source="127.0.0.2")
+            events.append(("other", status))
+            assert answer["rewards"] == [1.0]
+        finally:
+            rewarder.release.set()
+            for client in clients:
+                client.join(PATIENCE)
+    scored = [at for at, event in enumerate(events) if event == ("held", 200)]
+    assert scored and ("held", 429) in events and len(events) == 42
+    assert {status for kind, status in events if kind == "held"} == {200, 429}
+    assert events.index(("health", 200)) < scored[0] and events.index(("other", 200)) < scored[0]
+
+
+def test_a_request_past_a_cap_is_refused_in_json(tmp_path: Path) -> None:
+    """A body announced past the cap is refused before it is read (413), a batch of more
+    items than the cap or an answer longer than it with 400, an unknown route with 404, a
+    body that does not come in time with 408: each in one line of JSON, and the server
+    goes on."""
+    manifest, instances, _ = load_suite(_program_suite(tmp_path))
+    output = next(i for i in instances if i.task == "output")
+    truth = truth_text(output, manifest.recipe.limits)
+    right = get_task("output").reference_response(output)
+    caps = ServeOptions()
+    with Rewarder(limits=[]) as rewarder, serving(rewarder) as url:
+        parts = urllib.parse.urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port,
+                                                timeout=PATIENCE)
+        connection.putrequest("POST", parts.path)
+        connection.putheader("Content-Length", str(caps.max_body_bytes + 1))
+        connection.endheaders()  # and not a byte of the body
+        response = connection.getresponse()
+        assert response.status == 413
+        assert "the most this service reads" in json.loads(response.read())["error"]
+        connection.close()
+        many = caps.max_items + 1
+        status, _, answer = _call(url, _batch([truth] * many, ["0"] * many))
+        assert status == 400 and f"at most {caps.max_items:,}" in answer["error"]
+        long = " " * caps.max_answer_chars + right
+        status, _, answer = _call(url, _batch([truth, truth], [right, long]))
+        assert status == 400 and answer["error"].startswith("response 1 is")
+        status, _, answer = _call(url.replace("get_reward", "nowhere"), b"{}")
+        assert status == 404 and "nowhere" in answer["error"]
+        assert _call(url, _batch([truth], [right]))[2]["rewards"] == [1.0]
+    small = ServeOptions(max_body_bytes=1000, body_seconds=0.5)
+    with Rewarder(limits=[]) as rewarder, serving(rewarder, options=small) as url:
+        status, _, answer = _call(url, _batch([truth] * 4, [right] * 4))
+        assert status == 413 and "1,000 bytes" in answer["error"]
+        # a body that never arrives holds its place only so long
+        parts = urllib.parse.urlsplit(url)
+        connection = http.client.HTTPConnection(parts.hostname or "", parts.port,
+                                                timeout=PATIENCE)
+        connection.putrequest("POST", parts.path)
+        connection.putheader("Content-Length", "900")
+        connection.endheaders(b"{")
+        response = connection.getresponse()
+        assert response.status == 408 and "did not arrive" in json.loads(response.read())["error"]
+        connection.close()
+
+
+def test_turns_go_round_the_clients_and_each_clients_in_order() -> None:
+    """One place, three clients: the client with three requests waiting gets every
+    other turn, not three in a row, and its own requests keep their order."""
+    from execbench.reward_server import Turns
+
+    async def main() -> list[str]:
+        turns, order = Turns(places=1, per_client=1), []
+
+        async def one(client: str, label: str) -> None:
+            await turns.acquire(client)
+            order.append(label)
+            await asyncio.sleep(0)
+            turns.release(client)
+
+        await turns.acquire("first")  # held while the others queue
+        waiting = [asyncio.create_task(one(client, label)) for client, label in
+                   (("a", "a1"), ("a", "a2"), ("a", "a3"), ("b", "b1"), ("c", "c1"))]
+        await asyncio.sleep(0)
+        turns.release("first")
+        await asyncio.gather(*waiting)
+        return order
+
+    assert asyncio.run(main()) == ["a1", "b1", "c1", "a2", "a3"]

@@ -153,9 +153,11 @@ def test_rewards_equal_the_verdicts_of_run_and_score(exported: dict[str, Any],
 
     # the HTTP service, in OpenRLHF's form, with the verdicts themselves
     from execbench.rewards import Rewarder
+    from execbench.suite import SuiteFile
     from tests.test_reward_server import served
 
-    with Rewarder() as rewarder, served(rewarder) as post:
+    limits = SuiteFile.open(exported["suite"]).limits
+    with Rewarder(limits=[limits]) as rewarder, served(rewarder) as post:
         for start in range(0, len(items), 200):
             batch = items[start:start + 200]
             prompts = [f"<prompt of {i}>\n" for (i, _), _ in batch]
