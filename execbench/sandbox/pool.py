@@ -31,6 +31,7 @@ import execbench
 from execbench.sandbox.confine import scrubbed_environment, seccomp_program
 from execbench.sandbox.frames import JSON, MAX_RESULT_BYTES, Broken, FrameReader, pack
 from execbench.sandbox.trace import STATUSES, Trace, TraceOptions
+from execbench.sandbox.tracer import CPU_LIMIT
 
 _PROTOCOL_SECONDS = 60.0
 """How long past a job's wall-clock limit the parent waits for the worker's word on it (the
@@ -113,13 +114,59 @@ class Job:
     unit: str | None = None
     """Which untrusted unit the job belongs to. Jobs share a runner only with jobs of the
     same code and unit, and a runner serves one batch and dies: None makes the program the
-    unit (ground truth: its own calls may share a runner); a candidate, or anything else
-    that runs an answer, gets a unit of its own (``new_unit``)."""
+    unit (ground truth: its own calls may share a runner, each call with its own wall-clock
+    limit); a candidate, or anything else that runs an answer, gets a unit of its own
+    (``new_unit``), whose calls share one wall-clock budget (``UnitTime``)."""
 
 
 def new_unit() -> str:
     """A unit no other job has: its runner serves nothing else."""
     return secrets.token_hex(8)
+
+
+class UnitTime:
+    """The time of one candidate's unit, shared by all its calls (which may go out in
+    several batches, to several workers): one wall-clock limit plus each call's CPU limit,
+    for all of them together (so an honest candidate whose every call is slow but within
+    its limits still fits), counted while a batch of it runs (a batch waiting in the queue
+    costs it nothing); each call still has the wall-clock limit too. Once a call runs out
+    of time (killed at a wall-clock limit, or at its CPU limit: machine time, not the
+    counted steps, which end a call the same way everywhere and cost the runner nothing)
+    or the budget is spent, the calls left are judged ``timeout`` at once, never run: a
+    candidate that stalls at import costs one limit, not one per call. Ground truth has no
+    unit, so suites are unchanged."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left = seconds
+        self.out = False
+        """Whether a call of the unit ran out of time."""
+        self.jobs = 0
+        """The unit's jobs queued or running: the record is dropped when none is left."""
+        self._lock = threading.Lock()
+
+    def grant(self, seconds: float) -> None:
+        """One more call of the unit: its CPU limit is added to the budget."""
+        with self._lock:
+            self.left += seconds
+
+    def judged(self) -> Trace | None:
+        """The verdict on a call of the unit that is not to run, or None if it may run."""
+        with self._lock:
+            if self.out:
+                return Trace(status="timeout", detail="not run: an earlier call of this "
+                             "candidate ran out of time")
+            if self.left <= 0:
+                return Trace(status="timeout", detail="not run: this candidate's wall-clock "
+                             "time, for all its calls together, is spent")
+        return None
+
+    def charge(self, seconds: float, traces: list[Trace], killed: bool) -> None:
+        """A batch of the unit ran for ``seconds`` and answered ``traces``; ``killed``: its
+        runner was killed for time."""
+        with self._lock:
+            self.left -= seconds
+            self.out = self.out or killed or any(
+                trace.status == "timeout" and trace.detail == CPU_LIMIT for trace in traces)
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,6 +199,8 @@ class _WorkerProcess:
         self.into = self.proc.stdin.fileno()
         os.set_blocking(self.into, False)
         self.held: dict[str, Any] | None = None
+        self.batches = 0
+        """Batches sent: each went to a runner of its own."""
         try:
             program, why_not = _seccomp()
             self._send({"limits": asdict(limits), "seccomp": program.hex(),
@@ -208,14 +257,16 @@ class _WorkerProcess:
             size -= len(frame[1])
         return b"".join(parts)
 
-    def run(self, jobs: list[dict[str, Any]]) -> tuple[list[Trace], bool]:
+    def run(self, jobs: list[dict[str, Any]],
+            time_of: UnitTime | None = None) -> tuple[list[Trace], bool]:
         """Run ``jobs`` in order. Returns the traces of the jobs that finished, in order,
         and whether the worker broke (died, or said something the protocol does not allow):
         then the next job went down with it and the worker must be replaced.
 
         Consecutive jobs of the same code and unit go as one batch, to one runner that
         serves nothing else. A result echoes its job's ``seq`` (a random token for the batch
-        and the job's place in it), checked by the zygote and again here.
+        and the job's place in it), checked by the zygote and again here. ``time_of``: the
+        time of the unit all ``jobs`` belong to, where it is a candidate's.
         """
         done: list[Trace] = []
         try:
@@ -223,31 +274,55 @@ class _WorkerProcess:
                 start = end = len(done)
                 while end < len(jobs) and _same_unit(jobs[end], jobs[start]):
                     end += 1
+                judged = time_of.judged() if time_of is not None else None
+                if judged is not None:
+                    done += [judged] * (end - start)
+                    continue
                 token = secrets.token_hex(8)
                 batch = [{**job, "seq": f"{token}.{i}"} for i, job in enumerate(jobs[start:end])]
-                if not self._run_batch(batch, done):
+                if not self._run_batch(batch, done, time_of):
                     return done, True
         except (OSError, ValueError, RecursionError, TimeoutError, Broken):
             return done, True
         return done, False
 
-    def _run_batch(self, batch: list[dict[str, Any]], done: list[Trace]) -> bool:
+    def _run_batch(self, batch: list[dict[str, Any]], done: list[Trace],
+                   time_of: UnitTime | None) -> bool:
         """Send one batch and collect its answers into ``done`` until it is answered or its
         runner ended (recycled, crashed, killed at the wall limit); the jobs left are then
-        sent again as a new unit. False when the worker is gone."""
-        self._send({"jobs": batch})
+        sent again as a new unit. A candidate's batch gets what is left of its unit's time,
+        for all its calls together, and is charged what it took. False when the worker is
+        gone."""
+        first, start = len(done), time.monotonic()
+        killed: bool | None = False
+        try:
+            killed = self._answers(batch, done, time_of)
+        finally:
+            if time_of is not None:
+                time_of.charge(time.monotonic() - start, done[first:], bool(killed))
+        return killed is not None
+
+    def _answers(self, batch: list[dict[str, Any]], done: list[Trace],
+                 time_of: UnitTime | None) -> bool | None:
+        """``_run_batch``'s exchange: whether the runner was killed for time, None when
+        the worker is gone."""
+        request: dict[str, Any] = {"jobs": batch}
+        if time_of is not None:
+            request["wall"] = time_of.left
+        self._send(request)
+        self.batches += 1
         slack = self.limits.wall_seconds + _PROTOCOL_SECONDS
         index = 0
         while index < len(batch):
             job = batch[index]
             message = self._message(time.monotonic() + slack)
             if message is None:
-                return False
+                return None
             if message["kind"] == "died":
                 status = message.get("status")
                 done.append(Trace(status=status if status in STATUSES else "crashed",
                                   detail=str(message.get("detail"))[:500]))
-                return True
+                return status == "timeout"
             if message["kind"] != "result" or message.get("seq") != job["seq"]:
                 raise Broken(f"unexpected {message['kind']!r} message")
             payload = self._payload(message, time.monotonic() + slack)
@@ -256,8 +331,8 @@ class _WorkerProcess:
             done.append(Trace.from_payload(payload))
             index += 1
             if message.get("recycle") is not None:
-                return True
-        return True
+                return False
+        return False
 
     def close(self) -> None:
         """Stop the worker: the zygote sees its pipe close, even mid-unit, kills its runner
@@ -290,6 +365,13 @@ class Sandbox:
         self._threads: list[threading.Thread] = []
         self._closed = False
         self.restarts = 0
+        self.batches = 0
+        """Batches sent to workers, each to a runner of its own: the runners that ran
+        program code (a unit of more than ``BATCH`` calls, or one whose runner recycles,
+        takes more than one)."""
+        self._times: dict[str, UnitTime] = {}
+        """The time of each candidate unit with jobs queued or running."""
+        self._times_lock = threading.Lock()
         self.network_isolated: bool | None = None
         self.layers: dict[str, str] = {}
         """Each confinement layer and whether it is on, as the last started worker said."""
@@ -326,7 +408,7 @@ class Sandbox:
                             worker = _WorkerProcess(self.limits)
                             self.network_isolated = worker.info.get("network_isolated")
                             self.layers = dict(worker.info.get("layers") or {})
-                        traces, broken = worker.run([job for job, _ in pending])
+                        traces, broken = self._run(worker, pending)
                     except BaseException as exc:  # noqa: BLE001 - surface to the callers
                         for _, future in pending:
                             future.set_exception(exc)
@@ -349,10 +431,44 @@ class Sandbox:
             if worker is not None:
                 worker.close()
 
+    def _run(self, worker: _WorkerProcess,
+             pending: list[tuple[dict[str, Any], Future]]) -> tuple[list[Trace], bool]:
+        """``worker.run`` on one unit's pending jobs, with the unit's time where it is a
+        candidate's; the batches it sent are counted."""
+        unit = pending[0][0]["unit"]
+        with self._times_lock:
+            time_of = self._times.get(unit) if unit is not None else None
+        sent = worker.batches
+        try:
+            return worker.run([job for job, _ in pending], time_of)
+        finally:
+            with self._times_lock:
+                self.batches += worker.batches - sent
+
+    def _count(self, unit: str, job: Job) -> None:
+        """One more job of candidate ``unit`` queued: its time is made with the first, and
+        grows by each job's CPU limit."""
+        cpu = min(job.cpu_seconds or self.limits.cpu_seconds, self.limits.cpu_seconds)
+        with self._times_lock:
+            if unit not in self._times:
+                self._times[unit] = UnitTime(self.limits.wall_seconds)
+            self._times[unit].jobs += 1
+            self._times[unit].grant(cpu)
+
+    def _uncount(self, unit: str, _: Future) -> None:
+        """A job of ``unit`` is answered (or cancelled): the last one drops its time."""
+        with self._times_lock:
+            self._times[unit].jobs -= 1
+            if not self._times[unit].jobs:
+                del self._times[unit]
+
     def submit(self, job: Job) -> Future[Trace]:
         if self._closed:
             raise RuntimeError("sandbox is closed")
         future: Future[Trace] = Future()
+        if job.unit is not None:
+            self._count(job.unit, job)
+            future.add_done_callback(functools.partial(self._uncount, job.unit))
         payload = {"code": job.code, "entry_point": job.entry_point, "args": job.args,
                    "options": _options(job.options), "cpu_seconds": job.cpu_seconds,
                    "max_steps": job.max_steps,

@@ -23,7 +23,8 @@ trace it or read its memory (seccomp, Landlock, another uid).
 
 Parent -> zygote: a length-prefixed JSON message (``frames.pack``): once the limits and the
 runners' seccomp filter (compiled by the parent: ``confine.seccomp_program``), then a
-batch ``{"jobs": [...]}`` at a time. Zygote -> parent, in frames (``frames``): ``hello``
+batch ``{"jobs": [...]}`` at a time (a candidate's with ``"wall"``, the seconds left to its
+unit: ``pool.UnitTime``). Zygote -> parent, in frames (``frames``): ``hello``
 (the layers), then per batch each job's ``result`` (``seq``, ``recycle``: why the runner
 stopped after it, ``size``) and its payload chunks, or a ``died`` message for the job
 whose run ended the runner (``status``, ``detail``); after a ``result`` with ``recycle``
@@ -36,6 +37,7 @@ import contextlib
 import fcntl
 import gc
 import json
+import math
 import os
 import resource
 import signal
@@ -195,17 +197,24 @@ class _Zygote:
                 self._clean()
 
     def _unit(self, body: bytes) -> None:
-        """Hand one batch to a fresh runner and relay its answers; see the module doc."""
-        seqs = [job.get("seq") for job in json.loads(body)["jobs"]]
+        """Hand one batch to a fresh runner and relay its answers; see the module doc. Each
+        call has the wall-clock limit; a batch that names its ``wall`` (a candidate's: what
+        is left of its unit's time) has that too, for all its calls together."""
+        batch = json.loads(body)
+        seqs = [job.get("seq") for job in batch["jobs"]]
+        whole = batch.get("wall")
         child = self._handed(len(body).to_bytes(4, "big") + body)
-        deadline = time.monotonic() + self.wall
+        end = math.inf if whole is None else time.monotonic() + whole
         for seq in seqs:
+            deadline = min(end, time.monotonic() + self.wall)
             try:
                 outcome = self._relay(child, seq, deadline)
             except TimeoutError:
                 child.end()
+                detail = f"wall-clock limit {self.wall:g}s" if deadline < end else \
+                    "the candidate's wall-clock time, for all its calls together, is spent"
                 frames.send(self.proto_out, {"kind": "died", "status": "timeout",
-                                             "detail": f"wall-clock limit {self.wall:g}s"})
+                                             "detail": detail})
                 return
             except frames.Interrupted as interrupted:
                 if self.proto_in in interrupted.ready:
@@ -222,7 +231,6 @@ class _Zygote:
                 return
             if outcome:  # the runner recycles: the rest of the batch is for a fresh one
                 return
-            deadline = time.monotonic() + self.wall
 
     def _relay(self, child: _Runner, seq: Any, deadline: float) -> bool | None:
         """Relay one job's result and payload; whether the runner recycles after it, or None
@@ -330,6 +338,7 @@ def main() -> None:
     if not plan.temp_bytes:
         plan.warnings.append("no private tmpfs could be mounted (needs root or CAP_SYS_ADMIN): "
                              "the temporary root is not size-bounded")
+    confine.enclose(plan)
     frames.send(proto_out, {"kind": "hello", "pid": os.getpid(), "root": root,
                             "network_isolated": plan.network, "layers": plan.layers(),
                             "warnings": plan.warnings})

@@ -330,7 +330,9 @@ class BugRepair(_BugTask):
         if sandbox is None:
             raise RuntimeError("bug-repair needs a sandbox to score")
         calls = instance.data["truth"]["calls"]
-        unit = new_unit()  # this candidate's calls share a runner that serves nothing else
+        # The candidate's calls share a runner that serves nothing else, and one wall-clock
+        # budget: once a call runs out of time the rest are judged timeout, not run.
+        unit = new_unit()
         traces = sandbox.map(Job(module, instance.entry_point, call["args"], RESULT_ONLY,
                                  unit=unit) for call in calls)
         failures = [_failure(instance.entry_point, call, trace)

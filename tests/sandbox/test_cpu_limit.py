@@ -4,8 +4,9 @@ At its CPU budget a call's record ends where the program is and ``CpuLimit`` is 
 it. Whatever the program then does (catch it once or forever, swallow it in a ``finally``,
 a ``with`` or a ``__del__``, turn the timers or their signals off, free the recorder's
 tool, run code that poses as the sandbox's own) the call is a ``timeout`` with no value,
-its record holds no line run after the cut, it ends within a bounded time, and neither the
-unit's next call nor another unit's call sees any of it.
+its record holds no line run after the cut, it ends within a bounded time, and no later
+call sees any of it; a candidate unit's later calls are judged ``timeout`` without being run
+(``pool.UnitTime``).
 """
 
 from __future__ import annotations
@@ -102,6 +103,12 @@ def _assert_unharmed(*traces: Trace) -> None:
         assert trace.status == "ok" and decode(trace.value) == 45
 
 
+def _assert_not_run(trace: Trace) -> None:
+    """The call of a candidate unit after one that ran out of time: judged, never run."""
+    assert (trace.status, trace.value) == ("timeout", None)
+    assert trace.detail.startswith("not run"), trace.detail
+
+
 @RECORDERS
 def test_a_program_that_catches_the_limit_keeps_no_line_past_it(options: TraceOptions) -> None:
     """However the program swallows ``CpuLimit``, and however often, the lines it runs
@@ -112,15 +119,15 @@ def test_a_program_that_catches_the_limit_keeps_no_line_past_it(options: TraceOp
     for code, _ in CATCHERS.values():
         unit = new_unit()
         jobs += [Job(code, "f", "0", options, unit=unit),
-                 Job(LOOP, "f", "10", options, unit=unit)]
+                 Job(LOOP, "f", "10", options, unit=unit), Job(LOOP, "f", "10", options)]
     with Sandbox(workers=1, limits=LIMITS) as box:
-        traces = box.map([*jobs, Job(LOOP, "f", "10", options)])
-    for (name, (_, lines)), cut, after in zip(CATCHERS.items(), traces[:-1:2], traces[1::2],
-                                              strict=True):
+        traces = box.map(jobs)
+    for (name, (_, lines)), cut, unit_next, after in zip(
+            CATCHERS.items(), traces[::3], traces[1::3], traces[2::3], strict=True):
         assert (cut.status, cut.detail, cut.value, set(cut.lines)) == \
             ("timeout", "CPU time limit", None, lines), name
+        _assert_not_run(unit_next)
         _assert_unharmed(after)
-    _assert_unharmed(traces[-1])
 
 
 def test_a_caught_step_limit_keeps_its_lines_when_the_cpu_limit_ends_the_call() -> None:
@@ -149,7 +156,7 @@ FIGHTERS = {
 @pytest.mark.parametrize("fight", list(FIGHTERS))
 def test_a_program_that_fights_the_timers_still_times_out(fight: str) -> None:
     """Within the CPU backstop or, where the program turned both timers off, the wall
-    limit; the unit's next call and another unit's are unharmed."""
+    limit; the unit's next call is judged unrun, the next runner's call is unharmed."""
     code = f"""\
 import signal, sys
 def f(n):
@@ -166,7 +173,8 @@ def f(n):
         fought, after, other = box.map([Job(code, "f", "0", unit=unit),
                                         Job(LOOP, "f", "10", unit=unit), Job(LOOP, "f", "10")])
     assert (fought.status, fought.value) == ("timeout", None)
-    _assert_unharmed(after, other)
+    _assert_not_run(after)
+    _assert_unharmed(other)
 
 
 @pytest.mark.skipif(not tracer.MONITORING, reason="sys.monitoring is new in Python 3.12")
@@ -231,8 +239,10 @@ def f(n):
 """
     unit = new_unit()
     with Sandbox(workers=1, limits=LIMITS) as box:
-        posed, after = box.map([Job(code, "f", "0", unit=unit), Job(LOOP, "f", "10", unit=unit)])
+        posed, unit_next, after = box.map([Job(code, "f", "0", unit=unit),
+                                           Job(LOOP, "f", "10", unit=unit), Job(LOOP, "f", "10")])
     assert (posed.status, posed.detail, posed.value) == ("timeout", "CPU time limit", None)
+    _assert_not_run(unit_next)
     _assert_unharmed(after)
 
 
@@ -261,8 +271,8 @@ def f(n):
 
 def test_a_thread_that_runs_on_does_not_reach_the_units_next_call() -> None:
     """The main thread waits on a spinning thread: the call times out (the signal may reach
-    the spinning thread, so the backstop may end it), and the unit's next call runs in a
-    fresh runner."""
+    the spinning thread, so the backstop may end it), the unit's next call is judged unrun,
+    and the next call runs in a fresh runner."""
     code = """\
 import threading
 def spin():
@@ -276,8 +286,10 @@ def f(n):
 """
     unit = new_unit()
     with Sandbox(workers=1, limits=LIMITS) as box:
-        spun, after = box.map([Job(code, "f", "0", unit=unit), Job(LOOP, "f", "10", unit=unit)])
+        spun, unit_next, after = box.map([Job(code, "f", "0", unit=unit),
+                                          Job(LOOP, "f", "10", unit=unit), Job(LOOP, "f", "10")])
     assert (spun.status, spun.value) == ("timeout", None)
+    _assert_not_run(unit_next)
     _assert_unharmed(after)
 
 
