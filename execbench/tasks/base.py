@@ -202,8 +202,9 @@ def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> 
     """The verdict on one response, as every scorer gives it (``run``, ``score``, the
     rewards): the instance's task scores it, with the sandbox when the task runs code, and
     an exception from the task becomes ``SCORING_ERROR`` (one odd answer must not stop a
-    run, nor a trainer's batch). An answer over ``extract.MAX_ANSWER_CHARS`` is read cut
-    to that length; the verdict's detail and ``extra["answer_cut"]`` say how much was cut."""
+    run, nor a trainer's batch). An answer over ``extract.MAX_ANSWER_CHARS`` is
+    ``UNPARSABLE``, its detail and ``extra["answer_cut"]`` saying how much was over: a
+    verdict on its head alone would count a right start followed by a wrong end right."""
     task = get_task(instance.task)
     start_counting_cuts()
     try:
@@ -211,10 +212,9 @@ def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> 
     except Exception as exc:  # noqa: BLE001 - recorded as the verdict
         return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
     cut = answer_cut()
-    if cut:  # the answer was over the cap: the verdict is on its head, and says so
-        note = f"answer over {MAX_ANSWER_CHARS} characters: {cut} cut"
-        score.detail = note if score.detail is None else f"{note}; {score.detail}"
-        score.extra = {**score.extra, "answer_cut": cut}
+    if cut:
+        return Score(UNPARSABLE, detail=f"answer over {MAX_ANSWER_CHARS} characters: "
+                     f"{cut} more not read", extra={"answer_cut": cut})
     return score
 
 

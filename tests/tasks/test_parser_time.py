@@ -151,6 +151,10 @@ CASES = {
     # a simulation value left open, one short line after another
     "simulation lines": (lambda t: read_answer(t, {}), lambda n: "[output] = [\n" + "1,\n" * n,
                          600, MAX_ANSWER_CHARS),
+    # one tag line after another (from an adversarial review: the lines after each were
+    # copied once per tag line)
+    "simulation tag lines": (lambda t: read_answer(t, {}), lambda n: "[output] = 1\n" * n,
+                             2000, MAX_ANSWER_CHARS),
     # members and keys that all hash alike
     "set literal": (parse_literal, lambda n: "{" + _alike_ints(n) + "}", 1000,
                     MAX_LITERAL_CHARS),
@@ -259,16 +263,25 @@ def test_sets_of_members_hashing_alike_still_compare_right() -> None:
     assert parse_lines("[1, 2, 2]") == {1, 2}
 
 
-def test_an_answer_over_the_cap_is_cut_and_the_verdict_says_so() -> None:
+def test_an_answer_over_the_cap_is_unparsable_and_the_verdict_says_so() -> None:
+    """An answer over the cap is never judged on its head: a right start followed by a
+    wrong end (an adversarial review's attack: ``1``, a megabyte of spaces, `` + 1``) would
+    be counted right."""
     instance = Instance(id="output/p/0", task="output", source="p", program_id="p",
                         call_index=0, code="def f():\n    return 1\n", entry_point="f",
                         args="", data={"truth": {"value": ["int", 1], "repr": "1"}})
     over = 10
-    score = judge(instance, "[ANSWER]1" + " " * (MAX_ANSWER_CHARS - 1 + over) + "[/ANSWER]",
-                  None)
-    assert score.correct and score.extra["answer_cut"] == over
-    assert score.detail == f"answer over {MAX_ANSWER_CHARS} characters: {over} cut"
-    long = judge(instance, "[ANSWER]" + "1" * (MAX_ANSWER_CHARS + over) + "[/ANSWER]", None)
-    assert long.verdict == "unparsable" and long.extra["answer_cut"] == over
-    assert long.detail.startswith(f"answer over {MAX_ANSWER_CHARS} characters: {over} cut; ")
+    for answer in ("1" + " " * (MAX_ANSWER_CHARS - 1 + over),
+                   "1" + " " * (MAX_ANSWER_CHARS - 1) + " + 1" + " " * over):
+        score = judge(instance, f"[ANSWER]{answer}[/ANSWER]", None)
+        assert score.verdict == "unparsable" and score.extra["answer_cut"] >= over
+        assert score.detail.startswith(f"answer over {MAX_ANSWER_CHARS} characters: ")
+    assert judge(instance, "[ANSWER]1[/ANSWER]", None).correct
     assert "answer_cut" not in judge(instance, "[ANSWER]1[/ANSWER]", None).extra
+
+
+def test_tags_fold_case_in_ascii_only() -> None:
+    """A long s (U+017F) or a Kelvin sign (U+212A) folds to an ASCII letter under Unicode
+    case rules: such lookalikes are text, not tags."""
+    assert answer_text("[AN\u017fWER]7[/AN\u017fWER] [answer]1[/Answer]") == "1"
+    assert answer_text("<thin\u212a>x</thin\u212a>[ANSWER]2[/ANSWER]").endswith("2")

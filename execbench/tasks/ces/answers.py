@@ -61,10 +61,10 @@ def read_answer(text: str, labels: dict[str, str]) -> dict[str, str]:
         if rest is None:
             continue
         following = []
-        for extra in lines[number + 1:]:
-            if _TAG.match(extra):
-                break
-            following.append(extra)
+        after = number + 1  # an index, not a slice: nothing copied or skipped per tag line
+        while after < len(lines) and not _TAG.match(lines[after]):
+            following.append(lines[after])
+            after += 1
         value = _first_readable(rest, following)
         if value is not None:
             found[tag] = value

@@ -13,7 +13,8 @@ tag is found once (a pattern with no repetition), and an opening tag is paired w
 first closing tag after it by a pointer that only moves forward. A lazy pattern such as
 ``<think>.*?</think>`` would instead scan to the end of the text once per opening tag
 that has no closing one, which is quadratic in a response of repeated opening tags. Tags
-match case-insensitively, as they always have (``re.IGNORECASE``).
+match case-insensitively in ASCII only (``re.IGNORECASE | re.ASCII``: a long s or a Kelvin
+sign is no letter of a tag).
 
 An answer longer than ``MAX_ANSWER_CHARS`` is cut to that length before any task reads
 it; ``judge`` records how much was cut (``answer_cut``).
@@ -33,13 +34,13 @@ MAX_ANSWER_CHARS = 1 << 20
 answer block is taken) that a task reads; the rest is cut, and the verdict says how much
 (``base.judge``). Far above any answer the shipped data asks for (see the README)."""
 
-_THINK_OPEN = re.compile(r"<(think|reasoning)>", re.IGNORECASE)
-_THINK_CLOSE = re.compile(r"</(think|reasoning)>", re.IGNORECASE)
-_LONE_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE)
-_ANSWER_OPEN = re.compile(r"\[ANSWER\]", re.IGNORECASE)
-_ANSWER_CLOSE = re.compile(r"\[/ANSWER\]", re.IGNORECASE)
-_ANS_OPEN = re.compile(r"<ans>", re.IGNORECASE)
-_ANS_CLOSE = re.compile(r"</ans>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<(think|reasoning)>", re.IGNORECASE | re.ASCII)
+_THINK_CLOSE = re.compile(r"</(think|reasoning)>", re.IGNORECASE | re.ASCII)
+_LONE_THINK_CLOSE = re.compile(r"</think>", re.IGNORECASE | re.ASCII)
+_ANSWER_OPEN = re.compile(r"\[ANSWER\]", re.IGNORECASE | re.ASCII)
+_ANSWER_CLOSE = re.compile(r"\[/ANSWER\]", re.IGNORECASE | re.ASCII)
+_ANS_OPEN = re.compile(r"<ans>", re.IGNORECASE | re.ASCII)
+_ANS_CLOSE = re.compile(r"</ans>", re.IGNORECASE | re.ASCII)
 # Linear: a language run holds no backtick, so candidate fences never share one; and once
 # a fence finds no closing one, no later fence can.
 _FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
