@@ -29,7 +29,7 @@ import symtable
 
 from execbench.program import Call, Program
 from execbench.sources.dates import date_text
-from execbench.sources.generic import build_program, parse_module
+from execbench.sources.generic import build_program, parse_module, size_problem
 from execbench.sources.jsonl import Record, RecordError
 
 ID_KEY = "id"
@@ -97,10 +97,15 @@ def build(record: Record) -> Program:
 
 def call_arguments(text: str, name: str) -> str:
     """The argument-list text of ``text``, a call of ``name`` (``f(nums = [1, 2])``)."""
+    if (too_large := size_problem(text)) is not None:
+        raise RecordError(f"key 'input' of {too_large}")
     try:
         node = ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
         raise RecordError(f"key 'input' is not a call of {name}: it does not parse") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise RecordError(f"key 'input' is not a call of {name}: {type(exc).__name__}") \
+            from None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == name):
         raise RecordError(f"key 'input' should be a call of {name}(...)")

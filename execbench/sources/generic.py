@@ -38,11 +38,20 @@ JSON object::
 
 Repeated argument texts within one program are kept once. A record that breaks any of these
 rules is skipped and listed with its ``file:line``; the rest of the file still loads.
+
+Every text of a record that is parsed here (code, argument lists, expected values) is
+bounded before ``ast.parse`` sees it, whatever its format: ``ast`` builds a node for about
+every word or symbol, each a few hundred bytes (up to ~900 with the compiler's own), so a
+4 MiB record of ``a\n`` lines would take gigabytes. A text over ``MAX_PARSED_CHARS``
+characters, or over ``MAX_PARSED_TOKENS`` words and symbols (counted by one linear scan),
+is a skipped record naming the bound; one nested too deeply for the parser or the
+compiler is skipped with the error that says so.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from typing import Any
 
@@ -52,6 +61,18 @@ from execbench.sandbox.trace import Trace, TraceError
 from execbench.sources.jsonl import Record, RecordError
 
 ID_KEY = "id"
+MAX_PARSED_CHARS = 1 << 20
+"""Characters of one text parsed: a program's code, a call's arguments or expected value.
+The largest in the shared sources: code 8,631 (a CodeSense statement record), arguments
+8,204 (CodeSense); MBPP+'s generated inputs reach 102 KB, written by us and never parsed
+here."""
+MAX_PARSED_TOKENS = 200_000
+"""Words and symbols of one text parsed (``count_tokens``): at most about 175 MB of syntax
+tree and compiler state (100,000 ``a`` statements), where the largest code in the shared
+sources has under 3,000 and real modules of 400 KB some 130,000."""
+_TOKEN = re.compile(r"\w+|[^\w \t]")
+"""A run of letters, digits and underscores, or any one other character but a blank: at
+least one for each node ``ast`` makes (strings and comments count their words too)."""
 
 
 def build(record: Record) -> Program:
@@ -133,10 +154,30 @@ def build_program(record: Record, code: str, entry_point: str, calls: list[Call]
                    language=language)
 
 
+def count_tokens(text: str) -> int:
+    """How many words and symbols ``text`` holds (``_TOKEN``), in one linear scan."""
+    return _TOKEN.subn("", text)[1]
+
+
+def size_problem(text: str, max_chars: int = MAX_PARSED_CHARS,
+                 max_tokens: int = MAX_PARSED_TOKENS) -> str | None:
+    """Why ``text`` is too large to parse (its size and the bound it passes, in words the
+    caller puts after what the text is), or None. A text shorter than ``max_tokens``
+    characters is not scanned: it cannot hold more."""
+    if len(text) > max_chars:
+        return f"{len(text)} characters, over the bound of {max_chars}"
+    if len(text) > max_tokens and (count := count_tokens(text)) > max_tokens:
+        return f"{count} words and symbols, over the bound of {max_tokens}"
+    return None
+
+
 def check_call(index: int, call: Call) -> None:
     """Raise ``RecordError`` unless the call's texts parse as arguments and a literal."""
     if "\x00" in call.args or "\x00" in (call.expected or ""):
         raise RecordError(f"call {index} contains a NUL byte")
+    for what, text in (("arguments", call.args), ("expected value", call.expected or "")):
+        if (why := size_problem(text)) is not None:
+            raise RecordError(f"call {index}: {what} of {why}")
     try:
         values.parse_call_nodes(call.args)
     except values.LiteralError as exc:
@@ -154,10 +195,13 @@ def parse_module(code: str) -> ast.Module:
     """Parse and compile program code; a ``RecordError`` names the first problem and line.
 
     Compiling (not just parsing) also catches errors such as ``return`` outside a
-    function, which would otherwise only show up in the sandbox.
+    function, which would otherwise only show up in the sandbox. Code too large to parse
+    in bounded memory (``size_problem``) is refused before the parse.
     """
     if "\x00" in code:
         raise RecordError("code contains a NUL byte")
+    if (why := size_problem(code)) is not None:
+        raise RecordError(f"code of {why}")
     try:
         with warnings.catch_warnings():  # e.g. "'is' with a literal": not our concern here
             warnings.simplefilter("ignore")

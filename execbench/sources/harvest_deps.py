@@ -17,10 +17,15 @@ The project's author chooses every one of those entries, so each is parsed with
 pip, written anew from the parse. Everything else is left out with a one-line warning
 naming the file and the entry, and a count at the end; the rest is installed and the tests
 run without what was left out: a direct reference (``name @ URL``, ``name @ file://...``),
-a path or URL, a name that pip would take for an archive file, an editable install, an
-entry that does not parse, and every pip option (``--index-url``, ``--no-binary``, ``-c``,
-...). A requirements file's per-requirement options (``--hash``) are dropped: hashes a
-project gives are its own claim and guard nothing against it.
+a path or URL, a name that pip would take for an archive file, arbitrary equality
+(``name===TEXT``, whose text pip reads as a path when it holds a ``/``) and any version
+holding ``/``, ``\\`` or ``:``, an editable install, an entry that does not parse, and
+every pip option (``--index-url``, ``--no-binary``, ``-c``, ...). A requirements file's
+per-requirement options (``--hash``) are dropped: hashes a project gives are its own claim
+and guard nothing against it. Includes (``-r`` files inside the project, PEP 735
+``include-group`` entries) are followed with a stack of their own, ``MAX_INCLUDE_DEPTH``
+deep and ``MAX_INCLUDED_FILES`` files at most (one further is an entry refused), and a
+file too deeply nested for ``tomllib`` is not read, with a warning.
 
 The environment is made from the interpreter the harvest runs (``--python``) with its
 site folders visible after its own (pytest and what the user has installed stay
@@ -28,7 +33,11 @@ importable; what the project needs comes first); that interpreter's own pip runs
 (``ensurepip`` puts one in when it has none). It is kept in a cache folder, named by a
 digest of the interpreter, the requirements and the pip arguments, and reused by every
 later harvest that needs the same; it is made under a temporary name and renamed when
-complete, so a half-made one is never used.
+complete, so a half-made one is never used. The steps that make it run as the invoking
+user (asking the interpreter about itself, ``python -m venv``), so each runs isolated
+(``-I``, ``PYTHONSAFEPATH``) in an empty folder of its own: a harvest started from inside
+the project (``cd project && execbench harvest .``) never imports the project's own
+``json.py`` or ``venv/``.
 
 How pip runs: inside ``sandbox.harvest_jail``, with the host's network (it needs the
 index) but every other layer: PID, mount and IPC namespaces, the unprivileged user
@@ -82,6 +91,12 @@ READY = ".execbench-ready"
 INSTALL_SECONDS = 1800.0
 MAX_DECLARING_BYTES = 1 << 20
 """A file that declares dependencies is read up to this size; a larger one is left out."""
+MAX_INCLUDE_DEPTH = 16
+"""Includes followed one inside another (``-r`` files, ``include-group`` entries); a deeper
+one is an entry refused. Real projects nest two or three."""
+MAX_INCLUDED_FILES = 64
+"""Requirement files one project's includes may read in all; a further include is an entry
+refused."""
 MAX_WHEEL_FILE_BYTES = 1 << 35
 """The largest file pip may write in its jail (a download, an installed library)."""
 _LAYOUT = 2
@@ -93,6 +108,9 @@ DIRECT = "a direct reference (a URL or a path), which pip would build from sourc
 PATH = "a path or URL, which pip would build from source"
 FILE_NAME = "a file name, which pip would take for a path"
 OUTSIDE = "an include outside the project"
+TOO_DEEP = f"an include nested more than {MAX_INCLUDE_DEPTH} deep"
+TOO_MANY = f"an include past the first {MAX_INCLUDED_FILES} requirement files"
+ARBITRARY = "arbitrary equality (===), any text for a version, which pip may read as a path"
 _ARCHIVES = (".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz",
              ".tlz", ".tar.lz", ".tar.lzma")
 """What pip takes a name ending so for: an archive file, built from source if not a wheel."""
@@ -159,6 +177,9 @@ def plain_requirement(entry: str) -> tuple[str, str]:
         return "", DIRECT
     if requirement.name.lower().endswith(_ARCHIVES):
         return "", FILE_NAME
+    versions = str(requirement.specifier)
+    if "===" in versions or any(c in versions for c in "/\\:"):  # the latter only ===
+        return "", ARBITRARY  # allows today; a looser packaging must not let one through
     return str(requirement), ""
 
 
@@ -174,9 +195,11 @@ def _entries(tree: Tree, warn: Warn) -> list[tuple[str, str, str]]:
     for name, read in (("pyproject.toml", _from_pyproject), ("setup.cfg", _from_setup_cfg)):
         if tree.exists(name):
             try:
-                found += [(name, entry, "") for entry in read(_text(tree, name))]
+                found += [(name, entry, why) for entry, why in read(_text(tree, name))]
             except (OSError, ValueError, configparser.Error) as exc:
                 warn(f"{name} not read: {_one_line(exc)}")
+            except (RecursionError, MemoryError) as exc:  # tomllib recurses per nesting
+                warn(f"{name} not read: {_TOO_MUCH[type(exc)]} ({type(exc).__name__})")
     seen: set[str] = set()
     for name in REQUIREMENT_FILES:
         if tree.exists(name):
@@ -195,15 +218,20 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
-def _from_pyproject(text: str) -> list[str]:
+_TOO_MUCH = {RecursionError: "nested too deeply", MemoryError: "too large to read"}
+
+
+def _from_pyproject(text: str) -> list[tuple[str, str]]:
+    """The entries ``pyproject.toml`` declares, each with why it is refused already (an
+    include nested too deep) or ``""``."""
     data = tomllib.loads(text)
     project = _table(data.get("project"))
-    found = list(_strings(project.get("dependencies")))
+    found = [(entry, "") for entry in _strings(project.get("dependencies"))]
     extras = _table(project.get("optional-dependencies"))
     groups = _table(data.get("dependency-groups"))
     for group in GROUPS:
-        found += _strings(extras.get(group))
-        found += _group(groups, group, set())
+        found += [(entry, "") for entry in _strings(extras.get(group))]
+        found += _group(groups, group)
     return found
 
 
@@ -216,54 +244,90 @@ def _strings(value: Any) -> list[str]:
         if isinstance(value, list) else []
 
 
-def _group(groups: dict, name: str, seen: set[str]) -> list[str]:
-    """A PEP 735 group, its ``{include-group = ...}`` entries expanded (once each)."""
-    if name in seen or not isinstance(groups.get(name), list):
-        return []
-    seen.add(name)
-    found: list[str] = []
-    for entry in groups[name]:
-        if isinstance(entry, str):
-            found.append(entry)
+def _group(groups: dict, name: str) -> list[tuple[str, str]]:
+    """A PEP 735 group's entries, its ``{include-group = ...}`` entries expanded in place
+    (each group once), walked with a stack of its own: an include nested deeper than
+    ``MAX_INCLUDE_DEPTH`` is an entry refused, never a deeper call."""
+    found: list[tuple[str, str]] = []
+    seen = {name}
+    pending = [iter(_members(groups, name))]
+    while pending:
+        entry = next(pending[-1], None)
+        if entry is None:
+            pending.pop()
+        elif isinstance(entry, str):
+            found.append((entry, ""))
         elif isinstance(entry, dict) and isinstance(entry.get("include-group"), str):
-            found += _group(groups, entry["include-group"], seen)
+            included = entry["include-group"]
+            if len(pending) > MAX_INCLUDE_DEPTH:
+                found.append((f'{{include-group = "{included}"}}', TOO_DEEP))
+            elif included not in seen:
+                seen.add(included)
+                pending.append(iter(_members(groups, included)))
     return found
 
 
-def _from_setup_cfg(text: str) -> list[str]:
+def _members(groups: dict, name: str) -> list[Any]:
+    group = groups.get(name)
+    return group if isinstance(group, list) else []
+
+
+def _from_setup_cfg(text: str) -> list[tuple[str, str]]:
     parser = configparser.ConfigParser(interpolation=None)
     parser.read_string(text)
     lines = parser.get("options", "install_requires", fallback="").splitlines()
     for group in GROUPS:
         lines += parser.get("options.extras_require", group, fallback="").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    return [(line.strip(), "") for line in lines
+            if line.strip() and not line.strip().startswith("#")]
 
 
 def _from_requirements(tree: Tree, relative: str, seen: set[str]
                        ) -> list[tuple[str, str, str]]:
     """A requirements file's entries (see ``_entries``); an ``-r`` include inside the project
-    is read in its place (once), every other option is an entry refused."""
+    is read in its place (once, within ``MAX_INCLUDE_DEPTH`` and ``MAX_INCLUDED_FILES``:
+    the files being read are a stack of their own, never deeper calls), every other option
+    is an entry refused. ``seen``: the files read already, shared by a project's files."""
     if relative in seen:
         return []
+    pending = [(relative, _lines(_text(tree, relative)))]
     seen.add(relative)
     found: list[tuple[str, str, str]] = []
-    for line in _lines(_text(tree, relative)):
-        if not line.startswith("-"):
-            found.append((relative, _without_options(line), ""))
-            continue
-        included = _included(line)
-        if included is None:
-            found.append((relative, line, plain_requirement(line)[1]))
-            continue
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(relative), included))
-        if target == ".." or target.startswith(("../", "/")):
-            found.append((relative, line, OUTSIDE))
-            continue
-        try:
-            found += _from_requirements(tree, target, seen)
-        except (OSError, ValueError) as exc:
-            found.append((relative, line, f"not read: {_one_line(exc)}"))
+    while pending:
+        current, lines = pending[-1]
+        line = next(lines, None)
+        if line is None:
+            pending.pop()
+        elif not line.startswith("-"):
+            found.append((current, _without_options(line), ""))
+        elif (included := _included(line)) is None:
+            found.append((current, line, plain_requirement(line)[1]))
+        else:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(current), included))
+            why = _include_refused(target, len(pending), seen)
+            if why is None:
+                try:
+                    pending.append((target, _lines(_text(tree, target))))
+                    seen.add(target)
+                except (OSError, ValueError) as exc:
+                    why = f"not read: {_one_line(exc)}"
+            if why:
+                found.append((current, line, why))
     return found
+
+
+def _include_refused(target: str, depth: int, seen: set[str]) -> str | None:
+    """Why an include of ``target`` from ``depth`` files down is an entry refused; ``""``
+    when it was read already (nothing to do), None when it is to be read."""
+    if target == ".." or target.startswith(("../", "/")):
+        return OUTSIDE
+    if target in seen:
+        return ""
+    if depth > MAX_INCLUDE_DEPTH:
+        return TOO_DEEP
+    if len(seen) >= MAX_INCLUDED_FILES:
+        return TOO_MANY
+    return None
 
 
 def _lines(text: str) -> Iterator[str]:
@@ -363,10 +427,11 @@ def _make(python: str, folder: Path, requirements: list[str], args: tuple[str, .
     would give the base installation's, not those of a virtual environment ``python`` may
     be), then pip's install in the jail. Everything run here as the invoking user comes
     before pip writes a byte."""
-    base = json.loads(_step([python, "-c", _BASE]).strip().splitlines()[-1])
-    _step([python, "-m", "venv", *(["--without-pip"] if base["pip"] else []), str(folder)])
+    base = json.loads(_step([python, "-I", "-c", _BASE]).strip().splitlines()[-1])
+    _step([python, "-I", "-m", "venv", *(["--without-pip"] if base["pip"] else []),
+           str(folder)])
     own = folder / "bin" / "python"
-    purelib = Path(_step([str(own), "-c", _PURELIB]).strip())
+    purelib = Path(_step([str(own), "-I", "-c", _PURELIB]).strip())
     (purelib / "_execbench_base.pth").write_text(
         "".join(f"import site; site.addsitedir({site!r})\n" for site in base["sites"]))
     interpreter = _identity(own)
@@ -539,10 +604,17 @@ def _others_may_read(path: str) -> bool:
 
 def _step(command: list[str]) -> str:
     """A step run as the invoking user, with the user's own interpreter, before pip writes
-    anything into the environment."""
+    anything into the environment. It may be run from inside the project (``cd project &&
+    execbench harvest .``), whose ``json.py`` or ``venv/`` would come first on ``sys.path``:
+    so ``-I`` (no script folder, no user site, no ``PYTHON*`` variables), ``PYTHONSAFEPATH``
+    for good measure, and an empty folder of its own to run in (for a relative entry of
+    ``PYTHONPATH``, and interpreters that know neither)."""
+    env = {**os.environ, "PYTHONSAFEPATH": "1"}
     try:
-        done = subprocess.run(command, capture_output=True, text=True,
-                              timeout=INSTALL_SECONDS, check=False)
+        with tempfile.TemporaryDirectory(prefix="execbench-step-") as empty:
+            done = subprocess.run(command, capture_output=True, text=True, cwd=empty,
+                                  env=env, stdin=subprocess.DEVNULL,
+                                  timeout=INSTALL_SECONDS, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise HarvestError(f"installing its test dependencies failed: {exc}") from None
     if done.returncode != 0:

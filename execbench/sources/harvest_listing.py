@@ -13,6 +13,7 @@ from pathlib import Path
 
 from execbench.analysis.spans import first_line
 from execbench.safe_read import Refused, Tree
+from execbench.sources.generic import size_problem
 
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
 _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env",
@@ -21,6 +22,12 @@ _SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv"
                            ".eggs"})
 MAX_MODULE_BYTES = 4 << 20
 """Bytes of one source file; a longer one (generated tables) is not listed."""
+MAX_MODULE_TOKENS = 400_000
+"""Words and symbols of one source file (``generic.count_tokens``), counted before it is
+parsed, here in the parent: at most about 350 MB of syntax tree (``generic``'s
+``MAX_PARSED_TOKENS`` says why). The three shared projects' largest module has 50,000;
+the largest modules of SciPy or SymPy some 130,000 to 155,000."""
+_TOO_MUCH = {RecursionError: "nested too deeply", MemoryError: "too large to parse"}
 
 
 @dataclass(frozen=True)
@@ -61,21 +68,25 @@ def source_files(tree: Tree) -> Iterator[Path]:
 def list_functions(root: Path, max_lines: int, warn: Callable[[str], None]) -> list[Function]:
     """Every ``def`` in the project's source files, each with why it is skipped (or None).
     The files are read as ``safe_read`` reads a tree (the caller may be root and the
-    project anyone's): a link, a file other users cannot read or one over
-    ``MAX_MODULE_BYTES`` is left out with a warning."""
+    project anyone's): a link, a file other users cannot read, one over
+    ``MAX_MODULE_BYTES`` or ``MAX_MODULE_TOKENS`` or one nested too deeply for ``ast`` is
+    left out with a warning."""
     functions: list[Function] = []
     with Tree(root) as tree:
         for relative in source_files(tree):
             try:
                 text = tree.read(relative.as_posix(), MAX_MODULE_BYTES).decode("utf-8")
-                parsed = ast.parse(text)
+                too_large = size_problem(text, MAX_MODULE_BYTES, MAX_MODULE_TOKENS)
+                if too_large is not None:
+                    warn(f"{relative}: not read: {too_large}")
+                    continue
+                functions += _functions(relative, text, ast.parse(text), max_lines)
             except Refused as exc:
                 warn(f"{relative}: not read: {exc}")
-                continue
             except (OSError, SyntaxError, UnicodeDecodeError, ValueError) as exc:
                 warn(f"{relative}: not read ({type(exc).__name__}: {exc})")
-                continue
-            functions += _functions(relative, text, parsed, max_lines)
+            except (RecursionError, MemoryError) as exc:
+                warn(f"{relative}: not read ({_TOO_MUCH[type(exc)]}: {type(exc).__name__})")
     counts = Counter(f.id for f in functions)
     return [f if counts[f.id] == 1 else replace(f, id=f"{f.id}:{f.def_line}")
             for f in functions]
@@ -131,9 +142,13 @@ def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef, code: str, max_li
         compile(tree, "<harvest>", "exec", dont_inherit=True)
     except SyntaxError:
         return "does not compile on its own"
-    if _without_docstrings(tree.body[0]) != _without_docstrings(node):
-        return "dedenting would change a string in it"
-    return None
+    except (RecursionError, MemoryError) as exc:  # the compiler's depth is below the parser's
+        return f"too deeply nested to check ({type(exc).__name__})"
+    try:
+        changed = _without_docstrings(tree.body[0]) != _without_docstrings(node)
+    except (RecursionError, MemoryError) as exc:  # unparse and dump recurse in Python
+        return f"too deeply nested to check ({type(exc).__name__})"
+    return "dedenting would change a string in it" if changed else None
 
 
 def _is_docstring(statement: ast.stmt) -> bool:

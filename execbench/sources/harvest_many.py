@@ -50,7 +50,19 @@ MAX_UNPACKED_BYTES = 256 << 20
 three shared projects unpack to under 2 MB). A larger project is given as a folder."""
 MAX_UNPACKED_FILES = 10_000
 """Files and folders an archive may hold."""
+MAX_HEADER_BYTES = 1 << 20
+"""Bytes ``tarfile`` may read for one member's headers: its own block and what comes before
+it (PAX extended headers, global ones included, GNU long names and links, sparse maps).
+``tarfile`` holds them whole in memory, several times over, before any member is seen; real
+ones take a few KB (a path, times, owners, extended attributes)."""
+MAX_ALL_HEADER_BYTES = 32 << 20
+"""The same, for all the members of one archive together (what ``tarfile`` keeps of PAX
+headers stays with each member, and global ones with the archive)."""
+MAX_HEADER_CHAIN = 8
+"""Headers one member may have before its own (each is read by a nested call)."""
 SUMMARY_VERSION = 1
+_SAID = 300
+"""Characters of a library's error message kept in a one-line refusal."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +173,10 @@ def unpacked(archive: Path, into: Path) -> Path:
     device or a member whose path leaves the folder is refused whole (links are how
     archives have escaped ``tarfile``'s own filter), and so is one whose members add up to
     more than ``MAX_UNPACKED_BYTES`` or ``MAX_UNPACKED_FILES``, from their headers before
-    anything is written (``tarfile`` and ``zipfile`` write no more than a header says)."""
+    anything is written (``tarfile`` and ``zipfile`` write no more than a header says). A
+    tar's headers themselves are read within ``MAX_HEADER_BYTES`` a member,
+    ``MAX_HEADER_CHAIN`` headers before one and ``MAX_ALL_HEADER_BYTES`` in all
+    (``_BoundedInfo``): past one, the archive is refused whole, in one line."""
     if not archive.name.endswith(".zip") and not hasattr(tarfile, "data_filter"):
         raise HarvestError(f"{archive}: this Python's tarfile cannot unpack safely (3.11.4 "
                            "or later can); unpack it yourself and give the folder")
@@ -174,7 +189,7 @@ def unpacked(archive: Path, into: Path) -> Path:
                 _inside(archive, into, [info.filename for info in infos])
                 packed.extractall(into)
         else:
-            with tarfile.open(archive) as packed:
+            with tarfile.open(archive, tarinfo=_BoundedInfo) as packed:
                 members = _members(archive, packed)
                 odd = next((m.name for m in members if not (m.isfile() or m.isdir())), None)
                 if odd is not None:
@@ -184,11 +199,72 @@ def unpacked(archive: Path, into: Path) -> Path:
                 packed.extractall(into, members=members, filter="data")
     except HarvestError:
         raise
+    except _HeadersTooLarge as exc:
+        raise HarvestError(f"{archive}: {exc}; unpack it yourself and give the folder") \
+            from None
     except Exception as exc:  # noqa: BLE001 - zlib, EOF, encryption: all a bad archive
-        said = " ".join(str(exc).split())  # tarfile's errors may span lines
-        raise HarvestError(f"cannot unpack {archive}: {type(exc).__name__}: {said}") from exc
+        raise HarvestError(f"cannot unpack {archive}: {_one_line(exc)}") from exc
     top = list(into.iterdir())
     return top[0] if len(top) == 1 and top[0].is_dir() else into
+
+
+def _one_line(exc: Exception) -> str:
+    """An error a library raised, as a refusal says it: its kind and message on one line
+    (``tarfile``'s span lines), cut at ``_SAID`` characters (a long name may be in it)."""
+    said = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return said if len(said) <= _SAID else said[:_SAID] + "..."
+
+
+class _HeadersTooLarge(Exception):
+    """A member's headers passed a bound; the message says which."""
+
+
+class _HeaderBudget:
+    """``tarfile``'s file object as a member's headers read it: each read while a header is
+    processed is counted against ``MAX_HEADER_BYTES`` and ``MAX_ALL_HEADER_BYTES`` and
+    refused before it is made once over them; the member's data is read freely."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.depth = 0
+        self.member = 0
+        self.archive = 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self.depth:
+            if size < 0 or self.member + size > MAX_HEADER_BYTES:
+                raise _HeadersTooLarge("a member's headers (extended headers, long names, "
+                                       f"sparse maps) take more than {MAX_HEADER_BYTES} bytes")
+            if self.archive + size > MAX_ALL_HEADER_BYTES:
+                raise _HeadersTooLarge(f"its headers take more than {MAX_ALL_HEADER_BYTES} "
+                                       "bytes in all")
+            self.member += size
+            self.archive += size
+        return self.raw.read(size)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+class _BoundedInfo(tarfile.TarInfo):
+    """A member as ``tarfile`` reads it, its headers read through a ``_HeaderBudget``:
+    ``fromtarfile`` is where each member's reading starts (and where each header that
+    comes before it is read, by a nested call)."""
+
+    @classmethod
+    def fromtarfile(cls, packed: tarfile.TarFile) -> tarfile.TarInfo:
+        budget = packed.fileobj
+        if not isinstance(budget, _HeaderBudget):
+            budget = packed.fileobj = _HeaderBudget(packed.fileobj)
+        if budget.depth == 0:
+            budget.member = 0
+        elif budget.depth > MAX_HEADER_CHAIN:
+            raise _HeadersTooLarge(f"a member has more than {MAX_HEADER_CHAIN} headers")
+        budget.depth += 1
+        try:
+            return super().fromtarfile(packed)
+        finally:
+            budget.depth -= 1
 
 
 def _members(archive: Path, packed: tarfile.TarFile) -> list[tarfile.TarInfo]:
@@ -357,7 +433,8 @@ def _member(tar: tarfile.TarFile, project: Project, relative: str, found: os.sta
 
 def harvest_unit(job: _Job) -> _Run:
     """One project harvested where the executor runs it: unpacked into a scratch folder
-    if shipped, harvested in its own jail, its records read back with prefixed ids."""
+    if shipped, harvested in its own jail, its records read back with prefixed ids. Any
+    error is this project's (its one-line error), never the end of the others' run."""
     if job.error is not None:
         return _Run(error=job.error)
     if job.started is not None:
@@ -379,6 +456,8 @@ def harvest_unit(job: _Job) -> _Run:
             run.records = _prefixed(scratch_out, project.name)
     except (HarvestError, OSError) as exc:
         return _Run(error=str(exc), warnings=run.warnings)
+    except Exception as exc:  # noqa: BLE001 - one project's files, however odd, fail it alone
+        return _Run(error=_one_line(exc), warnings=run.warnings)
     if result.ended_early:
         return _Run(error=f"the test run ended early: {result.last_line}",
                     warnings=run.warnings)

@@ -25,7 +25,12 @@ from dataclasses import dataclass
 from execbench.program import Call, Program
 from execbench.sandbox import values
 from execbench.sources.bugs import Bug
-from execbench.sources.generic import build_program, parse_module, top_level_names
+from execbench.sources.generic import (
+    build_program,
+    parse_module,
+    size_problem,
+    top_level_names,
+)
 from execbench.sources.jsonl import Record, RecordError
 from execbench.sources.replay import ReplayError, TestCalls
 
@@ -54,6 +59,8 @@ def build(record: Record, test_calls: TestCalls) -> Program:
     code = prompt + record.get("canonical_solution")
     entry_point = record.get("entry_point")
     test = record.get("test")
+    if (too_large := size_problem(test)) is not None:
+        raise RecordError(f"key 'test' of {too_large}")
     try:
         tree = ast.parse(test)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:

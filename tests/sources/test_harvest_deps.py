@@ -20,7 +20,18 @@ import pytest
 
 from execbench.sandbox import landlock
 from execbench.sources.harvest import HarvestError, HarvestOptions, harvest
-from execbench.sources.harvest_deps import READY, cache_folder, declared, environment
+from execbench.sources.harvest_deps import (
+    ARBITRARY,
+    MAX_INCLUDE_DEPTH,
+    MAX_INCLUDED_FILES,
+    READY,
+    TOO_DEEP,
+    TOO_MANY,
+    cache_folder,
+    declared,
+    environment,
+    plain_requirement,
+)
 from tests.helpers.cli import execbench
 
 
@@ -92,6 +103,67 @@ def test_declared_requirements_are_read_as_text(tmp_path: Path) -> None:
     assert said and "setup.py, which is not run" in said[0]
 
 
+def test_arbitrary_equality_and_path_like_versions_are_refused(tmp_path: Path) -> None:
+    """``===`` takes any text as a version, and pip reads an entry holding a ``/`` as a
+    path to a project it builds (``evil===/../../tmp/proj``): neither reaches pip."""
+    hostile = ["evil===/../../tmp/proj", "evil===1.0", "evil === ../x.whl",
+               "evil===C:\\\\proj", "six==1.16; python_version >= '3'"]
+    (tmp_path / "requirements.txt").write_text("\n".join(hostile) + "\n")
+    said: list[str] = []
+    assert declared(tmp_path, said.append) == ['six==1.16; python_version >= "3"']
+    assert said == [f"requirements.txt: {entry!r} not installed: {ARBITRARY}"
+                    for entry in hostile[:4]] + ["4 declared entries not installed (each "
+                                                 "named above)"]
+    assert plain_requirement("evil>=1,<2") == ("evil<2,>=1", "")
+
+
+def test_includes_are_followed_to_a_bounded_depth_and_count(tmp_path: Path) -> None:
+    """A chain of 1,500 ``-r`` includes, or of ``include-group`` entries, once recursed
+    once per link and ended the whole run with a ``RecursionError``."""
+    chain = tmp_path / "chain"
+    (chain / "r").mkdir(parents=True)
+    (chain / "requirements.txt").write_text("attrs\n-r r/1.txt\n")
+    for number in range(1, 1500):
+        (chain / "r" / f"{number}.txt").write_text(f"pkg{number}\n-r {number + 1}.txt\n")
+    (chain / "r" / "1500.txt").write_text("never-reached\n")
+    said: list[str] = []
+    found = declared(chain, said.append)
+    assert found == ["attrs", *(f"pkg{number}" for number in range(1, MAX_INCLUDE_DEPTH + 1))]
+    assert said == [f"r/{MAX_INCLUDE_DEPTH}.txt: '-r {MAX_INCLUDE_DEPTH + 1}.txt' not "
+                    f"installed: {TOO_DEEP}", "1 declared entry not installed (each named above)"]
+
+    wide = tmp_path / "wide"
+    wide.mkdir()
+    (wide / "requirements.txt").write_text("".join(f"-r {n}.txt\n" for n in range(100)))
+    for number in range(100):
+        (wide / f"{number}.txt").write_text(f"pkg{number}\n")
+    said.clear()
+    assert declared(wide, said.append) == [f"pkg{n}" for n in range(MAX_INCLUDED_FILES - 1)]
+    assert said[0] == f"requirements.txt: '-r {MAX_INCLUDED_FILES - 1}.txt' not installed: " \
+        f"{TOO_MANY}"
+    assert len(said) == 100 - MAX_INCLUDED_FILES + 1 + 1
+
+    groups = tmp_path / "groups"
+    groups.mkdir()
+    lines = ["[dependency-groups]", 'dev = ["attrs", {include-group = "g1"}]']
+    lines += [f'g{n} = ["pkg{n}", {{include-group = "g{n + 1}"}}]' for n in range(1, 1500)]
+    (groups / "pyproject.toml").write_text("\n".join([*lines, 'g1500 = ["never"]']) + "\n")
+    said.clear()
+    assert declared(groups, said.append) == [
+        "attrs", *(f"pkg{number}" for number in range(1, MAX_INCLUDE_DEPTH + 1))]
+    assert said == [f"pyproject.toml: '{{include-group = \"g{MAX_INCLUDE_DEPTH + 1}\"}}' "
+                    f"not installed: {TOO_DEEP}",
+                    "1 declared entry not installed (each named above)"]
+
+
+def test_a_declaring_file_nested_too_deeply_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("x = " + "[" * 3000 + "]" * 3000 + "\n")
+    (tmp_path / "requirements.txt").write_text("attrs\n")
+    said: list[str] = []
+    assert declared(tmp_path, said.append) == ["attrs"]
+    assert said == ["pyproject.toml not read: nested too deeply (RecursionError)"]
+
+
 def test_a_declaring_file_that_is_a_link_is_not_read(tmp_path: Path) -> None:
     """Root reads these files: one that leads to a file other users cannot read must not
     bring that file's text into a requirement, a warning or an error."""
@@ -142,6 +214,29 @@ def test_a_project_runs_with_its_declared_dependencies(tmp_path: Path,
     with pytest.raises(HarvestError, match="installing its test dependencies failed: .*nosuchdep"):
         harvest(missing, tmp_path / "missing.jsonl", options)
     assert [p.name for p in cache_folder().iterdir()] == [made.name]
+
+
+def test_no_module_of_the_project_runs_when_harvested_from_inside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cd project && execbench harvest . --install-deps``: the steps run as the invoking
+    user before pip (asking the interpreter about itself, making the environment) must
+    not import the project's ``json.py``, ``venv/`` or ``sysconfig.py`` from the folder
+    they were started in."""
+    monkeypatch.setenv("EXECBENCH_CACHE", str(tmp_path / "cache"))
+    wheels = tmp_path / "wheels"
+    make_wheel(wheels, "tinydep", "1.0", "THREE = 3\n")
+    root = make_project(tmp_path / "project", "tinydep==1.0")
+    marker = tmp_path / "marker"
+    shadow = f"import os\nopen({str(marker)!r}, 'a').write(f'{{__name__}} {{os.getuid()}}\\n')\n"
+    for name in ("json.py", "sysconfig.py", "venv/__init__.py", "venv/__main__.py"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text(shadow)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("PYTHONPATH", ".")
+    python = environment(Path("."), sys.executable,
+                         ("--no-index", "--find-links", str(wheels)), lambda message: None)
+    assert not marker.exists(), marker.read_text()
+    assert Path(python).is_relative_to(cache_folder())
 
 
 def test_pip_args_need_install_deps(tmp_path: Path) -> None:
@@ -198,7 +293,8 @@ def test_hostile_entries_are_refused_named_and_the_rest_installed(
         "[options]\ninstall_requires =\n" + "".join(f"    {e}\n" for e in in_cfg))
     in_txt = ["-r ../../etc/x", f"-e {source}", str(source), "--no-binary=:all:",
               "--index-url http://127.0.0.1:9/", "--trusted-host 127.0.0.1",
-              "-c constraints.txt", "evil-1.0.tar.gz", "tinydep==1.0 --hash=sha256:0"]
+              "-c constraints.txt", "evil-1.0.tar.gz", f"evil==={'/..' * 30}{source}",
+              "tinydep==1.0 --hash=sha256:0"]
     (root / "requirements.txt").write_text("\n".join(in_txt) + "\n")
     (root / "constraints.txt").write_text("tinydep==0.5\n")
     said: list[str] = []

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from execbench.sources.harvest import HarvestError, HarvestOptions, harvest
-from execbench.sources.harvest_many import project_key, projects_from
+from execbench.sources import harvest_many
+from execbench.sources.harvest import HarvestError, HarvestOptions, HarvestResult, harvest
+from execbench.sources.harvest_deps import TOO_DEEP
+from execbench.sources.harvest_many import Project, project_key, projects_from
 from tests.helpers.cli import execbench
 from tests.sources.test_harvest import make_project, read
 
@@ -157,3 +159,59 @@ def test_one_archive_into_one_file(two: tuple[Path, Path], tmp_path: Path) -> No
 def test_projects_from_refuses_what_it_cannot_harvest(tmp_path: Path) -> None:
     with pytest.raises(HarvestError, match="no project given"):
         projects_from([])
+
+
+def _hostile(root: Path) -> Path:
+    """A project whose author nests everything that was once read by recursion: a chain of
+    1,500 ``-r`` includes, a TOML array 3,000 deep and a module whose one expression has
+    50,000 operands. Each once ended the whole run with a ``RecursionError``."""
+    make_project(root)
+    (root / "requirements.txt").write_text("-r r1.txt\n")
+    for number in range(1, 1500):
+        (root / f"r{number}.txt").write_text(f"-r r{number + 1}.txt\n")
+    (root / "pyproject.toml").write_text("x = " + "[" * 3000 + "]" * 3000 + "\n")
+    (root / "pkg" / "deep.py").write_text("def f(x):\n    y = x" + "+x" * 50_000
+                                          + "\n    return y\n")
+    return root
+
+
+def test_a_project_nested_too_deeply_for_recursion_ends_only_itself(
+        two: tuple[Path, Path], tmp_path: Path) -> None:
+    alpha, _ = two
+    hostile = _hostile(tmp_path / "hostile")
+    done = execbench("harvest", hostile, alpha, "--install-deps", "--out", tmp_path / "out")
+    assert done.exit_code in (0, 1), done.stderr
+    assert done.exception is None or isinstance(done.exception, SystemExit), done.exception
+    lines = done.stdout.splitlines()
+    # pytest itself reads pyproject.toml: in the jail, where it ends that project's tests
+    assert lines[0].startswith(("hostile: harvested; tests 5 of 5",
+                                "hostile: failed: the test run ended early: RecursionError")), \
+        lines
+    assert lines[1].startswith("alpha: harvested; tests 5 of 5"), lines
+    warned = [line.partition("hostile: ")[2] for line in done.stderr.splitlines()]
+    assert "pyproject.toml not read: nested too deeply (RecursionError)" in warned
+    assert "pkg/deep.py: not read (nested too deeply: RecursionError)" in warned
+    assert f"r16.txt: '-r r17.txt' not installed: {TOO_DEEP}" in warned
+
+
+def test_any_error_of_one_project_is_its_own(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a project's harvest raises is that project's failure, in one line; the
+    next project is harvested and merged."""
+    def harvest_or_fail(root: Path, out: Path, *args: object, **kwargs: object
+                        ) -> HarvestResult:
+        if root.name == "bad":
+            raise RecursionError("maximum recursion depth exceeded\nwhile reading it")
+        out.write_text(json.dumps({"id": "f", "code": "", "calls": []}) + "\n")
+        return HarvestResult(pytest_exit=0)
+
+    monkeypatch.setattr(harvest_many, "harvest", harvest_or_fail)
+    projects = [Project("bad", tmp_path / "bad"), Project("good", tmp_path / "good")]
+    for project in projects:
+        project.path.mkdir()
+    outcomes = harvest_many.harvest_projects(projects, tmp_path / "out", HarvestOptions())
+    assert [o.state for o in outcomes] == ["failed", "harvested"]
+    assert outcomes[0].summary["error"] == ("RecursionError: maximum recursion depth "
+                                            "exceeded while reading it")
+    merged = (tmp_path / "out" / "harvest.jsonl").read_text().splitlines()
+    assert [json.loads(line)["id"] for line in merged] == ["good:f"]
