@@ -13,17 +13,21 @@ The reply is ``{"rewards": [...], "scores": [...], "extra_logs": {"correct": [..
 OpenRLHF reads one or the other). Every refusal is JSON, ``{"error": "..."}`` saying why
 in one line, and the server goes on: 400 for a batch that cannot be scored as a whole (not
 JSON, lists of different lengths, a label that is no exported ground truth or names limits
-the server was not started with, more items or a longer answer than the caps), 401 without
-the token, 413 for a body past the cap, 429 or 503 while too many batches wait.
+the server was not started with, more items or a longer answer than the caps, more lists
+and objects than a batch needs), 401 without the token, 408 for a body that does not keep
+flowing, 413 for a body past the cap, 415 for a compressed one, 429 or 503 while too many
+batches wait.
 ``GET /health`` answers ``{"status": "ok"}`` to anyone, and nothing more.
 
 Every client is a caller a model's rows pass through, so nothing of a request decides what
 the host spends: the sandbox limits come from the closed set the rewarder was made with
 (``Rewarder(limits=...)``), bodies, batches and answers have caps (``ServeOptions``), and
 scoring runs in a few threads of the server's own (``Turns``), lent a chunk of a batch at
-a time and in turn among clients (by peer address), so one client's batches, however
-many or large, hold at most half of them while another's wait. The event loop only reads,
-checks and answers, so ``/health`` and refusals are served while batches score.
+a time and in turn among clients (by network, ``client_of``: every loopback address is
+one client), so one client's batches, however many or large, hold at most half of them
+while another's wait. A body must keep flowing to hold its place, and a connection without
+a whole request is closed after ``header_seconds``. The event loop only reads, checks and
+answers, so ``/health`` and refusals are served while batches score.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import re
+import resource
 import threading
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterator
@@ -66,6 +72,14 @@ class ServeOptions:
     body_seconds: float = 60.0
     """Seconds a client has to send its body once admitted: a client that sends slowly
     holds an admitted place no longer than this (408)."""
+    body_grace_seconds: float = 1.0
+    """Seconds a body may take to start flowing; after them it must keep up ``min_body_rate``."""
+    min_body_rate: int = 64 * 1024
+    """Bytes per second a body must average after its grace (408 otherwise): a client holds
+    an admitted place by sending, not by waiting. Any trainer sends far faster."""
+    header_seconds: float = 10.0
+    """Seconds a connection may stay open without a whole request (its headers unfinished,
+    or idle between requests) before it is closed: open sockets are not a place to hold."""
     max_items: int = 4096
     """Responses in one batch."""
     max_answer_chars: int = 1_000_000
@@ -98,8 +112,12 @@ class ServeOptions:
         for name, value in counts.items():
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, not {value}")
-        if not self.body_seconds > 0:
-            raise ValueError(f"body_seconds must be positive, not {self.body_seconds}")
+        for name, seconds in (("body_seconds", self.body_seconds),
+                              ("body_grace_seconds", self.body_grace_seconds),
+                              ("header_seconds", self.header_seconds),
+                              ("min_body_rate", self.min_body_rate)):
+            if not seconds > 0:
+                raise ValueError(f"{name} must be positive, not {seconds}")
 
 
 def check_exposure(host: str, token: str | None) -> None:
@@ -119,7 +137,41 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def client_of(address: str | None) -> str:
+    """The client a peer address counts as: its network, not its address, since one host
+    holds many (all of 127.0.0.0/8 and ::1 are the one local host; an IPv6 host is given a
+    /64). Places and turns are shared per client, so more addresses buy no more of them."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return address or "unknown"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 # --------------------------------------------------------------------------- reading
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+"""A JSON string in a body (possessive: one linear pass)."""
+
+
+def check_structure(data: bytes, options: ServeOptions) -> None:
+    """``RewardError`` for a body with more lists, objects and members outside its strings
+    than a batch of ``max_items`` needs (each is a Python object of 50-60 bytes once parsed,
+    from as little as 2 bytes of body: ``[],[],...`` parses to 20 times its size). Counted
+    in one linear pass before ``json.loads`` builds anything."""
+    bare = _JSON_STRING.sub(b"", data)
+    count = bare.count(b"[") + bare.count(b"{") + bare.count(b",")
+    bound = 64 + 16 * options.max_items
+    if count > bound:
+        raise RewardError(f"the body holds {count:,} lists, objects and members outside its "
+                          f"strings; a batch needs at most {bound:,}")
+
 
 
 def responses_of(body: Any) -> tuple[list[Any], list[Any]]:
@@ -160,6 +212,7 @@ def read_batch(rewarder: Rewarder, data: bytes, options: ServeOptions
     """A request's ground truths, read and checked against the rewarder's limits, and its
     responses as text, within the caps; ``RewardError`` fails the whole batch before any
     of it runs."""
+    check_structure(data, options)
     try:
         body = json.loads(data)
     except (ValueError, RecursionError):
@@ -330,7 +383,7 @@ def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None,
     pending = Pending(options.max_pending, options.pending_per_client)
 
     async def score(request: web.Request) -> web.Response:
-        client = request.remote or "unknown"
+        client = client_of(request.remote)
         with pending.admitted(client):
             data = await _body(request, options)
             truths, answers = await scorers.run(
@@ -348,8 +401,11 @@ def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None,
     async def stop(app: web.Application) -> None:
         scorers.close()
 
+    # bodies are read as sent: a compressed one would be unpacked on the event loop, unbounded
     app = web.Application(client_max_size=options.max_body_bytes,
-                          middlewares=[_guard(options, log)])
+                          middlewares=[_guard(options, log)],
+                          handler_args={"auto_decompress": False,
+                                        "keepalive_timeout": options.header_seconds})
     app.router.add_post("/", score)
     app.router.add_post("/get_reward", score)
     app.router.add_get("/health", health)
@@ -357,17 +413,42 @@ def make_app(rewarder: Rewarder, log: Callable[[str], None] = lambda _: None,
     return app
 
 
+class SlowBody(Exception):
+    """The body fell behind ``min_body_rate`` after its grace."""
+
+
 async def _body(request: web.Request, options: ServeOptions) -> bytes:
     """The request body: refused unread when it says it is longer than the cap, given up
-    when it has not arrived in ``body_seconds``."""
+    when it has not arrived in ``body_seconds`` or falls behind ``min_body_rate``."""
     cap = options.max_body_bytes
     if request.content_length is not None and request.content_length > cap:
         raise web.HTTPRequestEntityTooLarge(max_size=cap, actual_size=request.content_length)
     try:
         async with asyncio.timeout(options.body_seconds):
-            return await request.read()
+            return await _read_steadily(request, options)
     except TimeoutError:
         raise web.HTTPRequestTimeout from None
+
+
+async def _read_steadily(request: web.Request, options: ServeOptions) -> bytes:
+    """The body's chunks as they come, each awaited only until the body, at the time the
+    next chunk is due, would be behind ``min_body_rate`` (``SlowBody``)."""
+    loop = asyncio.get_running_loop()
+    start, parts, size = loop.time(), [], 0
+    while True:
+        due = start + options.body_grace_seconds + size / options.min_body_rate
+        try:
+            async with asyncio.timeout_at(due):
+                chunk = await request.content.readany()
+        except TimeoutError:
+            raise SlowBody from None
+        if not chunk:
+            return b"".join(parts)
+        size += len(chunk)
+        if size > options.max_body_bytes:
+            raise web.HTTPRequestEntityTooLarge(max_size=options.max_body_bytes,
+                                                actual_size=size)
+        parts.append(chunk)
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -385,8 +466,15 @@ def _guard(options: ServeOptions, log: Callable[[str], None]) -> Any:
                 and not _authorized(request, expected):
             return _refused(401, "this service needs Authorization: Bearer TOKEN", log,
                             request, {"WWW-Authenticate": "Bearer"})
+        encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            return _refused(415, f"Content-Encoding {encoding[:40]!r} is not read here; send "
+                            "the body uncompressed", log, request)
         try:
             return await handler(request)
+        except SlowBody:
+            return _refused(408, "the body came slower than "
+                            f"{options.min_body_rate // 1024:,} KiB/s", log, request)
         except RewardError as exc:
             return _refused(400, str(exc), log, request)
         except Busy as exc:
@@ -432,8 +520,18 @@ def serve(rewarder: Rewarder, host: str, port: int, log: Callable[[str], None] =
     """Serve until interrupted (Ctrl-C or SIGTERM)."""
     options = options or ServeOptions()
     check_exposure(host, options.token)
+    _raise_open_files()
     web.run_app(make_app(rewarder, log, options), host=host, port=port, print=None,
                 handle_signals=True)
+
+
+def _raise_open_files() -> None:
+    """Lift the soft limit on open files to the hard one: each connection holds one, and
+    a server at a default 1,024 stops accepting long before memory runs short."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 @contextlib.contextmanager

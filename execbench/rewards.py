@@ -25,10 +25,10 @@ from __future__ import annotations
 import atexit
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from execbench.registry import Registry, UnknownName
@@ -53,6 +53,10 @@ MAX_TRUTH_CHARS = 50_000_000
 """A ground truth longer than this is refused unread (a sent label is a client's to forge)."""
 CACHED_TRUTH_CHARS = 64_000
 """Ground truths up to this long are kept read (``_read_text``); longer ones are read anew."""
+CACHED_TRUTH_BYTES = 128 * 1024 * 1024
+"""What the kept ground truths may cost in all, as ``_cost`` estimates it."""
+TRUTH_KEYS = frozenset({"schema", "instance", "limits"})
+"""The keys of a ground truth record; any other is refused, not carried along."""
 MAX_LIMITS = {"cpu_seconds": 600.0, "wall_seconds": 3600.0, "memory_mb": 65_536,
               "stdout_bytes": 1 << 30, "file_bytes": 1 << 32, "recursion_limit": 100_000,
               "max_steps": 10**12}
@@ -200,12 +204,48 @@ def read_truth(given: str | Mapping[str, Any]) -> Truth:
     raise RewardError(f"a ground truth is a JSON text, not a {type(given).__name__}")
 
 
-@lru_cache(maxsize=4096)
-def _read_text(text: str) -> Truth:
-    """Cached: a trainer scores several responses to each row, and a batch repeats rows.
-    Only texts up to ``CACHED_TRUTH_CHARS`` are kept, so the cache holds at most a few
-    hundred megabytes whatever the requests send."""
-    return _read_uncached(text)
+def _cost(text: str) -> int:
+    """The memory a read ground truth may hold, from its text: its characters, and one
+    Python object of about 64 bytes for each list or object it opens (``[],`` is 3
+    characters of text and 64 bytes read)."""
+    return len(text) + 64 * (text.count("[") + text.count("{"))
+
+
+class _TruthCache:
+    """Ground truths read, kept by their text while their estimated cost (``_cost``) in
+    all stays within ``limit``, the least recently used dropped first: a trainer scores
+    several responses to each row, and a batch repeats rows, but what is kept is bounded
+    in bytes whatever the labels hold."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._kept: OrderedDict[str, tuple[Truth, int]] = OrderedDict()
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> Truth:
+        with self._lock:
+            kept = self._kept.get(text)
+            if kept is not None:
+                self._kept.move_to_end(text)
+                return kept[0]
+        truth, cost = _read_uncached(text), _cost(text)
+        if cost <= self._limit:
+            with self._lock:
+                if text not in self._kept:
+                    self._kept[text] = (truth, cost)
+                    self._total += cost
+                while self._total > self._limit:
+                    self._total -= self._kept.popitem(last=False)[1][1]
+        return truth
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self._total = 0
+
+
+_read_text = _TruthCache(CACHED_TRUTH_BYTES)
 
 
 def _read_uncached(text: str) -> Truth:
@@ -221,6 +261,9 @@ def _read_uncached(text: str) -> Truth:
 
 
 def _read_record(record: Mapping[str, Any]) -> Truth:
+    unknown = sorted(set(record) - TRUTH_KEYS)
+    if unknown:
+        raise RewardError(f"ground truth has unknown key {str(unknown[0])[:60]!r}")
     if record.get("schema") != TRUTH_SCHEMA:
         raise RewardError(f"ground truth schema {record.get('schema')!r} is not "
                           f"{TRUTH_SCHEMA}; export the suite again with this execbench")

@@ -427,11 +427,16 @@ class _Held(Rewarder):
         return super().reward(truth, response)
 
 
-def test_one_clients_batches_leave_health_and_other_clients_served(tmp_path: Path) -> None:
+def test_one_clients_batches_leave_health_and_other_clients_served(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One client (127.0.0.1) sends 40 batches whose scoring it holds, more than the
     threads a server may have. While they hold, /health answers and another client
-    (127.0.0.2) has its batch scored: both before any held batch ends. The first client's
-    batches past its share are refused at once with 429, not queued unread."""
+    (127.0.0.2, standing in for another host: each address counts as its own client here)
+    has its batch scored: both before any held batch ends. The first client's batches
+    past its share are refused at once with 429, not queued unread."""
+    import execbench.reward_server
+
+    monkeypatch.setattr(execbench.reward_server, "client_of", lambda address: address)
     manifest, instances, _ = load_suite(_program_suite(tmp_path))
     output = next(i for i in instances if i.task == "output")
     truth = truth_text(output, manifest.recipe.limits)
@@ -531,3 +536,99 @@ def test_turns_go_round_the_clients_and_each_clients_in_order() -> None:
         return order
 
     assert asyncio.run(main()) == ["a1", "b1", "c1", "a2", "a3"]
+
+
+@pytest.fixture(scope="module")
+def one_output(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """An output instance's ground truth and its right answer."""
+    manifest, instances, _ = load_suite(_program_suite(tmp_path_factory.mktemp("one")))
+    output = next(i for i in instances if i.task == "output")
+    return truth_text(output, manifest.recipe.limits), \
+        get_task("output").reference_response(output)
+
+
+def _open_request(url: str, head: bytes, source: str | None = None) -> socket.socket:
+    """A raw connection that has sent ``head`` (a request line, headers and what else)."""
+    parts = urllib.parse.urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=PATIENCE,
+                                    source_address=None if source is None else (source, 0))
+    sock.sendall(head)
+    return sock
+
+
+def _answer_of(sock: socket.socket) -> bytes:
+    """The response the server sends (b"" when it closes without a word): read until its
+    Content-Length is in, since a server may keep the socket a while to drain a body."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = [line.split(b":")[1] for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:")]
+        if length and len(body) >= int(length[0]):
+            break
+    sock.close()
+    return received
+
+
+def test_a_compressed_body_is_refused_unread(one_output: tuple[str, str]) -> None:
+    """A gzip body would be unpacked on the event loop (1 MB of it: 1 GiB): any
+    Content-Encoding but identity gets 415, whatever the body holds."""
+    import gzip
+
+    truth, right = one_output
+    with Rewarder(limits=[]) as rewarder, serving(rewarder) as url:
+        packed = gzip.compress(_batch([truth], [right]))
+        status, _, answer = _call(url, packed, {"Content-Encoding": "gzip"})
+        assert status == 415 and "uncompressed" in answer["error"]
+        assert _call(url, _batch([truth], [right]))[2]["rewards"] == [1.0]
+
+
+def test_slow_bodies_from_many_local_addresses_leave_a_trainer_served(
+        one_output: tuple[str, str]) -> None:
+    """Two stalled bodies from 127.0.0.2 and 127.0.0.3 fill a server of two places. Every
+    loopback address is one client, and a body must keep flowing after its grace, so both
+    stalled bodies get 408 long before ``body_seconds`` and a batch from 127.0.0.1 sent
+    after them is scored."""
+    from execbench.reward_server import client_of
+
+    assert client_of("127.0.0.2") == client_of("127.0.0.3") == client_of("::1") \
+        == client_of("::ffff:127.0.0.9")
+    assert client_of("2001:db8::1") == client_of("2001:db8::2") != client_of("2001:db8:1::1")
+    assert client_of("10.0.0.1") != client_of("10.0.0.2")
+    truth, right = one_output
+    small = ServeOptions(max_pending=2, body_seconds=10 * PATIENCE, body_grace_seconds=0.3)
+    head = b"POST /get_reward HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{"
+    with Rewarder(limits=[]) as rewarder, serving(rewarder, options=small) as url:
+        stalled = [_open_request(url, head, source) for source in ("127.0.0.2", "127.0.0.3")]
+        answers = [_answer_of(sock) for sock in stalled]
+        assert all(b" 408 " in answer and b"slower than" in answer for answer in answers)
+        status, _, answer = _call(url, _batch([truth], [right]), source="127.0.0.1")
+        assert status == 200 and answer["rewards"] == [1.0]
+
+
+def test_a_body_of_nested_nothing_is_refused_before_it_is_parsed(
+        one_output: tuple[str, str]) -> None:
+    """31 MiB of ``[],`` under a key the service ignores would parse to 20 times its size:
+    a body with more lists, objects and members outside its strings than a batch needs is
+    refused (400) before ``json.loads``; long strings are no such thing."""
+    truth, right = one_output
+    with Rewarder(limits=[]) as rewarder, serving(rewarder) as url:
+        bomb = b'{"ground_truths":[],"responses":[],"x":{"y":[' + b",".join([b"[]"] * 200_000) \
+            + b"]}}"
+        status, _, answer = _call(url, bomb)
+        assert status == 400 and "outside its strings" in answer["error"]
+        long = right + " [{,}]" * 100_000  # brackets inside a string count for nothing
+        status, _, answer = _call(url, _batch([truth], [long]))
+        assert status == 200 and answer["verdicts"] != ["scoring_error"]
+
+
+def test_a_connection_without_a_whole_request_is_closed(one_output: tuple[str, str]) -> None:
+    """Slowloris: a connection whose headers never end is closed after ``header_seconds``
+    (it held a socket for an hour before), and the server goes on."""
+    truth, right = one_output
+    quick = ServeOptions(header_seconds=0.3)
+    with Rewarder(limits=[]) as rewarder, serving(rewarder, options=quick) as url:
+        unfinished = _open_request(url, b"GET /health HTTP/1.1\r\nHost: x\r\nX-a: ")
+        assert _answer_of(unfinished) == b""
+        assert _call(url, _batch([truth], [right]))[2]["rewards"] == [1.0]

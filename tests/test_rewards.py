@@ -30,6 +30,7 @@ from tests.fakeserver import FakeServer, Reply
 from tests.helpers.data import shared_data
 from tests.helpers.fake_model import FAKE_MODEL
 from tests.helpers.red_team import RED_TEAM
+from tests.tasks.test_prediction import hand_instance
 
 pyarrow = pytest.importorskip("pyarrow", reason="the export extra (pyarrow) is not installed")
 datasets = pytest.importorskip("datasets", reason="the export extra (datasets) is not installed")
@@ -246,3 +247,23 @@ def test_the_rewarder_is_shared_safely_between_threads(exported: dict[str, Any])
         for thread in threads:
             thread.join()
     assert results == [[1.0] * len(chosen)] * 4
+
+
+def test_kept_ground_truths_are_bounded_in_bytes_and_odd_keys_refused() -> None:
+    """A label padded with ``[],[],...`` (64 KB of text, 1.5 MB read) was kept 4,096 times
+    over; now what is kept is bounded by its estimated cost, and a key a ground truth
+    does not have is refused by name rather than carried."""
+    from execbench.rewards import _cost, _TruthCache
+
+    record = {"schema": 1, "instance": hand_instance("output", truth={
+        "value": ["int", 1], "repr": "1"}).to_record()}
+    with pytest.raises(RewardError, match="unknown key 'junk'"):
+        read_truth(json.dumps({**record, "junk": []}))
+    cache = _TruthCache(limit=2_000_000)
+    padded = [json.dumps({"schema": 1, "instance": {**record["instance"], "id": f"o/{n}",
+                                                    "pad": [[]] * 20_000}})
+              for n in range(40)]
+    for text in padded:
+        assert cache(text).instance.id == json.loads(text)["instance"]["id"]
+    assert _cost(padded[0]) > 1_000_000
+    assert 0 < cache._total <= 2_000_000 and len(cache._kept) == 1

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from execbench.program import LANGUAGES, PYTHON
-from execbench.sandbox.values import LiteralError, equal, to_literal
+from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -216,6 +216,8 @@ class OutputPrediction(TaskBase):
             value = read_value(text)
         except LiteralError as exc:
             return unparsable(text, str(exc))
+        if not is_exact(value):  # past the encoder's caps: no literal to compare or show
+            return unparsable(text, "the answer's value is too large to read in full")
         verdict = CORRECT if equal(value, instance.data["truth"]["value"]) else INCORRECT
         return Score(verdict, answer=to_literal(value))
 

@@ -269,3 +269,12 @@ def test_the_input_answer_must_call_the_function_itself() -> None:
     instance = hand_instance("input", given=[], truth={"output": ["int", 1], "output_repr": "1"})
     score = get_task("input").score(instance, "[ANSWER]\nassert g(1) == 1\n[/ANSWER]", None)
     assert score.verdict == "unparsable"
+
+
+def test_an_answer_too_large_to_record_is_unparsable_not_a_scoring_error() -> None:
+    """An output answer past the encoder's item cap reads as a partly ``truncated`` value,
+    which has no literal form: it is unparsable, with a detail that says why."""
+    instance = hand_instance("output", truth={"value": ["int", 1], "repr": "1"})
+    huge = "(" + "2, " * 150_000 + ")"
+    score = get_task("output").score(instance, f"[ANSWER]{huge}[/ANSWER]", None)
+    assert score.verdict == "unparsable" and "too large" in (score.detail or "")
