@@ -15,7 +15,7 @@ PACKAGE = Path(execbench.__file__).parent
 LAYERS = (
     ("execbench", "execbench.registry", "execbench.settings", "execbench.program",
      "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles", "execbench.spool",
-     "execbench.executors"),
+     "execbench.executors", "execbench.safe_read", "execbench.text_safety"),
     ("execbench.sources", "execbench.mutation"),
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
