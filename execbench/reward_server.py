@@ -434,7 +434,8 @@ async def _read_steadily(request: web.Request, options: ServeOptions) -> bytes:
     """The body's chunks as they come, each awaited only until the body, at the time the
     next chunk is due, would be behind ``min_body_rate`` (``SlowBody``)."""
     loop = asyncio.get_running_loop()
-    start, parts, size = loop.time(), [], 0
+    parts: list[bytes] = []
+    start, size = loop.time(), 0
     while True:
         due = start + options.body_grace_seconds + size / options.min_body_rate
         try:

@@ -394,7 +394,7 @@ def encode(obj: Any, *, max_nodes: int = 100_000, max_chars: int = 10_000_000,
                    objects=objects).encode(obj)
 
 
-def _key(enc: Encoded) -> str:
+def _key(enc: Encoded | str) -> str:
     return json.dumps(enc, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -747,7 +747,8 @@ def _value(node: ast.AST) -> Any:
         if any(k is None for k in node.keys):
             raise LiteralError("'**' in a dict literal")
         return _dict_of((_value(k), _value(v))
-                        for k, v in zip(node.keys, node.values, strict=True))
+                        for k, v in zip(node.keys, node.values, strict=True)
+                        if k is not None)  # None is refused just above
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         operand = _value(node.operand)
         if type(operand) in (int, float, complex):

@@ -252,7 +252,7 @@ class _BoundedInfo(tarfile.TarInfo):
     comes before it is read, by a nested call)."""
 
     @classmethod
-    def fromtarfile(cls, packed: tarfile.TarFile) -> tarfile.TarInfo:
+    def fromtarfile(cls, packed: tarfile.TarFile) -> _BoundedInfo:
         budget = packed.fileobj
         if not isinstance(budget, _HeaderBudget):
             budget = packed.fileobj = _HeaderBudget(packed.fileobj)
