@@ -356,6 +356,7 @@ def test_rows_cannot_widen_the_limits_nor_crowd_out_the_pools(tmp_path: Path) ->
     odd = [{"cpu_seconds": 1.5 + step / 10} for step in range(5)] + [
         {"memory_mb": 65_536, "wall_seconds": 3600.0, "file_bytes": 1 << 32},
         {"cpu_seconds": ours.cpu_seconds / 2}]
+    others = _sandbox_processes(os.getpid())  # other tests' shared sandboxes, if any
     with Rewarder(workers=1, limits=[ours]) as rewarder, served(rewarder) as post:
         for change in odd:
             record = json.loads(truths[0])
@@ -365,7 +366,7 @@ def test_rows_cannot_widen_the_limits_nor_crowd_out_the_pools(tmp_path: Path) ->
             assert "limits are not among the sets served here" in answer["error"]
         assert post({"responses": right, "ground_truths": truths})["rewards"] == \
             [1.0] * len(runs)
-        sandboxes = _sandbox_processes(os.getpid())
+        sandboxes = _sandbox_processes(os.getpid()) - others
         assert sandboxes
         assert {_address_space(pid) for pid in sandboxes} == {ours.memory_mb * 1024 * 1024}
 
