@@ -12,8 +12,6 @@ per-call limit, so suites are unchanged.
 
 from __future__ import annotations
 
-import time
-
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, new_unit
 from execbench.sandbox.trace import RESULT_ONLY
 from execbench.sandbox.values import decode
@@ -36,13 +34,13 @@ ECHO = "\n\ndef f(x):\n    return x\n"
 
 
 def _unit(sandbox: Sandbox, code: str, calls: int = CALLS,
-          unit: str | None = "new") -> tuple[list[Trace], int, float]:
-    """Run ``f(0) .. f(calls - 1)`` of ``code`` as one unit: the traces, the batches sent
-    (runners used) and the seconds it took."""
+          unit: str | None = "new") -> tuple[list[Trace], int]:
+    """Run ``f(0) .. f(calls - 1)`` of ``code`` as one unit: the traces and the batches
+    sent (runners used; a count, where seconds would depend on the machine's load)."""
     unit = new_unit() if unit == "new" else unit
-    before, start = sandbox.batches, time.monotonic()
+    before = sandbox.batches
     traces = sandbox.map(Job(code, "f", str(i), RESULT_ONLY, unit=unit) for i in range(calls))
-    return traces, sandbox.batches - before, time.monotonic() - start
+    return traces, sandbox.batches - before
 
 
 def _pool(limits: Limits = LIMITS) -> Sandbox:
@@ -54,10 +52,9 @@ def _pool(limits: Limits = LIMITS) -> Sandbox:
 def test_a_candidate_that_stalls_at_import_is_judged_once() -> None:
     with _pool() as sandbox:
         for name, stall in AT_IMPORT.items():
-            traces, batches, seconds = _unit(sandbox, stall + ECHO)
+            traces, batches = _unit(sandbox, stall + ECHO)
             assert [t.status for t in traces] == ["timeout"] * CALLS, (name, traces)
-            assert batches == 1, (name, batches)
-            assert seconds < CALLS * WALL / 2, (name, seconds)  # the old way: 7 runners, 7 limits
+            assert batches == 1, (name, batches)  # the old way: 7 runners, 7 limits
             assert all("not run" in t.detail for t in traces[1:]), (name, traces[1].detail)
 
 
@@ -66,22 +63,21 @@ def test_a_candidate_slow_on_every_call_has_one_wall_budget_in_all() -> None:
     unit's budget (the limit plus 7 x 0.1 s of CPU limits)."""
     slow = f"import time\n\n\ndef f(x):\n    time.sleep({WALL * 0.8})\n    return x\n"
     with _pool(Limits(cpu_seconds=0.1, wall_seconds=WALL)) as sandbox:
-        traces, batches, seconds = _unit(sandbox, slow)
+        traces, batches = _unit(sandbox, slow)
     statuses = [t.status for t in traces]
     assert set(statuses) <= {"ok", "timeout"} and statuses.count("timeout") >= CALLS - 2
     assert statuses == sorted(statuses)  # every ok before the first timeout
-    assert batches == 1
-    assert seconds < CALLS * WALL * 0.8 / 2  # the old way: every call run, 7 x 0.8 s
+    assert batches == 1  # the old way: every call run, 7 x 0.8 s
 
 
 def test_an_honest_candidate_slow_on_every_call_passes() -> None:
-    """Calls that each use a third of their CPU limit, 0.7 s in all, more than the 0.5 s
-    wall-clock limit: the unit's budget (0.5 s plus 7 x 0.3 s) has room for every one of
-    them, with room to spare on a loaded machine."""
-    busy = ("import time\n\n\ndef f(x):\n    end = time.process_time() + 0.1\n"
+    """Calls of 0.08 s of CPU each, 0.56 s in all, more than the 0.5 s wall-clock limit:
+    the unit's budget (0.5 s plus 7 x 1 s of CPU limits) has room for every one of them,
+    over ten times over, so a busy machine passes too."""
+    busy = ("import time\n\n\ndef f(x):\n    end = time.process_time() + 0.08\n"
             "    while time.process_time() < end:\n        pass\n    return x\n")
-    with _pool(Limits(cpu_seconds=0.3, wall_seconds=0.5, max_steps=10 ** 9)) as sandbox:
-        traces, batches, _ = _unit(sandbox, busy)
+    with _pool(Limits(cpu_seconds=1.0, wall_seconds=0.5, max_steps=10 ** 9)) as sandbox:
+        traces, batches = _unit(sandbox, busy)
     assert [t.status for t in traces] == ["ok"] * CALLS
     assert batches == 1
 
@@ -91,7 +87,7 @@ def test_ground_truth_keeps_a_limit_per_call() -> None:
     rest run, as before, in a fresh runner."""
     code = "import time\n\n\ndef f(x):\n    if x == 0:\n        time.sleep(60)\n    return x\n"
     with _pool() as sandbox:
-        traces, batches, _ = _unit(sandbox, code, calls=4, unit=None)
+        traces, batches = _unit(sandbox, code, calls=4, unit=None)
     assert [t.status for t in traces] == ["timeout", "ok", "ok", "ok"]
     assert [decode(t.value) for t in traces[1:]] == [1, 2, 3]
     assert batches == 2
@@ -102,7 +98,7 @@ def test_a_step_limit_costs_a_candidate_only_that_call() -> None:
     machine and the runner goes on, so the candidate's other calls still count."""
     code = "def f(x):\n    while x == 1:\n        pass\n    return x\n"
     with Sandbox(workers=1, limits=Limits(cpu_seconds=1, wall_seconds=10)) as sandbox:
-        traces, batches, _ = _unit(sandbox, code, calls=4)
+        traces, batches = _unit(sandbox, code, calls=4)
     assert [t.status for t in traces] == ["ok", "timeout", "ok", "ok"]
     assert traces[1].detail.startswith("step limit")
     assert batches == 1
@@ -128,9 +124,7 @@ def test_a_repair_that_sleeps_at_import_is_scored_in_one_runner() -> None:
     with _pool() as sandbox:
         instance = _instance(sandbox)
         assert repair.score(instance, repair.reference_response(instance), sandbox).correct
-        before, start = sandbox.batches, time.monotonic()
+        before = sandbox.batches
         score = repair.score(instance, answer, sandbox)
-        seconds = time.monotonic() - start
-        assert sandbox.batches - before == 1
+        assert sandbox.batches - before == 1  # one runner, one limit: not one per call
     assert score.verdict == "incorrect" and score.extra == {"passed": 0, "calls": CALLS}
-    assert seconds < CALLS * WALL / 2
