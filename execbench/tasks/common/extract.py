@@ -97,6 +97,8 @@ def _leading(text: str, opens: list[Tag]) -> list[Tag]:
 
 
 def strip_reasoning(text: str) -> str:
+    if "<" not in text:  # no tag can be there: most answers, at no cost
+        return text
     kept, at = [], 0
     for start, _, _, end in _pairs(_tags(_THINK_OPEN, text), _tags(_THINK_CLOSE, text)):
         kept.append(text[at:start])
