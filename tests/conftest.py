@@ -5,6 +5,8 @@ the default run stays quick for development."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
 from collections.abc import Iterator
 
@@ -47,10 +49,15 @@ def corpus(pytestconfig: pytest.Config) -> Corpus:
 
 @pytest.fixture(scope="session")
 def local_harvest(tmp_path_factory: pytest.TempPathFactory) -> LocalHarvest:
-    """The shared projects harvested once for the whole test run (``harvest_locally``);
-    skips when they are absent."""
+    """The shared projects harvested once for the whole test run (``harvest_locally``),
+    whichever xdist worker asks first, the others waiting on a lock in the folder the
+    workers share; skips when they are absent."""
     shared_data("projects")
-    return harvest_locally(tmp_path_factory.mktemp("local-harvest"))
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    with open(shared / "local-harvest.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return harvest_locally(shared / "local-harvest")
 
 
 def pytest_configure(config: pytest.Config) -> None:

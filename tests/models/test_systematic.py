@@ -51,7 +51,7 @@ def test_a_run_whose_every_request_fails_alike_stops_at_once(
         done = run_against(server, suite, out)
         seconds = time.monotonic() - start
         sent = len(server.requests)
-    assert done.exit_code == 2 and seconds < 10
+    assert done.exit_code == 2 and seconds < 30  # retried with backoff, it would take minutes
     assert "every request fails the same way, none answered" in flat(done.stderr)
     assert said in flat(done.stderr) and "run the same command again" in done.stderr
     assert sent < 40
