@@ -83,3 +83,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+SPREAD = ("tests/test_oracle_everywhere.py",)
+"""Modules of long tests that share nothing (no fixture of their own above function
+scope): each test may go to any worker, where other modules go whole."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """Whole modules per worker (``--dist loadscope``), except ``SPREAD``'s tests, one by
+    one, so that one module of slow tests does not keep a worker busy alone."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModulesSpread(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.split("::", 1)[0] in SPREAD:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return ModulesSpread(config, log)
