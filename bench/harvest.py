@@ -30,9 +30,10 @@ import time
 from pathlib import Path
 
 from execbench.executors import ExecutorChoice, ray_module
+from execbench.harvest.many import Project, harvest_projects, projects_from
+from execbench.harvest.options import HarvestOptions
+from execbench.harvest.project import NEVER_CALLED, harvest
 from execbench.sandbox.confine import scrubbed_environment
-from execbench.sources.harvest import NEVER_CALLED, HarvestOptions, harvest
-from execbench.sources.harvest_many import Project, harvest_projects, projects_from
 from execbench.suite import BuildOptions, build_suite
 
 TASKS = ["output", "statement", "block", "loop", "branch"]

@@ -35,9 +35,9 @@ from common import add_data_option, cruxeval_file, run_fresh_processes
 from execbench.mutation import mutant_budget, mutants
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import RESULT_ONLY, Trace
-from execbench.sandbox.values import equal
 from execbench.sources import load_source
 from execbench.tasks.generalization import mutant_for
+from execbench.values import equal
 
 """What ``choose_mutant`` asks the tracer for: lines and the result, no event log."""
 WARM_UP = Job("def f():\n    return 0\n", "f", "")

@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 from common import DEFAULT_DATA, add_data_option
 
-from execbench.sandbox import tracer
+from execbench.sandbox import recording, tracer
 from execbench.sandbox.pool import Limits
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 from execbench.sources import load_source
@@ -54,14 +54,14 @@ from execbench.sources import load_source
 class Call(NamedTuple):
     """One call of a benchmark, its program and arguments compiled once for every run."""
 
-    program: tracer.CompiledProgram
+    program: recording.CompiledProgram
     entry_point: str
     args: Any
     """``tracer.compile_args`` of ``text``."""
     text: str
 
 
-class Untraced(tracer.Recorder):
+class Untraced(recording.Recorder):
     """The run with nothing listening: the floor both recorders are measured from."""
 
     def start(self) -> None:
@@ -88,7 +88,7 @@ def _calls(source: str) -> list[Call]:
     return calls
 
 
-def _record(recorder_type: type[tracer.Recorder], call: Call,
+def _record(recorder_type: type[recording.Recorder], call: Call,
             options: dict[str, Any]) -> dict[str, Any]:
     """One call as the sandbox's runner makes it: ``random`` reseeded, output captured."""
     random.seed(0)
@@ -96,17 +96,17 @@ def _record(recorder_type: type[tracer.Recorder], call: Call,
         return tracer.record(recorder_type(call.program, options), call.entry_point, call.args)
 
 
-def _differences(calls: list[Call], monitor: type[tracer.Recorder],
+def _differences(calls: list[Call], monitor: type[recording.Recorder],
                  options: dict[str, Any]) -> tuple[list[int], list[str]]:
     """How many calls the two recorders record differently, under ``options`` and under
     half of each call's own steps, and a few of those calls described."""
     differ, examples = [0, 0], []
     for call in calls:
-        expected = _record(tracer.Recorder, call, options)
+        expected = _record(recording.Recorder, call, options)
         halved = {**options, "max_steps": expected["steps"] // 2}
         for index, (want, got) in enumerate([
                 (expected, _record(monitor, call, options)),
-                (_record(tracer.Recorder, call, halved), _record(monitor, call, halved))]):
+                (_record(recording.Recorder, call, halved), _record(monitor, call, halved))]):
             if got == want:
                 continue
             differ[index] += 1
@@ -117,7 +117,7 @@ def _differences(calls: list[Call], monitor: type[tracer.Recorder],
     return differ, examples
 
 
-def _pass(recorder_type: type[tracer.Recorder], calls: list[Call],
+def _pass(recorder_type: type[recording.Recorder], calls: list[Call],
           options: dict[str, Any]) -> float:
     """Seconds to run every call once."""
     gc.collect()
@@ -160,10 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     for example in examples:
         print(f"  {example}")
 
-    modes: dict[str, tuple[type[tracer.Recorder], dict[str, Any]]] = {
+    modes: dict[str, tuple[type[recording.Recorder], dict[str, Any]]] = {
         "untraced": (Untraced, result_only),
-        "settrace, default options": (tracer.Recorder, full),
-        "settrace, RESULT_ONLY": (tracer.Recorder, result_only),
+        "settrace, default options": (recording.Recorder, full),
+        "settrace, RESULT_ONLY": (recording.Recorder, result_only),
         "monitoring, RESULT_ONLY": (MonitorRecorder, result_only),
     }
     seconds: dict[tuple[str, str], list[float]] = {

@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from execbench.results import Cost, Group, Latency, Paired, PairedGroup, TaskMetrics, Usage
 from execbench.tasks.base import ERROR
 
 
@@ -85,7 +86,7 @@ def verdict_counts(samples: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 def summarize(samples: Iterable[dict[str, Any]], n: int,
               categories: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
-              ) -> dict[str, Any]:
+              ) -> dict[str, TaskMetrics]:
     """The ``metrics`` block of results.json: per task, overall, per source and per
     category of each breakdown its task declares.
 
@@ -93,10 +94,7 @@ def summarize(samples: Iterable[dict[str, Any]], n: int,
     are reported, since pass@k for k beyond what was requested would be meaningless.
     ``categories`` gives, per task, each breakdown's category of every instance
     (``{task: {breakdown: {instance_id: category}}}``, from ``Task.breakdowns``).
-    Shape: ``{task: {"all": group, "by_source": {source: group}, "breakdowns":
-    {breakdown: {category: group}}}}`` with tasks, sources and categories sorted
-    (``breakdowns`` only for tasks that declare one); see :func:`_group_metrics` for a
-    group.
+    Tasks, sources and categories come sorted.
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
@@ -104,18 +102,15 @@ def summarize(samples: Iterable[dict[str, Any]], n: int,
     for sample in samples:
         by_task[sample["task"]].append(sample)
 
-    metrics: dict[str, Any] = {}
+    metrics = {}
     for task in sorted(by_task):
         task_samples = by_task[task]
-        metrics[task] = {
-            "all": _group_metrics(task_samples, n),
-            "by_source": _split(task_samples, n, lambda sample: sample["source"]),
-        }
-        splits = (categories or {}).get(task)
-        if splits:
-            metrics[task]["breakdowns"] = {
-                name: _split(task_samples, n, _category_of(splits[name]))
-                for name in sorted(splits)}
+        splits = (categories or {}).get(task) or {}
+        metrics[task] = TaskMetrics(
+            all=_group_metrics(task_samples, n),
+            by_source=_split(task_samples, n, lambda sample: sample["source"]),
+            breakdowns={name: _split(task_samples, n, _category_of(splits[name]))
+                        for name in sorted(splits)})
     return metrics
 
 
@@ -125,7 +120,7 @@ def _category_of(categories: Mapping[str, str]) -> Callable[[dict[str, Any]], st
 
 
 def _split(samples: list[dict[str, Any]], n: int, key: Callable[[dict[str, Any]], str]
-           ) -> dict[str, Any]:
+           ) -> dict[str, Group]:
     """A group's metrics for each value of ``key``, in sorted order."""
     parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for sample in samples:
@@ -138,13 +133,13 @@ def _is_correct(sample: dict[str, Any]) -> bool:
     return bool(sample["correct"]) and sample["verdict"] != ERROR
 
 
-def _group_metrics(samples: list[dict[str, Any]], n: int) -> dict[str, Any]:
+def _group_metrics(samples: list[dict[str, Any]], n: int) -> Group:
     """Metrics for one set of samples (a task, or a task restricted to one source).
 
     Instances are the unit: accuracy and pass@k average per-instance values, so an instance
     that happens to have more samples does not weigh more. An instance with fewer than k
-    samples cannot estimate pass@k and is left out of it; ``pass@k_instances`` then says
-    how many instances that figure rests on (``pass@k`` is ``None`` if none qualify).
+    samples cannot estimate pass@k and is left out of it; ``rested_on`` then says how many
+    instances that figure rests on (pass@k is None if none qualify).
     """
     per_instance: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for sample in samples:
@@ -155,35 +150,30 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> dict[str, Any]:
     tallies = [(len(group), sum(_is_correct(s) for s in group)) for group in groups]
     instances = len(tallies)
 
-    block: dict[str, Any] = {"instances": instances, "samples": len(samples)}
+    passes: list[float | None] = []
+    rested_on: list[int] = []
     for k in range(1, n + 1):
         estimates = [pass_at_k(size, correct, k) for size, correct in tallies if size >= k]
-        block[f"pass@{k}"] = sum(estimates) / len(estimates) if estimates else None
-        if len(estimates) != instances:
-            block[f"pass@{k}_instances"] = len(estimates)
+        passes.append(sum(estimates) / len(estimates) if estimates else None)
+        rested_on.append(len(estimates))
 
     fractions = [correct / size for size, correct in tallies]
-    block["accuracy"] = sum(fractions) / instances
-    block["accuracy_ci95"] = list(bootstrap_ci(fractions))
-
     instance_scores = []
     for group in groups:
         scores = [float(s["score"]) for s in group if s.get("score") is not None]
         if scores:
             instance_scores.append(sum(scores) / len(scores))
-    if instance_scores:
-        block["score"] = sum(instance_scores) / len(instance_scores)
-
-    block["verdicts"] = verdict_counts(samples)
-    failures = Counter((s.get("extra") or {}).get("failure") for s in samples)
-    failures.pop(None, None)
-    if failures:
-        block["failures"] = {name: failures[name] for name in sorted(failures)}
-    return block
+    failures = Counter(failure for s in samples
+                       if (failure := (s.get("extra") or {}).get("failure")) is not None)
+    return Group(instances=instances, samples=len(samples), pass_at=tuple(passes),
+                 rested_on=tuple(rested_on), accuracy=sum(fractions) / instances,
+                 accuracy_ci95=bootstrap_ci(fractions), verdicts=verdict_counts(samples),
+                 score=sum(instance_scores) / len(instance_scores) if instance_scores else None,
+                 failures={name: failures[name] for name in sorted(failures)})
 
 
 def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
-                   second: str) -> dict[str, Any]:
+                   second: str) -> Paired:
     """Success on two tasks posed on the same (program, call), e.g. DexBench's dual score.
 
     Instances pair up when their ids agree after the task name. Two readings:
@@ -211,8 +201,9 @@ def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
     for key in keys:
         groups[sources[key]].append(key)
 
-    def block(members: list[str]) -> dict[str, Any]:
-        result: dict[str, Any] = {"pairs": len(members)}
+    def block(members: list[str]) -> PairedGroup:
+        independent_at: list[float | None] = []
+        paired_at: list[float | None] = []
         for k in range(1, n + 1):
             independent, paired = [], []
             for key in members:
@@ -224,12 +215,12 @@ def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
                            for i in common)
                 if len(common) >= k:
                     paired.append(pass_at_k(len(common), both, k))
-            result[f"pass@{k}"] = sum(independent) / len(independent) if independent else None
-            result[f"paired_pass@{k}"] = sum(paired) / len(paired) if paired else None
-        return result
+            independent_at.append(sum(independent) / len(independent) if independent else None)
+            paired_at.append(sum(paired) / len(paired) if paired else None)
+        return PairedGroup(len(members), tuple(independent_at), tuple(paired_at))
 
-    return {"tasks": [first, second], "all": block(keys),
-            "by_source": {source: block(groups[source]) for source in sorted(groups)}}
+    return Paired(tasks=(first, second), all=block(keys),
+                  by_source={source: block(groups[source]) for source in sorted(groups)})
 
 
 def percentile(ordered: Sequence[float], fraction: float) -> float:
@@ -240,7 +231,7 @@ def percentile(ordered: Sequence[float], fraction: float) -> float:
 
 def usage_summary(samples: Iterable[dict[str, Any]], wall_seconds: float,
                   price_input: float | None = None,
-                  price_output: float | None = None) -> dict[str, Any]:
+                  price_output: float | None = None) -> Usage:
     """The ``usage`` block of results.json: what a run cost, from its sample records.
 
     ``requests`` counts every attempt sent (``retries`` those beyond the first); token
@@ -256,25 +247,18 @@ def usage_summary(samples: Iterable[dict[str, Any]], wall_seconds: float,
     input_tokens = sum(s.get("input_tokens") or 0 for s in samples)
     output_tokens = sum(s.get("output_tokens") or 0 for s in samples)
     endpoints = Counter(s["endpoint"] for s in samples if s.get("endpoint") is not None)
-    usage: dict[str, Any] = {
-        "samples": len(samples),
-        "requests": requests,
-        "retries": requests - sum(1 for s in samples if s.get("attempts")),
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "samples_without_usage": sum(1 for s in samples if s.get("output_tokens") is None),
-        "latency_seconds": {
-            "mean": sum(latencies) / len(latencies),
-            **{f"p{p}": percentile(latencies, p / 100) for p in (50, 90, 99)},
-            "max": latencies[-1],
-        } if latencies else None,
-        "wall_seconds": wall_seconds,
-        "endpoints": dict(sorted(endpoints.items())),
-    }
+    cost = None
     if price_input is not None and price_output is not None:
-        usage["cost"] = {"input": input_tokens * price_input / 1e6,
-                         "output": output_tokens * price_output / 1e6,
-                         "price_input_per_million": price_input,
-                         "price_output_per_million": price_output}
-        usage["cost"]["total"] = usage["cost"]["input"] + usage["cost"]["output"]
-    return usage
+        cost = Cost(input=input_tokens * price_input / 1e6,
+                    output=output_tokens * price_output / 1e6,
+                    price_input_per_million=price_input, price_output_per_million=price_output)
+    return Usage(
+        samples=len(samples), requests=requests,
+        retries=requests - sum(1 for s in samples if s.get("attempts")),
+        input_tokens=input_tokens, output_tokens=output_tokens,
+        samples_without_usage=sum(1 for s in samples if s.get("output_tokens") is None),
+        latency_seconds=Latency(
+            mean=sum(latencies) / len(latencies), p50=percentile(latencies, 0.5),
+            p90=percentile(latencies, 0.9), p99=percentile(latencies, 0.99),
+            max=latencies[-1]) if latencies else None,
+        wall_seconds=wall_seconds, endpoints=dict(sorted(endpoints.items())), cost=cost)

@@ -3,7 +3,7 @@
 A call keeps its arguments as *source text* taken from the dataset (``"'abc', 2"``). That
 text is trusted benchmark data, so the sandbox may evaluate it in the program's namespace
 (CRUXEval has inputs like ``lambda x: x < 2`` or ``range(100, 120)``). A model's answer is
-never treated this way: tasks read answers with the literal parser in ``sandbox.values``.
+never treated this way: tasks read answers with the literal parser in ``execbench.values``.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import shlex
 import socket
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,6 +43,7 @@ from typing import Any
 from execbench import SCHEMA_VERSION, __version__
 from execbench.jsonfiles import dumps, file_sha256, utf8, write_atomic
 from execbench.models.base import GenerateConfig, Generation
+from execbench.results import DeclaredMetric, Paired, Session, TaskMetrics, Usage
 from execbench.settings import SettingError, at_least_one
 from execbench.tasks.base import Instance, Score
 
@@ -487,8 +488,9 @@ class SampleCounts:
     samples: int
     expected_samples: int
     verdicts: dict[str, int]
-    truncated: int
-    refused: int
+    truncated: int | None
+    """Answers cut off at the token limit; None in results written before it was counted."""
+    refused: int | None
 
 
 @dataclass(frozen=True)
@@ -499,29 +501,64 @@ class Results:
     run_dir: str
     suite_sha256: str
     counts: SampleCounts
-    metrics: dict[str, Any]
-    usage: dict[str, Any]
-    sessions: list[dict[str, Any]]
-    declared_metrics: list[dict[str, Any]]
-    task_metrics: dict[str, Any] = field(default_factory=dict)
-    paired_metrics: dict[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, TaskMetrics]
+    usage: Usage
+    sessions: tuple[Session, ...]
+    declared_metrics: tuple[DeclaredMetric, ...]
+    task_metrics: Mapping[str, Any] = field(default_factory=dict)
+    """Each task's own summary (``Task.summarize``), as the task wrote it."""
+    paired_metrics: Mapping[str, Paired] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str:
+        return self.config.model
 
     def to_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION, "execbench_version": __version__,
             "run": {**self.config.record(), "run_dir": self.run_dir,
                     "suite_sha256": self.suite_sha256},
-            "counts": asdict(self.counts), "metrics": self.metrics, "usage": self.usage,
-            "sessions": self.sessions}
+            "counts": asdict(self.counts),
+            "metrics": {task: block.to_record() for task, block in self.metrics.items()},
+            "usage": self.usage.to_record(),
+            "sessions": [session.to_record() for session in self.sessions]}
         if self.task_metrics:
-            record["task_metrics"] = self.task_metrics
+            record["task_metrics"] = dict(self.task_metrics)
         if self.paired_metrics:
-            record["paired_metrics"] = self.paired_metrics
-        record["declared_metrics"] = self.declared_metrics
+            record["paired_metrics"] = {name: paired.to_record()
+                                        for name, paired in self.paired_metrics.items()}
+        record["declared_metrics"] = [declared.to_record()
+                                      for declared in self.declared_metrics]
         return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Results:
+        """Read ``to_record``'s form, and that of results written before ``usage``,
+        ``sessions``, ``task_metrics``, ``paired_metrics`` or a count existed (absent
+        ones read as none)."""
+        run = dict(record["run"])
+        run_dir, suite_sha256 = run.pop("run_dir"), run.pop("suite_sha256")
+        counts = record["counts"]
+        return cls(config=RunConfig.from_record(run), run_dir=run_dir,
+                   suite_sha256=suite_sha256,
+                   counts=SampleCounts(**{"truncated": None, "refused": None, **counts}),
+                   metrics={task: TaskMetrics.from_record(block)
+                            for task, block in record["metrics"].items()},
+                   usage=Usage.from_record(record.get("usage") or {"samples": counts["samples"]}),
+                   sessions=tuple(Session.from_record(s) for s in record.get("sessions", [])),
+                   declared_metrics=tuple(DeclaredMetric.from_record(m)
+                                          for m in record.get("declared_metrics", [])),
+                   task_metrics=record.get("task_metrics", {}),
+                   paired_metrics={name: Paired.from_record(paired)
+                                   for name, paired in record.get("paired_metrics", {}).items()})
 
     def write(self, out: Path) -> dict[str, Any]:
         """Write ``results.json`` and return its record."""
         record = self.to_record()
         _write_json(out / RESULTS, record)
         return record
+
+
+def read_results(folder: Path) -> Results:
+    """A run folder's ``results.json``."""
+    return Results.from_record(json.loads((folder / RESULTS).read_text(encoding="utf-8")))

@@ -23,7 +23,7 @@ import sys
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from execbench import context_check
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
 from execbench.models import get_model
 from execbench.models.base import Generation, Model, Request
+from execbench.results import DeclaredMetric, Session
 from execbench.rundir import (
     RESULTS,
     RESUME_REMEDY,
@@ -430,18 +431,11 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
         scorer.close()
 
 
-def declared_metrics(tasks: list[str]) -> list[dict[str, Any]]:
+def declared_metrics(tasks: list[str]) -> tuple[DeclaredMetric, ...]:
     """What each task says its numbers are (``Task.metrics``), written into results.json
     so reports can show any task family from the results alone."""
-    declared = []
-    for name in tasks:
-        task = get_task(name)
-        for metric in task.metrics():
-            declared.append({"task": name, "family": task.family, **asdict(metric),
-                             "path": list(metric.path),
-                             "interval": None if metric.interval is None
-                             else list(metric.interval)})
-    return declared
+    return tuple(DeclaredMetric(name, get_task(name).family, metric)
+                 for name in tasks for metric in get_task(name).metrics())
 
 
 def _slim(instance: Instance, keep: tuple[str, ...]) -> Instance:
@@ -513,7 +507,7 @@ def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
                           {name: chosen.categories[name] for name in tasks
                            if name in chosen.categories}),
         usage=usage_summary(records, round(wall, 3), config.price_input, config.price_output),
-        sessions=logged, task_metrics=task_metrics,
+        sessions=tuple(map(Session.from_record, logged)), task_metrics=task_metrics,
         paired_metrics={name: paired_summary(records, config.n, pairing.first, pairing.second)
                         for name, pairing in pairings().items()
                         if pairing.first in tasks and pairing.second in tasks},

@@ -584,7 +584,7 @@ def test_ls_suite_says_what_it_holds(tiny: Path) -> None:
 
 
 def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: Path) -> None:
-    from tests.sources.test_harvest import make_project
+    from tests.harvest.test_project import make_project
 
     project = make_project(tmp_path / "project")
     out = tmp_path / "harvest.jsonl"
@@ -611,7 +611,7 @@ def test_harvest_prints_what_it_kept_and_dropped_and_the_file_builds(tmp_path: P
 
 
 def test_harvest_with_pytest_args_runs_only_those_tests(tmp_path: Path) -> None:
-    from tests.sources.test_harvest import make_project
+    from tests.harvest.test_project import make_project
 
     project = make_project(tmp_path / "project")
     done = execbench("harvest", project, "--out", tmp_path / "h.jsonl",
@@ -625,5 +625,9 @@ def test_harvest_refuses_bad_input_in_one_line(tmp_path: Path) -> None:
         f"no such project folder or archive: {tmp_path / 'none'}")
     assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--max-calls", "0") == (
         "--max-calls must be at least 1, not 0")
+    assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--test-timeout",
+                   "0") == "--test-timeout must be positive, not 0.0"
+    assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--pip-args",
+                   "--no-index") == "--pip-args is for --install-deps"
     assert refused("harvest", tmp_path, "--out", tmp_path / "h.jsonl", "--pytest-args",
                    "'unclosed") == "--pytest-args: No closing quotation"

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from execbench.executors import ExecutorChoice, ExecutorError, run_units
-from execbench.sources.harvest import HarvestOptions
-from execbench.sources.harvest_many import Outcome, harvest_projects, projects_from
+from execbench.harvest.many import Outcome, harvest_projects, projects_from
+from execbench.harvest.options import HarvestOptions
 from tests.helpers.cli import EXECBENCH, execbench
 from tests.helpers.data import needs_shared_data
 from tests.helpers.harvests import LocalHarvest
@@ -188,8 +188,8 @@ def test_a_worker_killed_mid_harvest_is_retried_to_the_same_bytes(
 
 @pytest.mark.slow
 def test_a_build_sharded_on_ray_equals_the_local_build(cluster: str, tmp_path: Path) -> None:
-    from execbench import suite as suite_module
     from execbench.suite import BuildOptions, build_suite
+    from execbench.suite import build as suite_build
 
     options = BuildOptions(tasks=["output", "input", "coverage"], workers=1)
     local = build_suite(["humaneval"], tmp_path / "local", options)
@@ -197,7 +197,7 @@ def test_a_build_sharded_on_ray_equals_the_local_build(cluster: str, tmp_path: P
         sharded = build_suite(["humaneval"], tmp_path / "ray", dataclasses.replace(
             options, executor=ExecutorChoice("ray", cluster)))
     assert ran, "no Ray worker was seen tracing"
-    assert local.counts.calls > 2 * suite_module.CHUNK_CALLS  # several shards
+    assert local.counts.calls > 2 * suite_build.CHUNK_CALLS  # several shards
     for name in ("instances.jsonl", "manifest.json"):
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
     assert sharded.instances_sha256 == local.instances_sha256

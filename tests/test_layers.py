@@ -1,12 +1,14 @@
 """The import graph runs one way: each module imports only from its own layer or those
-before it, and neither ``suite.py`` nor ``report/`` imports a task module (they reach tasks
-through the registry). Reading the imports from the source, every ``import`` statement
-counts, including those inside functions. ``python -m pytest tests/test_layers.py -q``
-is the command that shows it."""
+before it, no modules import each other (directly or round a longer circle), and neither
+``suite/`` nor ``report/`` imports a task module (they reach tasks through the registry).
+Reading the imports from the source, every ``import`` statement counts, including those
+inside functions. ``python -m pytest tests/test_layers.py -q`` is the command that shows
+it."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import execbench
@@ -14,18 +16,21 @@ import execbench
 PACKAGE = Path(execbench.__file__).parent
 LAYERS = (
     ("execbench", "execbench.registry", "execbench.settings", "execbench.program",
-     "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles", "execbench.spool",
-     "execbench.executors", "execbench.safe_read", "execbench.text_safety"),
+     "execbench.values", "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles",
+     "execbench.spool", "execbench.executors", "execbench.safe_read", "execbench.text_safety",
+     "execbench.plugins", "execbench.results"),
     ("execbench.sources", "execbench.mutation"),
+    ("execbench.harvest",),
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
      "execbench.rundir", "execbench.context_check", "execbench.runner", "execbench.rewards",
      "execbench.reward_server", "execbench.export"),
     ("execbench.report",),
+    ("execbench.api",),
     ("execbench.cli",),
 )
 REGISTRY = ("execbench.tasks", "execbench.tasks.base")
-"""What suite.py and report/ may import from the tasks: the registry and the protocol."""
+"""What suite/ and report/ may import from the tasks: the registry and the protocol."""
 
 
 def _layer(module: str) -> int:
@@ -72,7 +77,7 @@ def test_every_import_goes_to_the_same_or_an_earlier_layer() -> None:
 def test_suite_and_reports_reach_tasks_only_through_the_registry() -> None:
     modules = _modules()
     for name, path in modules.items():
-        if name == "execbench.suite" or name.startswith("execbench.report"):
+        if name == "execbench.suite" or name.startswith(("execbench.suite.", "execbench.report")):
             tasks = {t for t in _imports(path, modules) if t.startswith("execbench.tasks")}
             assert tasks <= set(REGISTRY), (name, tasks)
 
@@ -89,3 +94,51 @@ def test_the_layers_are_read_from_the_source() -> None:
     assert {"execbench.suite", "execbench.sandbox.pool", "execbench.report.leaderboard",
             "execbench.mutation.search"} <= set(modules)
     assert "execbench.sandbox.trace" in _imports(modules["execbench.sandbox.pool"], modules)
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        for target in graph.get(stack.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def _circles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
+    """Each group of modules that reach one another through imports, sorted: a module
+    in a group imports, at some remove, every other (itself, for a group of one)."""
+    reach = {name: _reachable(graph, name) for name in graph}
+    return sorted({tuple(sorted(other for other in reach[name] if name in reach[other]))
+                   for name in graph if name in reach[name]})
+
+
+def test_no_modules_import_each_other() -> None:
+    """An import inside a function counts: it hides a circle from the interpreter until the
+    function runs, not from a reader, who must still hold both modules to read either."""
+    modules = _modules()
+    graph = {name: _imports(path, modules) & modules.keys() for name, path in modules.items()}
+    assert _circles(graph) == []
+
+
+def test_a_circle_is_found_however_long() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"a"}}
+    assert _circles(graph) == [("a", "b", "c"), ("e",)]
+
+
+def test_values_need_only_the_standard_library() -> None:
+    """The harvest child ships ``execbench.values`` into a project's own interpreter, where
+    nothing else of execbench, nor its dependencies, is installed."""
+    modules = _modules()
+    outside = []
+    for name, path in modules.items():
+        if name == "execbench.values" or name.startswith("execbench.values."):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                named = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                outside += [f"{name} -> {target}" for target in named
+                            if target.partition(".")[0] not in sys.stdlib_module_names
+                            and not target.startswith("execbench.values")]
+    assert outside == []

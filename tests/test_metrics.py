@@ -136,12 +136,12 @@ class TestSummarize:
     def test_shape_and_order(self) -> None:
         metrics = summarize(reversed(hand_made_samples()), n=3)
         assert list(metrics) == ["input", "output"]
-        assert list(metrics["output"]["by_source"]) == ["cruxeval", "humaneval"]
-        assert list(metrics["input"]["by_source"]) == ["cruxeval"]
-        json.dumps(metrics, allow_nan=False)
+        assert list(metrics["output"].by_source) == ["cruxeval", "humaneval"]
+        assert list(metrics["input"].by_source) == ["cruxeval"]
+        json.dumps({task: block.to_record() for task, block in metrics.items()}, allow_nan=False)
 
     def test_task_overall(self) -> None:
-        block = summarize(hand_made_samples(), n=3)["output"]["all"]
+        block = summarize(hand_made_samples(), n=3)["output"].all.to_record()
         assert block["instances"] == 3
         assert block["samples"] == 8
         assert block["pass@1"] == pytest.approx((1 / 3 + 1 + 0) / 3)
@@ -160,7 +160,7 @@ class TestSummarize:
         assert list(block["verdicts"]) == sorted(block["verdicts"])
 
     def test_by_source(self) -> None:
-        by_source = summarize(hand_made_samples(), n=3)["output"]["by_source"]
+        by_source = summarize(hand_made_samples(), n=3)["output"].to_record()["by_source"]
         crux, human = by_source["cruxeval"], by_source["humaneval"]
         assert (crux["instances"], crux["samples"]) == (2, 6)
         assert crux["pass@1"] == pytest.approx(2 / 3)
@@ -174,16 +174,16 @@ class TestSummarize:
     def test_breakdowns_give_each_category_its_own_group(self) -> None:
         kinds = {"output": {"kind": {"A": "loop", "B": "branch", "C": "loop"}}}
         metrics = summarize(hand_made_samples(), n=3, categories=kinds)
-        assert "breakdowns" not in metrics["input"]
-        by_kind = metrics["output"]["breakdowns"]["kind"]
+        assert "breakdowns" not in metrics["input"].to_record()
+        by_kind = metrics["output"].to_record()["breakdowns"]["kind"]
         assert list(by_kind) == ["branch", "loop"]
         assert (by_kind["loop"]["instances"], by_kind["loop"]["samples"]) == (2, 5)
         assert by_kind["loop"]["pass@1"] == pytest.approx((1 / 3 + 0) / 2)
         assert by_kind["branch"]["accuracy_ci95"] == [1.0, 1.0]
-        assert "breakdowns" not in summarize(hand_made_samples(), n=3)["output"]
+        assert "breakdowns" not in summarize(hand_made_samples(), n=3)["output"].to_record()
 
     def test_errors_are_failures(self) -> None:
-        block = summarize(hand_made_samples(), n=3)["input"]["all"]
+        block = summarize(hand_made_samples(), n=3)["input"].all.to_record()
         assert block["instances"] == 1
         assert block["samples"] == 3
         assert [block[f"pass@{k}"] for k in (1, 2, 3)] == [0.0, 0.0, 0.0]
@@ -193,7 +193,7 @@ class TestSummarize:
         assert "score" not in block
 
     def test_floats_are_plain(self) -> None:
-        block = summarize(hand_made_samples(), n=3)["output"]["all"]
+        block = summarize(hand_made_samples(), n=3)["output"].all.to_record()
         for key in ("pass@1", "pass@2", "pass@3", "accuracy", "score"):
             assert type(block[key]) is float
         assert all(type(bound) is float for bound in block["accuracy_ci95"])
@@ -218,7 +218,7 @@ def test_percentiles_are_observed_values_and_usage_reads_old_records() -> None:
         ordered[4], ordered[8], ordered[9], ordered[9]]
     old = {"verdict": "correct", "latency": 0.5, "attempts": 1, "input_tokens": None,
            "output_tokens": None}
-    usage = usage_summary([old, {**old, "attempts": 3, "output_tokens": 4}], 2.0)
+    usage = usage_summary([old, {**old, "attempts": 3, "output_tokens": 4}], 2.0).to_record()
     assert (usage["requests"], usage["retries"], usage["output_tokens"]) == (4, 2, 4)
     assert usage["samples_without_usage"] == 1 and usage["endpoints"] == {}
     assert "cost" not in usage and usage["latency_seconds"]["p99"] == 0.5

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from execbench import suite as suite_module
 from execbench.suite import BuildOptions, build_suite
+from execbench.suite import build as suite_build
 from execbench.tasks import get_task
 
 TASKS = ["output", "input", "coverage", "counterfactual", "mutation", "choice", "simulation",
@@ -28,7 +28,7 @@ def test_chunks_of_one_program_give_the_bytes_of_one_chunk(
         options: dict) -> None:
     stages: list[tuple[str, int, int | None]] = []
     whole = build_suite([source], tmp_path / "whole", BuildOptions(**options))
-    monkeypatch.setattr(suite_module, "CHUNK_CALLS", 1)
+    monkeypatch.setattr(suite_build, "CHUNK_CALLS", 1)
     chunked = build_suite([source], tmp_path / "chunked", BuildOptions(**options),
                           progress=lambda *stage: stages.append(stage))
     assert _files(tmp_path / "chunked") == _files(tmp_path / "whole")
@@ -57,7 +57,7 @@ def test_a_failed_build_leaves_the_suite_it_found_and_no_parts(
         return original(*args)
 
     original = task.build
-    monkeypatch.setattr(suite_module, "CHUNK_CALLS", 1)
+    monkeypatch.setattr(suite_build, "CHUNK_CALLS", 1)
     monkeypatch.setattr(task, "build", broken)
     with pytest.raises(RuntimeError, match="half way"):
         build_suite(["humaneval"], out, options)

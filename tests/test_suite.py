@@ -18,14 +18,8 @@ from execbench.manifest import Skip
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace
-from execbench.suite import (
-    BuildOptions,
-    SuiteError,
-    SuiteFile,
-    _refused,
-    build_suite,
-    load_suite,
-)
+from execbench.suite import BuildOptions, SuiteError, SuiteFile, build_suite, load_suite
+from execbench.suite.budget import refused
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from tests.helpers.cli import execbench
@@ -123,7 +117,7 @@ def test_the_budget_reads_steps_and_leaves_uncounted_work_to_the_cpu_net() -> No
               Trace(status="timeout", detail="CPU time limit", steps=12),
               Trace(status="ok", steps=12, cpu_time=0.21)]
     with Sandbox(workers=1, limits=LIMITS) as box:  # no worker starts: no job is sent
-        reasons = [_refused(trace, box) for trace in traces]
+        reasons = [refused(trace, box) for trace in traces]
     assert reasons[0] is None
     assert [OVER_BUDGET in (reason or "") for reason in reasons] == [False, True, True, False,
                                                                       False]

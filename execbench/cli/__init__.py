@@ -15,17 +15,17 @@ from execbench.cli import (
     serve_rewards,
     show,
 )
-from execbench.cli.app import app
+from execbench.cli.app import app, plugin_errors_said
 
 __all__ = ["app"]
 
-app.command()(build.build)
-app.command()(run.run)
-app.command()(show.show)
-app.command()(score.score)
-app.command()(report.report)
-app.command()(harvest.harvest)
-app.command()(export.export)
-app.command("serve-rewards")(serve_rewards.serve_rewards)
-app.command("ls")(ls.list_things)
-app.command()(doctor.doctor)
+app.command()(plugin_errors_said(build.build))
+app.command()(plugin_errors_said(run.run))
+app.command()(plugin_errors_said(show.show))
+app.command()(plugin_errors_said(score.score))
+app.command()(plugin_errors_said(report.report))
+app.command()(plugin_errors_said(harvest.harvest))
+app.command()(plugin_errors_said(export.export))
+app.command("serve-rewards")(plugin_errors_said(serve_rewards.serve_rewards))
+app.command("ls")(plugin_errors_said(ls.list_things))
+app.command()(plugin_errors_said(doctor.doctor))

@@ -3,10 +3,11 @@ status 2 and the results table (progress is ``cli.progress``)."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
-from collections.abc import Mapping
-from typing import Annotated, Any, NoReturn
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, NoReturn, ParamSpec
 
 import typer
 from rich.console import Console
@@ -16,6 +17,8 @@ from rich.text import Text
 from execbench import __version__
 from execbench.settings import SettingError, at_least_one
 from execbench.text_safety import visible
+
+P = ParamSpec("P")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -62,6 +65,23 @@ def flag(name: str, help: str) -> Any:  # noqa: A002 - typer's own keyword
     return typer.Option(name, metavar="", help=help)
 
 
+def plugin_errors_said(function: Callable[P, None]) -> Callable[P, None]:
+    """``function`` as a command that ends in one line, not a traceback, when it reaches
+    a plugin that cannot be loaded: any command may (a suite's task, a format, a model
+    provider from another package), and what failed is the user's to fix."""
+
+    @functools.wraps(function)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> None:
+        from execbench.plugins import PluginError
+
+        try:
+            function(*args, **kwargs)
+        except PluginError as exc:
+            fail(str(exc))
+
+    return checked
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(code)
@@ -95,11 +115,13 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
     return result
 
 
-def print_results(results: list[dict]) -> None:
+def print_results(record: dict[str, Any]) -> None:
     """The default layout's tables of one run, after ``run`` and ``score``."""
     from execbench.report.families import family_tables
     from execbench.report.tables import available_ks, render
+    from execbench.rundir import Results
 
+    results = [Results.from_record(record)]
     tables = family_tables(results, available_ks(results))
     sys.stdout.write(render(tables, "text", width=shutil.get_terminal_size().columns))
 
@@ -111,21 +133,11 @@ def _main(version: Annotated[bool, flag("--version", "Print the version.")] = Fa
         raise typer.Exit()
 
 
-def task_list(text: str, *, known_only: bool = True) -> list[str]:
-    """The task names of a --tasks value, a family's name standing for its tasks (``ls
-    tasks`` lists them); an empty list is refused, and so is a name no task or family has
-    unless ``known_only`` is off (a run says which tasks its suite has instead)."""
-    from execbench.tasks.base import TASKS, families
+def task_list(text: str) -> list[str]:
+    """The task names of a --tasks value (``api.task_names``), or a one-line refusal."""
+    from execbench.api import task_names
 
-    grouped = families()
-    names: list[str] = []
-    for given in (t.strip() for t in text.split(",")):
-        for name in grouped.get(given, [given]) if given not in TASKS else [given]:
-            if name and name not in names:
-                names.append(name)
-    if not names:
-        fail(f"--tasks names no task; known tasks: {', '.join(TASKS.names())}")
-    unknown = [t for t in names if t not in TASKS]
-    if known_only and unknown:
-        fail(str(TASKS.unknown(unknown)))
-    return names
+    try:
+        return task_names(text)
+    except SettingError as exc:
+        fail_setting(exc, {"tasks": "--tasks"})

@@ -12,20 +12,25 @@ import typer
 from execbench.cli.app import (
     ExecutorName,
     RayAddress,
-    counts_at_least_one,
     err,
-    executor_choice,
     fail,
+    fail_setting,
     flag,
     out,
     pairs,
-    task_list,
     warn,
 )
 from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
+    from execbench.api import BuildConfig
+    from execbench.manifest import Manifest
     from execbench.suite import BuildOptions
+
+FLAGS = {"tasks": "--tasks", "limit": "--limit", "max_calls": "--max-calls",
+         "count": "--count", "workers": "--workers", "max_steps": "--max-steps",
+         "after": "--after", "before": "--before", "overwrite": "--overwrite", "out": "--out"}
+"""The flag of each setting ``BuildConfig.options`` checks, for its messages."""
 
 SHOWN_SKIPS = 20
 """Skipped records named on stderr; the rest are counted (the manifest lists them all)."""
@@ -84,57 +89,29 @@ def build(
     progress_every: ProgressEvery = 30.0,
 ) -> None:
     """Trace programs from SOURCES and write a benchmark suite."""
-    from execbench.sandbox.pool import Limits
-    from execbench.sources import FORMATS, GENERATED
-    from execbench.suite import BuildOptions
+    from execbench.api import BuildConfig
+    from execbench.settings import SettingError
 
-    counts_at_least_one({"--limit": limit, "--max-calls": max_calls, "--count": count,
-                         "--workers": workers, "--max-steps": max_steps})
     check_every(progress_every)
-    names = None if tasks is None else task_list(tasks)
-    if fmt is not None and fmt not in FORMATS:
-        fail(str(FORMATS.unknown([fmt])))
-    if count is not None and not any(spec == GENERATED and not Path(spec).exists()
-                                     for spec in sources):
-        fail(f"--count sets how many programs the {GENERATED} source samples, and no "
-             f"source is {GENERATED}")
-    replaces_run = _check_build_out(out_dir, overwrite)
-    limits = Limits(cpu_seconds=cpu_seconds, wall_seconds=max(10.0, 5 * cpu_seconds),
-                    memory_mb=memory_mb, max_steps=max_steps)
-    options = BuildOptions(tasks=names, seed=seed, limit=limit, max_calls=max_calls, fmt=fmt,
-                           plus_inputs=plus_inputs, mutate=mutate, buggy=buggy,
-                           after=_day(after, "--after"), before=_day(before, "--before"),
-                           count=100 if count is None else count,
-                           task_options=pairs(task_option, "-T"),
-                           limits=limits, workers=workers, overwrite=overwrite,
-                           executor=executor_choice(executor, ray_address))
-    manifest = _traced(sources, out_dir, options, progress_every)
-    if replaces_run:
-        from execbench.runner import RESULTS, RUN_CONFIG, SAMPLES
-
-        for name in (RUN_CONFIG, SAMPLES, RESULTS):
-            (out_dir / name).unlink(missing_ok=True)
+    config = BuildConfig(sources=sources, out=out_dir, tasks=tasks, seed=seed, limit=limit,
+                         fmt=fmt, max_calls=max_calls, plus_inputs=plus_inputs, count=count,
+                         mutate=mutate, buggy=buggy, after=after, before=before,
+                         task_options=pairs(task_option, "-T"), workers=workers,
+                         max_steps=max_steps, cpu_seconds=cpu_seconds, memory_mb=memory_mb,
+                         overwrite=overwrite, executor=executor, ray_address=ray_address)
+    try:
+        options = config.options()
+    except SettingError as exc:
+        fail_setting(exc, FLAGS)
+    manifest = _traced(config, options, progress_every)
     out.print(_build_summary(manifest.to_record(), out_dir), highlight=False, markup=False)
 
 
-def _day(text: str | None, name: str) -> str | None:
-    """An option's day as ``YYYY-MM-DD``, so that the manifest writes every spelling of a
-    day the same way."""
-    from execbench.sources.dates import DateError, parse_date
-
-    if text is None:
-        return None
-    try:
-        return parse_date(text).isoformat()
-    except DateError as exc:
-        fail(f"{name}: {exc}")
-
-
-def _traced(sources: list[str], out_dir: Path, options: BuildOptions, every: float
-            ) -> dict[str, Any]:
+def _traced(config: BuildConfig, options: BuildOptions, every: float) -> Manifest:
     """Build the suite with a progress bar, naming the first skipped records."""
+    from execbench.api import write_suite
     from execbench.executors import ExecutorError
-    from execbench.suite import SuiteError, build_suite
+    from execbench.suite import SuiteError
 
     skipped: list[str] = []
 
@@ -145,35 +122,20 @@ def _traced(sources: list[str], out_dir: Path, options: BuildOptions, every: flo
 
     with Progress("build", "calls", every) as shown:
         try:
-            manifest = build_suite(
-                sources, out_dir, options, warn=skip,
+            manifest = write_suite(
+                list(config.sources), Path(config.out), options, warn=skip,
                 progress=lambda stage, done, total: shown.update(
                     done, total, stage=stage,
                     unit="calls" if stage.startswith("tracing") else "programs"))
         except (SuiteError, ExecutorError) as exc:
             fail(str(exc))
         except KeyboardInterrupt:
-            err.print(f"interrupted; nothing was written to {out_dir}")
+            err.print(f"interrupted; nothing was written to {config.out}")
             raise typer.Exit(130) from None
     if len(skipped) > SHOWN_SKIPS:
         err.print(f"... and {len(skipped) - SHOWN_SKIPS} more skipped records "
                   "(see manifest.json)")
     return manifest
-
-
-def _check_build_out(out_dir: Path, overwrite: bool) -> bool:
-    """Whether the suite replaces a run in ``out_dir``. A suite written into a run folder
-    would sit beside samples of other instances: refused, or with --overwrite the run's
-    files are removed once the suite is written. (A different suite in the folder is
-    refused by the build itself, once the sources are read.)"""
-    from execbench.runner import RUN_CONFIG
-
-    if not (out_dir / RUN_CONFIG).is_file():
-        return False
-    if not overwrite:
-        fail(f"{out_dir} holds a run (it has {RUN_CONFIG}); add --overwrite to replace it "
-             "with a suite, or choose another --out")
-    return True
 
 
 SHOWN_REASONS = 3

@@ -77,7 +77,7 @@ def _sandbox() -> None:
     out.print(f"sandbox: {on} of {len(layers)} confinement layers on", highlight=False)
     for name, state in layers.items():
         out.print(f"  {name:12} {state}", highlight=False)
-    from execbench.sandbox.harvest_jail import layers as harvest_layers
+    from execbench.harvest.jail import layers as harvest_layers
 
     jail = harvest_layers()
     out.print(f"harvest confinement: {sum(s.startswith('on') for s in jail.values())} of "

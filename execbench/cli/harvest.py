@@ -11,10 +11,10 @@ import typer
 from execbench.cli.app import (
     ExecutorName,
     RayAddress,
-    counts_at_least_one,
     err,
     executor_choice,
     fail,
+    fail_setting,
     flag,
     out,
     warn,
@@ -23,7 +23,13 @@ from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
     from execbench.executors import ExecutorChoice
-    from execbench.sources.harvest import HarvestOptions, HarvestResult
+    from execbench.harvest.options import HarvestOptions, HarvestResult
+
+FLAGS = {"max_calls": "--max-calls", "max_events": "--max-events",
+         "max_value_nodes": "--max-value-nodes", "max_lines": "--max-lines",
+         "timeout": "--timeout", "test_timeout": "--test-timeout", "pip_args": "--pip-args",
+         "install_deps": "--install-deps"}
+"""The flag of each setting ``HarvestOptions`` checks, for its messages."""
 
 
 def harvest(
@@ -73,14 +79,10 @@ def harvest(
     import shlex
 
     from execbench.executors import EXECUTORS, ExecutorError
-    from execbench.sources.harvest import HarvestError, HarvestOptions
+    from execbench.harvest.options import HarvestError, HarvestOptions
+    from execbench.settings import SettingError
 
-    counts_at_least_one({"--max-calls": max_calls, "--max-events": max_events,
-                         "--max-value-nodes": max_value_nodes, "--max-lines": max_lines})
     check_every(progress_every)
-    for name, seconds in (("--timeout", timeout), ("--test-timeout", test_timeout)):
-        if not seconds > 0:
-            fail(f"{name} must be positive, not {seconds}")
     try:
         extra = tuple(shlex.split(pytest_args))
     except ValueError as exc:
@@ -89,14 +91,14 @@ def harvest(
         pip = tuple(shlex.split(pip_args))
     except ValueError as exc:
         fail(f"--pip-args: {exc}")
-    if pip and not install_deps:
-        fail("--pip-args is for --install-deps")
-    options = HarvestOptions(python=python, pytest_args=extra, seed=seed, max_calls=max_calls,
-                             max_events=max_events, max_value_nodes=max_value_nodes,
-                             objects=not literals_only, install_deps=install_deps,
-                             pip_args=pip,
-                             max_lines=max_lines, timeout=timeout,
-                             test_timeout=test_timeout)
+    try:
+        options = HarvestOptions(python=python, pytest_args=extra, seed=seed,
+                                 max_calls=max_calls, max_events=max_events,
+                                 max_value_nodes=max_value_nodes, objects=not literals_only,
+                                 install_deps=install_deps, pip_args=pip, max_lines=max_lines,
+                                 timeout=timeout, test_timeout=test_timeout)
+    except SettingError as exc:
+        fail_setting(exc, FLAGS)
     given = projects or []
     one_file = len(given) == 1 and listing is None and out_file.suffix == ".jsonl"
     if one_file and executor in EXECUTORS and executor != "local":
@@ -115,8 +117,8 @@ def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -
     """One project into one file, its summary printed."""
     import tempfile
 
-    from execbench.sources.harvest import harvest as run_harvest
-    from execbench.sources.harvest_many import projects_from, unpacked
+    from execbench.harvest.many import projects_from, unpacked
+    from execbench.harvest.project import harvest as run_harvest
 
     [found] = projects_from([project])
     with Progress("harvest", "tests", every) as shown, \
@@ -142,7 +144,7 @@ def _many(given: list[Path], listing: Path | None, out_dir: Path, options: Harve
           every: float, executor: ExecutorChoice) -> None:
     """Several projects into a folder: a line per project, then the merged file; exit 1
     if a project failed (the others are written all the same)."""
-    from execbench.sources.harvest_many import Outcome, Project, harvest_projects, projects_from
+    from execbench.harvest.many import Outcome, Project, harvest_projects, projects_from
 
     if out_dir.suffix == ".jsonl" or out_dir.is_file():
         fail(f"--out {out_dir}: several projects are written to a folder, not a file")
@@ -192,7 +194,7 @@ def _recorded(status: dict[str, Any]) -> str:
 
 def _summary(result: HarvestResult) -> str:
     """How the tests ended, then what was kept and dropped, by reason, most first."""
-    from execbench.sources.harvest import NEVER_CALLED
+    from execbench.harvest.project import NEVER_CALLED
 
     done, total = result.tests
     exit_note = "stopped at --timeout" if result.timed_out else (

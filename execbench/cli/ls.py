@@ -1,26 +1,50 @@
 """``execbench ls``: what the registries hold (tasks, source formats, model kinds, report
 layouts), or what a suite holds. Each list is read from the registry that the command
-line resolves names in, so what is listed is what is accepted."""
+line resolves names in, so what is listed is what is accepted. An entry another package
+adds (a plugin) is listed as a built-in one is, with its distribution named; one that
+cannot be loaded gets its error on its line, and the rest are listed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from execbench.cli.app import fail, out
+
+if TYPE_CHECKING:
+    from execbench.registry import Registry
+
+T = TypeVar("T")
+
+
+def _loaded(registry: Registry[T]) -> Iterator[tuple[str, T | None, str]]:
+    """Each entry of ``registry`` by name, with a note: the distribution of a plugin's
+    entry (the end of its line), or, in place of an entry that cannot be loaded, why."""
+    from execbench.plugins import PluginError
+
+    for name in registry.names():
+        try:
+            entry = registry.get(name)
+        except PluginError as exc:
+            yield name, None, str(exc)
+            continue
+        origin = registry.origin(name)
+        yield name, entry, "" if origin is None else f" (plugin: {origin})"
 
 
 def _tasks() -> list[str]:
     from execbench.tasks.base import TASKS, families
 
     lines = []
-    for name in TASKS.names():
-        task = TASKS.get(name)
+    for name, task, note in _loaded(TASKS):
+        if task is None:
+            lines.append(f"{name:18} {note}")
+            continue
         runs = " (runs model-written code, in the sandbox)" if task.runs_model_code else ""
-        lines.append(f"{name:18} {task.description} [{task.family}]{runs}")
+        lines.append(f"{name:18} {task.description} [{task.family}]{runs}{note}")
         lines += [f"{'':16}   -T {option.name}={option.accepted}: {option.help} "
                   f"(default {option.choices[0]})" for option in task.options]
     lines.append("\nfamilies (--tasks FAMILY names each of its tasks):")
@@ -31,7 +55,8 @@ def _tasks() -> list[str]:
 def _formats() -> list[str]:
     from execbench.sources import FORMATS, GENERATED, GENERATED_DESCRIPTION
 
-    lines = [f"{name:10} {FORMATS.get(name).description}" for name in FORMATS.names()]
+    lines = [f"{name:10} {note if known is None else known.description + note}"
+             for name, known, note in _loaded(FORMATS)]
     return [*lines, f"{GENERATED:10} {GENERATED_DESCRIPTION}"]
 
 
@@ -39,9 +64,12 @@ def _models() -> list[str]:
     from execbench.models import MODELS
 
     lines = []
-    for provider in map(MODELS.get, MODELS.names()):
+    for name, provider, note in _loaded(MODELS):
+        if provider is None:
+            lines.append(f"{name + '/...':26} {note}")
+            continue
         for kind in provider.kinds:
-            lines.append(f"{kind.name:26} {kind.description}")
+            lines.append(f"{kind.name:26} {kind.description}{note}")
             if kind.env:
                 lines.append(f"{'':26}   environment: {kind.env}")
             if kind.model_args:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import signal
 import time
 from pathlib import Path
@@ -18,7 +17,6 @@ from execbench.cli.app import (
     out,
     pairs,
     print_results,
-    task_list,
     warn,
 )
 from execbench.cli.progress import Progress, ProgressEvery, check_every
@@ -39,8 +37,9 @@ FLAGS = {"n": "-n", "limit": "--limit", "shots": "--shots",
          "max_retries": "--max-retries", "retry_base_delay": "--retry-delay",
          "timeout": "--timeout", "sample_deadline": "--sample-deadline",
          "server_start_timeout": "--server-start-timeout",
-         "price_input": "--price-input", "price_output": "--price-output"}
-"""The flag of each setting ``RunConfig.validate`` checks, for its messages."""
+         "price_input": "--price-input", "price_output": "--price-output",
+         "tasks": "--tasks"}
+"""The flag of each setting ``api.checked_run`` checks, for its messages."""
 
 CHARS_PER_TOKEN = 4
 """The usual ratio of characters to tokens for English and code with BPE tokenizers; the
@@ -122,6 +121,7 @@ def run(
 ) -> None:
     """Evaluate MODEL on SUITE; re-run the same command to resume."""
     from execbench import runner
+    from execbench.api import checked_run, default_out
     from execbench.models.base import GenerateConfig
     from execbench.settings import SettingError
 
@@ -130,7 +130,7 @@ def run(
     check_every(progress_every)
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
-        tasks=None if tasks is None else task_list(tasks, known_only=False),
+        tasks=None if tasks is None else tasks.split(","),
         base_url=",".join(model_base_url) or None, model_args=pairs(model_arg, "-M"),
         retry_errors=retry_errors, price_input=price_input, price_output=price_output,
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
@@ -141,7 +141,7 @@ def run(
                                 server_start_timeout=server_start_timeout,
                                 max_connection_failures=max_connection_failures))
     try:
-        config.validate()
+        config = checked_run(config)
     except SettingError as exc:
         fail_setting(exc, FLAGS)
     if out_dir is None:
@@ -151,13 +151,6 @@ def run(
         _dry_run(config, out_dir)
     else:
         _evaluate(config, out_dir, progress_every)
-
-
-def default_out(model: str, suite: Path) -> Path:
-    """``runs/MODEL_SUITE_TIME``, as inspect keeps a log folder: a run needs no folder
-    named to start, and two runs started apart never share one."""
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{model}_{suite.resolve().name}").strip("-")
-    return Path("runs") / f"{name}_{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
@@ -186,7 +179,7 @@ def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
     except KeyboardInterrupt:
         err.print(f"interrupted; run the same command again to resume from {out_dir}")
         raise typer.Exit(130) from None
-    print_results([results])
+    print_results(results)
     _print_usage(results)
     err.print(f"samples in {out_dir / runner.SAMPLES}, results in {out_dir / runner.RESULTS}, "
               f"settings and sessions in {out_dir / runner.RUN_CONFIG}", highlight=False)

@@ -26,7 +26,7 @@ def score(run_dir: Annotated[Path, typer.Argument(help="Run folder.")],
                 done, total))
     except (runner.RunError, SuiteError) as exc:
         fail(str(exc))
-    print_results([rescored.results])
+    print_results(rescored.results)
     err.print(changes(rescored.changed, rescored.results["counts"]["samples"]),
               highlight=False)
 

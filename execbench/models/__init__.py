@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from execbench.models.base import Model, ModelError
 from execbench.models.provider import Provider
+from execbench.plugins import PluginError
 from execbench.registry import Registry
 
 __all__ = ["MODELS", "Model", "ModelError", "get_model", "sampling_defaults"]
 
-MODELS: Registry[Provider] = Registry("model provider")
-"""Every provider by name, in the order ``execbench ls models`` lists them; the HTTP ones
-read keys from the environment or ./.env."""
+MODELS: Registry[Provider] = Registry("model provider", plugins="execbench.models")
+"""Every provider by name, in the order ``execbench ls models`` lists them (those of other
+packages, declared as entry points, last); the HTTP ones read keys from the environment
+or ./.env."""
 MODELS.register_lazy("openai", "execbench.models.openai:OPENAI")
 MODELS.register_lazy("openai-api", "execbench.models.openai:OPENAI_API")
 MODELS.register_lazy("anthropic", "execbench.models.anthropic:PROVIDER")
@@ -47,7 +49,11 @@ def get_model(
         raise ModelError(str(MODELS.unknown([provider])))
     if not rest:
         raise ModelError(f"model name {name!r} must look like {provider}/<model>")
-    return MODELS.get(provider).create(name, rest, base_url, model_args or {})
+    try:
+        maker = MODELS.get(provider)
+    except PluginError as exc:
+        raise ModelError(str(exc)) from None
+    return maker.create(name, rest, base_url, model_args or {})
 
 
 def sampling_defaults(name: str) -> dict[str, str]:

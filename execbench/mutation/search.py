@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.mutation.operators import Mutant, mutants
 from execbench.sandbox.trace import RESULT_ONLY
-from execbench.sandbox.values import equal, is_exact
+from execbench.values import equal, is_exact
 
 if TYPE_CHECKING:
     from execbench.program import Program

@@ -9,10 +9,12 @@ Every table function returns a typed ``Table``; the figure needs the ``plot`` ex
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from execbench.report.layouts import Layout, View, png, pyplot, register_layout
 from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.rundir import Results
 
 TASK = "simulation"
 CATEGORIES = ("CO", "LO", "LC", "Others")
@@ -33,11 +35,11 @@ _CLASS_LABELS = {"coherent_correct": ("coherent", "correct output"),
                  "incoherent_incorrect": ("incoherent", "wrong output")}
 
 
-def _block(result: dict[str, Any]) -> dict[str, Any]:
-    return result.get("task_metrics", {}).get(TASK, {})
+def _block(result: Results) -> dict[str, Any]:
+    return result.task_metrics.get(TASK, {})
 
 
-def _groups(result: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def _groups(result: Results) -> list[tuple[str, dict[str, Any]]]:
     block = _block(result)
     by_category = block.get("by_category", {})
     return [*((name, by_category.get(name, {})) for name in CATEGORIES),
@@ -48,7 +50,7 @@ def _named(name: str, group: dict[str, Any]) -> str:
     return f"{name} ({group['samples']})" if group.get("samples") else name
 
 
-def table1(results: list[dict[str, Any]]) -> Table:
+def table1(results: Sequence[Results]) -> Table:
     """Rows: category x class; columns: runs (shares of the category's samples, %)."""
     headers = ["programs", "reasoning", "output", *run_labels(results)]
     rows: list[list[Cell]] = []
@@ -61,7 +63,7 @@ def table1(results: list[dict[str, Any]]) -> Table:
                  "(% of samples)", headers, rows, keys=3, note=CATEGORY_NOTE)
 
 
-def rules_table(results: list[dict[str, Any]]) -> Table:
+def rules_table(results: Sequence[Results]) -> Table:
     """Samples on which each rule fired, with the unreadable and failed ones."""
     headers = ["run", "samples", *RULES, "unparsable", "errors"]
     rows: list[list[Cell]] = []
@@ -73,7 +75,7 @@ def rules_table(results: list[dict[str, Any]]) -> Table:
     return Table("Coherence rules that fired (samples)", headers, rows, note=RULES_NOTE)
 
 
-def divergence_table(results: list[dict[str, Any]]) -> Table:
+def divergence_table(results: Sequence[Results]) -> Table:
     """Coherent samples with a wrong output, by the kind of their first wrong property."""
     headers = ["run", "programs", *KINDS, "statement states (LV LI P B)"]
     rows: list[list[Cell]] = []
@@ -87,7 +89,7 @@ def divergence_table(results: list[dict[str, Any]]) -> Table:
                  headers, rows, keys=2)
 
 
-def consistency_table(results: list[dict[str, Any]]) -> Table:
+def consistency_table(results: Sequence[Results]) -> Table:
     """Programs by consistency across their calls (%), and how many could differ."""
     headers = ["run", "programs", *LEVELS, "with two coverages", "count"]
     rows: list[list[Cell]] = []
@@ -103,7 +105,7 @@ def consistency_table(results: list[dict[str, Any]]) -> Table:
                  keys=2)
 
 
-def figure(results: list[dict[str, Any]]) -> bytes:
+def figure(results: Sequence[Results]) -> bytes:
     """Figure 6 style: per run, the share of programs simulated with strong, weak and
     random consistency as stacked bars, and the share whose calls differ in coverage as a
     line (the most a run could have strong)."""
@@ -126,7 +128,7 @@ def figure(results: list[dict[str, Any]]) -> bytes:
     return png(fig)
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
     return [table1(results), rules_table(results), divergence_table(results),
             consistency_table(results)]
 

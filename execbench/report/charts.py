@@ -8,6 +8,7 @@ no change here.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
@@ -16,6 +17,8 @@ from execbench.report.families import estimate
 from execbench.report.leaderboard import answered, headline, readable
 from execbench.report.svg import PALETTE, Bar, Series, bars, lines
 from execbench.report.tables import percent, run_labels
+from execbench.results import DeclaredMetric
+from execbench.rundir import Results
 
 
 @dataclass
@@ -32,14 +35,14 @@ class Charts:
     """One SVG per task and breakdown."""
 
 
-def charts(results: list[dict[str, Any]]) -> Charts:
+def charts(results: Sequence[Results]) -> Charts:
     labels = run_labels(results)
     colours = [PALETTE[i % len(PALETTE)] for i in range(len(results))]
     drawn = Charts(legend=list(zip(labels, colours, strict=True)))
-    for family, members in groupby(headline(results), key=lambda m: m["family"]):
+    for family, members in groupby(headline(results), key=lambda m: m.family):
         drawn.families.append((family, [_headline(results, labels, colours, metric)
                                         for metric in members]))
-    tasks = sorted({task for result in results for task in result["metrics"]})
+    tasks = sorted({task for result in results for task in result.metrics})
     drawn.pass_at_k = [chart for task in tasks
                        if (chart := _pass_at_k(results, labels, colours, task)) is not None]
     drawn.breakdowns = [chart for task in tasks
@@ -47,8 +50,8 @@ def charts(results: list[dict[str, Any]]) -> Charts:
     return drawn
 
 
-def _headline(results: list[dict[str, Any]], labels: list[str], colours: list[str],
-              metric: dict[str, Any]) -> str:
+def _headline(results: Sequence[Results], labels: list[str], colours: list[str],
+              metric: DeclaredMetric) -> str:
     """One bar per run that has the metric's task; the instance count in the title where
     the runs share it, else beside each value."""
     cells = [(label, colour, result, cell) for label, colour, result in
@@ -57,41 +60,42 @@ def _headline(results: list[dict[str, Any]], labels: list[str], colours: list[st
     counts = {cell.instances for *_, cell in cells}
     groups = []
     for label, colour, result, cell in cells:
-        silent = not answered(result, metric["task"])
+        silent = not answered(result, metric.task)
         interval = None if cell.interval is None else (cell.interval[0] or 0.0,
                                                        cell.interval[1] or 0.0)
         note = " ".join(([] if len(counts) == 1 else [f"n={cell.instances}"])
                         + (["no answer"] if silent else []))
         groups.append((label, [Bar(colour, cell.value, interval, faint=silent, note=note,
                                    hover=f"{label}: n={cell.instances}")]))
-    title = f"{metric['task']} {metric['name']} (%)"
-    if not metric["higher_is_better"]:
+    title = f"{metric.task} {metric.name} (%)"
+    if not metric.higher_is_better:
         title += ", lower is better"
     if len(counts) == 1:
         title += f", n={counts.pop()}"
     return bars("headline", title, groups)
 
 
-def _pass_at_k(results: list[dict[str, Any]], labels: list[str], colours: list[str],
+def _pass_at_k(results: Sequence[Results], labels: list[str], colours: list[str],
                task: str) -> str | None:
     """pass@k against k, a line per run; None where no run drew more than one sample."""
-    having = [i for i, result in enumerate(results) if task in result["metrics"]]
-    deepest = max((results[i]["run"]["n"] for i in having), default=1)
+    having = [i for i, result in enumerate(results) if task in result.metrics]
+    deepest = max((results[i].config.n for i in having), default=1)
     if deepest < 2:
         return None
     series = []
     for i in having:
-        group = results[i]["metrics"][task]["all"]
-        points = [(k, value) for k in range(1, results[i]["run"]["n"] + 1)
-                  if (value := percent(group.get(f"pass@{k}"))) is not None]
+        group = results[i].metrics[task].all
+        points = [(k, value) for k in range(1, results[i].config.n + 1)
+                  if (value := percent(group.pass_at_k(k))) is not None]
         series.append(Series(colours[i], points, hover=labels[i]))
     return lines("pass-at-k", f"{task}: pass@k (%)", list(range(1, deepest + 1)), series, "k")
 
 
-def _breakdowns(results: list[dict[str, Any]], labels: list[str], colours: list[str],
+def _breakdowns(results: Sequence[Results], labels: list[str], colours: list[str],
                 task: str) -> list[str]:
     """Per breakdown of the task: a group of bars per category, a bar per run."""
-    blocks = [result["metrics"].get(task, {}).get("breakdowns", {}) for result in results]
+    blocks = [block.breakdowns if (block := result.metrics.get(task)) is not None else {}
+              for result in results]
     names = sorted({name for block in blocks for name in block})
     drawn = []
     for name in names:
@@ -100,16 +104,16 @@ def _breakdowns(results: list[dict[str, Any]], labels: list[str], colours: list[
         groups = []
         for category in categories:
             members = []
-            for label, colour, block in zip(labels, colours, blocks, strict=True):
-                group = block.get(name, {}).get(category)
+            for label, colour, split in zip(labels, colours, blocks, strict=True):
+                group = split.get(name, {}).get(category)
                 if group is None:
                     continue
-                low, high = group["accuracy_ci95"]
+                low, high = group.accuracy_ci95
                 silent = not readable(group)
-                members.append(Bar(colour, percent(group["pass@1"]),
+                members.append(Bar(colour, percent(group.pass_at_k(1)),
                                    (percent(low) or 0.0, percent(high) or 0.0), faint=silent,
                                    note="no answer" if silent else "",
-                                   hover=f"{label}: n={group['instances']}"))
+                                   hover=f"{label}: n={group.instances}"))
             groups.append((category, members))
         drawn.append(bars("breakdown", f"{task} pass@1 by {name} (%)", groups))
     return drawn

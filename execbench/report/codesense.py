@@ -13,11 +13,13 @@ the figure needs the ``plot`` extra (matplotlib), imported only when a figure is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from execbench.program import LANGUAGES
 from execbench.report.layouts import Layout, View, png, pyplot, register_layout
 from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.rundir import Results
 
 SECTIONS = (
     ("statement", "Statement values by statement kind (% of samples)",
@@ -41,18 +43,18 @@ NOTE = ("strict: type-aware equality of the parsed answer (1 != 1.0 != True); st
         "strict leaves it out, and says 'not comparable' where nothing is left.")
 
 
-def _block(result: dict[str, Any], task: str) -> dict[str, Any]:
-    return result.get("task_metrics", {}).get(task) or {}
+def _block(result: Results, task: str) -> dict[str, Any]:
+    return result.task_metrics.get(task) or {}
 
 
-def _kinds(results: list[dict[str, Any]], task: str, order: tuple[str, ...]) -> list[str]:
+def _kinds(results: Sequence[Results], task: str, order: tuple[str, ...]) -> list[str]:
     """The listed kinds any run has, then the others any run has, in name order."""
     present = {kind for result in results for kind in _block(result, task).get("by_kind", {})}
     return [k for k in order if k in present] + sorted(present - set(order),
                                                        key=lambda k: (len(k), k))
 
 
-def _headers(keys: list[str], results: list[dict[str, Any]]) -> list[str]:
+def _headers(keys: list[str], results: Sequence[Results]) -> list[str]:
     return [*keys, *(f"{label} {measure}" for label in run_labels(results)
                      for measure in MEASURES)]
 
@@ -75,7 +77,7 @@ def _samples(groups: list[dict[str, Any] | None]) -> str:
     return "/".join(str(c) for c in sorted(counts)) or "0"
 
 
-def kinds_table(results: list[dict[str, Any]], task: str, title: str,
+def kinds_table(results: Sequence[Results], task: str, title: str,
                 order: tuple[str, ...]) -> Table | None:
     """Rows: the task's kinds then all; columns: strict and string accuracy per run. None
     when no run has the task."""
@@ -91,7 +93,7 @@ def kinds_table(results: list[dict[str, Any]], task: str, title: str,
     return Table(title, _headers([task], results), rows, note=NOTE)
 
 
-def values_table(results: list[dict[str, Any]]) -> Table | None:
+def values_table(results: Sequence[Results]) -> Table | None:
     """Figure 7's data: per task, concrete against abstract values, per run."""
     rows: list[list[Cell]] = []
     for task, _title, _order in SECTIONS:
@@ -106,7 +108,7 @@ def values_table(results: list[dict[str, Any]]) -> Table | None:
                  _headers(["task", "values"], results), rows, keys=2, note=NOTE)
 
 
-def language_table(results: list[dict[str, Any]]) -> Table | None:
+def language_table(results: Sequence[Results]) -> Table | None:
     """The paper's language comparison: per task, accuracy on Python, C and Java code, per
     run. None when every run's code is in one language."""
     rows: list[list[Cell]] = []
@@ -125,7 +127,7 @@ def language_table(results: list[dict[str, Any]]) -> Table | None:
                  _headers(["task", "language"], results), rows, keys=2, note=NOTE)
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
     tables = [kinds_table(results, task, title, order) for task, title, order in SECTIONS]
     tables.append(values_table(results))
     tables.append(language_table(results))
@@ -136,7 +138,7 @@ def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
     return found
 
 
-def figure(results: list[dict[str, Any]]) -> bytes:
+def figure(results: Sequence[Results]) -> bytes:
     """Figure 4/3a/5a style: one panel per task present, strict accuracy per kind as
     grouped bars (one bar per run), the string-match accuracy as a hollow marker above."""
     plt = pyplot()
@@ -165,7 +167,7 @@ def figure(results: list[dict[str, Any]]) -> bytes:
     return png(fig)
 
 
-def _shows(result: dict[str, Any]) -> bool:
+def _shows(result: Results) -> bool:
     """A run whose output or input questions were asked in CodeSense's style (their
     summaries have kinds) belongs in this report too."""
     return any(_block(result, task).get("by_kind") for task, _title, _order in SECTIONS)

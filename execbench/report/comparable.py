@@ -8,20 +8,21 @@ must be told so before reading them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+
+from execbench.rundir import Results
 
 
-def coverage_warning(results: list[dict[str, Any]]) -> str | None:
+def coverage_warning(results: Sequence[Results]) -> str | None:
     """One line naming the tasks the runs answered on different instances (other counts,
     or as many from another suite), or None when every task shared by several runs was
     answered on the same ones."""
-    tasks = sorted({task for result in results for task in result["metrics"]})
+    tasks = sorted({task for result in results for task in result.metrics})
     differing = []
     suites_differ = False
     for task in tasks:
-        answered = [(result["run"].get("suite_sha256"),
-                     result["metrics"][task]["all"]["instances"])
-                    for result in results if task in result["metrics"]]
+        answered = [(result.suite_sha256, result.metrics[task].all.instances)
+                    for result in results if task in result.metrics]
         if len(set(answered)) < 2:
             continue
         counts = sorted({count for _, count in answered}, reverse=True)

@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.rundir import Results
 
 FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
 
 
-def _sources(results: list[dict[str, Any]]) -> list[str]:
+def _sources(results: Sequence[Results]) -> list[str]:
     return sorted({source for result in results
-                   for task in (FORWARD, BACKWARD) if task in result["metrics"]
-                   for source in result["metrics"][task]["by_source"]})
+                   for task in (FORWARD, BACKWARD) if task in result.metrics
+                   for source in result.metrics[task].by_source})
 
 
-def dual_table(results: list[dict[str, Any]], ks: list[int], *, paired: bool = False
+def dual_table(results: Sequence[Results], ks: list[int], *, paired: bool = False
                ) -> tuple[list[str], list[list[Cell]]]:
     """One row per run; per source, R_exec, R_cf and R_dual at each k."""
     dual_key = "paired_pass@{k}" if paired else "pass@{k}"
@@ -32,41 +34,44 @@ def dual_table(results: list[dict[str, Any]], ks: list[int], *, paired: bool = F
     rows = []
     for label, result in zip(run_labels(results), results, strict=True):
         row: list[Cell] = [label]
-        dual = result.get("paired_metrics", {}).get(DUAL, {}).get("by_source", {})
+        pairing = result.paired_metrics.get(DUAL)
         for source in sources:
             for task in (FORWARD, BACKWARD):
-                group = result["metrics"].get(task, {}).get("by_source", {}).get(source, {})
-                row += [percent(group.get(f"pass@{k}")) for k in ks]
-            group = dual.get(source, {})
-            row += [percent(group.get(dual_key.format(k=k))) for k in ks]
+                block = result.metrics.get(task)
+                group = None if block is None else block.group(source)
+                row += [None if group is None else percent(group.pass_at_k(k)) for k in ks]
+            pair = None if pairing is None else pairing.by_source.get(source)
+            row += [None if pair is None else percent(pair.number(dual_key.format(k=k)))
+                    for k in ks]
         rows.append(row)
     return headers, rows
 
 
-def strict_relaxed_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[Cell]]]:
+def strict_relaxed_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cell]]]:
     """Coverage prediction: exact-set pass@1 next to mean Jaccard similarity."""
     headers = ["run", "source", "strict pass@1 (%)", "relaxed Jaccard (%)", "gap"]
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
-        by_source = result["metrics"].get(FORWARD, {}).get("by_source", {})
+        block = result.metrics.get(FORWARD)
+        by_source = {} if block is None else block.by_source
         for source in sorted(by_source):
             group = by_source[source]
-            strict, relaxed = percent(group.get("pass@1")), percent(group.get("score"))
+            strict, relaxed = percent(group.pass_at_k(1)), percent(group.score)
             gap = None if strict is None or relaxed is None else relaxed - strict
             rows.append([label, source, strict, relaxed, gap])
     return headers, rows
 
 
-def failure_table(results: list[dict[str, Any]]) -> tuple[list[str], list[list[Cell]]]:
+def failure_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cell]]]:
     """Counts of each automatically labelled failure, per run and task."""
     names = sorted({name for result in results for task in (FORWARD, BACKWARD)
-                    for name in result["metrics"].get(task, {}).get("all", {}).get("failures", {})})
+                    if task in result.metrics for name in result.metrics[task].all.failures})
     headers = ["run", "task", *names]
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         for task in (FORWARD, BACKWARD):
-            if task in result["metrics"]:
-                failures = result["metrics"][task]["all"].get("failures", {})
+            if task in result.metrics:
+                failures = result.metrics[task].all.failures
                 rows.append([label, task, *(failures.get(n, 0) for n in names)])
     return headers, rows
 
@@ -96,8 +101,8 @@ def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[Cell]
     return headers, rows
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
-    suites = sorted({Path(r["run"]["suite"]) for r in results})
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
+    suites = sorted({Path(r.config.suite) for r in results})
     ks = ", ".join(map(str, view.ks))
     return [
         Table("Dual-path reasoning, pass@k (%)", *dual_table(results, view.ks),

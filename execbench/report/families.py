@@ -11,63 +11,56 @@ a column unremarked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
-from typing import Any
 
 from execbench.report.leaderboard import headline
 from execbench.report.tables import Cell, Estimate, Table, percent, run_labels
-from execbench.tasks.base import Metric
+from execbench.results import DeclaredMetric, Metric
+from execbench.rundir import Results
 
 NOTE = ("value (%) [bootstrap 95% interval over instances, where the task has one]; n: "
         "the task's instances the run answered; ↓: lower is better; pass@k: unbiased "
         "estimate of the chance that at least one of k samples is right.")
 
 
-def _reader(metric: dict[str, Any], k: int = 1, source: str | None = None) -> Metric:
-    """The declared ``metric`` as a ``Metric``, read at pass@``k`` (for a pass@1 metric)
-    and within one ``source`` (from the ``by_source`` block that stands beside each
-    ``all`` block), where asked."""
-    path = list(metric["path"])
-    interval = metric.get("interval")
+def _reader(declared: DeclaredMetric, k: int = 1, source: str | None = None) -> Metric | None:
+    """The declared metric read at pass@``k`` (for a pass@1 metric) and within one
+    ``source``, where asked; None where it is not kept per source."""
+    metric = declared.metric
+    at, interval = metric.at, metric.interval
     if k != 1:
-        path[-1] = f"pass@{k}"
-        interval = None
+        at, interval = at.at_k(k), None
     if source is not None:
-        path = _within(path, source)
-        interval = _within(interval, source) if interval else None
-    return Metric(metric["name"], tuple(path), metric["higher_is_better"],
-                  interval=tuple(interval) if interval else None)
+        within = at.in_source(source)
+        if within is None:
+            return None
+        at, interval = within, None if interval is None else interval.in_source(source)
+    return replace(metric, at=at, interval=interval)
 
 
-def _within(path: list[str], source: str) -> list[str]:
-    at = path.index("all")
-    return [*path[:at], "by_source", source, *path[at + 1:]]
-
-
-def _at_k(metric: dict[str, Any]) -> bool:
+def _at_k(declared: DeclaredMetric) -> bool:
     """Whether the metric is a pass@1 that results also hold at every other k."""
-    return metric["path"][-1] == "pass@1"
+    return declared.metric.at.key == "pass@1"
 
 
-def _instances(result: dict[str, Any], task: str, k: int = 1,
-              source: str | None = None) -> int | None:
+def _instances(result: Results, task: str, k: int = 1, source: str | None = None) -> int | None:
     """How many of the task's instances the run answered (those pass@``k`` rests on)."""
-    block = result["metrics"].get(task, {})
-    group = block.get("all") if source is None else block.get("by_source", {}).get(source)
-    if not group:
-        return None
-    return group.get(f"pass@{k}_instances", group["instances"])
+    block = result.metrics.get(task)
+    group = None if block is None else block.group(source)
+    return None if group is None else group.instances_at(k)
 
 
-def estimate(result: dict[str, Any], metric: dict[str, Any], k: int = 1,
+def estimate(result: Results, declared: DeclaredMetric, k: int = 1,
              source: str | None = None) -> Estimate | None:
     """The metric in one run as a cell; None where the run lacks its task (or, within a
     source, where the metric is not kept per source)."""
-    if source is not None and "all" not in metric["path"]:
+    read = _reader(declared, k, source)
+    if read is None:
         return None
-    count = _instances(result, metric["task"], k, source)
-    read = _reader(metric, k, source)
+    count = _instances(result, declared.task, k, source)
     value = read.read(result)
     if count is None or value is None and k != 1:  # no task, or fewer than k samples
         return None
@@ -76,29 +69,29 @@ def estimate(result: dict[str, Any], metric: dict[str, Any], k: int = 1,
                     count)
 
 
-def _header(metric: dict[str, Any], k: int) -> str:
-    name = metric["name"] if k == 1 else metric["name"].replace("pass@1", f"pass@{k}")
-    return f"{metric['task']} {name}" + ("" if metric["higher_is_better"] else " ↓")
+def _header(declared: DeclaredMetric, k: int) -> str:
+    name = declared.name if k == 1 else declared.name.replace("pass@1", f"pass@{k}")
+    return f"{declared.task} {name}" + ("" if declared.higher_is_better else " ↓")
 
 
-def _benchmarks(results: list[dict[str, Any]], tasks: set[str]) -> list[str]:
+def _benchmarks(results: Sequence[Results], tasks: set[str]) -> list[str]:
     """What each run answered of ``tasks``: its sources, and its suite's folder where the
     runs were not all on one suite (its whole path where two folders share a name)."""
-    suites = [result["run"].get("suite", "") for result in results]
+    suites = [result.config.suite for result in results]
     names = [Path(suite).name for suite in suites]
     if len(set(names)) < len(set(suites)):
         names = suites
-    several = len({result["run"].get("suite_sha256") for result in results}) > 1
+    several = len({result.suite_sha256 for result in results}) > 1
     described = []
     for result, name in zip(results, names, strict=True):
-        sources = sorted({source for task in tasks & set(result["metrics"])
-                          for source in result["metrics"][task].get("by_source", {})})
+        sources = sorted({source for task in tasks & set(result.metrics)
+                          for source in result.metrics[task].by_source})
         text = ", ".join(sources) or "-"
         described.append(f"{text} ({name})" if several else text)
     return described
 
 
-def family_tables(results: list[dict[str, Any]], ks: list[int], *,
+def family_tables(results: Sequence[Results], ks: list[int], *,
                   by_source: bool = False) -> list[Table]:
     """One table per task family present, families in name order; a run appears in the
     tables of the families it has tasks of. With ``by_source`` a run gets a row per source
@@ -106,17 +99,17 @@ def family_tables(results: list[dict[str, Any]], ks: list[int], *,
     weak on another."""
     labels = run_labels(results)
     tables = []
-    for family, members in groupby(headline(results), key=lambda m: m["family"]):
+    for family, members in groupby(headline(results), key=lambda m: m.family):
         metrics = list(members)
         columns = [(metric, k) for metric in metrics
                    for k in (ks if _at_k(metric) else [1])]
-        tasks = {metric["task"] for metric in metrics}
-        shown = [i for i, result in enumerate(results) if tasks & set(result["metrics"])]
+        tasks = {metric.task for metric in metrics}
+        shown = [i for i, result in enumerate(results) if tasks & set(result.metrics)]
         rows: list[list[Cell]] = []
         if by_source:
             for i in shown:
-                sources = sorted({source for task in tasks & set(results[i]["metrics"])
-                                  for source in results[i]["metrics"][task]["by_source"]})
+                sources = sorted({source for task in tasks & set(results[i].metrics)
+                                  for source in results[i].metrics[task].by_source})
                 rows += [[labels[i], source, *(estimate(results[i], metric, k, source)
                                                for metric, k in columns)]
                          for source in sources]

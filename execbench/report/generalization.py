@@ -7,11 +7,13 @@ The figure needs the ``plot`` extra (matplotlib), imported only when a figure is
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from execbench.analysis.shape import bin_order
 from execbench.report.layouts import Layout, View, png, pyplot, register_layout
 from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.rundir import Results
 
 PREDICTION, CHOICE = "mutation", "choice"
 PREDICTION_KEYS = ("OC", "MC", "OR", "MR")
@@ -20,11 +22,11 @@ NOTE = ("OC/MC: output right on the original/mutant program; OR/MR: reverted, i.
         "other program's output (lower is better); Pref: share of choices of the original.")
 
 
-def _block(result: dict[str, Any], task: str) -> dict[str, Any]:
-    return result.get("task_metrics", {}).get(task, {})
+def _block(result: Results, task: str) -> dict[str, Any]:
+    return result.task_metrics.get(task, {})
 
 
-def table(results: list[dict[str, Any]]) -> Table:
+def table(results: Sequence[Results]) -> Table:
     """One row per (run, source), as in the paper's Table 3."""
     headers = ["run", "source", *(f"prediction {k}" for k in PREDICTION_KEYS),
                *(f"choice {k}" for k in CHOICE_KEYS)]
@@ -41,7 +43,7 @@ def table(results: list[dict[str, Any]]) -> Table:
                  keys=2)
 
 
-def loc_table(results: list[dict[str, Any]]) -> Table:
+def loc_table(results: Sequence[Results]) -> Table:
     """Execution prediction by lines-of-code bin (all sources together)."""
     headers = ["run", "LOC", *PREDICTION_KEYS, "problems"]
     rows: list[list[Cell]] = []
@@ -55,7 +57,7 @@ def loc_table(results: list[dict[str, Any]]) -> Table:
                  note=NOTE + " problems: original programs in the bin.")
 
 
-def figure(results: list[dict[str, Any]]) -> bytes:
+def figure(results: Sequence[Results]) -> bytes:
     """Fig. 4 style: one panel per run with the mutation task (at most three to a row),
     OC/MC/OR/MR against lines of code, each bin labelled with its number of problems.
     Lines that coincide stay visible: each metric is drawn with its own marker size and a
@@ -97,7 +99,7 @@ def figure(results: list[dict[str, Any]]) -> bytes:
     return png(fig)
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
     return [table(results), loc_table(results)]
 
 

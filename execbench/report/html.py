@@ -11,7 +11,7 @@ appears without a change here.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -30,26 +30,27 @@ from execbench.report.tables import (
     run_labels,
     verdict_table,
 )
+from execbench.rundir import Results
 from execbench.tasks import get_task, task_names
 from execbench.text_safety import visible
 
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
+def _leaderboard(results: Sequence[Results]) -> dict[str, Any]:
     """Column groups (one per family) and rows (one per model), the best value of each
     column marked among the runs that answered its task: a run that answered nothing
     (every request failed, no answer readable) has no 'suspicious' successes, but that 0
     is no achievement."""
     metrics = headline(results)
     groups = [(family, list(members)) for family, members in
-              groupby(metrics, key=lambda m: m["family"])]
+              groupby(metrics, key=lambda m: m.family)]
     table = rows(results, metrics)
     best: list[float | None] = []
     for column, metric in enumerate(metrics):
         present = [value for row in table
                    if (value := row.values[column]) is not None and not row.silent[column]]
-        pick = max if metric["higher_is_better"] else min
+        pick = max if metric.higher_is_better else min
         best.append(pick(present) if len(present) > 1 else None)
     return {"groups": [{"family": family, "metrics": members} for family, members in groups],
             "rows": [{"label": row.label,
@@ -60,32 +61,32 @@ def _leaderboard(results: list[dict[str, Any]]) -> dict[str, Any]:
                      for row in table]}
 
 
-def _breakdown(results: list[dict[str, Any]]) -> list[Table]:
+def _breakdown(results: Sequence[Results]) -> list[Table]:
     """Verdicts per run and task, and the failure labels tasks attach to samples."""
     labels = run_labels(results)
-    verdicts = sorted({v for r in results for block in r["metrics"].values()
-                       for v in block["all"]["verdicts"]})
+    verdicts = sorted({v for r in results for block in r.metrics.values()
+                       for v in block.all.verdicts})
     per_task = Table("Verdicts per task (samples)", ["run", "task", *verdicts],
-                     [[label, task, *(block["all"]["verdicts"].get(v, 0) for v in verdicts)]
+                     [[label, task, *(block.all.verdicts.get(v, 0) for v in verdicts)]
                       for label, result in zip(labels, results, strict=True)
-                      for task, block in sorted(result["metrics"].items())], keys=2)
+                      for task, block in sorted(result.metrics.items())], keys=2)
     failures = Table("Failure labels (samples)", ["run", "task", "failure", "samples"],
                      [[label, task, name, count]
                       for label, result in zip(labels, results, strict=True)
-                      for task, block in sorted(result["metrics"].items())
-                      for name, count in sorted(block["all"].get("failures", {}).items())],
+                      for task, block in sorted(result.metrics.items())
+                      for name, count in sorted(block.all.failures.items())],
                      keys=2, note="Labels a task gives failed samples where a rule can "
                                   "decide it (format_error, hallucination, ...).")
     return [verdict_table(results), per_task] + ([failures] if failures.rows else [])
 
 
-def _sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _sections(results: Sequence[Results]) -> list[dict[str, Any]]:
     """The default layout for every run, then the layout of every task family present for
     the runs that have its tasks, each with its tables and, where it has one and
     matplotlib is installed, its figure."""
-    def layouts_of(result: dict[str, Any]) -> set[str]:
+    def layouts_of(result: Results) -> set[str]:
         # A run may hold a task this execbench no longer has: it shows in the default layout.
-        return {layout for task in set(result["metrics"]) & set(task_names())
+        return {layout for task in set(result.metrics) & set(task_names())
                 if (layout := get_task(task).layout) is not None} | {
             name for name, layout in layouts().items()
             if layout.shows is not None and layout.shows(result)}
@@ -117,7 +118,7 @@ def _shown(value: Any) -> Any:
         else value
 
 
-def render_html(run_dirs: list[Path], results: list[dict[str, Any]],
+def render_html(run_dirs: list[Path], results: Sequence[Results],
                 progress: Callable[[int, int], None] | None = None) -> tuple[str, list[str]]:
     """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
     and warnings about samples whose prompt cannot be shown as sent; ``progress`` is told
@@ -129,7 +130,7 @@ def render_html(run_dirs: list[Path], results: list[dict[str, Any]],
     samples, count, logged, warnings = browser_data.pack(run_dirs, run_labels(results),
                                                          progress)
     page = env.get_template("report.html.j2").render(
-        runs=[{"label": label, **result["run"], "counts": result["counts"]}
+        runs=[{"label": label, **result.to_record()["run"], "counts": result.counts}
               for label, result in zip(run_labels(results), results, strict=True)],
         leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,

@@ -7,12 +7,13 @@ modules register the layouts; the CLI and the HTML report list and dispatch them
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from execbench.registry import Registry
 from execbench.report.tables import Table
+from execbench.rundir import Results
 from execbench.text_safety import each_text, visible
 
 
@@ -30,18 +31,18 @@ class View:
 class Layout:
     name: str
     description: str
-    sections: Callable[[list[dict[str, Any]], View], list[Table]]
-    """The tables of the layout for some runs' ``results.json`` records."""
-    figure: Callable[[list[dict[str, Any]]], bytes] | None = None
+    sections: Callable[[Sequence[Results], View], list[Table]]
+    """The tables of the layout for some runs' results."""
+    figure: Callable[[Sequence[Results]], bytes] | None = None
     """Draws the layout's figure as PNG bytes (``--plot``, the HTML report), where it has
     one; needs matplotlib (the ``plot`` extra) and raises ``RuntimeError`` without it."""
     by_source: bool = False
     """Whether ``--by-source`` changes the layout (it is refused elsewhere)."""
-    shows: Callable[[dict[str, Any]], bool] | None = None
+    shows: Callable[[Results], bool] | None = None
     """Whether a run has something the layout shows though none of its tasks is of the
     layout's family (CodeSense-style output and input questions); None: only its family."""
 
-    def draw(self, results: list[dict[str, Any]]) -> bytes:
+    def draw(self, results: Sequence[Results]) -> bytes:
         """The layout's ``figure`` of ``results``, their text (run labels, task and category
         names: from run folders anyone may share) as it can be drawn: control characters
         and lone surrogates as escapes (a lone surrogate has no glyph, and stops the
@@ -49,7 +50,8 @@ class Layout:
         mathematics, and a bad one stops the drawing too)."""
         if self.figure is None:
             raise RuntimeError(f"the {self.name} layout has no figure")
-        return self.figure(each_text(results, _drawable))
+        return self.figure([Results.from_record(each_text(result.to_record(), _drawable))
+                            for result in results])
 
 
 def _drawable(text: str) -> str:

@@ -4,21 +4,23 @@ new family appears here without any change to this module."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Table, percent, run_labels
-from execbench.tasks.base import CORRECT, INCORRECT, Metric
+from execbench.results import DeclaredMetric, Group
+from execbench.rundir import Results
+from execbench.tasks.base import CORRECT, INCORRECT
 
 
-def headline(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def headline(results: Sequence[Results]) -> list[DeclaredMetric]:
     """The headline metrics declared by any of the runs, by family, task and declared order."""
-    seen: dict[tuple[str, str, str], dict[str, Any]] = {}
+    seen: dict[tuple[str, str, str], DeclaredMetric] = {}
     for result in results:
-        for metric in result.get("declared_metrics", []):
-            if metric.get("headline"):
-                seen.setdefault((metric["family"], metric["task"], metric["name"]), metric)
+        for declared in result.declared_metrics:
+            if declared.metric.headline:
+                seen.setdefault((declared.family, declared.task, declared.name), declared)
     return [seen[key] for key in sorted(seen, key=lambda k: (k[0], k[1]))]
 
 
@@ -33,30 +35,29 @@ class Row:
     silent: list[bool]
 
 
-def answered(result: dict[str, Any], task: str) -> bool:
+def answered(result: Results, task: str) -> bool:
     """Whether the run gave any readable answer to the task: a run whose every sample
     failed, or was unreadable, scores 0 (or a 'lower is better' 0) by saying nothing."""
-    return readable(result["metrics"].get(task, {}).get("all", {}))
+    block = result.metrics.get(task)
+    return block is not None and readable(block.all)
 
 
-def readable(group: dict[str, Any]) -> bool:
+def readable(group: Group) -> bool:
     """Whether a metrics group (``metrics.summarize``) counts a readable answer."""
-    verdicts = group.get("verdicts", {})
-    return verdicts.get(CORRECT, 0) + verdicts.get(INCORRECT, 0) > 0
+    return group.verdicts.get(CORRECT, 0) + group.verdicts.get(INCORRECT, 0) > 0
 
 
-def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]) -> list[Row]:
+def rows(results: Sequence[Results], metrics: list[DeclaredMetric]) -> list[Row]:
     """One row per model: a model's runs of different tasks (a CRUXEval run, a DexBench
     run, ...) share its row. Runs of one model that share a task (two prompts, say) cannot
     be merged and keep a row each, labelled with their folder."""
-    readers = [Metric(m["name"], tuple(m["path"])) for m in metrics]
     by_model: dict[str, list[int]] = {}
     for index, result in enumerate(results):
-        by_model.setdefault(result["run"]["model"], []).append(index)
+        by_model.setdefault(result.model, []).append(index)
     labels = run_labels(results)
     groups: list[tuple[str, list[int]]] = []
     for model, members in by_model.items():
-        tasks = [set(results[i]["metrics"]) for i in members]
+        tasks = [set(results[i].metrics) for i in members]
         if sum(map(len, tasks)) == len(set().union(*tasks)):
             groups.append((model, members))
         else:
@@ -65,26 +66,26 @@ def rows(results: list[dict[str, Any]], metrics: list[dict[str, Any]]) -> list[R
     for label, members in groups:
         values: list[float | None] = []
         silent: list[bool] = []
-        for reader, metric in zip(readers, metrics, strict=True):
-            found = next(((v, i) for i in members if (v := reader.read(results[i])) is not None),
-                         None)
+        for declared in metrics:
+            found = next(((v, i) for i in members
+                          if (v := declared.metric.read(results[i])) is not None), None)
             values.append(None if found is None else percent(found[0]))
-            silent.append(found is not None and not answered(results[found[1]], metric["task"]))
+            silent.append(found is not None and not answered(results[found[1]], declared.task))
         table.append(Row(label, values, silent))
     return table
 
 
-def table(results: list[dict[str, Any]]) -> Table:
+def table(results: Sequence[Results]) -> Table:
     metrics = headline(results)
-    headers = ["model"] + [f"{m['family']}: {m['task']} {m['name']} (%)"
-                           + ("" if m["higher_is_better"] else " (lower is better)")
+    headers = ["model"] + [f"{m.family}: {m.task} {m.name} (%)"
+                           + ("" if m.higher_is_better else " (lower is better)")
                            for m in metrics]
     return Table("Leaderboard: headline metrics of every task family present", headers,
                  [[row.label, *row.values] for row in rows(results, metrics)],
                  note="One row per model; runs of one model on different tasks share it.")
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
     return [table(results)]
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from execbench.report.families import family_tables
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Table
+from execbench.rundir import Results
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
     return family_tables(results, view.ks, by_source=view.by_source)
 
 

@@ -15,6 +15,7 @@ import json
 import math
 import textwrap
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,6 +24,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from execbench.rundir import Results
 from execbench.tasks.base import CORRECT, ERROR, INCORRECT, UNPARSABLE
 from execbench.text_safety import csv_cell, visible
 
@@ -67,25 +69,21 @@ class Table:
     """Decimals a number is shown with in text, markdown and CSV."""
 
 
-def run_labels(results: list[dict[str, Any]]) -> list[str]:
+def run_labels(results: Sequence[Results]) -> list[str]:
     """One label per run: the model, with the run directory added only where needed.
 
     Most comparisons are between models, so the model name alone reads best; two runs of
     the same model (say, different prompts) would be indistinguishable without the
     directory.
     """
-    models = Counter(result["run"]["model"] for result in results)
-    labels = []
-    for result in results:
-        run = result["run"]
-        model = run["model"]
-        labels.append(f"{model} ({run['run_dir']})" if models[model] > 1 else model)
-    return labels
+    models = Counter(result.model for result in results)
+    return [f"{result.model} ({result.run_dir})" if models[result.model] > 1 else result.model
+            for result in results]
 
 
-def available_ks(results: list[dict[str, Any]]) -> list[int]:
+def available_ks(results: Sequence[Results]) -> list[int]:
     """Every k some run has pass@k for: 1 up to the largest number of samples drawn."""
-    return list(range(1, max(result["run"]["n"] for result in results) + 1))
+    return list(range(1, max(result.config.n for result in results) + 1))
 
 
 def percent(value: float | None) -> float | None:
@@ -95,7 +93,7 @@ def percent(value: float | None) -> float | None:
     return 100 * value
 
 
-def verdict_table(results: list[dict[str, Any]]) -> Table:
+def verdict_table(results: Sequence[Results]) -> Table:
     """Counts of each run's verdicts over all of its tasks.
 
     These show *why* runs differ: a model that mostly returns unparsable answers, or a run
@@ -108,10 +106,10 @@ def verdict_table(results: list[dict[str, Any]]) -> Table:
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         counts: Counter[str] = Counter()
-        for task_block in result["metrics"].values():
-            counts.update(task_block["all"]["verdicts"])
+        for task_block in result.metrics.values():
+            counts.update(task_block.all.verdicts)
         named = [counts[verdict] for verdict in VERDICT_COLUMNS]
-        apart = [result["counts"].get(key) for key in ("truncated", "refused")]
+        apart = [result.counts.truncated, result.counts.refused]
         rows.append([label, *named, sum(counts.values()) - sum(named), *apart])
     return Table("Verdicts (samples)", headers, rows,
                  note="other: task-specific verdicts such as scoring_error; truncated (cut "

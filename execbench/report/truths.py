@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from execbench.sandbox.values import is_encoding, shown
+from execbench.values import is_encoding, shown
 
 
 def truth_text(truth: Any) -> str:

@@ -27,12 +27,13 @@ right "no bug" on the canonical program is not a bug found).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent
-from execbench.rundir import SAMPLES, iter_samples
+from execbench.rundir import SAMPLES, Results, iter_samples
 from execbench.suite import SuiteError, SuiteFile
 
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
@@ -42,11 +43,11 @@ BUGGY = "@buggy"
 CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 
 
-def _samples(result: dict[str, Any]) -> list[dict[str, Any]]:
+def _samples(result: Results) -> list[dict[str, Any]]:
     """The run's samples, the last record of each winning (a resumed run with
     ``--retry-errors`` logs a sample again), as every report reads them."""
     return [sample.to_record()
-            for sample in iter_samples(Path(result["run"]["run_dir"]) / SAMPLES)]
+            for sample in iter_samples(Path(result.run_dir) / SAMPLES)]
 
 
 def _program(instance_id: str) -> str:
@@ -60,21 +61,21 @@ def _program(instance_id: str) -> str:
     return program.removesuffix(BUGGY)
 
 
-def _bug_lines(result: dict[str, Any]) -> dict[str, list[int]]:
+def _bug_lines(result: Results) -> dict[str, list[int]]:
     try:
         return {i.program_id: i.data["truth"]["lines"]
-                for i in SuiteFile.open(Path(result["run"]["suite"])).instances()
+                for i in SuiteFile.open(Path(result.config.suite)).instances()
                 if i.task == LOCALIZATION}
     except (SuiteError, OSError):
         return {}
 
 
-def _simulations(results: list[dict[str, Any]], samples: list[list[dict[str, Any]]]
+def _simulations(results: Sequence[Results], samples: list[list[dict[str, Any]]]
                  ) -> dict[str, dict[str, dict[str, Any]]]:
     """Per model, per program: the first sample of its simulation on the buggy program."""
     found: dict[str, dict[str, dict[str, Any]]] = {}
     for result, logged in zip(results, samples, strict=True):
-        mine = found.setdefault(result["run"]["model"], {})
+        mine = found.setdefault(result.model, {})
         for sample in logged:
             if sample["task"] == SIMULATION and sample["sample"] == 0 \
                     and BUGGY in sample["instance_id"]:
@@ -98,13 +99,13 @@ def vet(sample: dict[str, Any] | None, bug_lines: list[int] | None) -> str:
     return "suspicious"
 
 
-def vetting_table(results: list[dict[str, Any]]) -> Table:
+def vetting_table(results: Sequence[Results]) -> Table:
     """Per model and bug task: the successes and their classes (% of the successes)."""
     samples = [_samples(result) for result in results]
     simulations = _simulations(results, samples)
     counts: dict[tuple[str, str], Counter[str]] = {}
     for result, logged in zip(results, samples, strict=True):
-        model = result["run"]["model"]
+        model = result.model
         lines = _bug_lines(result)
         for sample in logged:
             if sample["task"] not in BUG_TASKS or not sample["correct"] \
@@ -124,7 +125,7 @@ def vetting_table(results: list[dict[str, Any]]) -> Table:
                       "first line; incoherent: a coherence rule broken.")
 
 
-def _sections(results: list[dict[str, Any]], view: View) -> list[Table]:
+def _sections(results: Sequence[Results], view: View) -> list[Table]:
     return [vetting_table(results)]
 
 

@@ -26,12 +26,15 @@ a program importing anything else makes its runner recycle after the call."""
 WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGVTALRM, signal.SIGALRM, signal.SIGTERM,
                    signal.SIGINT, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
 RUNNER_MODULES = ("__main__", "execbench.registry", "execbench.sandbox.tracer",
-                  "execbench.sandbox.monitor", "execbench.sandbox.properties",
-                  "execbench.sandbox.values", "execbench.sandbox.confine",
+                  "execbench.sandbox.recording", "execbench.sandbox.monitor",
+                  "execbench.sandbox.properties", "execbench.values", "execbench.values.alike",
+                  "execbench.values.decoding", "execbench.values.encoding",
+                  "execbench.values.equality", "execbench.values.errors",
+                  "execbench.values.literals", "execbench.values.shape",
+                  "execbench.values.texts", "execbench.sandbox.confine",
                   "execbench.sandbox.landlock", "execbench.sandbox.syscall_filter",
-                  "execbench.sandbox.libc",
-                  "execbench.sandbox.frames", "execbench.sandbox.hygiene",
-                  "execbench.sandbox.runner")
+                  "execbench.sandbox.libc", "execbench.sandbox.frames",
+                  "execbench.sandbox.hygiene", "execbench.sandbox.runner")
 """Modules of the runner itself, checked whole after every call, whatever the program
 imports: a program reaches them through ``__import__`` or ``sys.modules`` as easily as
 through ``import``."""

@@ -44,7 +44,7 @@ import sys
 from _thread import _count, get_ident
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox.tracer import PROGRAM_FILE, REPEATS_LINES, Recorder, StepLimit
+from execbench.sandbox.recording import PROGRAM_FILE, REPEATS_LINES, Recorder, StepLimit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -276,7 +276,7 @@ class MonitorRecorder(Recorder):
                 while frame is not None and frame.f_code is not code:  # past a thread check
                     frame = frame.f_back
                 if frame is not None and frame.f_lasti not in loop_starts(code):
-                    return  # still the line reported last: see tracer.REPEATS_LINES
+                    return  # still the line reported last: see recording.REPEATS_LINES
             line(code, number)
             last = number
             return None

@@ -47,8 +47,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox import tracer
-from execbench.sandbox.values import encode
+from execbench.sandbox import recording, tracer
+from execbench.values import encode
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -184,14 +184,14 @@ class _Wrap(ast.NodeTransformer):
 
 
 @tracer.register_recorder
-class PropertiesRecorder(tracer.Recorder):
+class PropertiesRecorder(recording.Recorder):
     name = "properties"
 
     @classmethod
     def prepare(cls, tree: ast.Module) -> ast.Module:
         return ast.fix_missing_locations(_Instrument().visit(tree))
 
-    def __init__(self, program: tracer.CompiledProgram, options: dict[str, Any]) -> None:
+    def __init__(self, program: recording.CompiledProgram, options: dict[str, Any]) -> None:
         super().__init__(program, options)
         self.records: dict[int, list[dict[str, Any]]] = {}
         self.open: dict[int, list[dict[str, Any]]] = {}

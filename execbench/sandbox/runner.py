@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from execbench.sandbox import confine, frames, hygiene, tracer
+from execbench.sandbox import confine, frames, hygiene, recording, tracer
 
 JOBS_FD, ANSWERS_FD = 3, 4
 """Where a runner finds its own two pipes: jobs in, answers out."""
@@ -177,7 +177,7 @@ class Runner:
     def __init__(self, limits: dict[str, Any], root: str, snapshot: hygiene.Snapshot) -> None:
         self.limits = limits
         self.root = root
-        self.programs: dict[tuple[str, str], tracer.CompiledProgram] = {}
+        self.programs: dict[tuple[str, str], recording.CompiledProgram] = {}
         self.arguments: dict[str, Any] = {}
         self.counter = 0
         self.workdir = ""
@@ -231,7 +231,7 @@ class Runner:
             if dirt is not None:
                 return
 
-    def _compiled(self, job: dict[str, Any]) -> tuple[tracer.CompiledProgram, Any]:
+    def _compiled(self, job: dict[str, Any]) -> tuple[recording.CompiledProgram, Any]:
         key = (job["code"], job["options"]["recorder"])
         if key not in self.programs:
             self.programs[key] = tracer.compile_program(*key)
@@ -296,7 +296,7 @@ class Runner:
         sys.setrecursionlimit(self.snapshot.recursion)
         return elapsed, builtins_changed
 
-    def _give_up(self, job: dict[str, Any], program: tracer.CompiledProgram,
+    def _give_up(self, job: dict[str, Any], program: recording.CompiledProgram,
                  stdout: _CappedText, start: float, budget: float, last: bool) -> None:
         """Answer the running call with its record as the CPU limit cut it, and die: its
         program goes on catching ``CpuLimit``, and will not return before the backstop kills
@@ -322,7 +322,7 @@ class Runner:
         finally:
             os._exit(0)
 
-    def _answer(self, result: dict[str, Any], program: tracer.CompiledProgram,
+    def _answer(self, result: dict[str, Any], program: recording.CompiledProgram,
                 stdout: _CappedText, elapsed: float, budget: float, builtins_changed: bool,
                 last: bool) -> tuple[bytes, str | None]:
         """The call's JSON payload, and why the runner must recycle, if so."""

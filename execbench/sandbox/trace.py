@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal, NotRequired, TypedDict
 
 from execbench.sandbox.tracer import DEFAULT_OPTIONS, RECORDERS
-from execbench.sandbox.values import Encoded
+from execbench.values import Encoded
 
 STATUSES = ("ok", "exception", "timeout", "memory", "crashed", "output_limit")
 
@@ -160,7 +160,7 @@ class Trace:
     steps: int = 0
     """Line events of the program the call ran (see ``tracer``): its cost, counted."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """Fields of a recorder other than the base one (``tracer.Recorder.result``)."""
+    """Fields of a recorder other than the base one (``recording.Recorder.result``)."""
 
     @classmethod
     def from_dict(cls, data: Any) -> Trace:

@@ -50,9 +50,6 @@ from typing import Any
 
 from execbench.sandbox import confine, frames, hygiene, runner, tracer  # noqa: F401 - warm
 
-if tracer.MONITORING:  # what tracer.run imports for its cheapest runs, imported once here
-    from execbench.sandbox import monitor  # noqa: F401 - warm
-
 _READY_SECONDS = 60.0
 """How long a new runner may take to confine itself and say it is ready."""
 _STILLBORN = 3

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.trace import RESULT_ONLY
-from execbench.sandbox.values import equal, is_exact
+from execbench.values import equal, is_exact
 
 if TYPE_CHECKING:
     from execbench.program import Program

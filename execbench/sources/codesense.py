@@ -63,11 +63,11 @@ from collections.abc import Callable
 from typing import Any
 
 from execbench.program import Call, Program
-from execbench.sandbox import values
 from execbench.sandbox.trace import Trace
 from execbench.sources import codesense_native as native
 from execbench.sources.generic import build_program, excerpt, parse_module
 from execbench.sources.jsonl import Record, RecordError
+from execbench.values import LiteralError, encode, parse_expression, parse_literal, to_literal
 
 ID_KEY = "idx"
 
@@ -225,7 +225,7 @@ def _input_output(record: Record) -> Program:
     if "quantized_value_output" in record.data:
         extra.update(category=record.get("quantized_value_output"),
                      input_category=record.get("quantized_value_input"))
-    shown = output.strip() if value[0] == "object" else values.to_literal(value)
+    shown = output.strip() if value[0] == "object" else to_literal(value)
     trace = Trace(status="ok", value=value, value_repr=shown, extra=extra)
     meta = {"kind": "input_output", "quantized": "category" in extra,
             "difficulty": record.get("category"),
@@ -390,8 +390,8 @@ def _arguments(function: ast.FunctionDef | ast.AsyncFunctionDef,
         if not isinstance(text, str):
             raise RecordError(f"the input {name!r} is not a text")
         try:
-            values.parse_expression(text)
-        except values.LiteralError:
+            parse_expression(text)
+        except LiteralError:
             unshown[name] = text
             return None
         return text.strip()
@@ -436,8 +436,8 @@ def _shown(text: Any) -> list:
     """A value given as context: typed when it is a literal, else the authors' text."""
     text = text if isinstance(text, str) else repr(text)
     try:
-        return values.encode(values.parse_literal(text))
-    except values.LiteralError:
+        return encode(parse_literal(text))
+    except LiteralError:
         return ["object", "unknown", text]
 
 

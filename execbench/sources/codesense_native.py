@@ -37,12 +37,11 @@ import re
 from typing import Any
 
 from execbench.program import Call, Program
-from execbench.sandbox import values
 from execbench.sandbox.trace import Trace
-from execbench.sandbox.values import Encoded, LiteralError, is_exact
 from execbench.sources import debugger_values as debugger
 from execbench.sources.generic import build_program, excerpt
 from execbench.sources.jsonl import Record, RecordError
+from execbench.values import Encoded, LiteralError, is_exact, parse_literal
 
 STATEMENT_KINDS = {"Assignment": "assignment", "Arithmetic Assignment": "arithmetic",
                    "Constant Assignment": "constant", "Branch": "branch",
@@ -325,7 +324,7 @@ def _field(item: Any, key: str, kind: type | tuple[type, ...]) -> Any:
 def _dict_text(text: str, key: str) -> dict[str, Any]:
     """A field the authors wrote as a Python dict's text (``{'type': 'int', ...}``)."""
     try:
-        parsed = values.parse_literal(text)
+        parsed = parse_literal(text)
     except LiteralError as exc:
         raise RecordError(f"key {key!r} is not a dict's text ({exc})") from None
     if not isinstance(parsed, dict):

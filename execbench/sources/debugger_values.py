@@ -1,4 +1,4 @@
-"""Values as GDB and JDB print them, read into typed values (``sandbox.values``) and written
+"""Values as GDB and JDB print them, read into typed values (``execbench.values``) and written
 back the way those debuggers show them.
 
 CodeSense recorded its C values with GDB and its Java values with JDB. Their texts are
@@ -35,7 +35,7 @@ import math
 import re
 from typing import Any
 
-from execbench.sandbox.values import Encoded, LiteralError
+from execbench.values import Encoded, LiteralError
 
 MAX_ITEMS = 10_000
 """The most elements a value may expand to (``<repeats N times>`` included)."""

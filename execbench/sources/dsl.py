@@ -41,7 +41,6 @@ from execbench.analysis.shape import LOC_BINS, loc
 from execbench.program import Call, Program
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import RESULT_ONLY, Trace
-from execbench.sandbox.values import canonical, is_exact, to_literal
 from execbench.sources.base import Loaded, SourceError
 from execbench.sources.dsl_language import (
     COMPARISONS,
@@ -51,6 +50,7 @@ from execbench.sources.dsl_language import (
     Node,
     translation,
 )
+from execbench.values import canonical, is_exact, to_literal
 
 DEPTHS: tuple[int, ...] = (4, 5)
 SIGNATURES: dict[str, int] = {"1arg": 1, "2arg": 2}

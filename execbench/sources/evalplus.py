@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from execbench.program import Call, Program
-from execbench.sandbox import values
 from execbench.sources.generic import build_program
 from execbench.sources.jsonl import Record, RecordError
+from execbench.values import LiteralError, encode, to_literal
 
 ID_KEY = "task_id"
 
@@ -56,6 +56,6 @@ def _args_text(key: str, index: int, arguments: Any) -> str | None:
         raise RecordError(f"key {key!r}: input {index} should be a list of arguments, "
                           f"not {type(arguments).__name__}")
     try:
-        return ", ".join(values.to_literal(values.encode(v)) for v in arguments)
-    except values.LiteralError:
+        return ", ".join(to_literal(encode(v)) for v in arguments)
+    except LiteralError:
         return None

@@ -48,10 +48,12 @@ class Format:
     one publisher's; ``export`` states it as the rows' licence unless told another."""
 
 
-FORMATS: Registry[Format] = Registry("format")
+FORMATS: Registry[Format] = Registry("format", plugins="execbench.formats")
 """Every format, in the order detection tries them: a format whose records also have
 another's keys comes before it (an EvalPlus record has HumanEval's keys, a CodeSense
-input/output record and a contest record CRUXEval's)."""
+input/output record and a contest record CRUXEval's). Formats of other packages (entry
+points, ``execbench.plugins``) come after the built-in ones, so none takes a file that a
+built-in format reads."""
 
 FORMATS.register("codesense", Format(
     "CodeSense's published task files (Python: statement, branch, loop, input/output, "
@@ -98,8 +100,8 @@ def detect_format(path: Path) -> str:
         raise SourceError(f"{path} holds no JSON object to detect its format from; "
                           f"name one with --format ({named})")
     present = set(keys)
-    for name in FORMATS.names():
-        if any(present >= key_set for key_set in FORMATS.get(name).detect):
+    for name, known in FORMATS.entries().items():
+        if any(present >= key_set for key_set in known.detect):
             return name
     raise SourceError(f"cannot tell the format of {path} from its keys "
                       f"({', '.join(sorted(present)) or 'none'}); "

@@ -56,9 +56,9 @@ import warnings
 from typing import Any
 
 from execbench.program import LANGUAGES, PYTHON, Call, Program
-from execbench.sandbox import values
 from execbench.sandbox.trace import Trace, TraceError
 from execbench.sources.jsonl import Record, RecordError
+from execbench.values import LiteralError, is_encoding, parse_call_nodes, parse_literal
 
 ID_KEY = "id"
 MAX_PARSED_CHARS = 1 << 20
@@ -115,7 +115,7 @@ def _typed_values(trace: Trace) -> bool:
     if not all(isinstance(state, dict) and isinstance(state.get("locals"), dict)
                for state in trace.states):
         return False
-    return all(map(values.is_encoding, trace.recorded_values()))
+    return all(map(is_encoding, trace.recorded_values()))
 
 
 def build_program(record: Record, code: str, entry_point: str, calls: list[Call],
@@ -179,14 +179,14 @@ def check_call(index: int, call: Call) -> None:
         if (why := size_problem(text)) is not None:
             raise RecordError(f"call {index}: {what} of {why}")
     try:
-        values.parse_call_nodes(call.args)
-    except values.LiteralError as exc:
+        parse_call_nodes(call.args)
+    except LiteralError as exc:
         raise RecordError(f"call {index}: arguments {excerpt(call.args)} do not parse "
                           f"({exc})") from None
     if call.expected is not None:
         try:
-            values.parse_literal(call.expected)
-        except values.LiteralError as exc:
+            parse_literal(call.expected)
+        except LiteralError as exc:
             raise RecordError(f"call {index}: expected value {excerpt(call.expected)} "
                               f"is not a literal ({exc})") from None
 

@@ -23,7 +23,6 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from execbench.program import Call, Program
-from execbench.sandbox import values
 from execbench.sources.bugs import Bug
 from execbench.sources.generic import (
     build_program,
@@ -33,6 +32,7 @@ from execbench.sources.generic import (
 )
 from execbench.sources.jsonl import Record, RecordError
 from execbench.sources.replay import ReplayError, TestCalls
+from execbench.values import LiteralError, literal_value
 
 ID_KEY = "task_id"
 CHECK = "check"
@@ -180,8 +180,8 @@ def _asserted_values(source: str, root: ast.AST) -> dict[ast.AST, str]:
 
 def _is_literal(node: ast.expr) -> bool:
     try:
-        values.literal_value(node)
-    except values.LiteralError:
+        literal_value(node)
+    except LiteralError:
         return False
     return True
 

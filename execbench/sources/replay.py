@@ -20,9 +20,9 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from execbench.sandbox import values
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import RESULT_ONLY
+from execbench.values import LiteralError, decode, is_exact, to_literal
 
 PER_SITE = 10
 """Executions of one call site kept: a loop of a hundred random inputs gives ten calls,
@@ -132,17 +132,17 @@ def _read(value: Any, offset: int) -> Recorded:
     try:
         for item in _items(value, "list"):
             line_enc, args_enc, kwargs_enc = _items(item, "tuple")
-            line = values.decode(line_enc)
+            line = decode(line_enc)
             if type(line) is not int:
                 raise ReplayError("the recording run gave a malformed line")
-            if not values.is_exact(args_enc) or not values.is_exact(kwargs_enc):
+            if not is_exact(args_enc) or not is_exact(kwargs_enc):
                 unwritable += 1
                 continue
-            parts = [values.to_literal(a) for a in _items(args_enc, "tuple")]
-            parts += [f"{values.decode(k)}={values.to_literal(v)}"
+            parts = [to_literal(a) for a in _items(args_enc, "tuple")]
+            parts += [f"{decode(k)}={to_literal(v)}"
                       for k, v in _items(kwargs_enc, "dict")]
             by_line.setdefault(line - offset, []).append(", ".join(parts))
-    except (values.LiteralError, ValueError, TypeError) as exc:
+    except (LiteralError, ValueError, TypeError) as exc:
         raise ReplayError(f"the recording run gave a malformed result: {exc}") from None
     return Recorded(by_line, unwritable)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from execbench import SCHEMA_VERSION
 from execbench.program import LANGUAGES, PYTHON
 from execbench.registry import Registry
+from execbench.results import Metric, Place
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_cut, start_counting_cuts
 
@@ -218,39 +219,8 @@ def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> 
     return score
 
 
-@dataclass(frozen=True)
-class Metric:
-    """A number a task puts in ``results.json``, declared so that reports and leaderboards
-    can show any task family without knowing it."""
-
-    name: str
-    """Its label in tables (``pass@1``, ``OC``, ``R_dual pass@1``)."""
-    path: tuple[str, ...]
-    """Keys from the root of ``results.json`` down to the number."""
-    higher_is_better: bool = True
-    headline: bool = False
-    """Shown in the leaderboard (one column per headline metric)."""
-    description: str = ""
-    interval: tuple[str, ...] | None = None
-    """Keys down to its 95% interval (``[low, high]``), where results hold one: reports
-    draw it beside the value, so a gap between two models can be told from noise."""
-
-    def read(self, results: dict[str, Any]) -> float | None:
-        """The metric's value in one run's results; None where the run lacks it."""
-        value = _walk(results, self.path)
-        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    def read_interval(self, results: dict[str, Any]) -> tuple[float, float] | None:
-        """The metric's 95% interval in one run's results; None where it has none."""
-        found = _walk(results, self.interval) if self.interval is not None else None
-        if isinstance(found, list) and len(found) == 2 \
-                and all(isinstance(bound, int | float) for bound in found):
-            return (found[0], found[1])
-        return None
-
-
 def _walk(record: Any, path: tuple[str, ...]) -> Any:
-    """What lies at ``path`` in nested dicts; None where a key is missing."""
+    """What lies at ``path`` in an instance's record; None where a key is missing."""
     for key in path:
         if not isinstance(record, dict) or key not in record:
             return None
@@ -346,9 +316,9 @@ class Pairing:
 def pass_at_1(task: str, *, headline: bool = True, description: str = "") -> Metric:
     """The metric every task has: pass@1 over all its instances, with the bootstrap
     interval of the mean accuracy (which pass@1 equals)."""
-    return Metric("pass@1", ("metrics", task, "all", "pass@1"), headline=headline,
+    return Metric("pass@1", Place.group(task, "pass@1"), headline=headline,
                   description=description or f"share of {task} instances answered right",
-                  interval=("metrics", task, "all", "accuracy_ci95"))
+                  interval=Place.group(task, "accuracy_ci95"))
 
 
 class TaskBase:
@@ -486,8 +456,10 @@ class Task(Protocol):
     # can answer.
 
 
-TASKS: Registry[Task] = Registry("task", populate="execbench.tasks", sort=True)
-"""Every task by name; importing the ``execbench.tasks`` package registers the built-in ones."""
+TASKS: Registry[Task] = Registry("task", populate="execbench.tasks", plugins="execbench.tasks",
+                                 sort=True)
+"""Every task by name; importing the ``execbench.tasks`` package registers the built-in ones,
+and other packages add theirs as entry points (``execbench.plugins``)."""
 
 
 def register(task: Task) -> Task:
@@ -496,7 +468,7 @@ def register(task: Task) -> Task:
 
 def pairings() -> dict[str, Pairing]:
     """Every pairing the registered tasks declare, by name."""
-    return {p.name: p for name in TASKS.names() for p in TASKS.get(name).pairings}
+    return {p.name: p for task in TASKS.entries().values() for p in task.pairings}
 
 
 def get_task(name: str) -> Task:
@@ -504,12 +476,14 @@ def get_task(name: str) -> Task:
 
 
 def task_names() -> list[str]:
-    return TASKS.names()
+    """The tasks that can be built and scored here (a plugin that cannot be loaded is
+    not one of them)."""
+    return list(TASKS.entries())
 
 
 def families() -> dict[str, list[str]]:
     """Each family's tasks, in name order: ``--tasks FAMILY`` names them all."""
     found: dict[str, list[str]] = {}
-    for name in TASKS.names():
-        found.setdefault(TASKS.get(name).family, []).append(name)
+    for name, task in TASKS.entries().items():
+        found.setdefault(task.family, []).append(name)
     return found

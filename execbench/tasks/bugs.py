@@ -32,7 +32,6 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.spans import first_line
-from execbench.sandbox.values import equal, is_exact
 from execbench.sources.bugs import WRONG_VALUE, Bug, Revealing, error_revealing_call
 from execbench.sources.generic import parse_module, top_level_names
 from execbench.sources.jsonl import RecordError
@@ -43,6 +42,7 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
+    Place,
     Score,
     SkipInstance,
     TaskBase,
@@ -53,6 +53,7 @@ from execbench.tasks.base import (
 from execbench.tasks.common.answers import EMPTY, unparsable
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
+from execbench.values import equal, is_exact
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -198,9 +199,9 @@ class BugPrediction(_BugTask):
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name),
-                Metric("buggy", ("task_metrics", self.name, "buggy"),
+                Metric("buggy", Place.summary(self.name, "buggy"),
                        description="share of answers right on the buggy variants"),
-                Metric("fixed", ("task_metrics", self.name, "fixed"),
+                Metric("fixed", Place.summary(self.name, "fixed"),
                        description="share of answers right on the fixed variants"))
 
     def build(self, program: Program, call_index: int, trace: Trace,

@@ -34,7 +34,6 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import Shape, shape_of
-from execbench.sandbox.values import LiteralError, distinct
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -44,6 +43,7 @@ from execbench.tasks.base import (
     Metric,
     NotApplicable,
     Pairing,
+    Place,
     Score,
     SkipInstance,
     TaskBase,
@@ -65,6 +65,7 @@ from execbench.tasks.common.answers import (
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.witness import find_witness
+from execbench.values import LiteralError, distinct
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -137,7 +138,7 @@ class CoveragePrediction(_DualSelection):
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description="R_exec: executed lines exactly right"),
-                Metric("relaxed", ("metrics", self.name, "all", "score"), headline=True,
+                Metric("relaxed", Place.group(self.name, "score"), headline=True,
                        description="mean Jaccard similarity of predicted and executed lines"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
@@ -265,7 +266,7 @@ class CounterfactualMutation(_DualSelection):
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description="R_cf: the target branch runs"),
-                Metric("R_dual pass@1", ("paired_metrics", "dual", "all", "pass@1"),
+                Metric("R_dual pass@1", Place.paired("dual", "pass@1"),
                        headline=True, description="coverage and counterfactual both right "
                        "on a call (product of per-call pass@1)"))
 

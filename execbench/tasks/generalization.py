@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
 from execbench.mutation import Mutant, mutant_for, mutation_call
-from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     ERROR,
@@ -33,6 +32,7 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
+    Place,
     Score,
     SkipInstance,
     TaskBase,
@@ -42,6 +42,7 @@ from execbench.tasks.base import (
 from execbench.tasks.common.answers import json_value, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.prediction import OutputPrediction, assertion_response
+from execbench.values import LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -76,7 +77,7 @@ class _Paired(TaskBase):
 
 
 def _summary_metric(task: str, key: str, description: str, higher: bool = True) -> Metric:
-    return Metric(key, ("task_metrics", task, "all", key), higher_is_better=higher,
+    return Metric(key, Place.summary(task, "all", key), higher_is_better=higher,
                   headline=True, description=description)
 
 

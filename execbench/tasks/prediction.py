@@ -35,7 +35,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from execbench.program import LANGUAGES, PYTHON
-from execbench.sandbox.values import LiteralError, equal, is_exact, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -66,6 +65,7 @@ from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.objects import OBJECTS_NOTE, UNSHOWN, holds_objects, unshown
 from execbench.tasks.common.restate import stated_as_values
 from execbench.tasks.common.returns import no_value
+from execbench.values import LiteralError, equal, is_exact, to_literal
 
 if TYPE_CHECKING:
     from execbench.program import Program

@@ -26,7 +26,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox.values import (
+from execbench.tasks.base import build_step_budget
+from execbench.values import (
     LiteralError,
     decode,
     encode,
@@ -34,7 +35,6 @@ from execbench.sandbox.values import (
     parse_call_nodes,
     to_literal,
 )
-from execbench.tasks.base import build_step_budget
 
 if TYPE_CHECKING:
     from execbench.analysis.shape import Shape

@@ -9,8 +9,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from execbench.sources.harvest import HarvestOptions
-from execbench.sources.harvest_many import harvest_projects, projects_from
+from execbench.harvest.many import harvest_projects, projects_from
+from execbench.harvest.options import HarvestOptions
 from tests.helpers.data import SHARED_DATA
 
 PROJECTS = SHARED_DATA / "projects"

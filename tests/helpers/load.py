@@ -47,7 +47,7 @@ def harvest_processes(anyones: bool = False) -> dict[int, str]:
             continue
         commands[int(entry.name)], parents[int(entry.name)] = command, parent
     found = {pid: command for pid, command in commands.items()
-             if "execbench.sandbox.harvest_" in command}
+             if "execbench.harvest.jail" in command or "execbench.harvest.child" in command}
     if anyones:
         return found
     return {pid: command for pid, command in found.items()

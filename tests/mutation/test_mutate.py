@@ -25,9 +25,9 @@ from execbench.mutation.search import choose_mutant, mutant_budget
 from execbench.runner import RunConfig, run
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import Trace
-from execbench.sandbox.values import equal
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.values import equal
 from tests.helpers.corpus import Corpus
 from tests.helpers.data import shared_data
 

@@ -15,6 +15,8 @@ from execbench.report.ces import (
     table1,
 )
 from execbench.report.layouts import View, layouts
+from execbench.rundir import Results
+from tests.helpers.results import make_results
 
 
 def _group(samples: int, share: float, **more: Any) -> dict[str, Any]:
@@ -23,14 +25,14 @@ def _group(samples: int, share: float, **more: Any) -> dict[str, Any]:
             "unparsable": 0, "rules": {"rule1": 1, "rule2": 0, "rule3": 2}, **more}
 
 
-def _result(model: str, share: float) -> dict[str, Any]:
+def _result(model: str, share: float) -> Results:
     groups = {name: _group(4, share, divergence={"iterable": 2}, quadruples={"TF--": 2})
               for name in ("CO", "LO", "LC", "Others")}
     level = {"strong": share, "weak": 0.0, "random": 1 - share, "programs": 3,
              "different_coverage": 2 / 3}
-    return {"run": {"model": model, "run_dir": model}, "task_metrics": {"simulation": {
+    return make_results(model, model, task_metrics={"simulation": {
         "all": _group(16, share), "by_category": groups, "consistency": level,
-        "consistency_by_category": dict.fromkeys(groups, level)}}}
+        "consistency_by_category": dict.fromkeys(groups, level)}})
 
 
 def test_the_ces_layout_is_registered_and_shows_every_table() -> None:

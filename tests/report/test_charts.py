@@ -4,13 +4,12 @@ pale. (``test_html.py`` checks that Chromium draws them.)"""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from execbench.metrics import summarize
 from execbench.report.charts import charts
-from execbench.runner import declared_metrics
+from execbench.rundir import Results, read_results
+from tests.helpers.results import make_results
 
 
 def _titles(svgs: list[str]) -> list[str]:
@@ -18,7 +17,7 @@ def _titles(svgs: list[str]) -> list[str]:
 
 
 def test_every_family_and_breakdown_is_charted(report_runs: list[Path]) -> None:
-    results = [json.loads((folder / "results.json").read_text()) for folder in report_runs]
+    results = [read_results(folder) for folder in report_runs]
     drawn = charts(results)
     assert [label for label, _ in drawn.legend] == ["reference/oracle", "reference/constant"]
     assert [family for family, _ in drawn.families] == ["ces", "codesense", "dexbench",
@@ -33,15 +32,13 @@ def test_every_family_and_breakdown_is_charted(report_runs: list[Path]) -> None:
         "simulation pass@1 by construct (%)", "statement pass@1 by kind (%)"]
 
 
-def _results(verdicts: list[str], n: int = 1) -> dict:
+def _results(verdicts: list[str], n: int = 1) -> Results:
     records = [{"instance_id": f"output/s/p/{i}", "task": "output", "source": "s",
                 "sample": 0, "verdict": verdict, "correct": verdict == "correct"}
                for i, verdict in enumerate(verdicts)]
     kinds = {"output": {"size": {f"output/s/p/{i}": f"block-{10 if i else 2}"
                                  for i in range(len(verdicts))}}}
-    return {"run": {"model": f"m{len(verdicts)}", "run_dir": "r", "n": n},
-            "metrics": summarize(records, n, kinds),
-            "declared_metrics": declared_metrics(["output"])}
+    return make_results(f"m{len(verdicts)}", "r", n=n, samples=records, categories=kinds)
 
 
 def test_runs_that_answered_nothing_are_pale_and_numbers_in_order() -> None:

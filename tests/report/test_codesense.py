@@ -10,22 +10,24 @@ import pytest
 
 from execbench.report.codesense import figure, kinds_table, language_table, values_table
 from execbench.report.layouts import View, layouts
+from execbench.rundir import Results
 from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data
+from tests.helpers.results import make_results
 
 
 def _group(samples: int, strict: float, string: float) -> dict[str, Any]:
     return {"samples": samples, "strict": strict, "string_match": string}
 
 
-def _result(model: str, strict: float, **tasks: dict[str, Any]) -> dict[str, Any]:
+def _result(model: str, strict: float, **tasks: dict[str, Any]) -> Results:
     statement = {"by_kind": {"call": _group(4, strict, 0.75), "assignment": _group(2, 1.0, 1.0)},
                  "by_values": {"concrete": _group(6, strict, 0.75)},
                  "all": _group(6, strict, 0.8)}
     block = {"by_kind": {"block-10": _group(1, 0.0, 0.0), "block-2": _group(1, 1.0, 1.0)},
              "by_values": {"concrete": _group(2, 0.5, 0.5)}, "all": _group(2, 0.5, 0.5)}
-    return {"run": {"model": model, "run_dir": model},
-            "task_metrics": {"statement": statement, "block": block, **tasks}}
+    return make_results(model, model,
+                        task_metrics={"statement": statement, "block": block, **tasks})
 
 
 def test_kinds_follow_the_papers_order_and_runs_get_strict_and_string_columns() -> None:
@@ -44,7 +46,7 @@ def test_kinds_follow_the_papers_order_and_runs_get_strict_and_string_columns() 
 
 def test_abstract_and_concrete_runs_are_set_side_by_side() -> None:
     abstract = _result("m1", 0.5)
-    abstract["task_metrics"]["statement"]["by_values"] = {"abstract": _group(6, 0.9, 0.9)}
+    abstract.task_metrics["statement"]["by_values"] = {"abstract": _group(6, 0.9, 0.9)}
     table = values_table([_result("m1", 0.5), abstract])
     assert table is not None
     rows = {tuple(row[:2]): row[2:] for row in table.rows}
@@ -57,8 +59,7 @@ def test_the_layout_is_registered_and_says_so_when_no_run_has_the_tasks() -> Non
     layout = layouts()["codesense"]
     tables = layout.sections([_result("m1", 0.5)], View(ks=[1]))
     assert [t.title.split()[0] for t in tables] == ["Statement", "Program", "Abstract"]
-    empty = layout.sections([{"run": {"model": "m", "run_dir": "m"}, "task_metrics": {}}],
-                            View(ks=[1]))
+    empty = layout.sections([make_results()], View(ks=[1]))
     assert "none of these runs" in empty[0].rows[0][0]
 
 
@@ -69,8 +70,8 @@ def test_the_figure_is_a_png() -> None:
 
 def test_accuracy_by_language_when_runs_span_languages() -> None:
     python, native = _result("m1", 0.5), _result("m2", 0.25)
-    python["task_metrics"]["statement"]["by_language"] = {"python": _group(6, 0.5, 0.8)}
-    native["task_metrics"]["statement"]["by_language"] = {"c": _group(3, 0.25, 0.5),
+    python.task_metrics["statement"]["by_language"] = {"python": _group(6, 0.5, 0.8)}
+    native.task_metrics["statement"]["by_language"] = {"c": _group(3, 0.25, 0.5),
                                                           "java": _group(2, 1.0, 1.0)}
     table = language_table([python, native])
     assert table is not None

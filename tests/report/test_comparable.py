@@ -9,13 +9,16 @@ from typer.testing import CliRunner
 
 from execbench.cli import app
 from execbench.report.comparable import coverage_warning
+from execbench.results import TaskMetrics
+from execbench.rundir import Results
 from execbench.runner import RunConfig, load_run_config, run
 from tests.helpers.cli import said
+from tests.helpers.results import group, make_results
 
 
-def results(suite: str, **instances: int) -> dict:
-    return {"run": {"suite_sha256": suite},
-            "metrics": {task: {"all": {"instances": count}} for task, count in instances.items()}}
+def results(suite: str, **instances: int) -> Results:
+    return make_results(suite=suite, metrics={task: TaskMetrics(group(count), {})
+                                              for task, count in instances.items()})
 
 
 def test_the_warning_names_the_tasks_answered_on_other_instances() -> None:

@@ -16,6 +16,7 @@ from typer.testing import CliRunner, Result
 
 from execbench.cli import app
 from execbench.report.layouts import layouts
+from execbench.rundir import read_results
 from tests.helpers.cli import said
 
 
@@ -105,7 +106,7 @@ def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
 
     from execbench.report.generalization import figure
 
-    results = [json.loads((run / "results.json").read_text()) for run in report_runs]
+    results = [read_results(run) for run in report_runs]
 
     def size(png: bytes) -> tuple[int, int]:
         return struct.unpack(">II", png[16:24])

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from execbench.rundir import Results, read_results
 from tests.helpers.cli import execbench, said
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -103,8 +104,8 @@ def test_five_runs_of_ten_thousand_samples_make_a_small_page(
 
     monkeypatch.setattr(browser_data, "PER_TASK", 10_000)
     from execbench.runner import RunConfig, run
-    from execbench.sandbox.values import encode
     from execbench.suite import BuildOptions, build_suite
+    from execbench.values import encode
 
     source = tmp_path / "many.jsonl"
     source.write_text("".join(json.dumps({
@@ -124,7 +125,7 @@ def test_five_runs_of_ten_thousand_samples_make_a_small_page(
         runs.append(tmp_path / name)
         run(RunConfig(suite=str(suite), model=model,
                       model_args={} if answer is None else {"answer": answer}), runs[-1])
-    results = [json.loads((folder / "results.json").read_text()) for folder in runs]
+    results = [read_results(folder) for folder in runs]
     told: list[tuple[int, int]] = []
     page = render_html(runs, results, lambda done, total: told.append((done, total)))[0]
     assert sum(len(run["rows"]) for run in page_samples(page)["runs"]) == 50_000
@@ -149,7 +150,7 @@ def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
     run(RunConfig(suite=load_run_config(report_runs[0]).suite, model="reference/constant",
                   model_args={"answer": "I cannot tell."}), silent)
     runs = [*report_runs, silent]
-    results = [json.loads((folder / "results.json").read_text()) for folder in runs]
+    results = [read_results(folder) for folder in runs]
     page = render_html(runs, results)[0]
     board = _board(page)
     said, mute = (board[f"reference/constant ({folder})"] for folder in runs[1:])
@@ -162,21 +163,20 @@ def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
     assert not any("best" in classes for classes, _ in mute)
 
 
-def expected_charts(results: list[dict]) -> list[list]:
+def expected_charts(results: list[Results]) -> list[list]:
     """Per chart the page should draw, in order: its kind and how many bars and points.
     Headline metrics: a bar per run with a value; pass@k: a point per run and k it drew;
     breakdowns: a bar per run and category."""
     from execbench.report.leaderboard import headline
-    from execbench.tasks.base import Metric
 
-    charts = [["headline", sum(Metric(m["name"], tuple(m["path"])).read(r) is not None
-                               for r in results if m["task"] in r["metrics"]), 0]
+    charts = [["headline", sum(m.metric.read(r) is not None
+                               for r in results if m.task in r.metrics), 0]
               for m in headline(results)]
-    tasks = sorted({task for r in results for task in r["metrics"]})
-    charts += [["pass-at-k", 0, sum(r["run"]["n"] for r in results if task in r["metrics"])]
+    tasks = sorted({task for r in results for task in r.metrics})
+    charts += [["pass-at-k", 0, sum(r.config.n for r in results if task in r.metrics)]
                for task in tasks]
     for task in tasks:
-        splits = [r["metrics"].get(task, {}).get("breakdowns", {}) for r in results]
+        splits = [r.metrics[task].breakdowns if task in r.metrics else {} for r in results]
         charts += [["breakdown", sum(len(split.get(name, {})) for split in splits), 0]
                    for name in sorted({name for split in splits for name in split})]
     return charts
@@ -286,7 +286,7 @@ def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[
     assert seen["board"] == ["reference/oracle", "reference/constant"]
     assert seen["fetched"] == []
     drawn = seen["charts"]
-    results = [json.loads((folder / "results.json").read_text()) for folder in report_runs]
+    results = [read_results(folder) for folder in report_runs]
     assert [chart[:3] for chart in drawn] == expected_charts(results)
     assert all(width > 200 and height > 80 for *_, width, height, _ in drawn)
     assert sum(visible for *_, visible in drawn) > 20  # bars with a length on screen

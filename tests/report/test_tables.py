@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from execbench.metrics import summarize, verdict_counts
 from execbench.report.families import family_tables
 from execbench.report.tables import Estimate, Table, render, verdict_table
-from execbench.runner import declared_metrics
+from execbench.rundir import Results
+from tests.helpers.results import make_results
 
 
 def samples(model_correct: dict[tuple[str, str, str], list[str]]) -> list[dict]:
@@ -32,20 +32,13 @@ def samples(model_correct: dict[tuple[str, str, str], list[str]]) -> list[dict]:
 
 
 def results(model: str, run_dir: str, n: int, records: list[dict],
-            suite: str = "suites/crux") -> dict:
-    metrics = summarize(records, n)
-    return {
-        "schema_version": 1,
-        "run": {"model": model, "run_dir": run_dir, "n": n, "suite": suite,
-                "suite_sha256": suite},
-        "metrics": metrics,
-        "counts": {"verdicts": verdict_counts(records)},
-        "declared_metrics": declared_metrics(sorted(metrics)),
-    }
+            suite: str = "suites/crux", counted: tuple[int | None, int | None] = (None, None)
+            ) -> Results:
+    return make_results(model, run_dir, n=n, samples=records, suite=suite, counted=counted)
 
 
 @pytest.fixture
-def runs() -> list[dict]:
+def runs() -> list[Results]:
     """alpha (n=5) ran two tasks over two sources; beta (n=1) only the output task."""
     alpha = samples(
         {
@@ -63,7 +56,7 @@ def runs() -> list[dict]:
     return [results("alpha", "runs/alpha", 5, alpha), results("beta", "runs/beta", 1, beta)]
 
 
-def test_one_table_per_family_of_estimates(runs: list[dict]) -> None:
+def test_one_table_per_family_of_estimates(runs: list[Results]) -> None:
     coverage = results("gamma", "runs/gamma", 1, samples({("coverage", "cruxeval", "c1"):
                                                           ["correct"]}))
     tables = family_tables([*runs, coverage], [1, 5])
@@ -82,12 +75,12 @@ def test_one_table_per_family_of_estimates(runs: list[dict]) -> None:
     assert beta == ["beta", "cruxeval", None, None, Estimate(50.0, (0.0, 100.0), 2), None]
 
 
-def test_the_chosen_ks_are_the_columns(runs: list[dict]) -> None:
+def test_the_chosen_ks_are_the_columns(runs: list[Results]) -> None:
     [table] = family_tables(runs, [2])
     assert table.headers[2:] == ["input pass@2", "output pass@2"]
 
 
-def test_rows_by_source(runs: list[dict]) -> None:
+def test_rows_by_source(runs: list[Results]) -> None:
     [table] = family_tables(runs, [1, 5], by_source=True)
     assert table.headers[:2] == ["run", "source"] and table.keys == 2
     assert [row[:2] for row in table.rows] == [
@@ -101,7 +94,7 @@ def test_rows_by_source(runs: list[dict]) -> None:
     assert alpha_human[4:6] == [Estimate(100.0, (100.0, 100.0), 1), Estimate(100.0, None, 1)]
 
 
-def test_rows_name_the_suite_where_runs_differ(runs: list[dict]) -> None:
+def test_rows_name_the_suite_where_runs_differ(runs: list[Results]) -> None:
     other = results("delta", "runs/delta", 1, samples({("output", "humaneval", "h1"):
                                                       ["correct"]}), suite="suites/he")
     [table] = family_tables([*runs, other], [1])
@@ -109,7 +102,7 @@ def test_rows_name_the_suite_where_runs_differ(runs: list[dict]) -> None:
                                               "humaneval (he)"]
 
 
-def test_a_column_states_one_instance_count_in_its_header(runs: list[dict]) -> None:
+def test_a_column_states_one_instance_count_in_its_header(runs: list[Results]) -> None:
     same = results("beta", "runs/beta", 1, samples({("output", "cruxeval", "o1"): ["correct"],
                                                     ("output", "humaneval", "o2"): ["error"]}))
     text = render(family_tables([runs[0], same], [1]), "markdown")
@@ -123,24 +116,25 @@ def test_a_column_states_one_instance_count_in_its_header(runs: list[dict]) -> N
     assert "| gamma | cruxeval | - | 100.0 [100.0, 100.0] n=1 |" in mixed
 
 
-def test_runs_of_the_same_model_are_told_apart(runs: list[dict]) -> None:
+def test_runs_of_the_same_model_are_told_apart(runs: list[Results]) -> None:
     again = results("alpha", "runs/alpha-v2", 1, samples({("output", "cruxeval", "o1"): ["a"]}))
     [table] = family_tables([*runs, again], [1])
     assert [row[0] for row in table.rows] == ["alpha (runs/alpha)", "beta",
                                               "alpha (runs/alpha-v2)"]
 
 
-def test_verdict_table(runs: list[dict]) -> None:
+def test_verdict_table(runs: list[Results]) -> None:
     table = verdict_table(runs)
     assert table.headers == ["run", "correct", "incorrect", "unparsable", "error", "other",
                              "truncated", "refused"]
     assert table.rows == [["alpha", 7, 3, 1, 1, 3, None, None],
                           ["beta", 1, 0, 0, 1, 0, None, None]]
-    runs[1]["counts"].update(truncated=1, refused=0)
-    assert verdict_table(runs).rows[1][-2:] == [1, 0]
+    counted = results("beta", "runs/beta", 1, samples({("output", "cruxeval", "o1"): ["a"]}),
+                      counted=(1, 0))
+    assert verdict_table([runs[0], counted]).rows[1][-2:] == [1, 0]
 
 
-def test_markdown_tables_stay_apart(runs: list[dict]) -> None:
+def test_markdown_tables_stay_apart(runs: list[Results]) -> None:
     tables = [*family_tables(runs, [1, 5]), verdict_table(runs)]
     blocks = render(tables, "markdown").split("\n\n")
     assert blocks[0] == "### prediction: headline metrics (%)"
@@ -157,7 +151,7 @@ def test_markdown_escapes_pipes() -> None:
     assert text.splitlines()[2:] == ["| run |", "| --- |", "| a\\|b |"]
 
 
-def test_csv_is_one_table_with_estimates_as_numbers(runs: list[dict]) -> None:
+def test_csv_is_one_table_with_estimates_as_numbers(runs: list[Results]) -> None:
     [table] = family_tables(runs, [1])
     parsed = list(csv.reader(io.StringIO(render([table], "csv"))))
     assert parsed[0] == ["run", "benchmark", "input pass@1", "input pass@1 low",
@@ -169,7 +163,7 @@ def test_csv_is_one_table_with_estimates_as_numbers(runs: list[dict]) -> None:
     assert both[3]["error"] == "1" and both[3]["output pass@1"] == ""
 
 
-def test_json_is_one_document_of_numbers_and_pairs(runs: list[dict]) -> None:
+def test_json_is_one_document_of_numbers_and_pairs(runs: list[Results]) -> None:
     loaded = json.loads(render([*family_tables(runs, [1]), verdict_table(runs)], "json"))
     first, verdicts = loaded["tables"]
     assert [record["run"] for record in first["rows"]] == ["alpha", "beta"]
@@ -181,7 +175,7 @@ def test_json_is_one_document_of_numbers_and_pairs(runs: list[dict]) -> None:
     assert list(first["rows"][0]) == first["columns"]
 
 
-def test_text_shows_models_and_cells_verbatim(runs: list[dict]) -> None:
+def test_text_shows_models_and_cells_verbatim(runs: list[Results]) -> None:
     [table] = family_tables(runs, [1, 5])
     text = render([table], "text", width=300)
     assert "alpha" in text and "beta" in text
@@ -191,7 +185,7 @@ def test_text_shows_models_and_cells_verbatim(runs: list[dict]) -> None:
         assert header in text  # the table is wide enough that nothing wraps
 
 
-def test_a_wide_text_table_wraps_headers_then_is_split_to_fit(runs: list[dict]) -> None:
+def test_a_wide_text_table_wraps_headers_then_is_split_to_fit(runs: list[Results]) -> None:
     [table] = family_tables(runs, [1, 2, 3, 4, 5], by_source=True)
     text = render([table], "text", width=70)
     assert max(len(line) for line in text.splitlines()) <= 70

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from execbench.report.truths import truth_text
-from execbench.sandbox.values import encode
+from execbench.values import encode
 
 
 def test_values_read_as_python_prints_them() -> None:

@@ -12,11 +12,11 @@ import pytest
 
 from execbench.report.vetting import BUG_TASKS, CLASSES, SIMULATION, vet
 from execbench.runner import RunConfig, read_samples, run
-from execbench.sandbox.values import to_literal
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.ces.simulation import answer_lines
+from execbench.values import to_literal
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 from tests.helpers.fake_model import FAKE_MODEL, fake_model

@@ -120,7 +120,7 @@ import sys
 def recompute(code, entry_point, args, plan, per_line, max_items):
     import itertools
     import json
-    from execbench.sandbox.values import encode
+    from execbench.values import encode
 
     plan = {int(line): (kind, texts, set(body))
             for line, (kind, texts, body) in json.loads(plan).items()}

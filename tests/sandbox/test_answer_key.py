@@ -25,11 +25,11 @@ import pytest
 from execbench.sandbox import confine
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import RESULT_ONLY
-from execbench.sandbox.values import decode, is_exact
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import function_source
+from execbench.values import decode, is_exact
 from tests.conftest import QUICK
 from tests.helpers.data import shared_data
 

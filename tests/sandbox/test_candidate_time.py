@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, new_unit
 from execbench.sandbox.trace import RESULT_ONLY
-from execbench.sandbox.values import decode
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
+from execbench.values import decode
 
 WALL = 1.0
 CALLS = 7

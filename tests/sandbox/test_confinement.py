@@ -18,7 +18,7 @@ import pytest
 from execbench.sandbox import confine
 from execbench.sandbox.pool import Job, Limits, Sandbox, worker_environment
 from execbench.sandbox.trace import Trace
-from execbench.sandbox.values import decode
+from execbench.values import decode
 from tests.helpers.waiting import eventually
 
 # Finds the runner's audit hook through the garbage collector and defuses it: its globals

@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-from execbench.sandbox import tracer
+from execbench.sandbox import recording, tracer
 from execbench.sandbox.pool import Job, Limits, Sandbox, new_unit
 from execbench.sandbox.trace import RESULT_ONLY, Trace, TraceOptions
-from execbench.sandbox.values import decode
+from execbench.values import decode
 
 LIMITS = Limits(max_steps=10**9, cpu_seconds=0.3, wall_seconds=60)
 """A CPU budget the step limit never reaches first, and a wall limit so far above it that
@@ -211,7 +211,7 @@ def test_code_that_starts_after_the_cut_is_not_counted() -> None:
     program = tracer.compile_program("def f():\n    return 1\n")
     recorder = MonitorRecorder(program, {**tracer.DEFAULT_OPTIONS, **RESULT_ONLY.__dict__,
                                          "max_steps": 100})
-    code = compile("x = 1\n", tracer.PROGRAM_FILE, "exec")
+    code = compile("x = 1\n", recording.PROGRAM_FILE, "exec")
     recorder.start()
     try:
         tool = recorder.tool

@@ -26,8 +26,8 @@ import pytest
 from execbench.sandbox import worker
 from execbench.sandbox.pool import Job, Limits, Sandbox, new_unit
 from execbench.sandbox.trace import RESULT_ONLY
-from execbench.sandbox.values import decode
 from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.values import decode
 from tests.sandbox.test_confinement import PLAN, UNHOOK, needs_seccomp
 
 FORGED = '{"status": "ok", "value": ["int", 4242], "value_repr": "4242", "stdout": ""}'

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from execbench.sandbox import tracer
+from execbench.sandbox import recording, tracer
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
-from execbench.sandbox.values import decode
+from execbench.values import decode
 
 monitoring_only = pytest.mark.skipif(not tracer.MONITORING,
                                      reason="sys.monitoring is new in Python 3.12")
@@ -268,7 +268,7 @@ def _options(max_steps: int | None) -> dict[str, Any]:
 
 def _settrace(code: str, args: str, max_steps: int | None) -> dict[str, Any]:
     """The run recorded by ``sys.settrace`` whatever the version."""
-    recorder = tracer.Recorder(tracer.compile_program(code),
+    recorder = recording.Recorder(tracer.compile_program(code),
                                {**tracer.DEFAULT_OPTIONS, **_options(max_steps)})
     return tracer.record(recorder, "f", tracer.compile_args(args))
 
@@ -465,7 +465,7 @@ def f(n, attack):
         g(0)
         watch.register_callback(tool, watch.events.PY_START, old)
     elif attack == "library":
-        encode = sys.modules["execbench.sandbox.values"].encode
+        encode = sys.modules["execbench.values"].encode
         watch.set_local_events(tool, encode.__code__, watch.events.LINE)
     elif attack == "forge":
         frame = sys._getframe()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, new_unit
-from execbench.sandbox.values import decode
+from execbench.values import decode
 from tests.conftest import QUICK
 from tests.helpers.waiting import eventually
 

@@ -13,8 +13,8 @@ from execbench.program import Program
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.properties import clauses_of
 from execbench.sandbox.trace import Trace, TraceOptions
-from execbench.sandbox.values import LiteralError, decode, is_exact
 from execbench.sources import load_source
+from execbench.values import LiteralError, decode, is_exact
 from tests.helpers.corpus import Corpus
 from tests.helpers.data import shared_data
 from tests.sandbox.recompute import DRIVER, PER_LINE, evaluated, job_args, sites
@@ -247,7 +247,7 @@ def test_recorded_predicates_agree_with_an_independent_recomputation(sandbox: Sa
     programs unless ``--run-slow``): the tracer's own variable snapshots at each
     line event of a pure condition, with the condition's text evaluated on them (in the
     sandbox, by a separate program), give the predicate values the recorder saw, in order."""
-    from execbench.sandbox.values import is_exact, to_literal
+    from execbench.values import is_exact, to_literal
 
     programs = _programs("humaneval", corpus)
     calls = [(p, c) for p in programs for c in p.calls if _pure_conditions(p.code)]
@@ -315,7 +315,7 @@ def test_recorded_loop_items_agree_with_an_independent_recording(sandbox: Sandbo
     target holds at the first line event of each iteration, read from the plain tracer's
     variable snapshots, are the items the properties recorder saw the loop take, in
     order (a tuple target is compared element by element)."""
-    from execbench.sandbox.values import is_exact
+    from execbench.values import is_exact
 
     programs = _programs("humaneval", corpus)
     calls = [(p, c) for p in programs for c in p.calls if _simple_loops(p.code)]

@@ -8,7 +8,7 @@ import pytest
 
 from execbench.sandbox.pool import Job, Limits, Sandbox
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
-from execbench.sandbox.values import decode
+from execbench.values import decode
 
 LOOP = "def f(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n"
 STUBBORN = """\

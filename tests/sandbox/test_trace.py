@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from execbench.sandbox import tracer
+from execbench.sandbox import recording, tracer
 from execbench.sandbox.trace import RESULT_ONLY, Trace, TraceError, TraceOptions, combined
 
 
@@ -57,7 +57,7 @@ def test_combined_options_record_what_each_asks_for() -> None:
 
 
 def test_recorders_that_do_not_extend_each_other_cannot_be_combined() -> None:
-    class Other(tracer.Recorder):
+    class Other(recording.Recorder):
         name = "other"
 
     tracer.register_recorder(Other)

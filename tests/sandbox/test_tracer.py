@@ -14,9 +14,9 @@ import pytest
 from execbench.analysis.cfg import call_sequences, function_graphs
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions
-from execbench.sandbox.values import encode
 from execbench.tasks.codesense import derive
 from execbench.tasks.codesense.kinds import analyse
+from execbench.values import encode
 
 COMPREHENSION_FRAMES = sys.version_info < (3, 12)
 """Whether list, set and dict comprehensions run in a frame of their own: up to Python
@@ -397,9 +397,9 @@ def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
     as by the base recorder."""
     import ast
 
-    from execbench.sandbox import tracer
+    from execbench.sandbox import recording, tracer
 
-    class Comparisons(tracer.Recorder):
+    class Comparisons(recording.Recorder):
         name = "test-comparisons"
 
         @classmethod
@@ -412,7 +412,7 @@ def test_a_recorder_can_instrument_the_program_and_add_to_the_trace() -> None:
 
             return ast.fix_missing_locations(Wrap().visit(tree))
 
-        def __init__(self, program: tracer.CompiledProgram, options: dict) -> None:
+        def __init__(self, program: recording.CompiledProgram, options: dict) -> None:
             super().__init__(program, options)
             self.seen: list[list] = []
 
@@ -530,7 +530,7 @@ def f(a, b):
 def test_a_line_is_reported_once_however_often_its_calls_return_into_it(
         sandbox: Sandbox, recorder: str) -> None:
     """Python 3.12 reports a line again when a call returns into it and a jump forward
-    lands on it (``tracer.REPEATS_LINES``); every version's trace reports it once, and so
+    lands on it (``recording.REPEATS_LINES``); every version's trace reports it once, and so
     does the properties recorder's, which passes a condition's clauses through calls."""
     trace = _run(sandbox, SAME_LINE_CALLS, "0, 1", options=TraceOptions(recorder=recorder))
     assert trace.value == ["int", 2]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from execbench.sandbox.values import LiteralError, equal, is_exact
 from execbench.sources.debugger_values import (
     AddressValue,
     Unreadable,
@@ -14,6 +13,7 @@ from execbench.sources.debugger_values import (
     read_text,
     show,
 )
+from execbench.values import LiteralError, equal, is_exact
 
 # A struct as the aliasing file records an input (trimmed to three fields), verbatim.
 DEC_NUMBER = {

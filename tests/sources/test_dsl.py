@@ -12,9 +12,9 @@ import pytest
 
 from execbench.analysis.shape import LOC_BINS, loc
 from execbench.sandbox.pool import Job
-from execbench.sandbox.values import canonical, encode, parse_call_nodes, parse_literal
 from execbench.sources import dsl, dsl_language
 from execbench.sources.base import Loaded, SourceError
+from execbench.values import canonical, encode, parse_call_nodes, parse_literal
 
 
 @pytest.fixture(scope="module")

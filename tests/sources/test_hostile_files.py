@@ -17,11 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from execbench.safe_read import LINK_REFUSED, NOT_A_FILE, Refused, Tree
-from execbench.sources import SourceError, generic, jsonl, load_source
-from execbench.sources.harvest import HarvestError, HarvestOptions, harvest
-from execbench.sources.harvest_listing import MAX_MODULE_TOKENS, list_functions
-from execbench.sources.harvest_many import (
+from execbench.harvest.listing import MAX_MODULE_TOKENS, list_functions
+from execbench.harvest.many import (
     MAX_ALL_HEADER_BYTES,
     MAX_HEADER_BYTES,
     MAX_HEADER_CHAIN,
@@ -29,6 +26,10 @@ from execbench.sources.harvest_many import (
     MAX_UNPACKED_FILES,
     unpacked,
 )
+from execbench.harvest.options import HarvestError, HarvestOptions
+from execbench.harvest.project import harvest
+from execbench.safe_read import LINK_REFUSED, NOT_A_FILE, Refused, Tree
+from execbench.sources import SourceError, generic, jsonl, load_source
 from tests.helpers.cli import execbench
 
 SECRET = "the-root-only-secret-4a1f"
@@ -304,7 +305,7 @@ def peak_mb():
 UNPACK = PEAK + """\
 import json, sys
 from pathlib import Path
-from execbench.sources.harvest_many import unpacked
+from execbench.harvest.many import unpacked
 before = peak_mb()
 try:
     unpacked(Path(sys.argv[1]), Path(sys.argv[2]))

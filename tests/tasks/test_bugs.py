@@ -111,7 +111,7 @@ def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
                for i in instances.values() if i.task == "bug-prediction"]
     assert PREDICTION.summarize(samples, instances) == {
         "buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3}
-    assert [m.path for m in PREDICTION.metrics()][1:] == [
+    assert [m.at.keys for m in PREDICTION.metrics()][1:] == [
         ("task_metrics", "bug-prediction", "buggy"), ("task_metrics", "bug-prediction", "fixed")]
 
 
@@ -222,7 +222,7 @@ def test_a_repair_that_writes_outside_the_sandbox_is_contained(built, sandbox: S
     "class Anything:\n    def __eq__(self, other):\n        return True\n\n\n"
     "def add_one(x):\n    return Anything()\n",
     # the sandbox's own equality patched inside the runner: verdicts are made in the parent
-    "import execbench.sandbox.values as values\nvalues.equal = lambda a, b: True\n\n\n"
+    "import execbench.values.equality as equality\nequality.equal = lambda a, b: True\n\n\n"
     "def add_one(x):\n    return str(x + 1)\n",
     # a result frame printed, and written to every descriptor, to look like the protocol's
     "import os\n\n\ndef add_one(x):\n"

@@ -574,7 +574,7 @@ def test_paired_summary_independent_versus_paired() -> None:
     samples = [record("coverage", "p/0", 0, True), record("coverage", "p/0", 1, False),
                record("counterfactual", "p/0", 0, False),
                record("counterfactual", "p/0", 1, True)]
-    block = paired_summary(samples, 2, "coverage", "counterfactual")["all"]
+    block = paired_summary(samples, 2, "coverage", "counterfactual").to_record()["all"]
     assert block["pairs"] == 1
     assert block["pass@1"] == pytest.approx(0.5 * 0.5)
     assert block["paired_pass@1"] == 0.0  # no sample index solves both
@@ -586,7 +586,7 @@ def test_paired_summary_same_sample_solves_both() -> None:
     samples = [record("coverage", "p/0", 0, True), record("coverage", "p/0", 1, False),
                record("counterfactual", "p/0", 0, True),
                record("counterfactual", "p/0", 1, False)]
-    block = paired_summary(samples, 2, "coverage", "counterfactual")["all"]
+    block = paired_summary(samples, 2, "coverage", "counterfactual").to_record()["all"]
     assert block["pass@1"] == pytest.approx(0.25)
     assert block["paired_pass@1"] == pytest.approx(0.5)
 
@@ -601,7 +601,7 @@ def test_paired_summary_pairs_sources_and_errors() -> None:
         record("coverage", "lonely/0", 0, True, source="two"),  # no partner: not a pair
         record("output", "a/0", 0, False, source="one"),  # another task: ignored
     ]
-    summary = paired_summary(samples, 1, "coverage", "counterfactual")
+    summary = paired_summary(samples, 1, "coverage", "counterfactual").to_record()
     assert summary["tasks"] == ["coverage", "counterfactual"]
     assert summary["all"] == {"pairs": 2, "pass@1": 0.5, "paired_pass@1": 0.5}
     assert summary["by_source"] == {

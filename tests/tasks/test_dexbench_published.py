@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from execbench.analysis.shape import shape_of
-from execbench.sandbox.values import parse_call_nodes
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks.base import Instance
 from execbench.tasks.dexbench import choose_target
+from execbench.values import parse_call_nodes
 from tests.helpers import data
 
 

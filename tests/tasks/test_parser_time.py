@@ -24,7 +24,12 @@ from typing import Any
 
 import pytest
 
-from execbench.sandbox.values import (
+from execbench.sources.debugger_values import read_text
+from execbench.tasks.base import Instance, judge
+from execbench.tasks.ces.answers import parse_pattern, read_answer
+from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_text, codesense_answer_text
+from execbench.tasks.dexbench import parse_lines
+from execbench.values import (
     MAX_ALIKE,
     MAX_LITERAL_CHARS,
     LiteralError,
@@ -36,11 +41,6 @@ from execbench.sandbox.values import (
     parse_literal,
     read_encoded,
 )
-from execbench.sources.debugger_values import read_text
-from execbench.tasks.base import Instance, judge
-from execbench.tasks.ces.answers import parse_pattern, read_answer
-from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_text, codesense_answer_text
-from execbench.tasks.dexbench import parse_lines
 
 ALIKE = 2 ** 61 - 1
 """Every multiple of it hashes to 0 (Python hashes an int by its value modulo it)."""

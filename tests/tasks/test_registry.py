@@ -14,19 +14,21 @@ from typer.testing import CliRunner
 
 from execbench.cli import app
 from execbench.runner import RunConfig, run
-from execbench.sandbox.values import decode
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import base
 from execbench.tasks.base import (
     Breakdown,
     Instance,
     Metric,
+    Place,
     Score,
     SkipInstance,
     TaskBase,
     pass_at_1,
 )
 from execbench.tasks.common.extract import answer_text
+from execbench.values import decode
+from tests.helpers.results import make_results
 
 
 class Parity(TaskBase):
@@ -60,7 +62,7 @@ class Parity(TaskBase):
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name),
-                Metric("said even", ("task_metrics", self.name, "said even"), headline=True))
+                Metric("said even", Place.summary(self.name, "said even"), headline=True))
 
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -113,13 +115,18 @@ def test_a_registered_task_appears_in_ls_results_and_reports(toy: Parity,
 
 
 def test_declared_metrics_read_their_place_in_results() -> None:
-    metric = Metric("said even", ("task_metrics", "toy", "said even"))
-    assert metric.read({"task_metrics": {"toy": {"said even": 0.25}}}) == 0.25
-    assert metric.read({"task_metrics": {}}) is None
-    assert metric.read({"task_metrics": {"toy": {"said even": True}}}) is None
-    assert metric.read_interval({"task_metrics": {}}) is None
-    results = {"metrics": {"toy": {"all": {"pass@1": 0.5, "accuracy_ci95": [0.25, 0.75]}}}}
-    assert pass_at_1("toy").read_interval(results) == (0.25, 0.75)
+    metric = Metric("said even", Place.summary("toy", "said even"))
+    assert metric.read(make_results(task_metrics={"toy": {"said even": 0.25}}, declared=())) == 0.25
+    assert metric.read(make_results()) is None
+    assert metric.read(make_results(task_metrics={"toy": {"said even": True}}, declared=())) is None
+    assert metric.read_interval(make_results()) is None
+    samples = [{"instance_id": f"toy/s/p/{i}", "task": "toy", "source": "s", "sample": 0,
+                "verdict": verdict, "correct": verdict == "correct"}
+               for i, verdict in enumerate(["correct", "incorrect"])]
+    results = make_results(samples=samples, declared=())
+    assert pass_at_1("toy").read(results) == 0.5
+    low, high = pass_at_1("toy").read_interval(results) or (None, None)
+    assert low is not None and high is not None and low <= 0.5 <= high
 
 
 def test_families_declare_the_breakdowns_reports_chart() -> None:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from execbench.sandbox.values import LiteralError, encode, equal, literal_value, parse_expression
+from execbench.values import LiteralError, encode, equal, literal_value, parse_expression
 
 OUTPUT = "output"
 # Linear on one line: only the tag's own parts may backtrack, each over characters the

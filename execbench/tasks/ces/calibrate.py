@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox.values import is_exact
 from execbench.tasks.ces.rules import MAX_LISTED, Check, Stated, agrees, rule1_checks, run_checks
+from execbench.values import is_exact
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox

@@ -34,9 +34,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from execbench.sandbox.values import LiteralError, decode, equal, to_literal
 from execbench.tasks.ces.answers import Pattern, is_full, matches, sequence
 from execbench.tasks.ces.sites import QUADRUPLE, order_key
+from execbench.values import LiteralError, decode, equal, to_literal
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import shape_of
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import LiteralError, equal, to_literal
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -34,6 +33,7 @@ from execbench.tasks.base import (
     Instance,
     Message,
     Metric,
+    Place,
     Score,
     SkipInstance,
     TaskBase,
@@ -51,6 +51,7 @@ from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
 from execbench.tasks.common.answers import EMPTY, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.returns import no_value
+from execbench.values import LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -115,20 +116,22 @@ class Simulation(TaskBase):
     options = (TESTS,)
 
     def metrics(self) -> tuple[Metric, ...]:
-        path = ("task_metrics", self.name, "all")
+        def share(key: str) -> Place:
+            return Place.summary(self.name, "all", key)
+
         return (
-            Metric("coherent & correct", (*path, "coherent_correct"), headline=True,
+            Metric("coherent & correct", share("coherent_correct"), headline=True,
                    description="share of samples with a coherent simulation and the right "
                    "output (the only success)"),
-            Metric("suspicious", (*path, "incoherent_correct"), higher_is_better=False,
+            Metric("suspicious", share("incoherent_correct"), higher_is_better=False,
                    headline=True, description="share of samples with the right output "
                    "after an incoherent simulation"),
-            Metric("coherent & wrong", (*path, "coherent_incorrect"), higher_is_better=False,
+            Metric("coherent & wrong", share("coherent_incorrect"), higher_is_better=False,
                    description="share of samples simulated coherently to a wrong output"),
-            Metric("incoherent & wrong", (*path, "incoherent_incorrect"),
+            Metric("incoherent & wrong", share("incoherent_incorrect"),
                    higher_is_better=False, description="share of samples incoherent with a "
                    "wrong output"),
-            Metric("strong consistency", ("task_metrics", self.name, "consistency", "strong"),
+            Metric("strong consistency", Place.summary(self.name, "consistency", "strong"),
                    description="share of programs simulated right on all calls, covering "
                    "different prime paths"),
             pass_at_1(self.name, headline=False),

@@ -41,8 +41,8 @@ from string import ascii_lowercase
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.properties import clauses_of, names_of, parts_of
-from execbench.sandbox.values import LiteralError, decode, encode, is_exact
 from execbench.tasks.base import SkipInstance
+from execbench.values import LiteralError, decode, encode, is_exact
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace

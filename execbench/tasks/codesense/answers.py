@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from execbench.sandbox.values import Encoded, LiteralError, encode, literal_value
 from execbench.tasks.common.answers import read_value
+from execbench.values import Encoded, LiteralError, encode, literal_value
 
 
 def read_mapping(text: str) -> Encoded:

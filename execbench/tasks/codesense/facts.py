@@ -1,7 +1,7 @@
 """Facts: the questions the CodeSense tasks ask about one call, one class per kind.
 
 A fact is a JSON object whose ``task`` names its kind; the other keys, by kind (values
-are typed JSON, ``sandbox.values``; lines are numbered from 1 in the program's code):
+are typed JSON, ``execbench.values``; lines are numbered from 1 in the program's code):
 
 * ``statement``: ``line``, ``statement`` (its text; a published record whose text is on
   several lines, which its states do not tell apart, adds them all as ``lines``),
@@ -32,12 +32,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from execbench.program import PYTHON
-from execbench.sandbox.values import Encoded, LiteralError
 from execbench.tasks.codesense import derive
 from execbench.tasks.codesense.answers import read_mapping, read_yes_no
 from execbench.tasks.codesense.kinds import KINDS, Function, analyse
 from execbench.tasks.common.abstract import DEFINITIONS
 from execbench.tasks.common.languages import Language, assigned_name, language
+from execbench.values import Encoded, LiteralError
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import State, Trace

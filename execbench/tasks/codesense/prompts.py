@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from execbench.program import PYTHON
-from execbench.sandbox.values import Encoded
 from execbench.tasks.codesense.facts import (
     ABSTRACT,
     BlockFact,
@@ -28,6 +27,7 @@ from execbench.tasks.codesense.facts import (
 from execbench.tasks.common import abstract
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.objects import OBJECTS_NOTE
+from execbench.values import Encoded
 
 
 @dataclass(frozen=True)

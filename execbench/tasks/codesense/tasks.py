@@ -22,7 +22,6 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import Encoded, LiteralError, equal, is_exact
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -32,6 +31,7 @@ from execbench.tasks.base import (
     Message,
     Metric,
     NotApplicable,
+    Place,
     Score,
     SkipInstance,
     TaskBase,
@@ -55,6 +55,7 @@ from execbench.tasks.common.abstract import VALUES
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.tasks.common.objects import holds_objects, unshown
+from execbench.values import Encoded, LiteralError, equal, is_exact
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -152,7 +153,7 @@ class CodeSenseTask(TaskBase):
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description=f"share of {self.name} instances answered "
                           "right (type-aware comparison)"),
-                Metric("string match", ("task_metrics", self.name, "all", "string_match"),
+                Metric("string match", Place.summary(self.name, "all", "string_match"),
                        description="share of samples CodeSense's normalised string "
                        "comparison accepts"))
 

@@ -18,7 +18,8 @@ import inspect
 import json
 from typing import Any
 
-from execbench.sandbox.values import (
+from execbench.tasks.base import UNPARSABLE, Instance, Score, SkipInstance
+from execbench.values import (
     Encoded,
     LiteralError,
     encode,
@@ -28,7 +29,6 @@ from execbench.sandbox.values import (
     read_encoded,
     to_literal,
 )
-from execbench.tasks.base import UNPARSABLE, Instance, Score, SkipInstance
 
 EMPTY = "empty response"
 """The detail of an ``unparsable`` score when the response has no answer text at all."""

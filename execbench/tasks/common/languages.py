@@ -4,7 +4,7 @@ a prompt uses, how a value is written, and how an answer's value is read.
 Python values are Python literals, read by the literal parser. C and Java values are
 written as their debuggers print them (GDB, JDB) and read back by ``debugger_values``,
 the reader that read the published truth: an answer and the truth go through the same
-reader, so the comparison is the type-aware one of ``sandbox.values`` either way. Nothing
+reader, so the comparison is the type-aware one of ``execbench.values`` either way. Nothing
 here runs code.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from execbench.program import LANGUAGES, PYTHON
-from execbench.sandbox.values import Encoded, LiteralError, shown
 from execbench.sources import debugger_values
 from execbench.tasks.common.answers import read_value
+from execbench.values import Encoded, LiteralError, shown
 
 _PYTHON_VALUE = ("Write the value as a Python literal (no variables, calls or "
                  "expressions).")

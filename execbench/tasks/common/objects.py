@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import Encoded, parts, tags
+from execbench.values import Encoded, parts, tags
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import LiteralError, is_exact, parse_call_nodes, to_literal
 from execbench.tasks.common.answers import is_literal
+from execbench.values import LiteralError, is_exact, parse_call_nodes, to_literal
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace

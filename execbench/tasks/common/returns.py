@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from execbench.sandbox.values import is_exact, tags
+from execbench.values import is_exact, tags
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from execbench.sandbox.values import LiteralError, encode
 from execbench.tasks.ces.answers import Elided, matches, parse_pattern, read_answer, sequence
+from execbench.values import LiteralError, encode
 
 LABELS = {"3a": "i", "3b": "range(1, n + 1)", "4a": "x == 0"}
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from execbench.sandbox.pool import Sandbox
-from execbench.sandbox.values import decode
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks.base import Instance
+from execbench.values import decode
 from tests.helpers.data import published
 from tests.tasks.ces.test_rules import TASK, instance
 

@@ -8,10 +8,10 @@ import pytest
 
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import decode
 from execbench.tasks.base import SkipInstance
 from execbench.tasks.ces.annotate import annotate
 from execbench.tasks.ces.sites import order_key, properties_of
+from execbench.values import decode
 
 PROPERTIES = TraceOptions(recorder="properties")
 CODE = """\

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from execbench.sandbox.values import LiteralError, encode
 from execbench.tasks.codesense.answers import read_mapping, read_yes_no
+from execbench.values import LiteralError, encode
 
 
 def test_mappings_are_a_dict_literal_or_name_value_lines() -> None:

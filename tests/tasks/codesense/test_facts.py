@@ -8,7 +8,6 @@ import pytest
 
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions
-from execbench.sandbox.values import encode
 from execbench.sources import load_source
 from execbench.tasks.codesense.facts import (
     BlockFact,
@@ -19,6 +18,7 @@ from execbench.tasks.codesense.facts import (
     StatementFact,
     facts_for,
 )
+from execbench.values import encode
 from tests.helpers.data import shared_data
 
 STATES = TraceOptions(states=True)

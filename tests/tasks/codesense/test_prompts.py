@@ -6,9 +6,9 @@ import pytest
 
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import TraceOptions
-from execbench.sandbox.values import equal
 from execbench.tasks.codesense.facts import BranchFact, Fact, LoopFact, OutputFact, facts_for
 from execbench.tasks.codesense.prompts import EXAMPLES, render
+from execbench.values import equal
 
 
 def _run(sandbox: Sandbox, code: str, call: str):

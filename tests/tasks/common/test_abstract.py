@@ -6,7 +6,6 @@ import random
 
 import pytest
 
-from execbench.sandbox.values import encode
 from execbench.tasks.common.abstract import (
     CATEGORIES,
     category,
@@ -14,6 +13,7 @@ from execbench.tasks.common.abstract import (
     read_category,
     truth,
 )
+from execbench.values import encode
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from execbench.sandbox.values import LiteralError, encode
 from execbench.tasks.base import UNPARSABLE
 from execbench.tasks.common.answers import EMPTY, read_value, string_match, unparsable
+from execbench.values import LiteralError, encode
 
 
 @pytest.mark.parametrize(("text", "value"), [

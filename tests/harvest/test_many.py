@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from execbench.sources import harvest_many
-from execbench.sources.harvest import HarvestError, HarvestOptions, HarvestResult, harvest
-from execbench.sources.harvest_deps import TOO_DEEP
-from execbench.sources.harvest_many import Project, project_key, projects_from
+from execbench.harvest import many
+from execbench.harvest.deps import TOO_DEEP
+from execbench.harvest.many import Project, project_key, projects_from
+from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResult
+from execbench.harvest.project import harvest
+from tests.harvest.test_project import make_project, read
 from tests.helpers.cli import execbench
-from tests.sources.test_harvest import make_project, read
 
 
 @pytest.fixture(scope="module")
@@ -205,11 +206,11 @@ def test_any_error_of_one_project_is_its_own(tmp_path: Path,
         out.write_text(json.dumps({"id": "f", "code": "", "calls": []}) + "\n")
         return HarvestResult(pytest_exit=0)
 
-    monkeypatch.setattr(harvest_many, "harvest", harvest_or_fail)
+    monkeypatch.setattr(many, "harvest", harvest_or_fail)
     projects = [Project("bad", tmp_path / "bad"), Project("good", tmp_path / "good")]
     for project in projects:
         project.path.mkdir()
-    outcomes = harvest_many.harvest_projects(projects, tmp_path / "out", HarvestOptions())
+    outcomes = many.harvest_projects(projects, tmp_path / "out", HarvestOptions())
     assert [o.state for o in outcomes] == ["failed", "harvested"]
     assert outcomes[0].summary["error"] == ("RecursionError: maximum recursion depth "
                                             "exceeded while reading it")

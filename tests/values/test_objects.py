@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from execbench.sandbox.values import (
+from execbench.values import (
     Encoder,
     LiteralError,
     encode,

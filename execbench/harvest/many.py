@@ -2,7 +2,7 @@
 project and merged, a run that stops resumed where it stopped.
 
 A project is a folder or a source archive (``.tar.gz``, ``.tgz``, ``.tar``, ``.zip``)
-holding one. Each is harvested by ``harvest.harvest`` (its own jail, its own time limits),
+holding one. Each is harvested by ``project.harvest`` (its own jail, its own time limits),
 here or as a Ray task (``executors``: the project's files shipped, the result written here),
 and its outcome written as two files under ``OUT/projects/``: ``NAME.jsonl`` (its records,
 each ``id`` prefixed with ``NAME:`` so that ids stay unique once merged) and ``NAME.json``
@@ -35,14 +35,9 @@ from typing import Any
 
 from execbench import __version__
 from execbench.executors import LOCAL, ExecutorChoice, run_units
+from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResult
+from execbench.harvest.project import copy_ignored, harvest
 from execbench.safe_read import FOLDER, LINK, Refused, Tree
-from execbench.sources.harvest import (
-    HarvestError,
-    HarvestOptions,
-    HarvestResult,
-    copy_ignored,
-    harvest,
-)
 
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
 MAX_UNPACKED_BYTES = 256 << 20

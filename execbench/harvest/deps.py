@@ -39,7 +39,7 @@ user (asking the interpreter about itself, ``python -m venv``), so each runs iso
 the project (``cd project && execbench harvest .``) never imports the project's own
 ``json.py`` or ``venv/``.
 
-How pip runs: inside ``sandbox.harvest_jail``, with the host's network (it needs the
+How pip runs: inside ``jail``, with the host's network (it needs the
 index) but every other layer: PID, mount and IPC namespaces, the unprivileged user
 (``nobody``, who owns the environment while pip writes it; as root, the install fails
 rather than run pip as root), Landlock (writes only in the environment and its temp
@@ -78,10 +78,11 @@ from urllib.request import url2pathname
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from execbench.harvest import jail
+from execbench.harvest.options import HarvestError
 from execbench.safe_read import Tree
-from execbench.sandbox import confine, harvest_jail
+from execbench.sandbox import confine
 from execbench.sandbox.process_group import stop_group
-from execbench.sources.harvest import HarvestError
 
 GROUPS = ("test", "tests", "testing", "dev")
 REQUIREMENT_FILES = ("requirements.txt", "requirements-test.txt", "test-requirements.txt",
@@ -489,7 +490,7 @@ def _install(own: Path, venv: Path, requirements: list[str], args: tuple[str, ..
                   "max_temp_bytes": 64 << 20}
         log_path = root / "pip.log"
         with open(log_path, "wb") as log:
-            process, channel = harvest_jail.start(config, None, root, log)
+            process, channel = jail.start(config, None, root, log)
             timed_out = False
             try:
                 process.wait(INSTALL_SECONDS)

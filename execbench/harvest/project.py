@@ -3,7 +3,7 @@
 The parent side. It copies the project to a scratch folder, lists the copy's functions
 (source files only: not tests, not ``conftest.py``, not ``setup.py`` or docs), decides
 which pass the filters, and runs its pytest suite there in a child process
-(``sandbox.harvest_child``) with the given interpreter, so the project's dependencies are
+(``child``) with the given interpreter, so the project's dependencies are
 the user's environment. A test that hangs costs itself, not the run: each has its own
 time limit (``test_timeout``), the whole run another (``timeout``); processes the tests
 fork are not traced. It then writes the generic JSONL format (``sources.generic``): one
@@ -34,7 +34,7 @@ tests run and never read again, so a test that re-points a module cannot change 
 
 What guards the run: the tests are untrusted code. They run on a scratch copy with a
 scrubbed environment (``confine.ENV_ALLOWED``, with ``HOME`` and ``TMPDIR`` in the scratch
-folder and a fixed hash seed), inside ``sandbox.harvest_jail`` (namespaces, a fresh
+folder and a fixed hash seed), inside ``jail`` (namespaces, a fresh
 ``/proc``, ``nobody`` without capabilities, Landlock, seccomp, file and temp-folder
 bounds; each layer the machine lacks is warned about), stopped with its process group at
 ``timeout``. Records come over a pipe only this process reads, and ``Records`` refuses
@@ -54,23 +54,25 @@ import select
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from execbench import registry, safe_read
+from execbench import registry, safe_read, values
+from execbench.harvest import child, deps, jail
+from execbench.harvest.listing import Function, list_functions
+from execbench.harvest.options import DEFAULTS, HarvestError, HarvestOptions, HarvestResult
+from execbench.harvest.records import Records
 from execbench.safe_read import FOLDER, LINK, Tree
-from execbench.sandbox import confine, harvest_child, harvest_jail, tracer, values
+from execbench.sandbox import confine, monitor, recording, tracer
 from execbench.sandbox.process_group import stop_group
-from execbench.sources.harvest_listing import Function, list_functions
-from execbench.sources.harvest_records import Records
 
-_CHILD_MODULES = (registry, safe_read, tracer, values, harvest_child)
+_CHILD_MODULES = (registry, safe_read, values, recording, monitor, tracer, child)
+"""What the child imports of execbench, shipped beside the scratch copy (a package whole)."""
 _POLL_SECONDS = 0.2
 _GRACE_SECONDS = 3.0
 REPLACED = "replaced in the sample by a later call"
@@ -80,101 +82,7 @@ COPY_IGNORED = (".git", "__pycache__", "*.pyc", ".tox", ".nox", ".pytest_cache",
 """What the scratch copy of a project leaves out."""
 
 
-class HarvestError(ValueError):
-    """The harvest cannot run: no such folder, no interpreter, or the tests could not start
-    under it (pytest missing). A suite that fails or hangs is not an error."""
-
-
-@dataclass(frozen=True)
-class HarvestOptions:
-    """What ``execbench harvest`` takes; the bounds keep the run and the file small."""
-
-    python: str = sys.executable
-    pytest_args: tuple[str, ...] = ()
-    seed: int = 0
-    max_calls: int = 5
-    """Calls kept per function."""
-    max_events: int = 1_000
-    """Line events per call; a longer call is dropped (its states would be cut)."""
-    max_value_nodes: int = 100
-    """Nodes per encoded value (``values.encode``)."""
-    install_deps: bool = False
-    """Run the tests in a cached virtual environment holding the project's declared test
-    dependencies (``harvest_deps``), made with pip outside the jail."""
-    pip_args: tuple[str, ...] = ()
-    """More arguments for that pip (an index, ``--no-index --find-links DIR``)."""
-    objects: bool = True
-    """Keep calls whose values are objects of classes written in Python (methods and their
-    ``self``), shown by their attributes; without it only calls on builtin values are kept,
-    as the literal-only harvests of earlier versions and CodeSense's own filter did."""
-    max_trace_chars: int = 500_000
-    """Characters of one call's record."""
-    max_lines: int = 200
-    """Lines of a function's source."""
-    timeout: float = 600.0
-    """Wall-clock seconds for the whole test run."""
-    test_timeout: float = 300.0
-    """Wall-clock seconds for one test (its fixtures included): a test past it fails with
-    ``TestTimeout`` and the run goes on. Generous, like pytest-timeout's usual setting: the
-    recorder slows a test several times over and a busy machine more (more-itertools'
-    ``test_primes``: 16 s untraced, 70 s recorded here, over 60 s with both cores busy),
-    and a slow test cut short is lost for nothing."""
-    max_file_bytes: int = harvest_jail.MAX_FILE_BYTES
-    """Bytes of any one file the tests write (``RLIMIT_FSIZE``; the pytest log included)."""
-    max_temp_bytes: int = harvest_jail.MAX_TEMP_BYTES
-    """Bytes of the temp folder, and of ``/dev/shm``, each a private tmpfs where the
-    machine allows a mount namespace."""
-
-
-@dataclass
-class HarvestResult:
-    """What happened, for the summary the command prints (the file holds only records)."""
-
-    functions: Counter = field(default_factory=Counter)
-    """``kept`` and each reason a function called by the tests was dropped, plus
-    ``NEVER_CALLED`` (listed functions the tests never called)."""
-    calls: Counter = field(default_factory=Counter)
-    """``kept`` and each reason a call was dropped: they add up to ``seen``."""
-    seen: int = 0
-    """Calls of the listed functions the tests made (a generator's resumptions count)."""
-    tests: tuple[int, int] = (0, 0)
-    """Tests finished, tests collected."""
-    pytest_exit: int | None = None
-    timed_out: bool = False
-    hung: list[str] = field(default_factory=list)
-    """Tests stopped at their own time limit (``test_timeout``), in the order they ran."""
-    stopped: str | None = None
-    """Why the child stopped the run before pytest ended, if it did."""
-    network: str = "unknown"
-    layers: dict[str, str] = field(default_factory=dict)
-    """The jail's layers, a line each (``harvest_jail``)."""
-    jail_warnings: list[str] = field(default_factory=list)
-    """A warning per layer this machine lacks."""
-    refused: Counter = field(default_factory=Counter)
-    """Records on the channel refused, by reason (``Records``): none from an honest run."""
-    log: str = ""
-    """The end of pytest's output."""
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def ended_early(self) -> bool:
-        """The test run ended without pytest's end, the whole-run limit or the child's
-        own stop (the process died)."""
-        return self.pytest_exit is None and not self.timed_out and not self.stopped
-
-    @property
-    def last_line(self) -> str:
-        """The last line pytest printed, for a one-line error."""
-        return (self.log.strip().splitlines() or ["no output"])[-1]
-
-
-# --------------------------------------------------------------------------- listing
-
-
-# --------------------------------------------------------------------------- running
-
-
-def harvest(project: Path, out: Path, options: HarvestOptions = HarvestOptions(),
+def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
             progress: Callable[[dict[str, Any]], None] | None = None,
             warn: Callable[[str], None] = lambda message: None) -> HarvestResult:
     """Run ``project``'s tests with the recorder and write ``out``; see the module doc."""
@@ -185,9 +93,7 @@ def harvest(project: Path, out: Path, options: HarvestOptions = HarvestOptions()
         raise HarvestError(f"no interpreter {options.python!r}")
     result = HarvestResult()
     if options.install_deps:
-        from execbench.sources import harvest_deps
-
-        python = harvest_deps.environment(project, options.python, options.pip_args,
+        python = deps.environment(project, options.python, options.pip_args,
                                           result.warnings.append)
         options = dataclasses.replace(options, python=python)
     with tempfile.TemporaryDirectory(prefix="execbench-harvest-") as scratch:
@@ -245,13 +151,13 @@ def _copy_file(tree: Tree, relative: str, target: Path) -> None:
 def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
          result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None
          ) -> dict[tuple[str, int], dict[str, Any]]:
-    jail, child = _prepare(scratch, functions, options)
+    jail_config, child_config = _prepare(scratch, functions, options)
     log_path = scratch / "pytest.log"
     reader = Records(functions, options.max_calls,
                      max_line=options.max_trace_chars + 200 * len(functions) + (1 << 16))
     start = time.monotonic()
     with open(log_path, "wb") as log:
-        process, channel = harvest_jail.start(jail, child, scratch, log)
+        process, channel = jail.start(jail_config, child_config, scratch, log)
         try:
             while process.poll() is None:
                 ready, _, _ = select.select([channel], [], [], _POLL_SECONDS)
@@ -274,44 +180,58 @@ def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
     return kept
 
 
+def _ship(module: ModuleType, lib: Path) -> None:
+    """Copy ``module`` under ``lib`` by its name, each package above it an empty one: the
+    child runs in the project's interpreter, where execbench is not installed and the
+    rest of it (and its dependencies) would not import."""
+    parts = module.__name__.split(".")
+    for depth in range(1, len(parts)):
+        package = lib.joinpath(*parts[:depth])
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").touch()
+    source = Path(str(module.__file__))
+    if source.name == "__init__.py":
+        shutil.copytree(source.parent, lib.joinpath(*parts),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        shutil.copy(source, lib.joinpath(*parts[:-1]))
+
+
 def _prepare(scratch: Path, functions: list[Function], options: HarvestOptions
              ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The child's modules beside the scratch copy, and the jail's and the child's
     configurations."""
     root = scratch / "project"
     lib = scratch / "lib"
-    (lib / "execbench" / "sandbox").mkdir(parents=True)
-    for package in ("execbench", "execbench/sandbox"):
-        (lib / package / "__init__.py").write_text("")
     for module in _CHILD_MODULES:
-        shutil.copy(module.__file__, lib.joinpath(*module.__name__.split(".")[:-1]))
+        _ship(module, lib)
     for folder in ("home", "tmp"):
         (scratch / folder).mkdir()
     files: dict[str, dict[str, Any]] = {}
     for f in functions:
         files.setdefault(f.file, {})[str(f.first_line)] = {
             "id": f.id, "name": f.name, "def_line": f.def_line, "skip": f.skip}
-    child = {"root": str(root), "files": files,
-             "paths": [str(p) for p in (root, root / "src") if p.is_dir()],
-             "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
-             "seed": options.seed, "max_calls": options.max_calls,
-             "max_events": options.max_events, "max_value_nodes": options.max_value_nodes,
-             "objects": options.objects,
-             "max_trace_chars": options.max_trace_chars, "test_timeout": options.test_timeout}
+    child_config = {"root": str(root), "files": files,
+                    "paths": [str(p) for p in (root, root / "src") if p.is_dir()],
+                    "pytest_args": ["-p", "no:cacheprovider", *options.pytest_args],
+                    "seed": options.seed, "max_calls": options.max_calls,
+                    "max_events": options.max_events,
+                    "max_value_nodes": options.max_value_nodes, "objects": options.objects,
+                    "max_trace_chars": options.max_trace_chars,
+                    "test_timeout": options.test_timeout}
     env = confine.scrubbed_environment(os.environ)
     env.update(HOME=str(scratch / "home"), TMPDIR=str(scratch / "tmp"), PYTHONHASHSEED="0",
                PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=os.pathsep.join([str(lib), *filter(None, [env.get("PYTHONPATH")])]))
     python = os.path.abspath(shutil.which(options.python) or options.python)
-    jail = {"scratch": str(scratch), "project": str(root), "home": str(scratch / "home"),
-            "tmp": str(scratch / "tmp"),
-            "read": [str(lib), str(scratch / "config.json"),
-                     *_interpreter_paths(python, env, scratch)],
-            "argv": [python, "-m", "execbench.sandbox.harvest_child",
-                     str(scratch / "config.json")],
-            "env": env, "max_file_bytes": options.max_file_bytes,
-            "max_temp_bytes": options.max_temp_bytes}
-    return jail, child
+    jail_config = {"scratch": str(scratch), "project": str(root),
+                   "home": str(scratch / "home"), "tmp": str(scratch / "tmp"),
+                   "read": [str(lib), str(scratch / "config.json"),
+                            *_interpreter_paths(python, env, scratch)],
+                   "argv": [python, "-m", child.__name__, str(scratch / "config.json")],
+                   "env": env, "max_file_bytes": options.max_file_bytes,
+                   "max_temp_bytes": options.max_temp_bytes}
+    return jail_config, child_config
 
 
 def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], dict[str, Any]],
@@ -354,11 +274,9 @@ def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], d
 def _interpreter_paths(python: str, env: dict[str, str], scratch: Path) -> list[str]:
     """The trees the tests may read to run ``python``: its installation, its
     site-packages and whatever else its ``sys.path`` holds (``.pth`` files, PYTHONPATH),
-    asked of the interpreter itself (of its base for an environment ``harvest_deps`` made:
+    asked of the interpreter itself (of its base for an environment ``deps`` made:
     ``query_interpreter``); none of them inside the scratch folder."""
-    from execbench.sources.harvest_deps import query_interpreter
-
-    asked, own = query_interpreter(python)
+    asked, own = deps.query_interpreter(python)
     code = ("import json, os, site, sys; print(json.dumps([sys.prefix, sys.exec_prefix, "
             "sys.base_prefix, sys.base_exec_prefix, os.path.dirname(os.path.realpath("
             "sys.executable)), *getattr(site, 'getsitepackages', list)(), *sys.path]))")

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from execbench.sources.harvest_listing import Function
+from execbench.harvest.listing import Function
 
 REFUSED_NOT_JSON = "not a record"
 REFUSED_JAIL = "a jail report not first on the channel"

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from execbench.sources.harvest import HarvestOptions, harvest
+from execbench.harvest.options import HarvestOptions
+from execbench.harvest.project import harvest
 from tests.helpers.data import SHARED_DATA, needs_shared_data
 from tests.helpers.load import busy_cores, harvest_processes
 

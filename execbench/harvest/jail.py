@@ -2,9 +2,9 @@
 adapted to a test suite, which must fork, exec its own helpers and write temp files.
 
 A project's tests are untrusted code running as the harvesting user (root in CI). The
-parent (``sources.harvest``) starts this module with execbench's own interpreter (it needs
+parent (``project``) starts this module with execbench's own interpreter (it needs
 ``pyseccomp``); it sets the layers up in three processes and then ``exec``s the user's
-interpreter on ``harvest_child``, whose tests inherit every layer:
+interpreter on ``child``, whose tests inherit every layer:
 
 - **the launcher** (in the parent's namespaces) enters new PID, mount, IPC and network
   namespaces (as root; elsewhere inside an unprivileged user namespace where the kernel
@@ -27,7 +27,7 @@ interpreter on ``harvest_child``, whose tests inherit every layer:
   network namespace being empty), writes the layers as the first record of the parent's
   pipe, and ``exec``s the child.
 
-``harvest_deps`` runs pip in the same jail with two settings of its config: ``network``
+``deps`` runs pip in the same jail with two settings of its config: ``network``
 keeps the host's network (pip needs the package index; no network namespace, and TCP is
 not refused by Landlock), and ``unprivileged`` makes a jail started as root refuse to run
 its program at all where it cannot become ``nobody``.
@@ -400,7 +400,7 @@ def _write(fd: int, text: str) -> None:
 
 def start(config: dict[str, Any], child: dict[str, Any] | None, scratch: Path, log: Any
           ) -> tuple[subprocess.Popen, int]:
-    """Start the launcher on ``config`` (see ``sources.harvest``), the child's own
+    """Start the launcher on ``config`` (see ``project``), the child's own
     ``child`` config written beside it with the pipe it writes on; the process and the read
     end of that pipe, which only the parent holds."""
     read, write = os.pipe()
@@ -417,7 +417,7 @@ def start(config: dict[str, Any], child: dict[str, Any] | None, scratch: Path, l
     path.chmod(0o600)
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = (f"import sys; sys.path.insert(0, {package_root!r}); "
-            "from execbench.sandbox.harvest_jail import main; main()")
+            f"from {__name__} import main; main()")
     try:
         process = subprocess.Popen(
             [sys.executable, "-I", "-c", code, str(path)], env={"PATH": os.defpath},

@@ -1,10 +1,11 @@
 """The child side of ``execbench harvest``: run a project's pytest suite, recording calls.
 
-Started as ``python -m execbench.sandbox.harvest_child CONFIG`` with the user's
-interpreter, in a scratch copy of the project, by ``harvest_jail`` once the jail's layers
+Started as ``python -m execbench.harvest.child CONFIG`` with the user's
+interpreter, in a scratch copy of the project, by ``jail`` once the jail's layers
 are on (it is the jail's last ``exec``). It must not need execbench's dependencies: it
-imports only the standard library, ``tracer``, ``values`` and ``safe_read`` (all
-stdlib-only), which the parent copies beside it; pytest comes from the user's environment.
+imports only the standard library and execbench modules that do too (``tracer`` and its
+recorders, ``values``, ``safe_read``), which the parent copies beside it; pytest comes
+from the user's environment.
 
 Every Python frame passes through ``_Harvest.global_trace`` once, at its ``call`` event
 (a generator's frame at each resumption). A frame of a function the parent listed
@@ -15,7 +16,7 @@ about ``K * (1 + ln(n / K))`` of a function's ``n`` such calls are looked at fur
 Only then are the arguments encoded in full: a call whose arguments hold a value that
 is not a builtin one or is over the value bound, or that repeats arguments already
 sampled for the function, is dropped without taking the slot. A sampled call gets its
-own ``tracer.Recorder`` (states on) for its frame only: a project function it calls is
+own ``recording.Recorder`` (states on) for its frame only: a project function it calls is
 a call of its own. When the frame
 returns, its trace, renumbered to the function's source (line 1 is the ``def`` line), is
 written to the parent's records pipe in one ``write``; a later call that takes the same
@@ -52,8 +53,8 @@ import time
 from typing import Any
 
 from execbench.safe_read import Tree
-from execbench.sandbox import tracer
-from execbench.sandbox.values import Encoder, opaque_reason, tags, to_literal
+from execbench.sandbox import recording, tracer
+from execbench.values import Encoder, opaque_reason, tags, to_literal
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 _RETURNS = frozenset(dis.opmap[name] for name in ("RETURN_VALUE", "RETURN_CONST")
@@ -64,9 +65,12 @@ _BUILTIN = frozenset({type(None), bool, int, float, complex, str, bytes, list, t
 through (kept per class in ``_Harvest.shown``), a first, shallow check of every call's
 arguments (the sampled calls' arguments are then encoded in full)."""
 _COUNTS_EVERY = 0.5
-_OWN_FILES = frozenset(os.path.realpath(module.__file__ or "") for module in
-                       (sys.modules[__name__], tracer, sys.modules[Encoder.__module__]))
-"""The recorder's source files."""
+_OWN_FILES = frozenset(
+    os.path.realpath(path) for name, module in list(sys.modules.items())
+    if (name in (__name__, "execbench") or name.startswith("execbench."))
+    and isinstance(path := getattr(module, "__file__", None), str))
+"""The recorder's source files: this module's and those of the execbench modules it
+imported, which the parent shipped (the encoder alone spans several)."""
 _RETRY_SECONDS = 0.01
 """How soon the limit is tried again when it came due outside the test's own code."""
 _PATIENCE = 5
@@ -87,7 +91,7 @@ class _Function:
     __slots__ = ("id", "offset", "skip", "program", "parameters", "seen", "calls",
                  "opaque", "candidates")
 
-    def __init__(self, spec: dict[str, Any], program: tracer.CompiledProgram,
+    def __init__(self, spec: dict[str, Any], program: recording.CompiledProgram,
                  code: Any) -> None:
         self.id: str = spec["id"]
         self.offset: int = spec["def_line"] - 1
@@ -106,7 +110,7 @@ class _Function:
         not filtered."""
 
 
-class _CallRecorder(tracer.Recorder):
+class _CallRecorder(recording.Recorder):
     """The sandbox's recorder for one call's frame, plus what the sandbox learns from
     making the call itself: the result, taken from the frame's ``return`` event."""
 
@@ -145,7 +149,7 @@ class _Harvest:
         self.specs: dict[str, dict[str, Any]] = {
             os.path.realpath(os.path.join(config["root"], rel)): functions
             for rel, functions in config["files"].items()}
-        self.by_file: dict[str, tuple[tracer.CompiledProgram, dict[int, Any]] | None] = {}
+        self.by_file: dict[str, tuple[recording.CompiledProgram, dict[int, Any]] | None] = {}
         self.by_code: dict[int, tuple[Any, _Function | None]] = {}
         """Keyed by ``id``: hashing a code object hashes its bytecode and constants. The
         code object is kept with its entry, so its id cannot be reused."""
@@ -246,7 +250,7 @@ class _Harvest:
             self.functions.append(function)
         return function
 
-    def _load(self, filename: str) -> tuple[tracer.CompiledProgram, dict[int, Any]] | None:
+    def _load(self, filename: str) -> tuple[recording.CompiledProgram, dict[int, Any]] | None:
         """The listed file's program and specs, its text read without following a link
         (a test may have put one where the module was); None for a file not listed or
         not readable so."""

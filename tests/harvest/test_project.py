@@ -19,18 +19,11 @@ from typing import Any
 
 import pytest
 
-from execbench.runner import RunConfig, run
-from execbench.sandbox.trace import Trace
-from execbench.sandbox.values import parse_call_nodes, tags, to_literal
-from execbench.sources.harvest import (
-    NEVER_CALLED,
-    HarvestError,
-    HarvestOptions,
-    harvest,
-)
-from execbench.sources.harvest_listing import Function
-from execbench.sources.harvest_many import harvest_projects, projects_from
-from execbench.sources.harvest_records import (
+from execbench.harvest.listing import Function
+from execbench.harvest.many import harvest_projects, projects_from
+from execbench.harvest.options import HarvestError, HarvestOptions
+from execbench.harvest.project import NEVER_CALLED, harvest
+from execbench.harvest.records import (
     REFUSED_AFTER_END,
     REFUSED_CUT,
     REFUSED_DUPLICATE,
@@ -43,8 +36,11 @@ from execbench.sources.harvest_records import (
     REFUSED_SLOT,
     Records,
 )
+from execbench.runner import RunConfig, run
+from execbench.sandbox.trace import Trace
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks.common.objects import UNSHOWN
+from execbench.values import parse_call_nodes, tags, to_literal
 from tests.helpers.data import needs_shared_data
 from tests.helpers.harvests import ARCHIVES, LocalHarvest, unpacked
 
@@ -432,7 +428,7 @@ def test_an_archive_with_a_link_is_refused_whole(tmp_path: Path) -> None:
     import io
     import tarfile
 
-    from execbench.sources.harvest_many import unpacked
+    from execbench.harvest.many import unpacked
 
     def pack(name: str, *members: tarfile.TarInfo) -> Path:
         path = tmp_path / name
@@ -690,7 +686,7 @@ def test_code_without_a_file_is_never_taken_for_the_projects(tmp_path: Path,
     """``<frozen abc>`` (an ``isinstance`` in pytest's own reporting) once passed for a
     project file: ``realpath`` put the name under the working folder, the project's root,
     so the test limit was raised into pytest between a test's phases."""
-    from execbench.sandbox.harvest_child import _Harvest
+    from execbench.harvest.child import _Harvest
 
     harvest = object.__new__(_Harvest)
     harvest.root = os.path.realpath(tmp_path) + os.sep

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from execbench.harvest.options import HarvestOptions
+from execbench.harvest.project import NO_CALL_KEPT, harvest
 from execbench.runner import RunConfig, run
-from execbench.sources.harvest import NO_CALL_KEPT, HarvestOptions, harvest
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.common.objects import OBJECTS_NOTE

@@ -18,9 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from execbench.sandbox import landlock
-from execbench.sources.harvest import HarvestError, HarvestOptions, harvest
-from execbench.sources.harvest_deps import (
+from execbench.harvest.deps import (
     ARBITRARY,
     MAX_INCLUDE_DEPTH,
     MAX_INCLUDED_FILES,
@@ -32,6 +30,9 @@ from execbench.sources.harvest_deps import (
     environment,
     plain_requirement,
 )
+from execbench.harvest.options import HarvestError, HarvestOptions
+from execbench.harvest.project import harvest
+from execbench.sandbox import landlock
 from tests.helpers.cli import execbench
 
 

@@ -1,4 +1,4 @@
-"""``harvest_jail``: a hostile project's tests try every way out of ``execbench harvest``,
+"""The harvest ``jail``: a hostile project's tests try every way out of ``execbench harvest``,
 and this process (outside the jail) checks that none worked.
 
 The attacks report what they got through the one channel they have: the arguments of a
@@ -24,9 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from execbench.sandbox import harvest_jail
-from execbench.sources.harvest import HarvestOptions, HarvestResult, harvest
-from execbench.sources.harvest_records import (
+from execbench.harvest import jail
+from execbench.harvest.options import HarvestOptions, HarvestResult
+from execbench.harvest.project import harvest
+from execbench.harvest.records import (
     REFUSED_DUPLICATE,
     REFUSED_FUNCTION,
     REFUSED_JAIL,
@@ -261,7 +262,7 @@ def _leaks(out: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def layers() -> dict[str, str]:
-    found = harvest_jail.layers()
+    found = jail.layers()
     off = {name: state for name, state in found.items() if not state.startswith("on")}
     if off:
         pytest.skip(f"this machine lacks jail layers: {off}")
@@ -442,8 +443,8 @@ def test_a_suite_with_multiprocessing_still_harvests(layers: dict[str, str],
 
 
 def test_layers_name_each_layer_once() -> None:
-    found = harvest_jail.layers()
+    found = jail.layers()
     assert list(found) == ["namespaces", "network", "temp folder", "proc", "file size",
                            "landlock", "user", "seccomp", "environment"]
     assert all(state.startswith(("on", "off")) for state in found.values())
-    assert found["file size"] == f"on: files of at most {harvest_jail.MAX_FILE_BYTES >> 20} MiB"
+    assert found["file size"] == f"on: files of at most {jail.MAX_FILE_BYTES >> 20} MiB"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from execbench.sandbox.values import (
+from execbench.values import (
     MAX_LITERAL_CHARS,
     LiteralError,
     canonical,
@@ -158,7 +158,8 @@ ROUND_TRIP = [
 ]
 
 
-@pytest.mark.parametrize("value", ROUND_TRIP, ids=repr)
+@pytest.mark.parametrize("value", ROUND_TRIP,  # ids by position: a set's repr varies
+                         ids=[f"{type(v).__name__}-{i}" for i, v in enumerate(ROUND_TRIP)])
 def test_encode_decode_and_literal_round_trips(value: Any) -> None:
     enc = encode(value)
     assert is_exact(enc)
