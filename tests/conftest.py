@@ -68,6 +68,10 @@ def pytest_configure(config: pytest.Config) -> None:
     disposition again."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        # Each xdist worker leads a process group of its own: tests that find what they
+        # left behind by process group (a sandbox's runners) see no other worker's.
+        os.setpgid(0, 0)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -88,6 +92,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 SPREAD = ("tests/test_oracle_everywhere.py",)
 """Modules of long tests that share nothing (no fixture of their own above function
 scope): each test may go to any worker, where other modules go whole."""
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: half again as many workers as cores for the default run, whose tests
+    wait on servers, sleeps and child processes about a third of the time; one per core
+    with ``--run-slow``, whose long builds keep a core busy (more would stretch each past
+    its time-out for nothing)."""
+    cores = os.cpu_count() or 1
+    return cores if config.getoption("--run-slow") else cores + (cores + 1) // 2
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
