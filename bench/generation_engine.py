@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = Path(tmp)
             instances = make_suite(folder)
             task = get_task("output")
-            requests = [Request(task.prompt(instance, 0), instance, sample)
+            requests = [Request(task.asking.prompt(instance, 0), instance, sample)
                         for sample in range(samples) for instance in instances]
             print(f"server: {options.latency * 1000:g} ms per request, in its own process; "
                   f"{total} requests per measurement ({PROGRAMS} instances x {samples} "

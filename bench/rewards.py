@@ -57,7 +57,7 @@ def _work(folder: Path, data: Path, programs: int
     work: dict[str, list[tuple[str, str]]] = {"output": [], "input": [], "bug-repair": []}
     for instance in instances:
         truth = truth_text(instance, manifest.recipe.limits)
-        right = get_task(instance.task).reference_response(instance)
+        right = get_task(instance.task).asking.reference_response(instance)
         if instance.task == "output":
             call = instance.call
             answers = [right, REASONING + right,
@@ -75,7 +75,7 @@ def _work(folder: Path, data: Path, programs: int
         limits.add(manifest.recipe.limits)
         for instance in instances:
             truth = truth_text(instance, manifest.recipe.limits)
-            fixed = get_task("bug-repair").reference_response(instance)
+            fixed = get_task("bug-repair").asking.reference_response(instance)
             buggy = instance.code[instance.code.index(f"def {instance.entry_point}("):]
             work["bug-repair"] += [(truth, fixed), (truth, f"```python\n{buggy}```")]
     return work, limits

@@ -31,7 +31,7 @@ REASONING = "<think>\n" + "The loop appends one more item to the result.\n" * 40
 def responses(instance: dict[str, Any]) -> list[str]:
     """Five responses to one instance: three right in different wrappings, two not."""
     task = get_task("output")
-    right = task.reference_response(instance)
+    right = task.asking.reference_response(instance)
     call = f"{instance['entry_point']}({instance['args']})"
     return [
         right,
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     verdicts: Counter[str] = Counter()
     for _ in range(options.repeats):
         start = time.perf_counter()
-        scores = [task.score(instance, text, None) for instance, text in work]
+        scores = [task.judging.score(instance, text, None) for instance, text in work]
         timings.append(time.perf_counter() - start)
         verdicts = Counter(score.verdict for score in scores)
 

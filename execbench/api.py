@@ -50,7 +50,7 @@ def task_names(given: str | Sequence[str], *, known_only: bool = True) -> list[s
     name standing for each of its tasks (``execbench ls tasks`` lists them), each once.
     Naming no task is refused, and so is a name no task or family has unless
     ``known_only`` is off (a run says which tasks its suite has instead)."""
-    from execbench.tasks.base import TASKS, families
+    from execbench.tasks.registry import TASKS, families
 
     grouped = families()
     parts = given.split(",") if isinstance(given, str) else given

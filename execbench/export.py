@@ -40,7 +40,8 @@ from execbench.jsonfiles import utf8, write_atomic
 from execbench.program import PYTHON
 from execbench.rundir import prompt_hash
 from execbench.suite import SuiteFile
-from execbench.tasks.base import Instance, get_task
+from execbench.tasks.base import Instance
+from execbench.tasks.registry import get_task
 from execbench.text_safety import each_text, encodable
 
 EXPORT_SCHEMA = 1
@@ -233,7 +234,7 @@ def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummar
             kept = (i for i in _chosen(source, options.tasks) if i.id not in left_out)
             for index, instance in enumerate(kept):
                 task = get_task(instance.task)
-                messages = task.prompt(instance, options.shots)
+                messages = task.asking.prompt(instance, options.shots)
                 named = family(instance)
                 split = split_of[named]
                 info = {"split": split, "index": index, "id": instance.id, "task": instance.task,

@@ -1,7 +1,7 @@
 """Verdicts as rewards, for trainers: verl's ``compute_score``, a TRL reward callable and
 the scoring behind ``execbench serve-rewards``.
 
-A reward is a verdict and nothing else: the response is judged by ``tasks.base.judge``,
+A reward is a verdict and nothing else: the response is judged by ``tasks.registry.judge``,
 the one function ``execbench run`` and ``execbench score`` use, against the instance that
 the row's ground truth carries. So the same extractor, parser, type-aware comparison and
 sandbox decide a reward as decide a benchmark's number, and an answer is never run in a
@@ -33,16 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.registry import Registry, UnknownName
 from execbench.sandbox.pool import Limits
-from execbench.tasks.base import (
-    ERROR,
-    SCORING_ERROR,
-    UNPARSABLE,
-    Instance,
-    InstanceError,
-    Score,
-    get_task,
-    judge,
-)
+from execbench.tasks.base import ERROR, SCORING_ERROR, UNPARSABLE, Instance, InstanceError, Score
+from execbench.tasks.registry import get_task, judge
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
@@ -189,7 +181,7 @@ class Truth:
 def truth_text(instance: Instance, limits: Limits) -> str:
     """The ground truth of ``instance`` as one JSON text, all a reward needs."""
     record: dict[str, Any] = {"schema": TRUTH_SCHEMA, "instance": instance.to_record()}
-    if get_task(instance.task).needs_sandbox:
+    if get_task(instance.task).judging.needs_sandbox:
         record["limits"] = asdict(limits)
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
 
@@ -276,7 +268,7 @@ def _read_record(record: Mapping[str, Any]) -> Truth:
     except (InstanceError, UnknownName) as exc:
         raise RewardError(f"ground truth: {exc}") from None
     limits = None
-    if task.needs_sandbox:
+    if task.judging.needs_sandbox:
         given = record.get("limits")
         if not isinstance(given, dict):
             raise RewardError(f"ground truth of a {instance.task} instance has no limits")

@@ -59,7 +59,8 @@ from execbench.rundir import (
 from execbench.sandbox.pool import Limits, Sandbox
 from execbench.suite import SuiteFile
 from execbench.tasks import Score, Task, get_task
-from execbench.tasks.base import ERROR, Instance, judge, pairings
+from execbench.tasks.base import ERROR, Instance
+from execbench.tasks.registry import judge, pairings
 
 __all__ = ["RESULTS", "RUN_CONFIG", "SAMPLES", "Plan", "RunConfig", "RunError", "Sample",
            "load_run_config", "plan", "preview", "read_samples", "rescore", "run",
@@ -114,7 +115,7 @@ class _Scorer:
     """Scores responses, with a sandbox when one of the tasks re-executes answers."""
 
     def __init__(self, limits: Limits, tasks: Iterable[str]) -> None:
-        needed = any(get_task(name).needs_sandbox for name in set(tasks))
+        needed = any(get_task(name).judging.needs_sandbox for name in set(tasks))
         self.sandbox = Sandbox(limits=limits) if needed else None
 
     def __call__(self, instance: Instance, text: str | None) -> Score:
@@ -213,7 +214,7 @@ class _Generator:
         made = self.prompts.get(instance.id)
         if made is None:
             task = get_task(instance.task)
-            messages = task.prompt(instance, self.config.shots)
+            messages = task.asking.prompt(instance, self.config.shots)
             made = self.prompts[instance.id] = task, messages, prompt_hash(messages)
             if len(self.prompts) > PROMPTS_KEPT:
                 self.prompts.popitem(last=False)
@@ -247,7 +248,7 @@ class _Generator:
                 Request(messages=messages, instance=instance, sample=sample, seed=seed),
                 config.generate)
             score = None
-            if task.needs_sandbox and generation.error is None:
+            if task.judging.needs_sandbox and generation.error is None:
                 score = await asyncio.to_thread(_score, self.scorer, instance, generation)
             self.batch.append((instance, sample, seed, phash, generation, score))
             if self.pending is None:
@@ -432,10 +433,10 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
 
 
 def declared_metrics(tasks: list[str]) -> tuple[DeclaredMetric, ...]:
-    """What each task says its numbers are (``Task.metrics``), written into results.json
+    """What each task says its numbers are (``Reporting.metrics``), written into results.json
     so reports can show any task family from the results alone."""
     return tuple(DeclaredMetric(name, get_task(name).family, metric)
-                 for name in tasks for metric in get_task(name).metrics())
+                 for name in tasks for metric in get_task(name).reporting.metrics())
 
 
 def _slim(instance: Instance, keep: tuple[str, ...]) -> Instance:
@@ -460,12 +461,12 @@ class _Chosen:
         chosen = cls()
         for instance in _selected(config, suite):
             chosen.ids.add(instance.id)
-            task = get_task(instance.task)
-            for breakdown in task.breakdowns:
-                chosen.categories.setdefault(task.name, {}).setdefault(
+            reporting = get_task(instance.task).reporting
+            for breakdown in reporting.breakdowns:
+                chosen.categories.setdefault(instance.task, {}).setdefault(
                     breakdown.name, {})[instance.id] = breakdown.category(instance)
-            if task.summary_data:
-                chosen.slim[instance.id] = _slim(instance, task.summary_data)
+            if reporting.summary_data:
+                chosen.slim[instance.id] = _slim(instance, reporting.summary_data)
         return chosen
 
 
@@ -493,7 +494,7 @@ def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
     tasks = sorted({r["task"] for r in records})
     task_metrics = {}
     for name in tasks:
-        summary = get_task(name).summarize([r for r in records if r["task"] == name],
+        summary = get_task(name).reporting.summarize([r for r in records if r["task"] == name],
                                            chosen.slim)
         if summary is not None:
             task_metrics[name] = summary

@@ -100,7 +100,7 @@ def test_the_three_layouts_hold_the_same_rows(suites: dict[str, Path], tmp_path:
             assert v["prompt"] == j["prompt"]
             assert v["extra_info"] == {key: j[key] for key in v["extra_info"]}
             instance = by_id[j["id"]]
-            assert j["prompt"] == get_task(instance.task).prompt(instance, 1)
+            assert j["prompt"] == get_task(instance.task).asking.prompt(instance, 1)
             assert read_truth(j["ground_truth"]).instance == instance
             assert (j["data_source"], j["ability"]) == (f"execbench/{instance.task}",
                                                         get_task(instance.task).family)

@@ -29,8 +29,10 @@ LAYERS = (
     ("execbench.api",),
     ("execbench.cli",),
 )
-REGISTRY = ("execbench.tasks", "execbench.tasks.base")
-"""What suite/ and report/ may import from the tasks: the registry and the protocol."""
+REGISTRY = ("execbench.tasks", "execbench.tasks.base", "execbench.tasks.registry",
+            "execbench.tasks.roles")
+"""What suite/ and report/ may import from the tasks: the registry, the roles a task plays
+and the records they exchange."""
 
 
 def _layer(module: str) -> int:

@@ -139,11 +139,12 @@ TINY = {
     "execbench_tiny/task.py": '''\
         """The type of the value a call returns, answered by its name."""
 
-        from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Score, TaskBase
+        from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Score
+        from execbench.tasks.roles import Roles, Task
         from execbench.values import decode
 
 
-        class ReturnType(TaskBase):
+        class ReturnType(Roles):
             name = "return-type"
             description = "the type of the value a call returns"
             family = "types"
@@ -171,7 +172,7 @@ TINY = {
                 return Score(CORRECT if right else INCORRECT, answer=answer)
 
 
-        RETURN_TYPE = ReturnType()
+        RETURN_TYPE = Task.of(ReturnType())
     ''',
     "execbench_tiny/format.py": '''\
         """JSONL records of one-line functions of x: key, expr, inputs."""

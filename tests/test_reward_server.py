@@ -84,7 +84,7 @@ def _program_suite(folder: Path, limits: Limits | None = None) -> Path:
 def test_batches_in_both_forms_and_malformed_requests(tmp_path: Path) -> None:
     manifest, instances, _ = load_suite(_program_suite(tmp_path))
     truths = [truth_text(i, manifest.recipe.limits) for i in instances]
-    right = [get_task(i.task).reference_response(i) for i in instances]
+    right = [get_task(i.task).asking.reference_response(i) for i in instances]
     runs = next(truth for truth in truths if '"limits"' in truth)  # an input instance's
     log: list[str] = []
     with Rewarder(limits=[manifest.recipe.limits]) as rewarder, served(rewarder, log) as post:
@@ -143,7 +143,7 @@ def test_the_red_team_earns_nothing_from_a_real_server(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     completions: list[tuple[str, str, str]] = []
     for instance in instances:
-        reference = get_task(instance.task).reference_response(instance)
+        reference = get_task(instance.task).asking.reference_response(instance)
         for name, make in RED_TEAM.items():
             completions.append((name, truths[instance.id], make(reference, str(marker))))
     for truth, reference in repairs:
@@ -168,7 +168,7 @@ def test_the_red_team_earns_nothing_from_a_real_server(tmp_path: Path) -> None:
         assert not list(tmp_path.glob("ran*"))
         assert _descendants(server.pid) == _descendants(server.pid, settled=True)
         # the server still scores honest answers right after them
-        honest = [get_task(i.task).reference_response(i) for i in instances]
+        honest = [get_task(i.task).asking.reference_response(i) for i in instances]
         honest_truths = [truths[i.id] for i in instances]
         honest += [reference for _, reference in repairs]
         honest_truths += [truth for truth, _ in repairs]
@@ -207,7 +207,7 @@ def _repair_truths(folder: Path) -> list[tuple[str, str]]:
     build_suite([str(shared_data("humanevalpack.jsonl.gz"))], folder / "bugs",
                 BuildOptions(tasks=["bug-repair"], limit=2, workers=1))
     manifest, instances, _ = load_suite(folder / "bugs")
-    return [(truth_text(i, manifest.recipe.limits), get_task(i.task).reference_response(i))
+    return [(truth_text(i, manifest.recipe.limits), get_task(i.task).asking.reference_response(i))
             for i in instances]
 
 
@@ -292,7 +292,7 @@ def test_a_token_guards_every_route_but_health(tmp_path: Path) -> None:
     nothing about the server."""
     manifest, instances, _ = load_suite(_program_suite(tmp_path))
     truths = [truth_text(i, manifest.recipe.limits) for i in instances]
-    body = _batch(truths, [get_task(i.task).reference_response(i) for i in instances])
+    body = _batch(truths, [get_task(i.task).asking.reference_response(i) for i in instances])
     port = _free_port()
     server = _serve_command(port, env={**os.environ, "EXECBENCH_REWARD_TOKEN": TOKEN})
     url = f"http://127.0.0.1:{port}/get_reward"
@@ -352,7 +352,7 @@ def test_rows_cannot_widen_the_limits_nor_crowd_out_the_pools(tmp_path: Path) ->
     ours = manifest.recipe.limits
     runs = [i for i in instances if i.task == "input"]
     truths = [truth_text(i, ours) for i in runs]
-    right = [get_task(i.task).reference_response(i) for i in runs]
+    right = [get_task(i.task).asking.reference_response(i) for i in runs]
     odd = [{"cpu_seconds": 1.5 + step / 10} for step in range(5)] + [
         {"memory_mb": 65_536, "wall_seconds": 3600.0, "file_bytes": 1 << 32},
         {"cpu_seconds": ours.cpu_seconds / 2}]
@@ -393,7 +393,7 @@ def test_the_limits_served_are_those_of_the_suites_and_flags_named(tmp_path: Pat
     suite = _program_suite(tmp_path, Limits(cpu_seconds=3.0, wall_seconds=15.0))
     manifest, instances, _ = load_suite(suite)
     runs = next(i for i in instances if i.task == "input")
-    right = get_task("input").reference_response(runs)
+    right = get_task("input").asking.reference_response(runs)
     named = Limits(cpu_seconds=4.0, memory_mb=2048)
     port = _free_port()
     server = _serve_command(port, "--suite", str(suite),
@@ -455,7 +455,8 @@ def test_one_clients_batches_leave_health_and_other_clients_served(
             status, _, answer = _call(url.replace("get_reward", "health"))
             events.append(("health", status))
             status, _, answer = _call(url, _batch(
-                [truth], [get_task("output").reference_response(output)]), source="127.0.0.2")
+                [truth], [get_task("output").asking.reference_response(output)]),
+                source="127.0.0.2")
             events.append(("other", status))
             assert answer["rewards"] == [1.0]
         finally:
@@ -476,7 +477,7 @@ def test_a_request_past_a_cap_is_refused_in_json(tmp_path: Path) -> None:
     manifest, instances, _ = load_suite(_program_suite(tmp_path))
     output = next(i for i in instances if i.task == "output")
     truth = truth_text(output, manifest.recipe.limits)
-    right = get_task("output").reference_response(output)
+    right = get_task("output").asking.reference_response(output)
     caps = ServeOptions()
     with Rewarder(limits=[]) as rewarder, serving(rewarder) as url:
         parts = urllib.parse.urlsplit(url)
@@ -545,7 +546,7 @@ def one_output(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     manifest, instances, _ = load_suite(_program_suite(tmp_path_factory.mktemp("one")))
     output = next(i for i in instances if i.task == "output")
     return truth_text(output, manifest.recipe.limits), \
-        get_task("output").reference_response(output)
+        get_task("output").asking.reference_response(output)
 
 
 def _open_request(url: str, head: bytes, source: str | None = None) -> socket.socket:

@@ -83,7 +83,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def _responses(instances: list, marker: str) -> dict[str, list[str]]:
     """Per instance: the reference answer, another instance's (mostly wrong), empty, prose,
     and every hostile completion."""
-    references = {i.id: get_task(i.task).reference_response(i) for i in instances}
+    references = {i.id: get_task(i.task).asking.reference_response(i) for i in instances}
     by_task: dict[str, list[str]] = {}
     for instance in instances:
         by_task.setdefault(instance.task, []).append(references[instance.id])
@@ -105,7 +105,7 @@ def test_rewards_equal_the_verdicts_of_run_and_score(exported: dict[str, Any],
     marker = str(tmp_path / "ran")
     scripted = _responses(instances, marker)
     n = len(next(iter(scripted.values())))
-    by_prompt = {prompt_hash(get_task(i.task).prompt(i, 0)): i.id for i in instances}
+    by_prompt = {prompt_hash(get_task(i.task).asking.prompt(i, 0)): i.id for i in instances}
 
     def responder(body: dict, attempt: int) -> Reply:
         return Reply(text=scripted[by_prompt[prompt_hash(body["messages"])]][body["seed"]])
@@ -184,10 +184,10 @@ def test_partial_credit_options_read_the_verdicts_parts(exported: dict[str, Any]
         got = rewarder.reward(truth, half)
         assert got.option == "jaccard" and got.value == got.score.score
         assert 0 < got.value < 1 and not got.score.correct
-        shortcut = get_task("simulation").shortcut_response(simulation)
+        shortcut = get_task("simulation").asking.shortcut_response(simulation)
         got = rewarder.reward(truth_text(simulation, manifest.recipe.limits), shortcut)
         assert got.option == "coherence" and got.value == 0.0 and got.score.extra["output_right"]
-        right = get_task("statement").reference_response(statement)
+        right = get_task("statement").asking.reference_response(statement)
         got = rewarder.reward(truth_text(statement, manifest.recipe.limits), right)
         assert got.option == "string_match" and got.value == 1.0
         # an option for every task leaves the rows of tasks it does not serve unrewarded
@@ -235,7 +235,7 @@ def test_the_rewarder_is_shared_safely_between_threads(exported: dict[str, Any])
     manifest, instances, _ = load_suite(exported["suite"])
     chosen = [i for i in instances if i.task in ("input", "output")][:16]
     truths = [truth_text(i, manifest.recipe.limits) for i in chosen]
-    answers = [get_task(i.task).reference_response(i) for i in chosen]
+    answers = [get_task(i.task).asking.reference_response(i) for i in chosen]
     results: list[list[float | None]] = []
     with Rewarder(workers=2) as rewarder:
         def score() -> None:

@@ -18,7 +18,7 @@ import pytest
 from execbench.export import ExportOptions, export_suite
 from execbench.rewards import TRLReward
 from execbench.suite import BuildOptions, build_suite, load_suite
-from execbench.tasks.base import judge
+from execbench.tasks.registry import judge
 from tests.helpers.tiny_llm import make_tiny_llm
 
 pytestmark = pytest.mark.slow

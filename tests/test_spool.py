@@ -56,9 +56,9 @@ def test_a_failed_build_leaves_the_suite_it_found_and_no_parts(
             raise RuntimeError("a task that fails half way")
         return original(*args)
 
-    original = task.build
+    original = task.building.build
     monkeypatch.setattr(suite_build, "CHUNK_CALLS", 1)
-    monkeypatch.setattr(task, "build", broken)
+    monkeypatch.setattr(task.building, "build", broken)
     with pytest.raises(RuntimeError, match="half way"):
         build_suite(["humaneval"], out, options)
     assert _files(out) == before

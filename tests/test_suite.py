@@ -167,7 +167,8 @@ def test_what_recording_costs_does_not_decide_which_calls_are_kept(tmp_path: Pat
     run: here the recording overruns the CPU limit and the check's run takes a few
     hundredths of it. The call is kept, recorded again with more time, as on any machine;
     before, it was dropped, or not, depending on the machine's load."""
-    job = Job(PRIMES, "largest_prime_factor", "13195", get_task("simulation").trace_options)
+    job = Job(PRIMES, "largest_prime_factor", "13195",
+              get_task("simulation").building.trace_options)
     with Sandbox(workers=1, limits=COSTLY) as box:
         first = box.submit(job).result()
     assert (first.status, first.detail) == ("timeout", "CPU time limit")  # as it was dropped
@@ -229,7 +230,8 @@ def test_answer_checks_run_under_the_whole_limit(tmp_path: Path) -> None:
         recording = _Recording(box)
         for instance in instances:
             task = get_task(instance.task)
-            assert task.score(instance, task.reference_response(instance), recording).correct
+            right = task.asking.reference_response(instance)
+            assert task.judging.score(instance, right, recording).correct
     assert recording.jobs and all(job.cpu_seconds is None and job.max_steps is None
                                   for job in recording.jobs)
 

@@ -36,17 +36,17 @@ def _loaded(registry: Registry[T]) -> Iterator[tuple[str, T | None, str]]:
 
 
 def _tasks() -> list[str]:
-    from execbench.tasks.base import TASKS, families
+    from execbench.tasks.registry import TASKS, families
 
     lines = []
     for name, task, note in _loaded(TASKS):
         if task is None:
             lines.append(f"{name:18} {note}")
             continue
-        runs = " (runs model-written code, in the sandbox)" if task.runs_model_code else ""
+        runs = " (runs model-written code, in the sandbox)" if task.judging.runs_model_code else ""
         lines.append(f"{name:18} {task.description} [{task.family}]{runs}{note}")
         lines += [f"{'':16}   -T {option.name}={option.accepted}: {option.help} "
-                  f"(default {option.choices[0]})" for option in task.options]
+                  f"(default {option.choices[0]})" for option in task.building.options]
     lines.append("\nfamilies (--tasks FAMILY names each of its tasks):")
     lines += [f"{family:18} {', '.join(names)}" for family, names in families().items()]
     return lines

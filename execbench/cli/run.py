@@ -272,7 +272,7 @@ def _dry_run_text(config: RunConfig, out_dir: Path, work: Iterable[tuple[Instanc
     made: tuple[str, int] = ("", 0)
     for instance, _ in work:
         if made[0] != instance.id:  # an instance's samples share one prompt
-            messages = get_task(instance.task).prompt(instance, config.shots)
+            messages = get_task(instance.task).asking.prompt(instance, config.shots)
             made = (instance.id, sum(len(message["content"]) for message in messages))
             firsts.setdefault(instance.task, (instance.id, messages))
         counts = per_task.setdefault(instance.task, [0, 0])

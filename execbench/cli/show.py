@@ -51,7 +51,7 @@ def show(
     for record in shown.samples:
         say = [f"=== {record['instance_id']} sample {record['sample']}: {record['verdict']} "
                f"({shown.model}) ===",
-               f"answer: {record['answer']}", _truth(record["truth"])]
+               f"answer: {record['answer']}", _truth(record["task"], record["truth"])]
         if record["detail"]:
             say.append(f"detail: {record['detail']}")
         if record["prompt"] is None:
@@ -72,7 +72,8 @@ def _check_filters(task: str | None, verdict: str | None) -> None:
     """Refuse a task or verdict no sample can have, naming the valid ones, before the run
     is read: a typo must not read as "no sample matches"."""
     from execbench.registry import unknown_name
-    from execbench.tasks.base import TASKS, VERDICTS
+    from execbench.tasks.base import VERDICTS
+    from execbench.tasks.registry import TASKS
 
     if task is not None and task not in TASKS:
         fail(str(TASKS.unknown([task])))
@@ -92,11 +93,12 @@ def _nothing_matches(run_dir: Path, source: str | None) -> str:
     return f"no sample in {run_dir} matches these filters together"
 
 
-def _truth(stored: str | None) -> str:
-    """The truth line(s), values as Python prints them (``truths``), not typed JSON."""
-    from execbench.report.truths import truth_text
+def _truth(task: str, stored: str | None) -> str:
+    """The truth line(s), as the task shows its truths (values as Python prints them, not
+    typed JSON)."""
+    from execbench.tasks.registry import truth_shown
 
     if stored is None:
         return "truth: (instance not in the suite)"
-    text = truth_text(json.loads(stored))
+    text = truth_shown(task, json.loads(stored))
     return f"truth: {text}" if "\n" not in text else "truth:\n  " + text.replace("\n", "\n  ")

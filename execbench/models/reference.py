@@ -36,7 +36,7 @@ def _tasks_with(response: str) -> list[str]:
     """The tasks that can give a reference model's kind of answer (``original_response``:
     what the unmutated program would give; ``shortcut_response``: a simulation gone wrong
     that still states the right output)."""
-    return [name for name in task_names() if hasattr(get_task(name), response)]
+    return [name for name in task_names() if hasattr(get_task(name).asking, response)]
 
 
 class OracleModel(ModelBase):
@@ -44,7 +44,7 @@ class OracleModel(ModelBase):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         start = time.perf_counter()
-        text = get_task(request.instance.task).reference_response(request.instance)
+        text = get_task(request.instance.task).asking.reference_response(request.instance)
         return Generation(text=text, latency=time.perf_counter() - start)
 
 
@@ -66,7 +66,7 @@ class OriginalModel(ModelBase):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         task = get_task(request.instance.task)
-        respond = getattr(task, "original_response", None)
+        respond = getattr(task.asking, "original_response", None)
         if respond is None:
             return Generation(text=None, error=f"reference/original cannot answer the "
                                                f"{task.name} task (only mutation and choice)")
@@ -88,7 +88,7 @@ class ShortcutModel(ModelBase):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         task = get_task(request.instance.task)
-        return Generation(text=task.shortcut_response(request.instance))
+        return Generation(text=task.asking.shortcut_response(request.instance))
 
 
 class RandomCategoryModel(ModelBase):

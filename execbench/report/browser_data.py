@@ -20,7 +20,7 @@ from typing import Any
 
 from execbench.jsonfiles import utf8
 from execbench.report.samples import load_samples
-from execbench.report.truths import truth_text
+from execbench.tasks.registry import truth_shown
 from execbench.text_safety import each_text, visible
 
 PER_TASK = 2_000
@@ -56,7 +56,7 @@ def pack(run_dirs: list[Path], labels: list[str],
             if key not in instances:
                 instances[key] = len(instance_rows)
                 truth = None if record["truth"] is None \
-                    else truth_text(json.loads(record["truth"]))
+                    else truth_shown(record["task"], json.loads(record["truth"]))
                 instance_rows.append([record["instance_id"], record["task"],
                                       record["source"], truth])
             prompt = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in record["prompt"]) \

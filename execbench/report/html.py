@@ -87,7 +87,7 @@ def _sections(results: Sequence[Results]) -> list[dict[str, Any]]:
     def layouts_of(result: Results) -> set[str]:
         # A run may hold a task this execbench no longer has: it shows in the default layout.
         return {layout for task in set(result.metrics) & set(task_names())
-                if (layout := get_task(task).layout) is not None} | {
+                if (layout := get_task(task).reporting.layout) is not None} | {
             name for name, layout in layouts().items()
             if layout.shows is not None and layout.shows(result)}
 

@@ -112,7 +112,7 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
         if instance is None:
             record.update(prompt=None, prompt_changed=None, truth=None)
             continue
-        messages = get_task(instance.task).prompt(instance, config.shots)
+        messages = get_task(instance.task).asking.prompt(instance, config.shots)
         record["prompt"] = messages
         record["prompt_changed"] = prompt_hash(messages) != record["prompt_hash"]
         changed += record["prompt_changed"]

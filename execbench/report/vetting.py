@@ -19,7 +19,10 @@ A divergence at the output alone (every property right) counts as after the bug.
 The runs to give are, per model, one run of bug tasks (a suite built with ``--tasks
 bug-prediction,bug-localization,bug-repair``) and one run of ``simulation`` on a suite
 built with ``--buggy`` from the same source; a run can hold both. The bug lines come from
-the bug-localization instances of the bug run's suite. Only the first sample of each
+the bug-localization instances of the bug run's suite, and which program an instance
+asks about from its record in its run's suite (its ``program_id``, or for a simulation of
+a buggy module the program the module was made from), so a run whose suite is gone is not
+vetted. Only the first sample of each
 simulation instance is read, and only the buggy variant of bug prediction is vetted (a
 right "no bug" on the canonical program is not a bug found).
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +43,6 @@ from execbench.suite import SuiteError, SuiteFile
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
 SIMULATION = "simulation"
 LOCALIZATION = "bug-localization"
-BUGGY = "@buggy"
 CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 
 
@@ -50,36 +53,43 @@ def _samples(result: Results) -> list[dict[str, Any]]:
             for sample in iter_samples(Path(result.run_dir) / SAMPLES)]
 
 
-def _program(instance_id: str) -> str:
-    """The program an instance id names (``task/source/record/call[/variant]``), without
-    the ``@buggy`` mark a ``--buggy`` build adds."""
-    task, rest = instance_id.split("/", 1)
-    if task == SIMULATION:
-        program = rest.rsplit("/", 1)[0]
-    else:
-        program = rest.rsplit("/", 2 if task == "bug-prediction" else 1)[0]
-    return program.removesuffix(BUGGY)
+@dataclass
+class _Suite:
+    """What vetting needs of a run's suite, by instance id: the program each bug-task
+    instance asks about (with its variant), the original program of each simulation of a
+    buggy module (``--buggy``), and the bug's lines per program."""
+
+    bug_tasks: dict[str, tuple[str, str | None]]
+    buggy_simulations: dict[str, str]
+    bug_lines: dict[str, list[int]]
+
+    @classmethod
+    def read(cls, result: Results) -> _Suite:
+        found = cls({}, {}, {})
+        try:
+            for instance in SuiteFile.open(Path(result.config.suite)).instances():
+                if instance.task in BUG_TASKS:
+                    found.bug_tasks[instance.id] = (instance.program_id, instance.variant)
+                if instance.task == LOCALIZATION:
+                    found.bug_lines[instance.program_id] = instance.data["truth"]["lines"]
+                mutation = instance.mutation or {}
+                if instance.task == SIMULATION and "bug_type" in mutation:
+                    found.buggy_simulations[instance.id] = mutation["original_id"]
+        except (SuiteError, OSError):
+            pass
+        return found
 
 
-def _bug_lines(result: Results) -> dict[str, list[int]]:
-    try:
-        return {i.program_id: i.data["truth"]["lines"]
-                for i in SuiteFile.open(Path(result.config.suite)).instances()
-                if i.task == LOCALIZATION}
-    except (SuiteError, OSError):
-        return {}
-
-
-def _simulations(results: Sequence[Results], samples: list[list[dict[str, Any]]]
-                 ) -> dict[str, dict[str, dict[str, Any]]]:
+def _simulations(results: Sequence[Results], samples: list[list[dict[str, Any]]],
+                 suites: list[_Suite]) -> dict[str, dict[str, dict[str, Any]]]:
     """Per model, per program: the first sample of its simulation on the buggy program."""
     found: dict[str, dict[str, dict[str, Any]]] = {}
-    for result, logged in zip(results, samples, strict=True):
+    for result, logged, suite in zip(results, samples, suites, strict=True):
         mine = found.setdefault(result.model, {})
         for sample in logged:
-            if sample["task"] == SIMULATION and sample["sample"] == 0 \
-                    and BUGGY in sample["instance_id"]:
-                mine.setdefault(_program(sample["instance_id"]), sample)
+            original = suite.buggy_simulations.get(sample["instance_id"])
+            if sample["sample"] == 0 and original is not None:
+                mine.setdefault(original, sample)
     return found
 
 
@@ -102,17 +112,17 @@ def vet(sample: dict[str, Any] | None, bug_lines: list[int] | None) -> str:
 def vetting_table(results: Sequence[Results]) -> Table:
     """Per model and bug task: the successes and their classes (% of the successes)."""
     samples = [_samples(result) for result in results]
-    simulations = _simulations(results, samples)
+    suites = [_Suite.read(result) for result in results]
+    simulations = _simulations(results, samples, suites)
     counts: dict[tuple[str, str], Counter[str]] = {}
-    for result, logged in zip(results, samples, strict=True):
+    for result, logged, suite in zip(results, samples, suites, strict=True):
         model = result.model
-        lines = _bug_lines(result)
         for sample in logged:
-            if sample["task"] not in BUG_TASKS or not sample["correct"] \
-                    or sample["instance_id"].endswith("/fixed"):
+            asked = suite.bug_tasks.get(sample["instance_id"])
+            if asked is None or not sample["correct"] or asked[1] == "fixed":
                 continue
-            program = _program(sample["instance_id"])
-            verdict = vet(simulations.get(model, {}).get(program), lines.get(program))
+            program = asked[0]
+            verdict = vet(simulations.get(model, {}).get(program), suite.bug_lines.get(program))
             counts.setdefault((model, sample["task"]), Counter())[verdict] += 1
     rows: list[list[Cell]] = []
     for (model, task), tally in sorted(counts.items()):

@@ -26,14 +26,9 @@ from execbench.suite.instances import build_instances
 from execbench.suite.options import BuildOptions, Progress
 from execbench.suite.sources import Gathered, read_sources
 from execbench.suite.variants import BUGGY, MUTANT, vary
-from execbench.tasks.base import (
-    BuildContext,
-    Instance,
-    OptionError,
-    Task,
-    check_options,
-    get_task,
-)
+from execbench.tasks.base import BuildContext, Instance, OptionError
+from execbench.tasks.registry import check_options, get_task
+from execbench.tasks.roles import Task
 from execbench.values import LiteralError, decode, encode, parse_literal
 
 CHUNK_CALLS = 250
@@ -97,7 +92,7 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     tasks = _checked_tasks(options)
     _check_out(out, options, build.read.sources)
     try:
-        recording = combined(task.trace_options for task in tasks)
+        recording = combined(task.building.trace_options for task in tasks)
     except ValueError as exc:
         raise SuiteError(f"these tasks cannot be built together: {exc}") from None
     build.calls = [(program, index) for program in build.read.programs
@@ -180,7 +175,7 @@ def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Ta
         build.per_task[task.name] += len(instances)
         build.programs_by_task[task.name].update(i.program_id for i in instances)
         build.recorded[task.name] += [i.id for i in instances if i.recorded]
-        counts = task.suite_counts(instances) if instances else None
+        counts = task.building.suite_counts(instances) if instances else None
         if counts is not None:
             merged = build.task_counts.setdefault(task.name, {})
             for key, value in counts.items():

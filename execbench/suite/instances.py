@@ -10,13 +10,8 @@ from execbench.manifest import Skip
 from execbench.program import Program
 from execbench.sandbox.trace import Trace
 from execbench.suite.options import Progress
-from execbench.tasks.base import (
-    BuildContext,
-    Instance,
-    NotApplicable,
-    SkipInstance,
-    Task,
-)
+from execbench.tasks.base import BuildContext, Instance, NotApplicable, SkipInstance
+from execbench.tasks.roles import Task
 
 
 def build_instances(tasks: list[Task], programs: list[Program],
@@ -37,7 +32,7 @@ def build_instances(tasks: list[Task], programs: list[Program],
             local = replace(ctx, traced=traced)
             usable = _usable(task, program, traced, task_skips)
             try:
-                chosen = task.choose_calls(program, usable, local) if usable else []
+                chosen = task.building.choose_calls(program, usable, local) if usable else []
             except NotApplicable as exc:
                 task_skips.append(Skip(where=program.id, kind="not_applicable",
                                        reason=str(exc), task=task.name))
@@ -53,10 +48,10 @@ def build_instances(tasks: list[Task], programs: list[Program],
 def _usable(task: Task, program: Program, traced: list[tuple[int, Trace]],
             skipped: list[Skip]) -> list[tuple[int, Trace]]:
     """The traced calls the task can use; each other one is listed as skipped with the
-    task's reason (``Task.unusable``)."""
+    task's reason (``Building.unusable``)."""
     usable = []
     for index, trace in traced:
-        reason = task.unusable(trace)
+        reason = task.building.unusable(trace)
         if reason is None:
             usable.append((index, trace))
         else:
@@ -68,7 +63,7 @@ def _usable(task: Task, program: Program, traced: list[tuple[int, Trace]],
 def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: BuildContext,
                   instances: list[Instance], skipped: list[Skip]) -> None:
     try:
-        built = task.build(program, index, trace, ctx)
+        built = task.building.build(program, index, trace, ctx)
     except SkipInstance as exc:
         kind = "not_applicable" if isinstance(exc, NotApplicable) else "instance"
         skipped.append(Skip(where=f"{program.id}#{index}", kind=kind, reason=str(exc),

@@ -1,22 +1,17 @@
-"""The Task protocol: what a benchmark task must provide, and the records it exchanges.
-
-A task turns a traced call into instances (JSON records with the prompt fields and the
-ground truth), renders prompts, and scores a response. Scoring includes extraction, so
-``reference/oracle`` answers go through exactly the path a model's answers take.
-Adding a task means one module implementing this protocol plus one ``register`` call.
+"""The records a task exchanges with the rest of execbench: the instance it builds, the
+score it gives, what it may use while building, and what it declares (options,
+breakdowns, pairings). The roles a task plays are in ``tasks.roles``; the registry of
+tasks in ``tasks.registry``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from execbench import SCHEMA_VERSION
 from execbench.program import LANGUAGES, PYTHON
-from execbench.registry import Registry
 from execbench.results import Metric, Place
-from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
-from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_cut, start_counting_cuts
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -136,6 +131,12 @@ class Instance:
                    date=None if (day := program_date(program)) is None else day.isoformat())
 
     @property
+    def variant(self) -> str | None:
+        """Which of a call's instances this is, where the task makes several."""
+        found = self.data.get("variant")
+        return found if isinstance(found, str) else None
+
+    @property
     def call(self) -> str:
         """The call as prompts show it: ``f(1, [2])``."""
         return f"{self.entry_point}({self.args})"
@@ -199,26 +200,6 @@ class Score:
         return self.verdict == CORRECT
 
 
-def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> Score:
-    """The verdict on one response, as every scorer gives it (``run``, ``score``, the
-    rewards): the instance's task scores it, with the sandbox when the task runs code, and
-    an exception from the task becomes ``SCORING_ERROR`` (one odd answer must not stop a
-    run, nor a trainer's batch). An answer over ``extract.MAX_ANSWER_CHARS`` is
-    ``UNPARSABLE``, its detail and ``extra["answer_cut"]`` saying how much was over: a
-    verdict on its head alone would count a right start followed by a wrong end right."""
-    task = get_task(instance.task)
-    start_counting_cuts()
-    try:
-        score = task.score(instance, response, sandbox if task.needs_sandbox else None)
-    except Exception as exc:  # noqa: BLE001 - recorded as the verdict
-        return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
-    cut = answer_cut()
-    if cut:
-        return Score(UNPARSABLE, detail=f"answer over {MAX_ANSWER_CHARS} characters: "
-                     f"{cut} more not read", extra={"answer_cut": cut})
-    return score
-
-
 def _walk(record: Any, path: tuple[str, ...]) -> Any:
     """What lies at ``path`` in an instance's record; None where a key is missing."""
     for key in path:
@@ -276,33 +257,6 @@ class TaskOption:
         return ctx.options.get(self.name, self.choices[0])
 
 
-def check_options(tasks: list[Task], given: dict[str, str]) -> None:
-    """Refuse ``-T`` options that would be ignored or are malformed: a key no task declares
-    (a misspelling), a key only tasks that are not being built declare, a value outside
-    the choices. Raises ``OptionError`` with one line saying which and what is accepted."""
-    import difflib
-
-    chosen = {option.name: option for task in tasks for option in task.options}
-    declared: dict[str, list[str]] = {}
-    for name in task_names():
-        for option in get_task(name).options:
-            declared.setdefault(option.name, []).append(name)
-    for key, value in given.items():
-        if key not in declared:
-            close = difflib.get_close_matches(key, list(declared), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            known = ", ".join(f"{k} ({', '.join(v)})" for k, v in sorted(declared.items()))
-            raise OptionError(f"unknown -T key {key!r}; {hint}task options: {known or 'none'}")
-        if key not in chosen:
-            raise OptionError(f"-T {key} concerns the {', '.join(declared[key])} task, which "
-                              f"is not being built (tasks: {', '.join(t.name for t in tasks)})")
-        option = chosen[key]
-        if not option.accepts(value):
-            what = "a whole number of at least 1" if option.whole \
-                else f"one of {', '.join(option.choices)}"
-            raise OptionError(f"-T {key} must be {what}, not {value!r}")
-
-
 @dataclass(frozen=True)
 class Pairing:
     """A metric over two tasks posed on the same calls (``results.json``:
@@ -321,39 +275,6 @@ def pass_at_1(task: str, *, headline: bool = True, description: str = "") -> Met
                   interval=Place.group(task, "accuracy_ci95"))
 
 
-class TaskBase:
-    """Defaults for the optional parts of the ``Task`` protocol: one instance per call,
-    traced with the plain line recorder, pass@1 as the only headline metric, no
-    family-specific summary, build counts, pairing, breakdown or layout."""
-
-    name: str
-    family = "other"
-    layout: str | None = None
-    pairings: tuple[Pairing, ...] = ()
-    breakdowns: tuple[Breakdown, ...] = ()
-    summary_data: tuple[str, ...] = ()
-    trace_options = RESULT_ONLY
-
-    def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
-        return None
-    options: tuple[TaskOption, ...] = ()
-    runs_model_code = False
-
-    def unusable(self, trace: Trace) -> str | None:
-        return None
-
-    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
-                     ctx: BuildContext) -> list[int]:
-        return [index for index, _ in traced]
-
-    def metrics(self) -> tuple[Metric, ...]:
-        return (pass_at_1(self.name),)
-
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any] | None:
-        return None
-
-
 class OptionError(ValueError):
     """A ``-T`` option no chosen task takes, or a value it does not accept; the build stops
     with it before any program runs."""
@@ -367,123 +288,3 @@ class NotApplicable(SkipInstance):
     """The task has no question about this call (or, from ``choose_calls``, about any call
     of this program): not a failure, and counted apart from skips, so that a summary does
     not alarm about what could never be asked. The reason goes to the manifest."""
-
-
-class Task(Protocol):
-    name: str
-    description: str
-    needs_sandbox: bool
-    """True when scoring runs code (then the runner gives ``score`` a sandbox)."""
-    runs_model_code: bool
-    """True when scoring runs code the model wrote (in the sandbox, never elsewhere), not
-    only the benchmark's program on values read from the answer; ``ls tasks`` says so."""
-    family: str
-    """The family the task belongs to (``prediction``, ``dexbench``, ...): a column group
-    of the leaderboard."""
-    layout: str | None
-    """The report layout (``execbench report --layout``) that shows the family in full."""
-    pairings: tuple[Pairing, ...]
-    """Metrics over this task and another posed on the same calls."""
-    breakdowns: tuple[Breakdown, ...]
-    """Splits of the task's instances into categories that results and reports break
-    pass@k down by."""
-    trace_options: TraceOptions
-    """What the ground-truth run of each call must record (the recorder, the bounds). A
-    build traces every call once, with the options of all its tasks ``combined``. By
-    default its lines and outcome only (``RESULT_ONLY``): an event list holds up to 10,000
-    pairs per call, which most tasks never read and a chunk of 2,000 calls held in
-    gigabytes."""
-
-    def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
-        """Counts about the task's instances worth stating after a build (the manifest's
-        ``task_counts.NAME``, printed by ``execbench build``), or None."""
-        ...
-    options: tuple[TaskOption, ...]
-    """The ``-T`` build options the task takes (``check_options`` refuses any other)."""
-
-    def metrics(self) -> tuple[Metric, ...]:
-        """The numbers the task puts in ``results.json`` worth showing, headline first."""
-        ...
-
-    summary_data: tuple[str, ...]
-    """The fields of an instance's ``data`` that :meth:`summarize` reads. A run's results
-    are made from a stream of its suite, and only these (with the common fields but the
-    code) are kept of each instance for the summary, so that memory holds no code, truth
-    or prompt of a suite of any size."""
-
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any] | None:
-        """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None.
-        ``samples`` are the task's sample records with the fields metrics read
-        (``runner.KEPT_FIELDS``: not the texts, so not ``response``, ``answer`` or
-        ``detail``), and ``instances`` hold ``summary_data`` only (no code, no
-        arguments)."""
-        ...
-
-    def unusable(self, trace: Trace) -> str | None:
-        """Why no instance of the task can come from this traced call whichever calls are
-        chosen (it raised, its value has no literal form), or None. The build lists every
-        such call in the manifest's skips with this reason and offers only the others to
-        ``choose_calls``, so a call a task cannot use is never dropped without a word."""
-        ...
-
-    def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
-                     ctx: BuildContext) -> list[int]:
-        """Which calls (indices into ``program.calls``) to build instances from, given the
-        traced ones that are not ``unusable`` as (call index, trace) pairs. A call left out
-        here is a choice (``-T tests=K`` takes K), not a skip; raise ``NotApplicable`` when
-        no call of the program suits the task, saying why."""
-        ...
-
-    def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
-        """The task's fields of the call's instances (usually one); raise
-        ``SkipInstance`` to skip. Of the common fields only ``TASK_SETTABLE`` ones may be
-        set (``code`` for a mutant); several instances of one call tell themselves apart
-        with a ``variant``, which becomes the last part of their id."""
-        ...
-
-    def prompt(self, instance: Instance, shots: int) -> list[Message]: ...
-
-    def reference_response(self, instance: Instance) -> str:
-        """A response that states the ground truth in the format ``score`` reads."""
-        ...
-
-    def score(self, instance: Instance, response: str | None,
-              sandbox: Sandbox | None) -> Score: ...
-
-    # Optional: ``original_response(instance) -> str`` for tasks ``reference/original``
-    # can answer.
-
-
-TASKS: Registry[Task] = Registry("task", populate="execbench.tasks", plugins="execbench.tasks",
-                                 sort=True)
-"""Every task by name; importing the ``execbench.tasks`` package registers the built-in ones,
-and other packages add theirs as entry points (``execbench.plugins``)."""
-
-
-def register(task: Task) -> Task:
-    return TASKS.register(task.name, task)
-
-
-def pairings() -> dict[str, Pairing]:
-    """Every pairing the registered tasks declare, by name."""
-    return {p.name: p for task in TASKS.entries().values() for p in task.pairings}
-
-
-def get_task(name: str) -> Task:
-    return TASKS.get(name)
-
-
-def task_names() -> list[str]:
-    """The tasks that can be built and scored here (a plugin that cannot be loaded is
-    not one of them)."""
-    return list(TASKS.entries())
-
-
-def families() -> dict[str, list[str]]:
-    """Each family's tasks, in name order: ``--tasks FAMILY`` names them all."""
-    found: dict[str, list[str]] = {}
-    for name, task in TASKS.entries().items():
-        found.setdefault(task.family, []).append(name)
-    return found

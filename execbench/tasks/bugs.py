@@ -45,14 +45,14 @@ from execbench.tasks.base import (
     Place,
     Score,
     SkipInstance,
-    TaskBase,
     build_step_budget,
     pass_at_1,
-    register,
 )
 from execbench.tasks.common.answers import EMPTY, unparsable
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.registry import register
+from execbench.tasks.roles import Roles, Task
 from execbench.values import equal, is_exact
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def _lines(code: str) -> list[str]:
     return io.StringIO(code, newline="").readlines()
 
 
-class _BugTask(TaskBase):
+class _BugTask(Roles):
     """What the three tasks share: the program's bug, its error-revealing call, the test."""
 
     family = "ces"
@@ -375,6 +375,6 @@ def _failure(entry_point: str, call: dict[str, Any], trace: Trace) -> str | None
     return f"{where} returned {trace.value_repr}, expected {call['repr']}"
 
 
-register(BugPrediction())
-register(BugLocalization())
-register(BugRepair())
+register(Task.of(BugPrediction()))
+register(Task.of(BugLocalization()))
+register(Task.of(BugRepair()))

@@ -46,13 +46,12 @@ from execbench.tasks.base import (
     Place,
     Score,
     SkipInstance,
-    TaskBase,
     TaskOption,
     pass_at_1,
-    register,
 )
 from execbench.tasks.common.answers import (
     EMPTY,
+    Given,
     answer_arguments,
     answer_call,
     fits_signature,
@@ -64,6 +63,8 @@ from execbench.tasks.common.answers import (
 )
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.registry import register
+from execbench.tasks.roles import Roles, Task
 from execbench.tasks.witness import find_witness
 from execbench.values import LiteralError, distinct
 
@@ -105,7 +106,7 @@ def _shape_fields(shape: Shape) -> dict[str, Any]:
     return {"loc": shape.loc, "cyclomatic": shape.cyclomatic, "category": shape.category}
 
 
-class _DualSelection(TaskBase):
+class _DualSelection(Roles):
     """The call choice both tasks share, so their instances pair up."""
 
     family = "dexbench"
@@ -285,7 +286,8 @@ class CounterfactualMutation(_DualSelection):
         given = given_arguments(args)
         others = [(program.calls[i].args, t) for i, t in ctx.traced if i != call_index]
         # The witness is what reference/oracle answers: only an answer score() reads counts.
-        reader = Instance.build(self.name, program, call_index, {"given": given})
+        listed = [g.to_record() for g in given]
+        reader = Instance.build(self.name, program, call_index, {"given": listed})
         witness = find_witness(ctx.sandbox, program.code, program.entry_point, shape,
                                frozenset(target["body"]), args, trace, others,
                                lambda text: isinstance(read_arguments(text, reader), str))
@@ -293,7 +295,7 @@ class CounterfactualMutation(_DualSelection):
             raise SkipInstance(f"no input reaching line {target['line']} that can be written "
                                "as literal arguments was found")
         return [{"truth": {**target, "witness": witness, "original_lines": sorted(covered)},
-                 "given": given, "mode": mode, "target_rule": rule,
+                 "given": listed, "mode": mode, "target_rule": rule,
                  "shape": _shape_fields(shape)}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
@@ -306,7 +308,7 @@ class CounterfactualMutation(_DualSelection):
         else:
             task = f"After the module has run, `{entry}({instance.args})` is called; with " \
                    f"these arguments, {_not_yet(truth)}. Change the arguments so that {goal}."
-        task += given_note(instance)
+        task += given_note(Given.listed(instance.data["given"]))
         parts = [_INTRO]
         if shots:
             parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n[TASK]\nAfter the "
@@ -362,7 +364,7 @@ def read_arguments(text: str, instance: Instance) -> str | Score:
     try:
         if call is None:
             raise LiteralError("not an argument list")
-        args = answer_arguments(call, instance)
+        args = answer_arguments(call, instance.args, Given.listed(instance.data["given"]))
     except LiteralError as exc:
         return unparsable(text, str(exc), {"failure": "format_error"})
     if not fits_signature(signature_of(instance.code, instance.entry_point), call):
@@ -393,5 +395,5 @@ def _not_yet(truth: dict[str, Any]) -> str:
     return f"{_body(truth)} does not run"
 
 
-register(CoveragePrediction())
-register(CounterfactualMutation())
+register(Task.of(CoveragePrediction()))
+register(Task.of(CounterfactualMutation()))

@@ -35,13 +35,13 @@ from execbench.tasks.base import (
     Place,
     Score,
     SkipInstance,
-    TaskBase,
     pass_at_1,
-    register,
 )
 from execbench.tasks.common.answers import json_value, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.prediction import OutputPrediction, assertion_response
+from execbench.tasks.registry import register
+from execbench.tasks.roles import Roles, Task
 from execbench.values import LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace
 
 
-class _Paired(TaskBase):
+class _Paired(Roles):
     """Call choice and mutation shared by both tasks."""
 
     family = "generalization"
@@ -85,6 +85,7 @@ class MutationPrediction(_Paired):
     name = "mutation"
     description = "predict the output of a program and of its mutant; measures reversion"
     needs_sandbox = False
+    restated = (("repr", "value"), ("other_repr", "other"))
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, headline=False),
@@ -284,5 +285,5 @@ def _by_source(samples: list[dict[str, Any]], instances: dict[str, Instance],
             "by_loc": {name: metric(bins[name], instances) for name in sorted(bins, key=bin_order)}}
 
 
-register(MutationPrediction())
-register(ExecutionChoice())
+register(Task.of(MutationPrediction()))
+register(Task.of(ExecutionChoice()))

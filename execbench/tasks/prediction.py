@@ -44,9 +44,7 @@ from execbench.tasks.base import (
     NotApplicable,
     Score,
     SkipInstance,
-    TaskBase,
     build_step_budget,
-    register,
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
 from execbench.tasks.codesense.facts import InputsFact, OutputFact
@@ -65,6 +63,15 @@ from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.objects import OBJECTS_NOTE, UNSHOWN, holds_objects, unshown
 from execbench.tasks.common.restate import stated_as_values
 from execbench.tasks.common.returns import no_value
+from execbench.tasks.prediction_payload import (
+    CodeSenseQuestion,
+    InputQuestion,
+    OutputQuestion,
+    codesense_question,
+    in_codesense_style,
+)
+from execbench.tasks.registry import register
+from execbench.tasks.roles import Roles, Task
 from execbench.values import LiteralError, equal, is_exact, to_literal
 
 if TYPE_CHECKING:
@@ -103,15 +110,7 @@ def assertion_response(instance: Instance, value: str) -> str:
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
 
 
-def _codesense_style(instance: Instance) -> bool:
-    """Whether the instance asks its question as the CodeSense tasks do (numbered code, the
-    call, the value alone as the answer, ``<ans>`` read too, ``string_match`` recorded):
-    with abstract values, for an output CodeSense published, and for the inputs its C and
-    Java records publish."""
-    return instance.data.get("kind") in ("output", "input")
-
-
-def _published(trace: Trace, language: str) -> dict[str, Any]:
+def _published(trace: Trace, language: str) -> CodeSenseQuestion:
     """An output a benchmark published with its text (CodeSense: ``extra["text"]``), asked
     in their style: a value they wrote only as text is kept, scored by their string
     comparison (``concrete_truth``; in C and Java the debugger's text is that text). Calls
@@ -122,33 +121,35 @@ def _published(trace: Trace, language: str) -> dict[str, Any]:
         truth = concrete_truth(OutputFact(record, language), trace.value, published=True)
     if truth is None:
         raise SkipInstance(no_value(trace) or "the recorded output has no literal form")
-    return {"truth": {**truth, "repr": trace.value_repr}, "values": "concrete",
-            "kind": "output"}
+    return CodeSenseQuestion("output", "concrete", {**truth, "repr": trace.value_repr})
 
 
-def _require_ok(trace: Trace) -> list[Any]:
-    """The value the call returned; ``SkipInstance`` when there is none to ask about."""
+def _require_ok(trace: Trace) -> tuple[list[Any], str]:
+    """The value the call returned and its repr; ``SkipInstance`` when there is none to
+    ask about."""
     reason = no_value(trace)
     if reason is not None or trace.value is None:
         raise SkipInstance(reason or "the call returned no value")
-    return trace.value
+    assert trace.value_repr is not None, "the tracer writes the repr of every value it records"
+    return trace.value, trace.value_repr
 
 
 def _codesense_summary(samples: list[dict[str, Any]], instances: dict[str, Instance]
                        ) -> dict[str, Any] | None:
     """For questions in CodeSense's style, the CodeSense tasks' summary (strict and
     string-match accuracy); None otherwise, so that other runs' results keep their shape."""
-    if not any(_codesense_style(instances[s["instance_id"]]) for s in samples):
+    if not any(in_codesense_style(instances[s["instance_id"]]) for s in samples):
         return None
     return abstract.summarize_by_kind(samples, instances)
 
 
-class OutputPrediction(TaskBase):
+class OutputPrediction(Roles):
     name = "output"
     description = "predict the value a call returns (CRUXEval-O style)"
     needs_sandbox = False
     family = "prediction"
     options = (abstract.VALUES,)
+    restated = (("repr", "value"), ("text", "value"))
     summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
@@ -159,31 +160,29 @@ class OutputPrediction(TaskBase):
             raise NotApplicable("the published record asks about a statement, branch or "
                                 "loop, not the value the call returns")
         if concrete and recorded and "text" in trace.extra:
-            return [_published(trace, program.language)]
+            return [_published(trace, program.language).to_record()]
         if program.language != PYTHON:
             raise NotApplicable(f"a {LANGUAGES[program.language]} output is asked only with "
                                 "the published value")
-        value = _require_ok(trace)
+        value, shown = _require_ok(trace)
         if unshown(value, trace):
             raise SkipInstance(UNSHOWN)
-        truth = {"value": value, "repr": trace.value_repr}
         if concrete:
-            return [{"truth": truth, "objects": True} if holds_objects(trace)
-                    else {"truth": truth}]
+            return [OutputQuestion(value, shown, holds_objects(trace)).to_record()]
         category = abstract.truth(value)
         if category is None:
             raise SkipInstance(f"the return value's type ({value[0]}) has no abstract "
                                "categories")
-        return [{"truth": {**truth, **category}, "values": "abstract", "kind": "output"}]
+        truth = {"value": value, "repr": shown, **category}
+        return [CodeSenseQuestion("output", "abstract", truth).to_record()]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        if _codesense_style(instance):
-            text = codesense_prompts.render(OutputFact({}, instance.language),
-                                            instance.data["values"], shots, instance.code,
-                                            instance.call)
+        if (asked := codesense_question(instance)) is not None:
+            text = codesense_prompts.render(OutputFact({}, instance.language), asked.values,
+                                            shots, instance.code, instance.call)
             return [{"role": "user", "content": text}]
-        parts = [f"{_OUTPUT_INTRO}\n{OBJECTS_NOTE}" if instance.data.get("objects")
-                 else _OUTPUT_INTRO]
+        question = OutputQuestion.from_record(instance.data)
+        parts = [f"{_OUTPUT_INTRO}\n{OBJECTS_NOTE}" if question.objects else _OUTPUT_INTRO]
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f({_EXAMPLE_ARGS}) == ??"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
@@ -196,21 +195,21 @@ class OutputPrediction(TaskBase):
         return _codesense_summary(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:
-        if _codesense_style(instance):
-            truth = instance.data["truth"]
-            text = truth["category"] if instance.data["values"] == "abstract" \
+        if (asked := codesense_question(instance)) is not None:
+            truth = asked.truth
+            text = truth["category"] if asked.values == "abstract" \
                 else truth.get("answer", truth["text"])
             return f"[ANSWER]\n{text}\n[/ANSWER]"
-        return assertion_response(instance, instance.data["truth"]["repr"])
+        return assertion_response(instance, OutputQuestion.from_record(instance.data).repr)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        if _codesense_style(instance):
-            extra = {"kind": "output", "values": instance.data["values"]}
-            if instance.data["values"] == "abstract":
-                return abstract.score(response, instance.data["truth"], extra)
-            return score_concrete(OutputFact({}, instance.language), instance.data["truth"],
-                                  response, extra)
+        if (asked := codesense_question(instance)) is not None:
+            extra = {"kind": "output", "values": asked.values}
+            if asked.values == "abstract":
+                return abstract.score(response, asked.truth, extra)
+            return score_concrete(OutputFact({}, instance.language), asked.truth, response,
+                                  extra)
         text = answer_text(response)
         try:
             value = read_value(text)
@@ -218,49 +217,50 @@ class OutputPrediction(TaskBase):
             return unparsable(text, str(exc))
         if not is_exact(value):  # past the encoder's caps: no literal to compare or show
             return unparsable(text, "the answer's value is too large to read in full")
-        verdict = CORRECT if equal(value, instance.data["truth"]["value"]) else INCORRECT
+        expected = OutputQuestion.from_record(instance.data).value
+        verdict = CORRECT if equal(value, expected) else INCORRECT
         return Score(verdict, answer=to_literal(value))
 
 
-class InputPrediction(TaskBase):
+class InputPrediction(Roles):
     name = "input"
     description = "predict arguments that make a call return a given value (CRUXEval-I style)"
     needs_sandbox = True
     family = "prediction"
+    restated = (("output_repr", "output"), ("text", "value"))
     summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         if program.language != PYTHON:
-            return [_published_inputs(program, trace)]
+            return [_published_inputs(program, trace).to_record()]
         if program.calls[call_index].recorded is not None:
             raise NotApplicable("the call's trace was recorded where it ran, and its code may "
                                 "not run alone: an input answer could not be checked")
-        value = _require_ok(trace)
-        truth = {"output": value, "output_repr": trace.value_repr}
+        value, shown = _require_ok(trace)
         args = program.calls[call_index].args
         stated = stated_as_values(args, trace)
         if stated is None:
-            return [{"truth": truth, "given": given_arguments(args)}]
+            return [InputQuestion(value, shown, given_arguments(args)).to_record()]
         rerun = _run_stated(program, stated, ctx)
         if rerun.status != "ok" or rerun.value is None or not equal(rerun.value, value):
             got = rerun.value_repr if rerun.status == "ok" else rerun.status
             raise SkipInstance("the call's arguments written as literal values do not return "
                                f"what the dataset's expressions return ({got})")
-        return [{"truth": truth, "given": given_arguments(stated), "stated_args": stated}]
+        return [InputQuestion(value, shown, given_arguments(stated), stated).to_record()]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        if _codesense_style(instance):
-            text = codesense_prompts.render(_inputs_fact(instance), "concrete", shots,
+        if (asked := codesense_question(instance)) is not None:
+            text = codesense_prompts.render(_inputs_fact(asked, instance), "concrete", shots,
                                             instance.code, instance.call)
             return [{"role": "user", "content": text}]
-        parts = [_INPUT_INTRO]
-        parts[0] += given_note(instance)
+        question = InputQuestion.from_record(instance.data)
+        parts = [_INPUT_INTRO + given_note(question.given)]
         if shots:
             parts.append(_block(_EXAMPLE_CODE, f"assert f(??) == {_EXAMPLE_OUTPUT}"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
-        output = instance.data["truth"]["output_repr"]
-        parts.append(_block(instance.code, f"assert {instance.entry_point}(??) == {output}"))
+        parts.append(_block(instance.code,
+                            f"assert {instance.entry_point}(??) == {question.output_repr}"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def summarize(self, samples: list[dict[str, Any]],
@@ -270,16 +270,18 @@ class InputPrediction(TaskBase):
     def reference_response(self, instance: Instance) -> str:
         """The dataset's call, with arguments written as expressions stated as their values
         (the text the answer parser reads); for published inputs, those inputs."""
-        if _codesense_style(instance):
-            truth = instance.data["truth"]
+        if (asked := codesense_question(instance)) is not None:
+            truth = asked.truth
             return f"[ANSWER]\n{truth.get('answer', truth['text'])}\n[/ANSWER]"
-        call = f"{instance.entry_point}({instance.data.get('stated_args', instance.args)})"
-        return f"[ANSWER]\nassert {call} == {instance.data['truth']['output_repr']}\n[/ANSWER]"
+        question = InputQuestion.from_record(instance.data)
+        args = instance.args if question.stated_args is None else question.stated_args
+        call = f"{instance.entry_point}({args})"
+        return f"[ANSWER]\nassert {call} == {question.output_repr}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        if _codesense_style(instance):
-            return score_concrete(_inputs_fact(instance), instance.data["truth"], response,
+        if (asked := codesense_question(instance)) is not None:
+            return score_concrete(_inputs_fact(asked, instance), asked.truth, response,
                                   {"kind": "input", "values": "concrete"})
         text = answer_text(response)
         if text is None:
@@ -288,13 +290,14 @@ class InputPrediction(TaskBase):
         if call is None:
             return unparsable(text, f"no call of {instance.entry_point} or argument list found")
         try:
-            args = answer_arguments(call, instance)
+            question = InputQuestion.from_record(instance.data)
+            args = answer_arguments(call, instance.args, question.given)
         except LiteralError as exc:
             return unparsable(text, str(exc))
         return run_and_compare(instance, args, sandbox)
 
 
-def _published_inputs(program: Program, trace: Trace) -> dict[str, Any]:
+def _published_inputs(program: Program, trace: Trace) -> CodeSenseQuestion:
     """The instance of a call in a language that is never run: its published inputs
     (``extra["inputs"]``) asked from its output, checked against those inputs only."""
     inputs = trace.extra.get("inputs")
@@ -307,11 +310,12 @@ def _published_inputs(program: Program, trace: Trace) -> dict[str, Any]:
     value = ["dict", [[["str", name], item] for name, item in inputs.items()]]
     truth = concrete_truth(fact, value)
     assert truth is not None, "the published inputs are exact values"
-    return {"truth": truth, "fact": fact.record, "values": "concrete", "kind": "input"}
+    return CodeSenseQuestion("input", "concrete", truth, fact.record)
 
 
-def _inputs_fact(instance: Instance) -> InputsFact:
-    return InputsFact(instance.data["fact"], instance.language)
+def _inputs_fact(asked: CodeSenseQuestion, instance: Instance) -> InputsFact:
+    assert asked.fact is not None, "a published input question states its fact"
+    return InputsFact(asked.fact, instance.language)
 
 
 def _run_stated(program: Program, args: str, ctx: BuildContext) -> Trace:
@@ -335,10 +339,11 @@ def run_and_compare(instance: Instance, args: str, sandbox: Sandbox | None) -> S
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail
         return Score(INCORRECT, answer=args, detail=f"program {trace.status}: {what}")
-    if trace.value is not None and equal(trace.value, instance.data["truth"]["output"]):
+    expected = InputQuestion.from_record(instance.data).output
+    if trace.value is not None and equal(trace.value, expected):
         return Score(CORRECT, answer=args)
     return Score(INCORRECT, answer=args, detail=f"returned {trace.value_repr}")
 
 
-register(OutputPrediction())
-register(InputPrediction())
+register(Task.of(OutputPrediction()))
+register(Task.of(InputPrediction()))

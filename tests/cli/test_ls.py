@@ -17,7 +17,7 @@ from execbench.models import MODELS, ModelError, get_model
 from execbench.models.reference import REFERENCES
 from execbench.report.layouts import LAYOUTS
 from execbench.sources import FORMATS, GENERATED, SourceError, load_source
-from execbench.tasks.base import TASKS
+from execbench.tasks.registry import TASKS
 
 STANDIN = f"{sys.executable} -c pass"
 """An engine command: a managed model is made, not started, so it is never run."""

@@ -179,16 +179,16 @@ def test_object_instances_are_asked_and_scored_field_by_field(harvested,
     output = get_task("output")
     [moved] = [i for i in instances if i.task == "output" and "moved" in i.call]
     assert moved.data["objects"] is True
-    prompt = output.prompt(moved, 0)[0]["content"]
+    prompt = output.asking.prompt(moved, 0)[0]["content"]
     assert OBJECTS_NOTE in prompt and "moved(Point(x=1, y=2), 3)" in prompt
     for answer, verdict in [("Point(y=2, x=4)", "correct"), ("Point(x=4, y=2.0)", "incorrect"),
                             ("Point(x=4)", "incorrect"), ("Pt(x=4, y=2)", "incorrect"),
                             ("Point(4, 2)", "unparsable")]:
         response = f"[ANSWER]\nassert {moved.call} == {answer}\n[/ANSWER]"
-        assert output.score(moved, response, None).verdict == verdict, answer
+        assert output.judging.score(moved, response, None).verdict == verdict, answer
     # a run without objects keeps its prompt as it was
     plain = [i for i in instances if i.task == "output" and not i.data.get("objects")]
-    assert not plain or OBJECTS_NOTE not in output.prompt(plain[0], 0)[0]["content"]
+    assert not plain or OBJECTS_NOTE not in output.asking.prompt(plain[0], 0)[0]["content"]
     results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
                   tmp_path / "run")
     assert {task: results["metrics"][task]["all"]["pass@1"] for task in TASKS} == \

@@ -35,7 +35,8 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int
                       for n in range(40))
     programs[LONG] = (f"def {LONG}(x):\n{padding}    return x\n", "1")
     folder, instances = make_suite(tmp_path_factory.mktemp("context"), programs)
-    tokens = {inst.id: prompt_tokens(get_task(inst.task).prompt(inst, 0)) for inst in instances}
+    tokens = {inst.id: prompt_tokens(get_task(inst.task).asking.prompt(inst, 0))
+              for inst in instances}
     return folder, tokens
 
 

@@ -32,7 +32,7 @@ def test_show_filters_and_renders_the_prompt_that_was_sent(report_runs: list[Pat
     for record in shown["samples"]:
         assert (record["task"], record["verdict"]) == ("output", "incorrect")
         instance = instances[record["instance_id"]]
-        assert record["prompt"] == get_task("output").prompt(instance, 0)
+        assert record["prompt"] == get_task("output").asking.prompt(instance, 0)
         assert record["prompt_changed"] is False
         assert json.loads(record["truth"]) == instance.data["truth"]
         assert record["response"] and record["answer"]

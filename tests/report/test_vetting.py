@@ -110,21 +110,21 @@ def _scripted(bugs: list[Instance], simulations: list[Instance]
             wanted[program], reply = "likely", _altered(truth["properties"], after[0]["id"],
                                                         truth["repr"])
         elif truth["properties"] and "incoherent" not in wanted.values():
-            wanted[program], reply = "incoherent", task.shortcut_response(instance)
+            wanted[program], reply = "incoherent", task.asking.shortcut_response(instance)
         elif "confident" not in wanted.values():
-            wanted[program], reply = "confident", task.reference_response(instance)
+            wanted[program], reply = "confident", task.asking.reference_response(instance)
         else:
             reply = "I cannot say."
         replies[prompt_text(task, instance)] = f"<REASONING>Step by step.</REASONING>\n{reply}"
     for instance in bugs:
         task = get_task(instance.task)
-        replies[prompt_text(task, instance)] = task.reference_response(instance) \
+        replies[prompt_text(task, instance)] = task.asking.reference_response(instance) \
             if instance.program_id in wanted else "I cannot say."
     return replies, wanted
 
 
 def prompt_text(task: Any, instance: Instance) -> str:
-    return task.prompt(instance, 0)[-1]["content"]
+    return task.asking.prompt(instance, 0)[-1]["content"]
 
 
 @pytest.mark.slow

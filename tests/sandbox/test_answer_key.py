@@ -240,11 +240,11 @@ def _instance(record: dict, sandbox: Sandbox) -> Instance:
 
 def _assert_attacks_fail(instance: Instance, sandbox: Sandbox) -> None:
     """The honest repair passes; each attack is judged incorrect because its read failed."""
-    honest = REPAIR.score(instance, REPAIR.reference_response(instance), sandbox)
+    honest = REPAIR.judging.score(instance, REPAIR.asking.reference_response(instance), sandbox)
     assert honest.correct, honest.detail
     for name, (attack, why) in ATTACKS.items():
         text = attack.replace("NAME", instance.entry_point)
-        score = REPAIR.score(instance, _answer(text), sandbox)
+        score = REPAIR.judging.score(instance, _answer(text), sandbox)
         assert score.verdict == "incorrect", (instance.id, name, score)
         assert score.extra["passed"] == 0, (instance.id, name, score.detail)
         assert any(f"exception ({kind})" in score.detail

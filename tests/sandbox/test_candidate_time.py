@@ -123,8 +123,9 @@ def test_a_repair_that_sleeps_at_import_is_scored_in_one_runner() -> None:
               "def add_one(x):\n    return x + 1\n```\n[/ANSWER]")
     with _pool() as sandbox:
         instance = _instance(sandbox)
-        assert repair.score(instance, repair.reference_response(instance), sandbox).correct
+        right = repair.asking.reference_response(instance)
+        assert repair.judging.score(instance, right, sandbox).correct
         before = sandbox.batches
-        score = repair.score(instance, answer, sandbox)
+        score = repair.judging.score(instance, answer, sandbox)
         assert sandbox.batches - before == 1  # one runner, one limit: not one per call
     assert score.verdict == "incorrect" and score.extra == {"passed": 0, "calls": CALLS}

@@ -76,13 +76,13 @@ def test_the_test_shows_the_canonical_value_and_the_code_its_docstring(built) ->
                                  "reveals": "wrong value", "buggy_result": "[3]"}
     assert "xs[9]" in buggy.code and "xs[9]" not in fixed.code
     assert (buggy.data["truth"], fixed.data["truth"]) == ("yes", "no")
-    text = PREDICTION.prompt(buggy, 0)[0]["content"]
+    text = PREDICTION.asking.prompt(buggy, 0)[0]["content"]
     assert "Half of each number, rounded down." in text
     assert "[TEST]\nassert halves([4, 6]) == [2, 3]\n[/TEST]" in text
     assert "<REASONING>" in text and "count_vowels" not in text
-    shot = PREDICTION.prompt(buggy, 1)[0]["content"]
+    shot = PREDICTION.asking.prompt(buggy, 1)[0]["content"]
     assert shot.count("count_vowels(\"Oak\")") == 2  # a buggy and a correct example
-    assert LOCALIZATION.prompt(_one(built, "bug-localization", "Toy/1"), 1)[0]["content"] \
+    assert LOCALIZATION.asking.prompt(_one(built, "bug-localization", "Toy/1"), 1)[0]["content"] \
         .count("count_vowels(\"Oak\")") == 1
 
 
@@ -100,7 +100,8 @@ def test_a_bug_that_loops_is_shown_with_the_call_it_never_finishes(built) -> Non
     (_answer("maybe"), "unparsable"), ("[ANSWER][/ANSWER]", "unparsable"),
 ])
 def test_prediction_reads_yes_or_no(built, response: str, verdict: str) -> None:
-    score = PREDICTION.score(_one(built, "bug-prediction", "Toy/0", "buggy"), response, None)
+    score = PREDICTION.judging.score(_one(built, "bug-prediction", "Toy/0", "buggy"), response,
+                                     None)
     assert score.verdict == verdict
     assert score.extra == {"variant": "buggy"}
 
@@ -109,9 +110,9 @@ def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
     _, instances = built
     samples = [{"instance_id": i.id, "correct": i.data["variant"] == "buggy"}
                for i in instances.values() if i.task == "bug-prediction"]
-    assert PREDICTION.summarize(samples, instances) == {
+    assert PREDICTION.reporting.summarize(samples, instances) == {
         "buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3}
-    assert [m.at.keys for m in PREDICTION.metrics()][1:] == [
+    assert [m.at.keys for m in PREDICTION.reporting.metrics()][1:] == [
         ("task_metrics", "bug-prediction", "buggy"), ("task_metrics", "bug-prediction", "fixed")]
 
 
@@ -120,7 +121,7 @@ def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
 def test_localization_truth_on_the_toys(built) -> None:
     assert _one(built, "bug-localization", "Toy/0").data["truth"] == {"lines": [3, 4]}
     assert _one(built, "bug-localization", "Toy/2").data["truth"] == {"lines": [4, 5]}
-    text = LOCALIZATION.prompt(_one(built, "bug-localization", "Toy/2"), 0)[0]["content"]
+    text = LOCALIZATION.asking.prompt(_one(built, "bug-localization", "Toy/2"), 0)[0]["content"]
     assert "4      while n != 0:" in text
 
 
@@ -129,7 +130,7 @@ def test_localization_truth_on_the_toys(built) -> None:
     (_answer("3"), "incorrect"), (_answer("the while loop"), "unparsable"),
 ])
 def test_localization_reads_a_line_number(built, response: str, verdict: str) -> None:
-    assert LOCALIZATION.score(_one(built, "bug-localization", "Toy/2"), response,
+    assert LOCALIZATION.judging.score(_one(built, "bug-localization", "Toy/2"), response,
                               None).verdict == verdict
 
 
@@ -164,7 +165,8 @@ def test_localization_truth_checked_by_hand(task_id: str, lines: list[int]) -> N
 # --- repair -------------------------------------------------------------------------------
 
 def _repair(built, sandbox: Sandbox, function: str, toy: str = "Toy/0"):
-    return REPAIR.score(_one(built, "bug-repair", toy), _answer(f"```python\n{function}```"),
+    return REPAIR.judging.score(_one(built, "bug-repair", toy),
+                                _answer(f"```python\n{function}```"),
                         sandbox)
 
 
@@ -172,7 +174,8 @@ def test_the_canonical_function_repairs_and_the_buggy_one_does_not(built,
                                                                    sandbox: Sandbox) -> None:
     for toy in ("Toy/0", "Toy/1", "Toy/2"):
         instance = _one(built, "bug-repair", toy)
-        assert REPAIR.score(instance, REPAIR.reference_response(instance), sandbox).correct
+        right = REPAIR.asking.reference_response(instance)
+        assert REPAIR.judging.score(instance, right, sandbox).correct
     score = _repair(built, sandbox, ADD[0] + "    if x > 1:\n        return x + 2\n"
                     "    return x + 1\n")
     assert score.verdict == "incorrect"
@@ -184,7 +187,7 @@ def test_a_repair_may_use_the_modules_names(built, sandbox: Sandbox) -> None:
     """The candidate follows the buggy module, so what the module defines stays in reach."""
     instance = _one(built, "bug-repair", "Toy/0")
     helper = "def add_one(x):\n    return int(os.sep == '/') + x\n"
-    with_import = REPAIR.score(instance, _answer("import os\n\n" + helper), sandbox)
+    with_import = REPAIR.judging.score(instance, _answer("import os\n\n" + helper), sandbox)
     assert with_import.correct, with_import.detail
 
 
@@ -240,7 +243,7 @@ def test_ls_tasks_says_which_task_runs_model_code() -> None:
     listed = CliRunner().invoke(app, ["ls", "tasks"]).output.splitlines()
     runs = [line.split()[0] for line in listed if "runs model-written code" in line]
     assert runs == ["bug-repair"]
-    assert REPAIR.runs_model_code and not PREDICTION.runs_model_code
+    assert REPAIR.judging.runs_model_code and not PREDICTION.judging.runs_model_code
 
 
 # --- --buggy --------------------------------------------------------------------------------
@@ -290,7 +293,7 @@ def test_humanevalpack_oracle_and_canonical_repairs(tmp_path: Path) -> None:
         for instance in instances:
             if instance.task == "bug-repair":
                 buggy = instance.code[instance.code.index(f"def {instance.entry_point}("):]
-                score = REPAIR.score(instance, _answer(f"```python\n{buggy}```"), sandbox)
+                score = REPAIR.judging.score(instance, _answer(f"```python\n{buggy}```"), sandbox)
                 assert score.verdict == "incorrect", instance.id
 
 

@@ -148,8 +148,8 @@ def make_instance(task: Any, sandbox: Sandbox, code: str, args: str,
     trace = sandbox.run(Job(code, "f", args))
     assert trace.status == "ok"
     ctx = BuildContext(seed=0, options=options, sandbox=sandbox, traced=[(0, trace)])
-    assert task.choose_calls(program, [(0, trace)], ctx) == [0]
-    [fields] = task.build(program, 0, trace, ctx)
+    assert task.building.choose_calls(program, [(0, trace)], ctx) == [0]
+    [fields] = task.building.build(program, 0, trace, ctx)
     return Instance.build(task.name, program, 0, fields)
 
 
@@ -268,7 +268,7 @@ def test_target_rules(sandbox: Sandbox) -> None:
     assert [i.data["target_rule"] for i in (largest, smallest, drawn)] == ["max", "min", "random"]
     # The witness each one carries reaches its own target.
     for instance in (largest, smallest, drawn):
-        assert COUNTERFACTUAL.score(instance, answer(instance.data["truth"]["witness"]),
+        assert COUNTERFACTUAL.judging.score(instance, answer(instance.data["truth"]["witness"]),
                                     sandbox).correct
 
 
@@ -317,9 +317,9 @@ def test_chain_reading_takes_an_if_with_its_arms(sandbox: Sandbox) -> None:
     assert instance.data["truth"] == {**chain, "witness": instance.data["truth"]["witness"],
                                       "original_lines": [1, 2, 3]}
     assert "the body of the `elif` at line 4 or of an `elif`/`else` arm after it runs" in \
-        COUNTERFACTUAL.prompt(instance, 0)[0]["content"]
+        COUNTERFACTUAL.asking.prompt(instance, 0)[0]["content"]
     # Reaching line 9 (the last arm) reaches the target.
-    assert COUNTERFACTUAL.score(instance, answer("0.5"), sandbox).correct
+    assert COUNTERFACTUAL.judging.score(instance, answer("0.5"), sandbox).correct
 
 
 def test_first_test_call_is_the_released_codes_choice(sandbox: Sandbox) -> None:
@@ -327,7 +327,7 @@ def test_first_test_call_is_the_released_codes_choice(sandbox: Sandbox) -> None:
                       calls=tuple(Call(a) for a in ("4.0", "3.9", "2.0", "0.5")))
     traced = [(i, sandbox.run(Job(GRADES, "f", c.args))) for i, c in enumerate(program.calls)]
     def chosen(**options: str) -> set[int]:
-        return {index for seed in range(20) for index in COVERAGE.choose_calls(
+        return {index for seed in range(20) for index in COVERAGE.building.choose_calls(
             program, traced, BuildContext(seed=seed, sandbox=sandbox, options=options))}
 
     # f(4.0) is the first call that leaves lines unexecuted; every one of them does.
@@ -376,8 +376,8 @@ def test_generate_mode_hides_the_original_call(sandbox: Sandbox) -> None:
     mutate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args)
     generate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args, mode="generate")
     assert generate.data["mode"] == "generate"
-    mutate_text = COUNTERFACTUAL.prompt(mutate, 1)[0]["content"]
-    generate_text = COUNTERFACTUAL.prompt(generate, 1)[0]["content"]
+    mutate_text = COUNTERFACTUAL.asking.prompt(mutate, 1)[0]["content"]
+    generate_text = COUNTERFACTUAL.asking.prompt(generate, 1)[0]["content"]
     assert f"`f({args})`" in mutate_text
     assert "abbkebanuuwrzvr" not in generate_text
     assert "the body of the `while` at line 4 runs" in generate_text
@@ -404,8 +404,8 @@ def test_a_witness_written_as_an_expression_is_stated_as_its_value(tmp_path: Pat
     _, [instance] = build_counterfactual(tmp_path, THRESHOLD, ["1", "3 * 19"])
     assert instance.args == "1"
     assert instance.data["truth"]["witness"] == "57"
-    response = COUNTERFACTUAL.reference_response(instance)
-    assert COUNTERFACTUAL.score(instance, response, sandbox).verdict == "correct"
+    response = COUNTERFACTUAL.asking.reference_response(instance)
+    assert COUNTERFACTUAL.judging.score(instance, response, sandbox).verdict == "correct"
 
 
 def test_a_witness_with_no_literal_form_is_not_chosen(tmp_path: Path) -> None:
@@ -440,18 +440,18 @@ def sample_492(sandbox: Sandbox) -> dict[str, Any]:
 
 def test_answer_reaching_the_target_is_correct(sample_492: dict, sandbox: Sandbox) -> None:
     for text in ("'aa', 'a'", "f('xmmx', 'm')", "assert f('mm', value='m') == ''"):
-        score = COUNTERFACTUAL.score(sample_492, answer(text), sandbox)
+        score = COUNTERFACTUAL.judging.score(sample_492, answer(text), sandbox)
         assert score.verdict == "correct", text
         assert "raised" not in score.extra
 
 
 def test_reaching_only_the_header_is_a_prompt_misread(sample_492: dict,
                                                       sandbox: Sandbox) -> None:
-    score = COUNTERFACTUAL.score(sample_492, answer("'xyz', 'q'"), sandbox)
+    score = COUNTERFACTUAL.judging.score(sample_492, answer("'xyz', 'q'"), sandbox)
     assert score.verdict == "incorrect"
     assert score.extra["failure"] == "prompt_misread"
     # An odd count takes the `else`: the `while` header never runs, so no label.
-    score = COUNTERFACTUAL.score(sample_492, answer("'ab', 'a'"), sandbox)
+    score = COUNTERFACTUAL.judging.score(sample_492, answer("'ab', 'a'"), sandbox)
     assert (score.verdict, score.extra) == ("incorrect", {})
 
 
@@ -459,7 +459,7 @@ def test_reaching_only_the_header_is_a_prompt_misread(sample_492: dict,
 def test_arguments_that_do_not_fit_are_unparsable_with_a_format_error(sample_492: Instance,
                                                                        text: str) -> None:
     # No sandbox: scoring would raise if it tried to run anything.
-    score = COUNTERFACTUAL.score(sample_492, answer(text), None)
+    score = COUNTERFACTUAL.judging.score(sample_492, answer(text), None)
     assert (score.verdict, score.extra["failure"]) == ("unparsable", "format_error")
 
 
@@ -468,14 +468,14 @@ def test_arguments_that_do_not_fit_are_unparsable_with_a_format_error(sample_492
                                   "f(*['a', 'b'])",
                                   "'a' + 'b', 'm'"])
 def test_non_literal_answer_is_never_run(sample_492: dict, text: str) -> None:
-    score = COUNTERFACTUAL.score(sample_492, answer(text), None)
+    score = COUNTERFACTUAL.judging.score(sample_492, answer(text), None)
     assert (score.verdict, score.extra["failure"]) == ("unparsable", "format_error")
 
 
 def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> None:
     instance = make_instance(COUNTERFACTUAL, sandbox, DIVIDES, "[]")
     assert (instance.data["truth"]["kind"], instance.data["truth"]["body"]) == ("for", [4])
-    score = COUNTERFACTUAL.score(instance, answer("[5, 0]"), sandbox)
+    score = COUNTERFACTUAL.judging.score(instance, answer("[5, 0]"), sandbox)
     assert score.verdict == "correct"
     assert score.extra["raised"] == "ZeroDivisionError"
 
@@ -483,14 +483,14 @@ def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> Non
 def test_looping_answer_is_contained(sandbox: Sandbox) -> None:
     instance = make_instance(COUNTERFACTUAL, sandbox, STEPS, "4, 2")
     assert (instance.data["truth"]["kind"], instance.data["truth"]["line"]) == ("if", 4)
-    score = COUNTERFACTUAL.score(instance, answer("4, 0"), sandbox)
+    score = COUNTERFACTUAL.judging.score(instance, answer("4, 0"), sandbox)
     assert (score.verdict, score.detail) == ("incorrect", "program timeout")
-    assert COUNTERFACTUAL.score(instance, answer("5, 2"), sandbox).verdict == "correct"
+    assert COUNTERFACTUAL.judging.score(instance, answer("5, 2"), sandbox).verdict == "correct"
 
 
 @pytest.mark.parametrize("response", [None, "", "[ANSWER] [/ANSWER]", "<think>'aa', 'a'</think>"])
 def test_empty_counterfactual_answer(sample_492: dict, response: str | None) -> None:
-    score = COUNTERFACTUAL.score(sample_492, response, None)
+    score = COUNTERFACTUAL.judging.score(sample_492, response, None)
     assert (score.verdict, score.extra["failure"]) == ("unparsable", "null_response")
 
 
@@ -498,7 +498,8 @@ def test_empty_counterfactual_answer(sample_492: dict, response: str | None) -> 
 def test_reasoning_without_an_answer_is_a_null_response(sample_492: dict,
                                                         coverage_492: dict, task: Any) -> None:
     instance = coverage_492 if task is COVERAGE else sample_492
-    score = task.score(instance, "<REASONING>line 4 runs, so f('mm', 'm')</REASONING>", None)
+    score = task.judging.score(instance, "<REASONING>line 4 runs, so f('mm', 'm')</REASONING>",
+                               None)
     assert score.extra["failure"] == "null_response"
 
 
@@ -526,14 +527,14 @@ def coverage_492(sandbox: Sandbox) -> dict[str, Any]:
 ])
 def test_coverage_scoring(coverage_492: dict, text: str, verdict: str, score: float,
                           failure: str | None) -> None:
-    result = COVERAGE.score(coverage_492, answer(text) if text else text, None)
+    result = COVERAGE.judging.score(coverage_492, answer(text) if text else text, None)
     assert result.verdict == verdict
     assert result.score == pytest.approx(score)
     assert result.extra.get("failure") == failure
 
 
 def test_coverage_prompt_numbers_the_lines(coverage_492: dict) -> None:
-    text = COVERAGE.prompt(coverage_492, 0)[0]["content"]
+    text = COVERAGE.asking.prompt(coverage_492, 0)[0]["content"]
     assert "6      else:" in text
     assert "`f('abbkebanuuwrzvr', 'm')`" in text
 

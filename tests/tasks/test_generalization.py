@@ -85,7 +85,7 @@ def test_choice_asks_each_problem_twice_with_a_and_b_swapped(suite: dict[str, An
         assert first.data["programs"]["A"]["value"] == original.data["truth"]["value"]
         assert first.data["programs"]["B"]["value"] == mutant.data["truth"]["value"]
         assert first.args == second.args == original.args
-        prompt = CHOICE.prompt(first, 0)[0]["content"]
+        prompt = CHOICE.asking.prompt(first, 0)[0]["content"]
         assert "mutant" not in prompt.lower() and "original" not in prompt.lower()
 
 
@@ -127,11 +127,12 @@ def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
     wrong = sample(recalled, boolean, "mutant")
     assert (wrong["correct"], wrong["extra"]["reverted"]) == (False, True)
     by_id = {inst.id: inst for inst in suite["instances"]}
-    alone = MUTATION.summarize([wrong, sample(recalled, boolean, "original")], by_id)["all"]
+    alone = MUTATION.reporting.summarize([wrong, sample(recalled, boolean, "original")],
+                                         by_id)["all"]
     assert alone == {"OC": 1.0, "MC": 0.0, "OR": None, "MR": None,
                      "O_problems": 1, "M_problems": 1}
     # ...that counts for MC but not for MR next to a non-boolean problem solved right.
-    mixed = MUTATION.summarize([wrong, sample(oracle, other, "mutant")], by_id)["all"]
+    mixed = MUTATION.reporting.summarize([wrong, sample(oracle, other, "mutant")], by_id)["all"]
     assert (mixed["MC"], mixed["MR"], mixed["M_problems"]) == (0.5, 0.0, 2)
 
 
@@ -142,13 +143,13 @@ def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> 
     # Chooses the mutant (B) but states the original's output.
     text = json.dumps({"chosen_program": "B",
                        "assertion": f"assert {call} == {instance.data['programs']['A']['repr']}"})
-    score = CHOICE.score(instance, f"[ANSWER]{text}[/ANSWER]", None)
+    score = CHOICE.judging.score(instance, f"[ANSWER]{text}[/ANSWER]", None)
     assert (score.verdict, score.extra["chose"], score.extra["reverted"]) == (
         "incorrect", "mutant", True)
     sample = {"instance_id": instance.id, "source": "cruxeval", "correct": False,
               "verdict": score.verdict,
               "extra": score.extra}
-    metrics = CHOICE.summarize([sample], {instance.id: instance})["all"]
+    metrics = CHOICE.reporting.summarize([sample], {instance.id: instance})["all"]
     assert (metrics["Pref"], metrics["MC"], metrics["MR"]) == (0.0, 0.0, None)
 
 
@@ -167,7 +168,7 @@ def answer(instance: dict[str, Any], label: str, value_of: str) -> dict[str, str
 
 def test_choice_answer_as_json_in_tags(choice_instance: dict[str, Any]) -> None:
     text = json.dumps(answer(choice_instance, "B", "B"))
-    score = CHOICE.score(choice_instance, f"Thinking...\n[ANSWER]\n{text}\n[/ANSWER]", None)
+    score = CHOICE.judging.score(choice_instance, f"Thinking...\n[ANSWER]\n{text}\n[/ANSWER]", None)
     assert score.verdict == "correct"
     assert (score.extra["chose"], score.extra["reverted"]) == ("mutant", False)
     assert score.answer.startswith("B: ")
@@ -176,7 +177,7 @@ def test_choice_answer_as_json_in_tags(choice_instance: dict[str, Any]) -> None:
 def test_choice_answer_as_json_inside_prose(choice_instance: dict[str, Any]) -> None:
     text = json.dumps(answer(choice_instance, "A", "B"))
     response = f"[ANSWER]I am surer of A, so my answer is {text} as asked.[/ANSWER]"
-    score = CHOICE.score(choice_instance, response, None)
+    score = CHOICE.judging.score(choice_instance, response, None)
     assert score.verdict == "incorrect"
     assert (score.extra["chose"], score.extra["reverted"]) == ("original", True)
 
@@ -189,7 +190,7 @@ def test_choice_answer_as_json_inside_prose(choice_instance: dict[str, Any]) -> 
 ])
 def test_choice_answer_without_a_valid_label_or_assertion_is_unparsable(
         choice_instance: dict[str, Any], body: object) -> None:
-    score = CHOICE.score(choice_instance, f"[ANSWER]{json.dumps(body)}[/ANSWER]", None)
+    score = CHOICE.judging.score(choice_instance, f"[ANSWER]{json.dumps(body)}[/ANSWER]", None)
     assert score.verdict == "unparsable"
     assert "chose" not in score.extra
 
@@ -197,11 +198,11 @@ def test_choice_answer_without_a_valid_label_or_assertion_is_unparsable(
 def test_choice_answer_with_a_non_literal_assertion_is_unparsable(
         choice_instance: dict[str, Any]) -> None:
     body = {"chosen_program": "A", "assertion": "assert f(1) == g(2)"}
-    score = CHOICE.score(choice_instance, f"[ANSWER]{json.dumps(body)}[/ANSWER]", None)
+    score = CHOICE.judging.score(choice_instance, f"[ANSWER]{json.dumps(body)}[/ANSWER]", None)
     assert score.verdict == "unparsable"
     assert score.extra["chose"] == "original"
-    assert CHOICE.score(choice_instance, None, None).verdict == "unparsable"
-    assert CHOICE.score(choice_instance, "[ANSWER]A[/ANSWER]", None).verdict == "unparsable"
+    assert CHOICE.judging.score(choice_instance, None, None).verdict == "unparsable"
+    assert CHOICE.judging.score(choice_instance, "[ANSWER]A[/ANSWER]", None).verdict == "unparsable"
 
 
 def test_lines_of_code_bins() -> None:
@@ -258,5 +259,5 @@ def test_a_failed_request_counts_as_a_failure_not_a_missing_problem(
     right = {"instance_id": pair["mutant"].id, "source": "cruxeval", "sample": 1,
              "correct": True, "verdict": "correct",
              "extra": {"variant": "mutant", "reverted": False}}
-    metrics = MUTATION.summarize([failed, right], by_id)["all"]
+    metrics = MUTATION.reporting.summarize([failed, right], by_id)["all"]
     assert (metrics["M_problems"], metrics["MC"]) == (1, 0.5)

@@ -76,7 +76,7 @@ def test_nothing_to_read_is_none(response: str | None) -> None:
 @pytest.mark.parametrize("response", [None, "", "<think>[1, 2]</think>", "[ANSWER][/ANSWER]"])
 def test_empty_answer_is_unparsable(instances: dict, sandbox: Sandbox, task: Any,
                                     response: str | None) -> None:
-    score = task.score(instances[f"{task.name}/order"], response, sandbox)
+    score = task.judging.score(instances[f"{task.name}/order"], response, sandbox)
     assert (score.verdict, score.correct, score.answer) == ("unparsable", False, None)
 
 
@@ -90,7 +90,7 @@ def test_empty_answer_is_unparsable(instances: dict, sandbox: Sandbox, task: Any
     "<think>it could be [2, 1]</think>[ANSWER]assert order([2, 1]) == [1, 2][/ANSWER]",
 ])
 def test_output_right_value_is_correct(instances: dict, response: str) -> None:
-    score = OUTPUT.score(instances["output/order"], response, None)
+    score = OUTPUT.judging.score(instances["output/order"], response, None)
     assert score.verdict == "correct" and score.correct
     assert score.answer == "[1, 2]"
 
@@ -104,12 +104,12 @@ def test_output_right_value_is_correct(instances: dict, response: str) -> None:
 ])
 def test_output_wrong_value_or_type_is_incorrect(instances: dict, instance: str,
                                                  response: str, answer: str) -> None:
-    score = OUTPUT.score(instances[f"output/{instance}"], response, None)
+    score = OUTPUT.judging.score(instances[f"output/{instance}"], response, None)
     assert (score.verdict, score.answer) == ("incorrect", answer)
 
 
 def test_output_tuple_is_compared_as_a_tuple(instances: dict) -> None:
-    score = OUTPUT.score(instances["output/pair"], "[ANSWER](1, 'x')[/ANSWER]", None)
+    score = OUTPUT.judging.score(instances["output/pair"], "[ANSWER](1, 'x')[/ANSWER]", None)
     assert score.verdict == "correct"
 
 
@@ -120,14 +120,14 @@ def test_output_tuple_is_compared_as_a_tuple(instances: dict) -> None:
     "[ANSWER]assert order([2, 1]) == [1, 2] and True[/ANSWER]",
 ])
 def test_output_non_literal_is_unparsable(instances: dict, response: str) -> None:
-    score = OUTPUT.score(instances["output/order"], response, None)
+    score = OUTPUT.judging.score(instances["output/order"], response, None)
     assert score.verdict == "unparsable" and score.detail
 
 
 def test_output_answer_is_never_executed(instances: dict, tmp_path: Path) -> None:
     marker = tmp_path / "executed"
     response = f"[ANSWER]__import__('pathlib').Path({str(marker)!r}).touch()[/ANSWER]"
-    score = OUTPUT.score(instances["output/order"], response, None)
+    score = OUTPUT.judging.score(instances["output/order"], response, None)
     assert score.verdict == "unparsable"
     assert not marker.exists()
 
@@ -141,28 +141,30 @@ def test_output_answer_is_never_executed(instances: dict, tmp_path: Path) -> Non
 ])
 def test_input_arguments_that_give_the_output_are_correct(
         instances: dict, sandbox: Sandbox, response: str, answer: str) -> None:
-    score = INPUT.score(instances["input/order"], response, sandbox)
+    score = INPUT.judging.score(instances["input/order"], response, sandbox)
     assert (score.verdict, score.answer) == ("correct", answer)
 
 
 def test_input_wrong_arguments_are_incorrect(instances: dict, sandbox: Sandbox) -> None:
-    score = INPUT.score(instances["input/order"], "[ANSWER]order([3, 1])[/ANSWER]", sandbox)
+    score = INPUT.judging.score(instances["input/order"], "[ANSWER]order([3, 1])[/ANSWER]", sandbox)
     assert score.verdict == "incorrect"
     assert score.detail == "returned [1, 3]"
 
 
 def test_input_wrong_arity_is_incorrect(instances: dict, sandbox: Sandbox) -> None:
-    score = INPUT.score(instances["input/pair"], "[ANSWER]pair(1)[/ANSWER]", sandbox)
+    score = INPUT.judging.score(instances["input/pair"], "[ANSWER]pair(1)[/ANSWER]", sandbox)
     assert score.verdict == "incorrect"
     assert "TypeError" in score.detail
 
 
 def test_input_arguments_that_loop_forever_time_out(instances: dict, sandbox: Sandbox) -> None:
-    score = INPUT.score(instances["input/countdown"], "[ANSWER]countdown(3)[/ANSWER]", sandbox)
+    score = INPUT.judging.score(instances["input/countdown"], "[ANSWER]countdown(3)[/ANSWER]",
+                                sandbox)
     assert score.verdict == "incorrect"
     assert "timeout" in score.detail
     # The sandbox recovers: the next answer is scored normally.
-    after = INPUT.score(instances["input/countdown"], "[ANSWER]countdown(6)[/ANSWER]", sandbox)
+    after = INPUT.judging.score(instances["input/countdown"], "[ANSWER]countdown(6)[/ANSWER]",
+                                sandbox)
     assert after.verdict == "correct"
 
 
@@ -172,8 +174,8 @@ def test_input_given_lambda_repeated_exactly_is_correct(instances: dict,
     assert instance.data["given"] == [{"position": 1, "text": "lambda x: x < 2"}]
     wrong_order = "[ANSWER]keep([1, 0, 5], lambda x: x < 2)[/ANSWER]"
     right_order = "[ANSWER]keep([0, 1], lambda x:   x<2)[/ANSWER]"
-    assert INPUT.score(instance, wrong_order, sandbox).verdict == "incorrect"
-    score = INPUT.score(instance, right_order, sandbox)
+    assert INPUT.judging.score(instance, wrong_order, sandbox).verdict == "incorrect"
+    score = INPUT.judging.score(instance, right_order, sandbox)
     assert (score.verdict, score.answer) == ("correct", "[0, 1], lambda x: x < 2")
 
 
@@ -188,7 +190,7 @@ def test_input_given_lambda_repeated_exactly_is_correct(instances: dict,
 ])
 def test_input_anything_but_literals_and_given_text_is_unparsable(
         instances: dict, sandbox: Sandbox, response: str) -> None:
-    score = INPUT.score(instances["input/keep"], response, sandbox)
+    score = INPUT.judging.score(instances["input/keep"], response, sandbox)
     assert score.verdict == "unparsable" and score.detail
 
 
@@ -196,7 +198,7 @@ def test_input_non_literal_answer_is_never_executed(instances: dict, sandbox: Sa
                                                     tmp_path: Path) -> None:
     marker = tmp_path / "executed"
     response = f"[ANSWER]order(__import__('pathlib').Path({str(marker)!r}).touch())[/ANSWER]"
-    assert INPUT.score(instances["input/order"], response, sandbox).verdict == "unparsable"
+    assert INPUT.judging.score(instances["input/order"], response, sandbox).verdict == "unparsable"
     assert not marker.exists()
 
 
@@ -205,11 +207,11 @@ def test_input_argument_written_as_an_expression_is_stated_as_its_value(
     instance = instances["input/scale"]
     # `3 * 19` would be the answer itself; `-(2)` is a literal and keeps its text.
     assert instance.data["given"] == [] and instance.data["stated_args"] == "57, k=-(2)"
-    assert "3 * 19" not in INPUT.prompt(instance, 0)[0]["content"]
-    assert "57, k=-(2)" in INPUT.reference_response(instance)
-    assert INPUT.score(instance, "[ANSWER]scale(3 * 19, k=-2)[/ANSWER]",
+    assert "3 * 19" not in INPUT.asking.prompt(instance, 0)[0]["content"]
+    assert "57, k=-(2)" in INPUT.asking.reference_response(instance)
+    assert INPUT.judging.score(instance, "[ANSWER]scale(3 * 19, k=-2)[/ANSWER]",
                        sandbox).verdict == "unparsable"
-    assert INPUT.score(instance, "[ANSWER]scale(-57, k=2)[/ANSWER]", sandbox).correct
+    assert INPUT.judging.score(instance, "[ANSWER]scale(-57, k=2)[/ANSWER]", sandbox).correct
 
 
 def test_input_stated_value_returning_otherwise_is_skipped(sandbox: Sandbox) -> None:
@@ -221,12 +223,12 @@ def test_input_stated_value_returning_otherwise_is_skipped(sandbox: Sandbox) -> 
     trace = sandbox.run(Job(code, "grow", "[[]] * 2"))
     ctx = BuildContext(seed=0, sandbox=sandbox, traced=[(0, trace)])
     with pytest.raises(SkipInstance, match="do not return what"):
-        INPUT.build(program, 0, trace, ctx)
+        INPUT.building.build(program, 0, trace, ctx)
 
 
 def test_input_scoring_needs_a_sandbox(instances: dict) -> None:
     with pytest.raises(RuntimeError, match="sandbox"):
-        INPUT.score(instances["input/order"], "[ANSWER]order([1, 2])[/ANSWER]", None)
+        INPUT.judging.score(instances["input/order"], "[ANSWER]order([1, 2])[/ANSWER]", None)
 
 
 # --- the oracle -------------------------------------------------------------------------
@@ -236,7 +238,7 @@ def test_input_scoring_needs_a_sandbox(instances: dict) -> None:
 def test_reference_response_scores_correct(instances: dict, sandbox: Sandbox, task: Any,
                                            name: str) -> None:
     instance = instances[f"{task.name}/{name}"]
-    score = task.score(instance, task.reference_response(instance), sandbox)
+    score = task.judging.score(instance, task.asking.reference_response(instance), sandbox)
     assert score.verdict == "correct", score.detail
 
 
@@ -256,18 +258,19 @@ def hand_instance(task: str, **data: Any) -> Instance:
 ])
 def test_plausible_answer_shapes_are_read(response: str) -> None:
     instance = hand_instance("output", truth={"value": ["int", 2], "repr": "2"})
-    assert get_task("output").score(instance, response, None).verdict == "correct"
+    assert get_task("output").judging.score(instance, response, None).verdict == "correct"
 
 
 def test_a_degenerate_json_answer_is_unparsable_not_a_crash() -> None:
     instance = hand_instance("coverage", truth={"lines": [1], "executable": [1], "blocks": [[1]]})
-    score = get_task("coverage").score(instance, "[ANSWER]" + "[" * 5000 + "[/ANSWER]", None)
+    score = get_task("coverage").judging.score(instance, "[ANSWER]" + "[" * 5000 + "[/ANSWER]",
+                                               None)
     assert score.verdict == "unparsable"
 
 
 def test_the_input_answer_must_call_the_function_itself() -> None:
     instance = hand_instance("input", given=[], truth={"output": ["int", 1], "output_repr": "1"})
-    score = get_task("input").score(instance, "[ANSWER]\nassert g(1) == 1\n[/ANSWER]", None)
+    score = get_task("input").judging.score(instance, "[ANSWER]\nassert g(1) == 1\n[/ANSWER]", None)
     assert score.verdict == "unparsable"
 
 
@@ -276,5 +279,5 @@ def test_an_answer_too_large_to_record_is_unparsable_not_a_scoring_error() -> No
     which has no literal form: it is unparsable, with a detail that says why."""
     instance = hand_instance("output", truth={"value": ["int", 1], "repr": "1"})
     huge = "(" + "2, " * 150_000 + ")"
-    score = get_task("output").score(instance, f"[ANSWER]{huge}[/ANSWER]", None)
+    score = get_task("output").judging.score(instance, f"[ANSWER]{huge}[/ANSWER]", None)
     assert score.verdict == "unparsable" and "too large" in (score.detail or "")

@@ -15,23 +15,15 @@ from typer.testing import CliRunner
 from execbench.cli import app
 from execbench.runner import RunConfig, run
 from execbench.suite import BuildOptions, build_suite
-from execbench.tasks import base
-from execbench.tasks.base import (
-    Breakdown,
-    Instance,
-    Metric,
-    Place,
-    Score,
-    SkipInstance,
-    TaskBase,
-    pass_at_1,
-)
+from execbench.tasks import registry
+from execbench.tasks.base import Breakdown, Instance, Metric, Place, Score, SkipInstance, pass_at_1
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.roles import Roles, Task
 from execbench.values import decode
 from tests.helpers.results import make_results
 
 
-class Parity(TaskBase):
+class Parity(Roles):
     """Is the call's result even? (A toy: the point is what it does not need.)"""
 
     name = "toy-parity"
@@ -71,13 +63,13 @@ class Parity(TaskBase):
 
 
 @pytest.fixture()
-def toy() -> Iterator[Parity]:
-    task = base.register(Parity())
+def toy() -> Iterator[Task]:
+    task = registry.register(Task.of(Parity()))
     yield task
-    base.TASKS.unregister(task.name)
+    registry.TASKS.unregister(task.name)
 
 
-def test_a_registered_task_appears_in_ls_results_and_reports(toy: Parity,
+def test_a_registered_task_appears_in_ls_results_and_reports(toy: Task,
                                                               tmp_path: Path) -> None:
     cli = CliRunner()
     listed = cli.invoke(app, ["ls", "tasks"])
@@ -132,7 +124,7 @@ def test_declared_metrics_read_their_place_in_results() -> None:
 def test_families_declare_the_breakdowns_reports_chart() -> None:
     from execbench.tasks import get_task
 
-    declared = {name: [b.name for b in get_task(name).breakdowns]
+    declared = {name: [b.name for b in get_task(name).reporting.breakdowns]
                 for name in ("statement", "loop", "mutation", "choice", "simulation")}
     assert declared == {"statement": ["kind"], "loop": ["kind"],
                         "mutation": ["mutation operator"], "choice": ["mutation operator"],
@@ -145,6 +137,6 @@ def test_every_built_in_task_declares_a_family_and_a_headline_metric() -> None:
 
     for name in task_names():
         task = get_task(name)
-        assert task.family != "other" and any(m.headline for m in task.metrics()), name
-        assert task.layout is None or task.layout in layouts(), name
-    assert {p.name for p in base.pairings().values()} == {"dual"}
+        assert task.family != "other" and any(m.headline for m in task.reporting.metrics()), name
+        assert task.reporting.layout is None or task.reporting.layout in layouts(), name
+    assert {p.name for p in registry.pairings().values()} == {"dual"}

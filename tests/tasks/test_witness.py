@@ -36,8 +36,8 @@ def test_a_target_two_arguments_must_move_for_is_reached(tmp_path: Path,
     truth = instance.data["truth"]
     assert truth["line"] == 7 and instance.args == "(1, 2), (2, 3)"
     task = get_task("counterfactual")
-    response = task.reference_response(instance)
-    assert task.score(instance, response, sandbox).verdict == "correct"
+    response = task.asking.reference_response(instance)
+    assert task.judging.score(instance, response, sandbox).verdict == "correct"
 
 
 def test_a_target_no_input_reaches_is_skipped_with_its_line(tmp_path: Path) -> None:

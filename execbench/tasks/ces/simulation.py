@@ -36,10 +36,8 @@ from execbench.tasks.base import (
     Place,
     Score,
     SkipInstance,
-    TaskBase,
     TaskOption,
     pass_at_1,
-    register,
 )
 from execbench.tasks.ces import coverage, examples
 from execbench.tasks.ces.annotate import annotate
@@ -51,6 +49,8 @@ from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
 from execbench.tasks.common.answers import EMPTY, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.returns import no_value
+from execbench.tasks.registry import register
+from execbench.tasks.roles import Roles, Task
 from execbench.values import LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def _listed(values: list[Any]) -> str:
     return "[" + ", ".join(to_literal(v) for v in values) + "]"
 
 
-class Simulation(TaskBase):
+class Simulation(Roles):
     name = "simulation"
     description = ("simulate a run: values at every loop and condition, and the output; "
                    "scored for coherence (CES)")
@@ -114,6 +114,7 @@ class Simulation(TaskBase):
     summary_data: tuple[str, ...] = ("category", "coverage")
     trace_options = PROPERTIES
     options = (TESTS,)
+    restated = (("repr", "value"),)
 
     def metrics(self) -> tuple[Metric, ...]:
         def share(key: str) -> Place:
@@ -270,4 +271,4 @@ def _example(code: str, ctx: BuildContext) -> dict[str, str]:
     return ctx.memo[key]
 
 
-register(Simulation())
+register(Task.of(Simulation()))

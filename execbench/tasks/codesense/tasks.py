@@ -34,10 +34,8 @@ from execbench.tasks.base import (
     Place,
     Score,
     SkipInstance,
-    TaskBase,
     TaskOption,
     pass_at_1,
-    register,
 )
 from execbench.tasks.codesense import prompts
 from execbench.tasks.codesense.facts import (
@@ -55,6 +53,8 @@ from execbench.tasks.common.abstract import VALUES
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.tasks.common.objects import holds_objects, unshown
+from execbench.tasks.registry import register
+from execbench.tasks.roles import Roles, Task
 from execbench.values import Encoded, LiteralError, equal, is_exact
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
     return None
 
 
-class CodeSenseTask(TaskBase):
+class CodeSenseTask(Roles):
     """What the four tasks share: facts -> instances, prompts, scoring, summaries."""
 
     family = "codesense"
@@ -147,6 +147,7 @@ class CodeSenseTask(TaskBase):
     needs_sandbox = False
     trace_options = STATES
     options: tuple[TaskOption, ...] = (QUESTIONS,)
+    restated = (("text", "value"),)
     fact_type: type[Fact]
     """The kind of fact the task asks about."""
 
@@ -277,8 +278,8 @@ class AliasPrediction(CodeSenseTask):
                    "memory, yes or no (CodeSense; published C records only)")
 
 
-register(StatementPrediction())
-register(BlockPrediction())
-register(LoopPrediction())
-register(BranchPrediction())
-register(AliasPrediction())
+register(Task.of(StatementPrediction()))
+register(Task.of(BlockPrediction()))
+register(Task.of(LoopPrediction()))
+register(Task.of(BranchPrediction()))
+register(Task.of(AliasPrediction()))

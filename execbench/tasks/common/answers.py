@@ -16,9 +16,11 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from execbench.tasks.base import UNPARSABLE, Instance, Score, SkipInstance
+from execbench.tasks.base import UNPARSABLE, Score, SkipInstance
 from execbench.values import (
     Encoded,
     LiteralError,
@@ -100,24 +102,46 @@ def equality(node: ast.AST | None) -> tuple[ast.AST, ast.AST] | None:
     return None
 
 
-def given_arguments(args: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Given:
+    """A dataset argument that is not a literal (a ``lambda``), at a position or a keyword:
+    an answer must repeat it verbatim, since a model's text is never run."""
+
+    text: str
+    position: int | None = None
+    keyword: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        where = {"position": self.position} if self.keyword is None \
+            else {"keyword": self.keyword}
+        return {**where, "text": self.text}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Given:
+        return cls(record["text"], record.get("position"), record.get("keyword"))
+
+    @classmethod
+    def listed(cls, records: Sequence[Mapping[str, Any]]) -> tuple[Given, ...]:
+        return tuple(cls.from_record(record) for record in records)
+
+
+def given_arguments(args: str) -> tuple[Given, ...]:
     """The dataset arguments that are not literals, which an answer must repeat verbatim."""
     nodes, keywords = parse_call_nodes(args)
     if any(kw.arg is None for kw in keywords):
         raise SkipInstance("the call unpacks **kwargs")
-    given: list[dict[str, Any]] = [{"position": i, "text": ast.unparse(node)}
-                                   for i, node in enumerate(nodes) if not is_literal(node)]
-    given += [{"keyword": kw.arg, "text": ast.unparse(kw.value)} for kw in keywords
-              if not is_literal(kw.value)]
-    return given
+    return (*(Given(ast.unparse(node), position=i) for i, node in enumerate(nodes)
+              if not is_literal(node)),
+            *(Given(ast.unparse(kw.value), keyword=kw.arg) for kw in keywords
+              if not is_literal(kw.value)))
 
 
-def given_note(instance: Instance) -> str:
+def given_note(given: Sequence[Given]) -> str:
     """A prompt sentence naming the dataset arguments an answer must repeat verbatim."""
-    if not instance.data.get("given"):
+    if not given:
         return ""
-    fixed = "; ".join(f"argument {g['position'] + 1}: {g['text']}" if "position" in g
-                      else f"keyword {g['keyword']}: {g['text']}" for g in instance.data["given"])
+    fixed = "; ".join(f"argument {g.position + 1}: {g.text}" if g.position is not None
+                      else f"keyword {g.keyword}: {g.text}" for g in given)
     return (" Some arguments cannot be written as literals; write those exactly as given "
             f"here: {fixed}.")
 
@@ -130,15 +154,15 @@ def is_literal(node: ast.AST) -> bool:
     return True
 
 
-def answer_arguments(call: ast.Call, instance: Instance) -> str:
+def answer_arguments(call: ast.Call, args: str, given: Sequence[Given]) -> str:
     """The argument-list text to run for a model's call, built from literals only.
 
     A non-literal argument passes only when it is the very expression the dataset gave at
     that place; the dataset's text is then used, so the model's text never runs.
     """
-    original_args, original_keywords = parse_call_nodes(instance.args)
-    given_positions = {g["position"] for g in instance.data.get("given", []) if "position" in g}
-    given_keywords = {g["keyword"] for g in instance.data.get("given", []) if "keyword" in g}
+    original_args, original_keywords = parse_call_nodes(args)
+    given_positions = {g.position for g in given if g.position is not None}
+    given_keywords = {g.keyword for g in given if g.keyword is not None}
     parts: list[str] = []
     for i, node in enumerate(call.args):
         if isinstance(node, ast.Starred):

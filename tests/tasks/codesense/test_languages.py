@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from execbench.suite import BuildOptions, build_suite, load_suite
-from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Instance, get_task
+from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Instance
+from execbench.tasks.registry import get_task
 
 C_CODE = "char\nfirst(const char *s, int *n)\n{\n\tchar c = s[0];\n\t*n = 1;\n\treturn c;\n}"
 
@@ -23,7 +24,7 @@ def _suite(tmp_path: Path, records: list[dict[str, Any]]) -> list[Instance]:
 
 
 def _verdict(instance: Instance, answer: str) -> tuple[str, bool]:
-    score = get_task(instance.task).score(instance, f"<ans>{answer}</ans>", None)
+    score = get_task(instance.task).judging.score(instance, f"<ans>{answer}</ans>", None)
     return score.verdict, score.extra["string_match"]
 
 
@@ -39,7 +40,7 @@ def statement(tmp_path: Path) -> Instance:
 
 
 def test_a_c_statement_prompt_speaks_c(statement: Instance) -> None:
-    prompt = get_task("statement").prompt(statement, shots=3)[0]["content"]
+    prompt = get_task("statement").asking.prompt(statement, shots=3)[0]["content"]
     assert prompt.startswith("Below is a C function")
     assert "[C]\n1  char\n" in prompt and "[PYTHON]" not in prompt
     assert "as GDB prints it" in prompt
@@ -59,7 +60,8 @@ def test_a_c_statement_prompt_speaks_c(statement: Instance) -> None:
 def test_a_character_answer_in_any_of_its_forms(statement: Instance, answer: str,
                                                 verdict: str, string: bool) -> None:
     assert _verdict(statement, answer) == (verdict, string)
-    assert get_task("statement").reference_response(statement) == "[ANSWER]\n65 'A'\n[/ANSWER]"
+    assert get_task("statement").asking.reference_response(statement) == \
+        "[ANSWER]\n65 'A'\n[/ANSWER]"
 
 
 def test_alias_questions(tmp_path: Path) -> None:
@@ -69,7 +71,7 @@ def test_alias_questions(tmp_path: Path) -> None:
                 "Aliasing": answer, "Function Input": {}} for i, answer in enumerate(["No",
                                                                                      "Yes"])]
     no, yes = _suite(tmp_path, records)
-    prompt = get_task("alias").prompt(no, 0)[0]["content"]
+    prompt = get_task("alias").asking.prompt(no, 0)[0]["content"]
     assert "Pointer A: `n` when `*n = 1;` runs (line 5)." in prompt
     assert "Pointer B: `s` when `char c = s[0];` runs (line 4)." in prompt
     assert _verdict(no, "no") == (CORRECT, True)
@@ -89,12 +91,12 @@ def test_java_outputs_and_published_inputs(tmp_path: Path) -> None:
         "output": [{"name": "unknown", "type": "java.lang.String", "value": "hi bo"}]}]),
         key=lambda instance: instance.task, reverse=True)
     assert output.language == inputs.language == "java"
-    prompt = get_task("output").prompt(output, 0)[0]["content"]
+    prompt = get_task("output").asking.prompt(output, 0)[0]["content"]
     assert "[JAVA]" in prompt and "as JDB prints it" in prompt
     assert 'greet(name = "bo", times = 2)' in prompt
     assert _verdict(output, '"hi bo"') == (CORRECT, True)
     assert _verdict(output, '"hi  bo"')[0] == INCORRECT
-    prompt = get_task("input").prompt(inputs, 0)[0]["content"]
+    prompt = get_task("input").asking.prompt(inputs, 0)[0]["content"]
     assert "The call returned: hi bo" in prompt and "`name`, `times`" in prompt
     assert _verdict(inputs, '{times = 2, name = "bo"}')[0] == CORRECT   # any order
     assert _verdict(inputs, '{name = "bo", times = 3}')[0] == INCORRECT

@@ -26,7 +26,7 @@ def _answered(tmp_path: Path, source: Path, answers: dict[str, str], *,
     suite = tmp_path / "suite"
     build_suite([str(source)], suite, BuildOptions(tasks=None, limit=limit, workers=1))
     _, instances, _ = load_suite(suite)
-    replies = {get_task(instance.task).prompt(instance, 0)[-1]["content"]:
+    replies = {get_task(instance.task).asking.prompt(instance, 0)[-1]["content"]:
                answers[instance.program_id.rsplit("/", 1)[1]] for instance in instances}
     with fake_model(replies.__getitem__) as model:
         run(RunConfig(suite=str(suite), **model), tmp_path / "run")

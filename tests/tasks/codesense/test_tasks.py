@@ -138,7 +138,7 @@ def _instance(tmp_path: Path, task: str, **options: str):
 def test_scores_are_type_aware_and_record_the_string_match(
         tmp_path: Path, response: str | None, verdict: str, matched: bool) -> None:
     [call] = [i for i in _instance(tmp_path, "statement") if i.data["kind"] == "call"]
-    score = get_task("statement").score(call, response, None)
+    score = get_task("statement").judging.score(call, response, None)
     assert score.verdict == verdict
     assert score.extra == {"kind": "call", "values": "concrete", "string_match": matched}
 
@@ -146,12 +146,12 @@ def test_scores_are_type_aware_and_record_the_string_match(
 def test_block_and_branch_answers(tmp_path: Path) -> None:
     block = next(i for i in _instance(tmp_path, "block") if i.data["kind"] == "block-2")
     task = get_task("block")
-    assert task.score(block, "<ans>{'total': 8, 'c': 100}</ans>", None).verdict == CORRECT
-    assert task.score(block, "c = 100\ntotal = 8", None).verdict == CORRECT
-    assert task.score(block, "{'c': 100}", None).verdict == INCORRECT
+    assert task.judging.score(block, "<ans>{'total': 8, 'c': 100}</ans>", None).verdict == CORRECT
+    assert task.judging.score(block, "c = 100\ntotal = 8", None).verdict == CORRECT
+    assert task.judging.score(block, "{'c': 100}", None).verdict == INCORRECT
     branch = next(i for i in _instance(tmp_path, "branch") if i.data["fact"]["line"] == 6)
-    assert get_task("branch").score(branch, "<ans>Yes</ans>", None).verdict == CORRECT
-    assert get_task("branch").score(branch, "No", None).verdict == INCORRECT
+    assert get_task("branch").judging.score(branch, "<ans>Yes</ans>", None).verdict == CORRECT
+    assert get_task("branch").judging.score(branch, "No", None).verdict == INCORRECT
 
 
 def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
@@ -164,7 +164,7 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
     assert output.data["values"] == "abstract"
     branch = next(i for i in instances if i.data.get("kind") == "branch")
     assert branch.data["truth"]["category"] in ("True", "False")
-    assert get_task("output").score(output, "<ans>numeric string</ans>", None).extra == {
+    assert get_task("output").judging.score(output, "<ans>numeric string</ans>", None).extra == {
         "kind": "output", "values": "abstract", "string_match": True}
     oracle = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "oracle")
     assert all(m["all"]["pass@1"] == 1.0 for m in oracle["metrics"].values())

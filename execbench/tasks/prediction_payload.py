@@ -1,0 +1,107 @@
+"""What an output or input instance carries beside the common fields, typed.
+
+Three shapes: the plain output question (the value returned, and its repr), the plain
+input question (the value to return, the arguments an answer must repeat, the call's
+arguments stated as values), and a question asked in CodeSense's style (abstract values,
+or a value a benchmark published), whose truth is CodeSense's. Each is written to and
+read from an instance's task fields here and nowhere else; ``instances.jsonl`` sorts the
+keys, so the order fields are written in is not part of a suite's bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from execbench.tasks.base import Instance
+from execbench.tasks.common.answers import Given
+
+CODESENSE_KINDS = ("output", "input")
+"""The ``kind`` of a question asked in CodeSense's style."""
+
+
+@dataclass(frozen=True)
+class OutputQuestion:
+    """``assert f(x) == ??``: the value the call returned."""
+
+    value: list[Any]
+    """The returned value, typed (``values.encode``)."""
+    repr: str
+    objects: bool = False
+    """The value holds objects shown in their constructor form (``common.objects``)."""
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"truth": {"repr": self.repr, "value": self.value}}
+        if self.objects:
+            record["objects"] = True
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> OutputQuestion:
+        truth = data["truth"]
+        return cls(truth["value"], truth["repr"], data.get("objects") is True)
+
+
+@dataclass(frozen=True)
+class InputQuestion:
+    """``assert f(??) == y``: arguments that make the call return ``output``."""
+
+    output: list[Any]
+    output_repr: str
+    given: tuple[Given, ...]
+    """The call's arguments that are not literals, which an answer repeats verbatim."""
+    stated_args: str | None = None
+    """The call's arguments with each expression written as the value it traced to, when
+    the dataset wrote some as expressions; what the oracle answers."""
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "truth": {"output": self.output, "output_repr": self.output_repr},
+            "given": [g.to_record() for g in self.given]}
+        if self.stated_args is not None:
+            record["stated_args"] = self.stated_args
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> InputQuestion:
+        truth = data["truth"]
+        return cls(truth["output"], truth["output_repr"], Given.listed(data["given"]),
+                   data.get("stated_args"))
+
+
+@dataclass(frozen=True)
+class CodeSenseQuestion:
+    """An output or input asked as the CodeSense tasks ask (numbered code, the value alone
+    as the answer); its truth is CodeSense's (``codesense.tasks.concrete_truth``, or
+    ``common.abstract.truth`` for abstract values)."""
+
+    kind: str
+    """``output`` or ``input``."""
+    values: str
+    """``concrete`` or ``abstract``."""
+    truth: dict[str, Any]
+    fact: dict[str, Any] | None = None
+    """The published inputs' fact record (an input question of a C or Java program)."""
+
+    def to_record(self) -> dict[str, Any]:
+        record = {"kind": self.kind, "values": self.values, "truth": self.truth}
+        if self.fact is not None:
+            record["fact"] = self.fact
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> CodeSenseQuestion:
+        return cls(data["kind"], data["values"], data["truth"], data.get("fact"))
+
+
+def in_codesense_style(instance: Instance) -> bool:
+    """Whether the instance is asked in CodeSense's style; read from ``kind`` alone, which
+    the instances a summary holds keep (``summary_data``) without their truths."""
+    return instance.data.get("kind") in CODESENSE_KINDS
+
+
+def codesense_question(instance: Instance) -> CodeSenseQuestion | None:
+    """The instance's question when it is asked in CodeSense's style, else None."""
+    return CodeSenseQuestion.from_record(instance.data) if in_codesense_style(instance) \
+        else None
