@@ -37,8 +37,9 @@ from execbench.harvest.records import (
 )
 
 SECRET = "sk-harvest-jail-test-3f9c2a"
-IPC_KEY = 0x5EED1
-TOKEN = "execbench-daemon-token-7d1e"
+# Named after this test process, so that two test runs at once use different ones.
+IPC_KEY = 0x5EED0000 + os.getpid() % 0x10000
+TOKEN = f"execbench-daemon-token-{os.getpid()}"
 
 CORE = '''\
 def leak(route, outcome):
