@@ -32,7 +32,8 @@ LAYERS = (
 REGISTRY = ("execbench.tasks", "execbench.tasks.base", "execbench.tasks.registry",
             "execbench.tasks.roles")
 """What suite/ and report/ may import from the tasks: the registry, the roles a task plays
-and the records they exchange."""
+and the records they exchange; and a family's typed instance fields (a module named
+``*_payload``), which its report reads."""
 
 
 def _layer(module: str) -> int:
@@ -81,7 +82,8 @@ def test_suite_and_reports_reach_tasks_only_through_the_registry() -> None:
     for name, path in modules.items():
         if name == "execbench.suite" or name.startswith(("execbench.suite.", "execbench.report")):
             tasks = {t for t in _imports(path, modules) if t.startswith("execbench.tasks")}
-            assert tasks <= set(REGISTRY), (name, tasks)
+            payloads = {t for t in tasks if t.endswith("_payload")}
+            assert tasks - payloads <= set(REGISTRY), (name, tasks)
 
 
 def test_reports_read_runs_without_the_generation_engine() -> None:

@@ -61,8 +61,12 @@ def _poster(url: str) -> Post:
 
 @contextlib.contextmanager
 def served(rewarder: Rewarder, log: list[str] | None = None) -> Iterator[Post]:
-    """The service on a free local port, in a thread, while the block runs."""
-    with serving(rewarder, log=(log if log is not None else []).append) as url:
+    """The service on a free local port, in a thread, while the block runs. A body may
+    take ``PATIENCE`` to start flowing: the client is a thread of this process, which a
+    busy machine can hold back past the service's one-second grace; the tests of slow
+    bodies set their own limits."""
+    with serving(rewarder, log=(log if log is not None else []).append,
+                 options=ServeOptions(body_grace_seconds=PATIENCE)) as url:
         yield _poster(url)
 
 

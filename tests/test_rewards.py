@@ -26,6 +26,7 @@ from execbench.rundir import RunConfig, prompt_hash, read_samples
 from execbench.runner import SAMPLES, rescore, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.dexbench_payload import CoverageQuestion
 from tests.fakeserver import FakeServer, Reply
 from tests.helpers.data import shared_data
 from tests.helpers.fake_model import FAKE_MODEL
@@ -177,7 +178,7 @@ def test_partial_credit_options_read_the_verdicts_parts(exported: dict[str, Any]
     coverage = next(i for i in instances if i.task == "coverage")
     simulation = next(i for i in instances if i.task == "simulation")
     statement = next(i for i in instances if i.task == "statement")
-    lines = coverage.data["truth"]["lines"]
+    lines = list(CoverageQuestion.from_record(coverage.data).lines)
     half = f"[ANSWER]\n{json.dumps(lines[: len(lines) // 2 or 1])}\n[/ANSWER]"
     with Rewarder("coverage=jaccard,simulation=coherence,statement=string_match") as rewarder:
         truth = truth_text(coverage, manifest.recipe.limits)

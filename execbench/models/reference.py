@@ -24,7 +24,7 @@ from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelEr
 from execbench.models.provider import ModelKind, Provider
 from execbench.registry import Registry, UnknownName
 from execbench.tasks import get_task, task_names
-from execbench.tasks.common.abstract import random_category
+from execbench.tasks.common.abstract import AbstractTruth, Filing, random_category
 
 if TYPE_CHECKING:
     from execbench.tasks.base import Instance
@@ -97,7 +97,7 @@ class RandomCategoryModel(ModelBase):
     def check(self, instances: Sequence[Instance]) -> None:
         """Refuse instances that ask for no category: every sample would be an error."""
         concrete = sorted({instance.task for instance in instances
-                           if instance.data.get("values") != "abstract"})
+                           if Filing.of(instance).values != "abstract"})
         if concrete:
             raise ModelError("reference/random-category answers only abstract-value "
                              f"instances, and the {', '.join(concrete)} instances of this "
@@ -105,12 +105,12 @@ class RandomCategoryModel(ModelBase):
                              "(the output, statement and loop tasks take it)")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
-        data = request.instance.data
-        if data.get("values") != "abstract":
+        truth = AbstractTruth.asked(request.instance)
+        if truth is None:
             return Generation(text=None, error="reference/random-category answers only "
                               "abstract-value instances (build with -T values=abstract)")
         rng = random.Random(f"{request.seed}/{request.instance.id}/{request.sample}")
-        return Generation(text=f"<ans>{random_category(data['truth']['type'], rng)}</ans>")
+        return Generation(text=f"<ans>{random_category(truth.type, rng)}</ans>")
 
 
 class ConstantModel(ModelBase):

@@ -3,15 +3,15 @@ relaxed view of coverage prediction, the failure taxonomy, and the suite's compl
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
+from execbench.suite import SuiteError, SuiteFile
+from execbench.tasks.dexbench_payload import Complexity, complexity
 
 FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
 
@@ -76,26 +76,34 @@ def failure_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cell
     return headers, rows
 
 
+def _complexities(folder: Path) -> dict[str, dict[str, Complexity]]:
+    """Per source, per program, the complexity its DexBench instances state; none for a
+    folder that is not a suite this execbench reads (as ``ces-vetting`` does)."""
+    found: dict[str, dict[str, Complexity]] = {}
+    try:
+        for instance in SuiteFile.open(folder).instances():
+            shape = complexity(instance)
+            if shape is not None:
+                found.setdefault(instance.source, {})[instance.program_id] = shape
+    except (SuiteError, OSError):
+        return {}
+    return found
+
+
 def complexity_table(suite_dirs: list[Path]) -> tuple[list[str], list[list[Cell]]]:
     """Lines of code and cyclomatic complexity of the suites' selected programs."""
     headers = ["suite", "source", "programs", "LOC min", "LOC max", "LOC mean", "LOC std",
                "CC min", "CC max", "CC mean", "CC std", "CO", "LO", "LC", "Others"]
     rows: list[list[Cell]] = []
     for folder in suite_dirs:
-        shapes: dict[str, dict[str, dict[str, Any]]] = {}
-        with (folder / "instances.jsonl").open(encoding="utf-8") as handle:
-            for line in handle:
-                record = json.loads(line)
-                if record["task"] in (FORWARD, BACKWARD) and "shape" in record:
-                    shapes.setdefault(record["source"], {})[record["program_id"]] = record["shape"]
+        shapes = _complexities(folder)
         for source in sorted(shapes):
             programs = list(shapes[source].values())
             row: list[Cell] = [str(folder), source, len(programs)]
-            for key in ("loc", "cyclomatic"):
-                values = [p[key] for p in programs]
+            for values in ([p.loc for p in programs], [p.cyclomatic for p in programs]):
                 spread = statistics.stdev(values) if len(values) > 1 else 0.0
                 row += [min(values), max(values), float(statistics.mean(values)), spread]
-            categories = [p["category"] for p in programs]
+            categories = [p.category for p in programs]
             row += [categories.count(c) for c in ("CO", "LO", "LC", "Others")]
             rows.append(row)
     return headers, rows

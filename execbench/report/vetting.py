@@ -39,6 +39,7 @@ from execbench.report.layouts import Layout, View, register_layout
 from execbench.report.tables import Cell, Table, percent
 from execbench.rundir import SAMPLES, Results, iter_samples
 from execbench.suite import SuiteError, SuiteFile
+from execbench.tasks.bugs_payload import LocalizationQuestion
 
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
 SIMULATION = "simulation"
@@ -61,7 +62,7 @@ class _Suite:
 
     bug_tasks: dict[str, tuple[str, str | None]]
     buggy_simulations: dict[str, str]
-    bug_lines: dict[str, list[int]]
+    bug_lines: dict[str, tuple[int, ...]]
 
     @classmethod
     def read(cls, result: Results) -> _Suite:
@@ -71,7 +72,8 @@ class _Suite:
                 if instance.task in BUG_TASKS:
                     found.bug_tasks[instance.id] = (instance.program_id, instance.variant)
                 if instance.task == LOCALIZATION:
-                    found.bug_lines[instance.program_id] = instance.data["truth"]["lines"]
+                    found.bug_lines[instance.program_id] = \
+                        LocalizationQuestion.from_record(instance.data).lines
                 mutation = instance.mutation or {}
                 if instance.task == SIMULATION and "bug_type" in mutation:
                     found.buggy_simulations[instance.id] = mutation["original_id"]
@@ -93,7 +95,7 @@ def _simulations(results: Sequence[Results], samples: list[list[dict[str, Any]]]
     return found
 
 
-def vet(sample: dict[str, Any] | None, bug_lines: list[int] | None) -> str:
+def vet(sample: dict[str, Any] | None, bug_lines: Sequence[int] | None) -> str:
     """The class of one bug-task success, given the model's simulation sample."""
     extra = (sample or {}).get("extra") or {}
     kind = extra.get("class")

@@ -48,6 +48,14 @@ from execbench.tasks.base import (
     build_step_budget,
     pass_at_1,
 )
+from execbench.tasks.bugs_payload import (
+    BugNote,
+    BugQuestion,
+    LocalizationQuestion,
+    PredictionQuestion,
+    RepairCall,
+    RepairQuestion,
+)
 from execbench.tasks.common.answers import EMPTY, unparsable
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
@@ -171,14 +179,14 @@ class _BugTask(Roles):
             return [index for index, _ in traced[:1]]
 
     def _common(self, program: Program, call_index: int, trace: Trace,
-                ctx: BuildContext) -> tuple[Bug, dict[str, Any]]:
+                ctx: BuildContext) -> tuple[Bug, BugQuestion]:
         bug, found = self._revealing(program, ctx)
         call = f"{program.entry_point}({program.calls[call_index].args})"
         shown = found.trace.value_repr if found.how == WRONG_VALUE else (
             found.trace.exception["type"] if found.trace.exception else found.trace.status)
-        return bug, {"test": f"assert {call} == {trace.value_repr}",
-                     "bug": {"type": bug.type, "symptoms": bug.symptoms, "reveals": found.how,
-                             "buggy_result": shown}}
+        assert shown is not None, "a wrong value is a returned one, which has a repr"
+        return bug, BugQuestion(f"assert {call} == {trace.value_repr}",
+                                BugNote(bug.type, bug.symptoms, found.how, shown))
 
     def _prompt(self, intro: str, examples: list[tuple[str, str]], shown: str,
                 answer_format: str, shots: int) -> list[Message]:
@@ -206,9 +214,10 @@ class BugPrediction(_BugTask):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        bug, common = self._common(program, call_index, trace, ctx)
-        return [{**common, "variant": "buggy", "code": bug.code, "truth": "yes"},
-                {**common, "variant": "fixed", "truth": "no"}]
+        bug, shown = self._common(program, call_index, trace, ctx)
+        return [{**PredictionQuestion(shown.test, shown.bug, True).to_record(),
+                 "code": bug.code},
+                PredictionQuestion(shown.test, shown.bug, False).to_record()]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         intro = ("Below is a Python function, whose docstring says what it should do, and a "
@@ -219,30 +228,32 @@ class BugPrediction(_BugTask):
                          "and nothing else, between [ANSWER] and [/ANSWER].")
         examples = [(_shown(_EXAMPLE_BUGGY, _EXAMPLE_TEST), _answered(_EXAMPLE_BUGGY_RUN, "yes")),
                     (_shown(_EXAMPLE_FIXED, _EXAMPLE_TEST), _answered(_EXAMPLE_FIXED_RUN, "no"))]
-        return self._prompt(intro, examples, _shown(instance.code, instance.data["test"]),
-                            answer_format, shots)
+        test = PredictionQuestion.from_record(instance.data).test
+        return self._prompt(intro, examples, _shown(instance.code, test), answer_format, shots)
 
     def reference_response(self, instance: Instance) -> str:
-        return f"[ANSWER]\n{instance.data['truth']}\n[/ANSWER]"
+        return f"[ANSWER]\n{PredictionQuestion.from_record(instance.data).answer}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra = {"variant": instance.data["variant"]}
+        question = PredictionQuestion.from_record(instance.data)
+        extra = {"variant": question.variant}
         text = answer_text(response)
         found = re.match(r"\s*(yes|no)\b", text or "", re.IGNORECASE)
         if found is None:
             return unparsable(text, "expected yes or no" if text else EMPTY, extra)
         said = found.group(1).lower()
-        verdict = CORRECT if said == instance.data["truth"] else INCORRECT
+        verdict = CORRECT if said == question.answer else INCORRECT
         return Score(verdict, answer=said, extra=extra)
 
     def summarize(self, samples: list[dict[str, Any]],
                   instances: dict[str, Instance]) -> dict[str, Any]:
         """The share of samples right on each variant (a failed request counts as wrong):
-        a model that always says ``yes`` gets ``buggy`` 1 and ``fixed`` 0."""
+        a model that always says ``yes`` gets ``buggy`` 1 and ``fixed`` 0. Read from
+        ``Instance.variant``: the instances a summary holds keep only ``summary_data``."""
         result: dict[str, Any] = {}
         for variant in ("buggy", "fixed"):
-            mine = [s for s in samples if instances[s["instance_id"]].data["variant"] == variant]
+            mine = [s for s in samples if instances[s["instance_id"]].variant == variant]
             result[variant] = sum(bool(s["correct"]) for s in mine) / len(mine) if mine else None
             result[f"{variant}_samples"] = len(mine)
         return result
@@ -255,11 +266,12 @@ class BugLocalization(_BugTask):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        bug, common = self._common(program, call_index, trace, ctx)
+        bug, shown = self._common(program, call_index, trace, ctx)
         lines = bug_lines(program.code, bug.code, program.entry_point)
         if not lines:
             raise SkipInstance("the buggy function has the canonical one's lines")
-        return [{**common, "code": bug.code, "truth": {"lines": lines}}]
+        return [{**LocalizationQuestion(shown.test, shown.bug, tuple(lines)).to_record(),
+                 "code": bug.code}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         intro = ("Below is a Python function with numbered lines, whose docstring says what "
@@ -268,11 +280,13 @@ class BugLocalization(_BugTask):
                          "[ANSWER] and [/ANSWER].")
         example = _shown(numbered(_EXAMPLE_BUGGY), _EXAMPLE_TEST)
         return self._prompt(intro, [(example, _answered(_EXAMPLE_BUGGY_RUN, "5"))],
-                            _shown(numbered(instance.code), instance.data["test"]),
+                            _shown(numbered(instance.code),
+                                   LocalizationQuestion.from_record(instance.data).test),
                             answer_format, shots)
 
     def reference_response(self, instance: Instance) -> str:
-        return f"[ANSWER]\n{instance.data['truth']['lines'][0]}\n[/ANSWER]"
+        line = LocalizationQuestion.from_record(instance.data).lines[0]
+        return f"[ANSWER]\n{line}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -281,7 +295,8 @@ class BugLocalization(_BugTask):
         if found is None:
             return unparsable(text, "expected a line number" if text else EMPTY)
         line = int(found.group(1))
-        verdict = CORRECT if line in instance.data["truth"]["lines"] else INCORRECT
+        lines = LocalizationQuestion.from_record(instance.data).lines
+        verdict = CORRECT if line in lines else INCORRECT
         return Score(verdict, answer=str(line))
 
 
@@ -293,14 +308,14 @@ class BugRepair(_BugTask):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        bug, common = self._common(program, call_index, trace, ctx)
-        calls = [{"args": program.calls[index].args, "value": traced.value,
-                  "repr": traced.value_repr}
-                 for index, traced in ctx.traced if traced.status == "ok"
-                 and traced.value is not None and is_exact(traced.value)]
-        return [{**common, "code": bug.code,
-                 "truth": {"calls": calls,
-                           "function": function_source(program.code, program.entry_point)}}]
+        bug, shown = self._common(program, call_index, trace, ctx)
+        calls = tuple(RepairCall(program.calls[index].args, traced.value, traced.value_repr)
+                      for index, traced in ctx.traced if traced.status == "ok"
+                      and traced.value is not None and traced.value_repr is not None
+                      and is_exact(traced.value))
+        question = RepairQuestion(shown.test, shown.bug, calls,
+                                  function_source(program.code, program.entry_point))
+        return [{**question.to_record(), "code": bug.code}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         intro = ("Below is a Python function, whose docstring says what it should do, and a "
@@ -312,10 +327,12 @@ class BugRepair(_BugTask):
         fixed = f"```python\n{_EXAMPLE_FIXED}\n```"
         return self._prompt(intro, [(_shown(_EXAMPLE_BUGGY, _EXAMPLE_TEST),
                                      _answered(_EXAMPLE_BUGGY_RUN, fixed))],
-                            _shown(instance.code, instance.data["test"]), answer_format, shots)
+                            _shown(instance.code, RepairQuestion.from_record(instance.data).test),
+                            answer_format, shots)
 
     def reference_response(self, instance: Instance) -> str:
-        return f"[ANSWER]\n```python\n{instance.data['truth']['function']}```\n[/ANSWER]"
+        function = RepairQuestion.from_record(instance.data).function
+        return f"[ANSWER]\n```python\n{function}```\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -330,11 +347,11 @@ class BugRepair(_BugTask):
             return unparsable(text, why)
         if sandbox is None:
             raise RuntimeError("bug-repair needs a sandbox to score")
-        calls = instance.data["truth"]["calls"]
+        calls = RepairQuestion.from_record(instance.data).calls
         # The candidate's calls share a runner that serves nothing else, and one wall-clock
         # budget: once a call runs out of time the rest are judged timeout, not run.
         unit = new_unit()
-        traces = sandbox.map(Job(module, instance.entry_point, call["args"], RESULT_ONLY,
+        traces = sandbox.map(Job(module, instance.entry_point, call.args, RESULT_ONLY,
                                  unit=unit) for call in calls)
         failures = [_failure(instance.entry_point, call, trace)
                     for call, trace in zip(calls, traces, strict=True)]
@@ -363,16 +380,16 @@ def _candidate_module(code: str, text: str, entry_point: str) -> tuple[str | Non
     return module, ""
 
 
-def _failure(entry_point: str, call: dict[str, Any], trace: Trace) -> str | None:
+def _failure(entry_point: str, call: RepairCall, trace: Trace) -> str | None:
     """Why the candidate's run of a test call is wrong, or None when it returned the
     canonical value."""
-    where = f"{entry_point}({call['args']})"
+    where = f"{entry_point}({call.args})"
     if trace.status != "ok":
         what = trace.exception["type"] if trace.exception else trace.detail
         return f"{where}: {trace.status}" + (f" ({what})" if what else "")
-    if trace.value is not None and equal(trace.value, call["value"]):
+    if trace.value is not None and equal(trace.value, call.value):
         return None
-    return f"{where} returned {trace.value_repr}, expected {call['repr']}"
+    return f"{where} returned {trace.value_repr}, expected {call.repr}"
 
 
 register(Task.of(BugPrediction()))

@@ -63,6 +63,12 @@ from execbench.tasks.common.answers import (
 )
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.dexbench_payload import (
+    Complexity,
+    CounterfactualQuestion,
+    CoverageQuestion,
+    Target,
+)
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
 from execbench.tasks.witness import find_witness
@@ -100,10 +106,6 @@ def g(n):
         if i % 2:
             total += i
     return total"""
-
-
-def _shape_fields(shape: Shape) -> dict[str, Any]:
-    return {"loc": shape.loc, "cyclomatic": shape.cyclomatic, "category": shape.category}
 
 
 class _DualSelection(Roles):
@@ -145,10 +147,10 @@ class CoveragePrediction(_DualSelection):
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
         shape = shape_of(program.code)
-        return [{"truth": {"lines": sorted(shape.normalise(trace.lines)),
-                           "executable": sorted(shape.executable),
-                           "blocks": sorted(sorted(b) for b in shape.blocks)},
-                 "shape": _shape_fields(shape)}]
+        blocks = sorted(tuple(sorted(b)) for b in shape.blocks)
+        return [CoverageQuestion(tuple(sorted(shape.normalise(trace.lines))),
+                                 tuple(sorted(shape.executable)), tuple(blocks),
+                                 Complexity.of(shape)).to_record()]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         parts = [_INTRO]
@@ -165,7 +167,8 @@ class CoveragePrediction(_DualSelection):
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def reference_response(self, instance: Instance) -> str:
-        answer = json.dumps({"executed_lines": instance.data["truth"]["lines"]})
+        lines = CoverageQuestion.from_record(instance.data).lines
+        answer = json.dumps({"executed_lines": list(lines)})
         return f"[ANSWER]\n{answer}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
@@ -180,13 +183,14 @@ class CoveragePrediction(_DualSelection):
         if predicted is None:
             return unparsable(text, "not a JSON list of line numbers",
                               {"failure": "format_error"}, score=0.0)
-        truth = set(instance.data["truth"]["lines"])
+        question = CoverageQuestion.from_record(instance.data)
+        truth = set(question.lines)
         union = predicted | truth
         jaccard = len(predicted & truth) / len(union) if union else 1.0
         answer = json.dumps(sorted(predicted))
         if predicted == truth:
             return Score(CORRECT, answer=answer, score=1.0)
-        failure = _coverage_failure(predicted, truth, instance.data["truth"])
+        failure = _coverage_failure(predicted, truth, question)
         return Score(INCORRECT, answer=answer, score=jaccard,
                      extra={"failure": failure} if failure else {})
 
@@ -211,18 +215,19 @@ def parse_lines(text: str) -> set[int] | None:
     return distinct(value)
 
 
-def _coverage_failure(predicted: set[int], truth: set[int], facts: dict[str, Any]) -> str | None:
-    if predicted - set(facts["executable"]):
+def _coverage_failure(predicted: set[int], truth: set[int],
+                      question: CoverageQuestion) -> str | None:
+    if predicted - set(question.executable):
         return "hallucination"
-    for block in facts["blocks"]:
-        block = set(block)
+    for lines in question.blocks:
+        block = set(lines)
         if block <= truth and predicted & block and not block <= predicted:
             return "skipping_statements"
     return None
 
 
 def choose_target(shape: Shape, covered: set[int], rule: str, rng: random.Random,
-                  body: str = "chain") -> dict[str, Any] | None:
+                  body: str = "chain") -> Target | None:
     """Algorithm 1 (with the ``min``/``random`` variants of the target rule).
 
     The paper says a branch's body without saying whether an ``if``'s ``elif``/``else``
@@ -244,9 +249,8 @@ def choose_target(shape: Shape, covered: set[int], rule: str, rng: random.Random
         else:
             size = (max if rule == "max" else min)(len(lines) for _, lines in candidates)
             branch, lines = next((b, lines) for b, lines in candidates if len(lines) == size)
-        target = {"line": branch.line, "kind": branch.kind, "body": sorted(lines),
-                  "decision": branch.decision}
-        return {**target, "arms": True} if lines != branch.body else target
+        return Target(branch.line, branch.kind, tuple(sorted(lines)), branch.decision,
+                      arms=lines != branch.body)
     standalone = shape.outside_branches & unexecuted
     if body == "chain" and not standalone:
         # An `else` is no target of its own here, so the released code's last resort keeps
@@ -254,7 +258,7 @@ def choose_target(shape: Shape, covered: set[int], rule: str, rng: random.Random
         standalone = unexecuted
     if standalone:
         line = min(standalone)
-        return {"line": line, "kind": "line", "body": [line], "decision": None}
+        return Target(line, "line", (line,), None)
     return None
 
 
@@ -286,29 +290,28 @@ class CounterfactualMutation(_DualSelection):
         given = given_arguments(args)
         others = [(program.calls[i].args, t) for i, t in ctx.traced if i != call_index]
         # The witness is what reference/oracle answers: only an answer score() reads counts.
-        listed = [g.to_record() for g in given]
-        reader = Instance.build(self.name, program, call_index, {"given": listed})
-        witness = find_witness(ctx.sandbox, program.code, program.entry_point, shape,
-                               frozenset(target["body"]), args, trace, others,
-                               lambda text: isinstance(read_arguments(text, reader), str))
+        witness = find_witness(
+            ctx.sandbox, program.code, program.entry_point, shape, frozenset(target.body),
+            args, trace, others,
+            lambda text: isinstance(_arguments(text, program.code, program.entry_point, args,
+                                               given), str))
         if witness is None:
-            raise SkipInstance(f"no input reaching line {target['line']} that can be written "
+            raise SkipInstance(f"no input reaching line {target.line} that can be written "
                                "as literal arguments was found")
-        return [{"truth": {**target, "witness": witness, "original_lines": sorted(covered)},
-                 "given": listed, "mode": mode, "target_rule": rule,
-                 "shape": _shape_fields(shape)}]
+        return [CounterfactualQuestion(target, witness, tuple(sorted(covered)), given, mode,
+                                       rule, Complexity.of(shape)).to_record()]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        truth = instance.data["truth"]
+        question = CounterfactualQuestion.from_record(instance.data)
         entry = instance.entry_point
-        goal = _goal(truth)
-        if instance.data["mode"] == "generate":
+        goal, not_yet = _goal(question.target), _not_yet(question.target)
+        if question.mode == "generate":
             task = f"Find arguments for `{entry}` such that, when it is called after the module " \
                    f"has run, {goal}."
         else:
             task = f"After the module has run, `{entry}({instance.args})` is called; with " \
-                   f"these arguments, {_not_yet(truth)}. Change the arguments so that {goal}."
-        task += given_note(Given.listed(instance.data["given"]))
+                   f"these arguments, {not_yet}. Change the arguments so that {goal}."
+        task += given_note(question.given)
         parts = [_INTRO]
         if shots:
             parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n[TASK]\nAfter the "
@@ -323,7 +326,8 @@ class CounterfactualMutation(_DualSelection):
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def reference_response(self, instance: Instance) -> str:
-        return f"[ANSWER]\n{instance.data['truth']['witness']}\n[/ANSWER]"
+        witness = CounterfactualQuestion.from_record(instance.data).witness
+        return f"[ANSWER]\n{witness}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -342,15 +346,15 @@ class CounterfactualMutation(_DualSelection):
                                unit=new_unit()))
         shape = shape_of(instance.code)
         lines = shape.normalise(trace.lines)
-        truth = instance.data["truth"]
+        target = CounterfactualQuestion.from_record(instance.data).target
         extra: dict[str, Any] = {}
         if trace.status == "exception" and trace.exception:
             extra["raised"] = trace.exception["type"]
-        if set(truth["body"]) & lines:
+        if set(target.body) & lines:
             return Score(CORRECT, answer=args, extra=extra)
         if trace.status in ("timeout", "crashed", "memory", "output_limit"):
             return Score(INCORRECT, answer=args, detail=f"program {trace.status}", extra=extra)
-        if truth["decision"] is not None and truth["decision"] in lines:
+        if target.decision is not None and target.decision in lines:
             extra["failure"] = "prompt_misread"
         return Score(INCORRECT, answer=args, detail="target not reached", extra=extra)
 
@@ -358,41 +362,48 @@ class CounterfactualMutation(_DualSelection):
 def read_arguments(text: str, instance: Instance) -> str | Score:
     """The arguments a counterfactual answer proposes, rebuilt from literals, or the
     ``unparsable`` score (failure ``format_error``) saying why there are none (not
-    literals, or not fitting the signature). The build checks its witnesses with this
-    too, so the oracle's answers are read exactly as a model's are."""
-    call = answer_call(text, instance.entry_point)
+    literals, or not fitting the signature)."""
+    return _arguments(text, instance.code, instance.entry_point, instance.args,
+                      CounterfactualQuestion.from_record(instance.data).given)
+
+
+def _arguments(text: str, code: str, entry_point: str, original: str,
+               given: tuple[Given, ...]) -> str | Score:
+    """``read_arguments`` for a call not yet an instance: the build checks its witnesses
+    with this, so the oracle's answers are read exactly as a model's are."""
+    call = answer_call(text, entry_point)
     try:
         if call is None:
             raise LiteralError("not an argument list")
-        args = answer_arguments(call, instance.args, Given.listed(instance.data["given"]))
+        args = answer_arguments(call, original, given)
     except LiteralError as exc:
         return unparsable(text, str(exc), {"failure": "format_error"})
-    if not fits_signature(signature_of(instance.code, instance.entry_point), call):
+    if not fits_signature(signature_of(code, entry_point), call):
         return unparsable(args, "arguments do not fit the signature",
                           {"failure": "format_error"})
     return args
 
 
-def _body(truth: dict[str, Any]) -> str:
+def _body(target: Target) -> str:
     """The target's body as the prompt names it (a chain target: any of its arms)."""
-    kind, line = truth["kind"], truth["line"]
+    kind, line = target.kind, target.line
     what = "else" if kind.endswith("else") else kind
-    if truth.get("arms"):
+    if target.arms:
         return (f"the body of the `{what}` at line {line} or of an `elif`/`else` arm after "
                 "it")
     return f"the body of the `{what}` at line {line}"
 
 
-def _goal(truth: dict[str, Any]) -> str:
-    if truth["kind"] == "line":
-        return f"line {truth['line']} runs"
-    return f"{_body(truth)} runs"
+def _goal(target: Target) -> str:
+    if target.kind == "line":
+        return f"line {target.line} runs"
+    return f"{_body(target)} runs"
 
 
-def _not_yet(truth: dict[str, Any]) -> str:
-    if truth["kind"] == "line":
-        return f"line {truth['line']} does not run"
-    return f"{_body(truth)} does not run"
+def _not_yet(target: Target) -> str:
+    if target.kind == "line":
+        return f"line {target.line} does not run"
+    return f"{_body(target)} does not run"
 
 
 register(Task.of(CoveragePrediction()))

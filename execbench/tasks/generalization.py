@@ -19,6 +19,7 @@ mutant yields no instance, so originals and mutants stay paired.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
@@ -39,6 +40,16 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.common.answers import json_value, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.generalization_payload import (
+    MUTANT,
+    ORDERS,
+    ORIGINAL,
+    ChoiceQuestion,
+    MutationQuestion,
+    Outcome,
+    PairFacts,
+    Shown,
+)
 from execbench.tasks.prediction import OutputPrediction, assertion_response
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
@@ -56,7 +67,7 @@ class _Paired(Roles):
     family = "generalization"
     layout = "generalization"
     breakdowns = (Breakdown("mutation operator", ("mutation", "operator")),)
-    summary_data: tuple[str, ...] = ("variant", "boolean", "loc")
+    summary_data: tuple[str, ...] = PairFacts.FIELDS
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
@@ -64,16 +75,40 @@ class _Paired(Roles):
         return [] if index is None else [index]
 
     def _pair(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> tuple[Mutant, Trace, dict[str, Any]]:
+              ctx: BuildContext) -> _Pair:
         found = mutant_for(program, call_index, trace, ctx.sandbox, ctx.seed, ctx.memo)
         if found is None:
             raise SkipInstance("no mutant runs without error and changes the output")
         mutant, mutant_trace = found
-        common = {"boolean": trace.value[0] == "bool", "loc": shape_of(program.code).loc,
-                  "mutation": mutant.describe()}
-        return mutant, mutant_trace, common
+        return _Pair(mutant, _outcome(trace), _outcome(mutant_trace),
+                     trace.value[0] == "bool", shape_of(program.code).loc)
 
     name: str
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A program and its mutant for one call, as both tasks build on them."""
+
+    mutant: Mutant
+    original: Outcome
+    changed: Outcome
+    boolean: bool
+    loc: int
+
+    def facts(self, variant: str) -> PairFacts:
+        return PairFacts(variant, self.boolean, self.loc)
+
+    @property
+    def common(self) -> dict[str, Any]:
+        """The common field every instance of the pair sets: the mutation it rests on."""
+        return {"mutation": self.mutant.describe()}
+
+
+def _outcome(trace: Trace) -> Outcome:
+    assert trace.value is not None and trace.value_repr is not None, \
+        "a mutation call returns a value"
+    return Outcome(trace.value, trace.value_repr)
 
 
 def _summary_metric(task: str, key: str, description: str, higher: bool = True) -> Metric:
@@ -99,15 +134,11 @@ class MutationPrediction(_Paired):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        mutant, mutant_trace, common = self._pair(program, call_index, trace, ctx)
-        original = {"value": trace.value, "repr": trace.value_repr}
-        changed = {"value": mutant_trace.value, "repr": mutant_trace.value_repr}
-        return [
-            {**common, "variant": "original",
-             "truth": {**original, "other": changed["value"], "other_repr": changed["repr"]}},
-            {**common, "variant": "mutant", "code": mutant.code,
-             "truth": {**changed, "other": original["value"], "other_repr": original["repr"]}},
-        ]
+        pair = self._pair(program, call_index, trace, ctx)
+        original = MutationQuestion(pair.facts(ORIGINAL), pair.original, pair.changed)
+        mutant = MutationQuestion(pair.facts(MUTANT), pair.changed, pair.original)
+        return [{**original.to_record(), **pair.common},
+                {**mutant.to_record(), **pair.common, "code": pair.mutant.code}]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         return self._output.prompt(instance, shots)
@@ -117,22 +148,20 @@ class MutationPrediction(_Paired):
 
     def original_response(self, instance: Instance) -> str:
         """What a model that recalls the unmutated program would answer."""
-        truth = instance.data["truth"]
-        original = instance.data["variant"] == "original"
-        return assertion_response(instance, truth["repr"] if original else truth["other_repr"])
+        return assertion_response(instance,
+                                  MutationQuestion.from_record(instance.data).original.repr)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra = {"variant": instance.data["variant"], "boolean": instance.data["boolean"],
-                 "loc": instance.data["loc"]}
+        question = MutationQuestion.from_record(instance.data)
+        extra = question.facts.to_record()
         text = answer_text(response)
         try:
             value = read_value(text)
         except LiteralError as exc:
             return unparsable(text, str(exc), {**extra, "reverted": False})
-        truth = instance.data["truth"]
-        extra["reverted"] = equal(value, truth["other"])
-        verdict = CORRECT if equal(value, truth["value"]) else INCORRECT
+        extra["reverted"] = equal(value, question.other.value)
+        verdict = CORRECT if equal(value, question.truth.value) else INCORRECT
         return Score(verdict, answer=to_literal(value), extra=extra)
 
     def summarize(self, samples: list[dict[str, Any]],
@@ -154,18 +183,16 @@ class ExecutionChoice(_Paired):
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[dict[str, Any]]:
-        mutant, mutant_trace, common = self._pair(program, call_index, trace, ctx)
-        original = {"code": program.code, "value": trace.value, "repr": trace.value_repr}
-        changed = {"code": mutant.code, "value": mutant_trace.value,
-                   "repr": mutant_trace.value_repr}
-        return [{**common, "variant": order, "original_label": "A" if order == "OM" else "B",
-                 "programs": {"A": first, "B": second}}
-                for order, (first, second) in (("OM", (original, changed)),
-                                               ("MO", (changed, original)))]
+        pair = self._pair(program, call_index, trace, ctx)
+        original = Shown(program.code, pair.original)
+        changed = Shown(pair.mutant.code, pair.changed)
+        return [{**ChoiceQuestion(pair.facts(order), *((original, changed) if order == "OM"
+                                                       else (changed, original))).to_record(),
+                 **pair.common} for order in ORDERS]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         call = instance.call
-        programs = instance.data["programs"]
+        question = ChoiceQuestion.from_record(instance.data)
         text = (
             f"Below are two Python programs, A and B, and a call `{call}`. Pick the program "
             "whose behaviour you are more confident you can work out, follow the call through "
@@ -173,13 +200,13 @@ class ExecutionChoice(_Paired):
             "Give the answer between [ANSWER] and [/ANSWER] as a JSON object with two keys: "
             '"chosen_program" ("A" or "B") and "assertion", the line '
             f'"assert {call} == <value>" with the value as a Python literal.\n\n'
-            f"Program A:\n[PYTHON]\n{programs['A']['code']}\n[/PYTHON]\n\n"
-            f"Program B:\n[PYTHON]\n{programs['B']['code']}\n[/PYTHON]")
+            f"Program A:\n[PYTHON]\n{question.a.code}\n[/PYTHON]\n\n"
+            f"Program B:\n[PYTHON]\n{question.b.code}\n[/PYTHON]")
         return [{"role": "user", "content": text}]
 
     def _response(self, instance: Instance, label: str) -> str:
         call = instance.call
-        value = instance.data["programs"][label]["repr"]
+        value = ChoiceQuestion.from_record(instance.data).shown(label).outcome.repr
         answer = {"chosen_program": label, "assertion": f"assert {call} == {value}"}
         return f"[ANSWER]\n{json.dumps(answer)}\n[/ANSWER]"
 
@@ -187,11 +214,13 @@ class ExecutionChoice(_Paired):
         return self._response(instance, "A")
 
     def original_response(self, instance: Instance) -> str:
-        return self._response(instance, instance.data["original_label"])
+        return self._response(instance,
+                              ChoiceQuestion.from_record(instance.data).original_label)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra: dict[str, Any] = {"boolean": instance.data["boolean"], "loc": instance.data["loc"]}
+        question = ChoiceQuestion.from_record(instance.data)
+        extra: dict[str, Any] = {"boolean": question.facts.boolean, "loc": question.facts.loc}
         text = answer_text(response)
         answer = json_value(text) if text else None
         if not isinstance(answer, dict) or answer.get("chosen_program") not in ("A", "B") \
@@ -200,14 +229,13 @@ class ExecutionChoice(_Paired):
                               extra)
         label = answer["chosen_program"]
         other = "B" if label == "A" else "A"
-        extra["chose"] = "original" if label == instance.data["original_label"] else "mutant"
+        extra["chose"] = ORIGINAL if label == question.original_label else MUTANT
         try:
             value = read_value(answer["assertion"])
         except LiteralError as exc:
             return unparsable(answer["assertion"], str(exc), extra)
-        programs = instance.data["programs"]
-        extra["reverted"] = equal(value, programs[other]["value"])
-        verdict = CORRECT if equal(value, programs[label]["value"]) else INCORRECT
+        extra["reverted"] = equal(value, question.shown(other).outcome.value)
+        verdict = CORRECT if equal(value, question.shown(label).outcome.value) else INCORRECT
         return Score(verdict, answer=f"{label}: {to_literal(value)}", extra=extra)
 
     def summarize(self, samples: list[dict[str, Any]],
@@ -230,6 +258,10 @@ def _extra(sample: dict[str, Any]) -> dict[str, Any]:
     return sample.get("extra") or {}
 
 
+def _facts(instances: dict[str, Instance], sample: dict[str, Any]) -> PairFacts:
+    return PairFacts.from_record(instances[sample["instance_id"]].data)
+
+
 def _prediction_metrics(samples: list[dict[str, Any]],
                         instances: dict[str, Instance]) -> dict[str, Any]:
     """OC, OR, MC, MR: per problem the fraction of its samples, averaged over problems.
@@ -237,15 +269,15 @@ def _prediction_metrics(samples: list[dict[str, Any]],
     A sample whose request failed counts as neither correct nor reverted."""
     result: dict[str, Any] = {}
     groups = _per_instance(samples)
-    for prefix, variant in (("O", "original"), ("M", "mutant")):
+    for prefix, variant in (("O", ORIGINAL), ("M", MUTANT)):
         correct, reverted, problems = [], [], 0
         for key in sorted(groups):
-            group, instance = groups[key], instances[key]
-            if instance.data["variant"] != variant:
+            group, facts = groups[key], PairFacts.from_record(instances[key].data)
+            if facts.variant != variant:
                 continue
             problems += 1
             correct.append(sum(bool(s["correct"]) for s in group) / len(group))
-            if not instance.data["boolean"]:
+            if not facts.boolean:
                 reverted.append(sum(bool(_extra(s).get("reverted")) for s in group) / len(group))
         result[f"{prefix}C"] = _mean(correct)
         result[f"{prefix}R"] = _mean(reverted)
@@ -260,14 +292,14 @@ def _choice_metrics(samples: list[dict[str, Any]],
     chosen = [s for s in samples if _extra(s).get("chose")]
     errors = sum(s["verdict"] == ERROR for s in samples)
     result: dict[str, Any] = {
-        "Pref": _mean([_extra(s)["chose"] == "original" for s in chosen]),
+        "Pref": _mean([_extra(s)["chose"] == ORIGINAL for s in chosen]),
         "answers": len(samples), "errors": errors,
         "unparsable": len(samples) - len(chosen) - errors}
-    for prefix, side in (("O", "original"), ("M", "mutant")):
+    for prefix, side in (("O", ORIGINAL), ("M", MUTANT)):
         picked = [s for s in chosen if _extra(s)["chose"] == side]
         result[f"{prefix}C"] = _mean([bool(s["correct"]) for s in picked])
         result[f"{prefix}R"] = _mean([bool(_extra(s).get("reverted")) for s in picked
-                                      if not instances[s["instance_id"]].data["boolean"]])
+                                      if not _facts(instances, s).boolean])
         result[f"{prefix}_answers"] = len(picked)
     return result
 
@@ -278,7 +310,7 @@ def _by_source(samples: list[dict[str, Any]], instances: dict[str, Instance],
     bins: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
         sources.setdefault(sample["source"], []).append(sample)
-        bins.setdefault(loc_bin(instances[sample["instance_id"]].data["loc"]), []).append(sample)
+        bins.setdefault(loc_bin(_facts(instances, sample).loc), []).append(sample)
     return {"all": metric(samples, instances),
             "by_source": {name: metric(group, instances)
                           for name, group in sorted(sources.items())},

@@ -32,6 +32,7 @@ items, ``[[], []]`` does not), and the shown output is what an answer is checked
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from execbench.program import LANGUAGES, PYTHON
@@ -48,6 +49,7 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
 from execbench.tasks.codesense.facts import InputsFact, OutputFact
+from execbench.tasks.codesense.payload import ConcreteTruth, reference_text
 from execbench.tasks.codesense.tasks import concrete_truth, score_concrete
 from execbench.tasks.common import abstract
 from execbench.tasks.common.answers import (
@@ -121,7 +123,7 @@ def _published(trace: Trace, language: str) -> CodeSenseQuestion:
         truth = concrete_truth(OutputFact(record, language), trace.value, published=True)
     if truth is None:
         raise SkipInstance(no_value(trace) or "the recorded output has no literal form")
-    return CodeSenseQuestion("output", "concrete", {**truth, "repr": trace.value_repr})
+    return CodeSenseQuestion("output", replace(truth, repr=trace.value_repr))
 
 
 def _require_ok(trace: Trace) -> tuple[list[Any], str]:
@@ -173,8 +175,8 @@ class OutputPrediction(Roles):
         if category is None:
             raise SkipInstance(f"the return value's type ({value[0]}) has no abstract "
                                "categories")
-        truth = {"value": value, "repr": shown, **category}
-        return [CodeSenseQuestion("output", "abstract", truth).to_record()]
+        truth = replace(category, value=value, repr=shown)
+        return [CodeSenseQuestion("output", truth).to_record()]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         if (asked := codesense_question(instance)) is not None:
@@ -196,17 +198,14 @@ class OutputPrediction(Roles):
 
     def reference_response(self, instance: Instance) -> str:
         if (asked := codesense_question(instance)) is not None:
-            truth = asked.truth
-            text = truth["category"] if asked.values == "abstract" \
-                else truth.get("answer", truth["text"])
-            return f"[ANSWER]\n{text}\n[/ANSWER]"
+            return f"[ANSWER]\n{reference_text(asked.truth)}\n[/ANSWER]"
         return assertion_response(instance, OutputQuestion.from_record(instance.data).repr)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         if (asked := codesense_question(instance)) is not None:
             extra = {"kind": "output", "values": asked.values}
-            if asked.values == "abstract":
+            if isinstance(asked.truth, abstract.AbstractTruth):
                 return abstract.score(response, asked.truth, extra)
             return score_concrete(OutputFact({}, instance.language), asked.truth, response,
                                   extra)
@@ -251,7 +250,7 @@ class InputPrediction(Roles):
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         if (asked := codesense_question(instance)) is not None:
-            text = codesense_prompts.render(_inputs_fact(asked, instance), "concrete", shots,
+            text = codesense_prompts.render(_inputs_fact(asked), "concrete", shots,
                                             instance.code, instance.call)
             return [{"role": "user", "content": text}]
         question = InputQuestion.from_record(instance.data)
@@ -271,8 +270,7 @@ class InputPrediction(Roles):
         """The dataset's call, with arguments written as expressions stated as their values
         (the text the answer parser reads); for published inputs, those inputs."""
         if (asked := codesense_question(instance)) is not None:
-            truth = asked.truth
-            return f"[ANSWER]\n{truth.get('answer', truth['text'])}\n[/ANSWER]"
+            return f"[ANSWER]\n{reference_text(asked.truth)}\n[/ANSWER]"
         question = InputQuestion.from_record(instance.data)
         args = instance.args if question.stated_args is None else question.stated_args
         call = f"{instance.entry_point}({args})"
@@ -281,7 +279,8 @@ class InputPrediction(Roles):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         if (asked := codesense_question(instance)) is not None:
-            return score_concrete(_inputs_fact(asked, instance), asked.truth, response,
+            assert isinstance(asked.truth, ConcreteTruth), "published inputs are values"
+            return score_concrete(_inputs_fact(asked), asked.truth, response,
                                   {"kind": "input", "values": "concrete"})
         text = answer_text(response)
         if text is None:
@@ -310,12 +309,12 @@ def _published_inputs(program: Program, trace: Trace) -> CodeSenseQuestion:
     value = ["dict", [[["str", name], item] for name, item in inputs.items()]]
     truth = concrete_truth(fact, value)
     assert truth is not None, "the published inputs are exact values"
-    return CodeSenseQuestion("input", "concrete", truth, fact.record)
+    return CodeSenseQuestion("input", truth, fact)
 
 
-def _inputs_fact(asked: CodeSenseQuestion, instance: Instance) -> InputsFact:
+def _inputs_fact(asked: CodeSenseQuestion) -> InputsFact:
     assert asked.fact is not None, "a published input question states its fact"
-    return InputsFact(asked.fact, instance.language)
+    return asked.fact
 
 
 def _run_stated(program: Program, args: str, ctx: BuildContext) -> Trace:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from execbench.tasks.base import Instance
+from execbench.tasks.codesense.facts import InputsFact
+from execbench.tasks.codesense.payload import Truth, read_truth, values_of
 from execbench.tasks.common.answers import Given
 
 CODESENSE_KINDS = ("output", "input")
@@ -74,25 +76,30 @@ class InputQuestion:
 class CodeSenseQuestion:
     """An output or input asked as the CodeSense tasks ask (numbered code, the value alone
     as the answer); its truth is CodeSense's (``codesense.tasks.concrete_truth``, or
-    ``common.abstract.truth`` for abstract values)."""
+    ``common.abstract.truth`` for abstract values), and says which values it is asked in."""
 
     kind: str
     """``output`` or ``input``."""
-    values: str
-    """``concrete`` or ``abstract``."""
-    truth: dict[str, Any]
-    fact: dict[str, Any] | None = None
-    """The published inputs' fact record (an input question of a C or Java program)."""
+    truth: Truth
+    fact: InputsFact | None = None
+    """The published inputs' fact (an input question of a C or Java program)."""
+
+    @property
+    def values(self) -> str:
+        return values_of(self.truth)
 
     def to_record(self) -> dict[str, Any]:
-        record = {"kind": self.kind, "values": self.values, "truth": self.truth}
+        record = {"kind": self.kind, "values": self.values, "truth": self.truth.to_record()}
         if self.fact is not None:
-            record["fact"] = self.fact
+            record["fact"] = self.fact.record
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> CodeSenseQuestion:
-        return cls(data["kind"], data["values"], data["truth"], data.get("fact"))
+    def from_record(cls, data: Mapping[str, Any], language: str) -> CodeSenseQuestion:
+        """The question, a published inputs' fact read in the code's ``language``."""
+        fact = data.get("fact")
+        return cls(data["kind"], read_truth(data["values"], data["truth"]),
+                   None if fact is None else InputsFact(fact, language))
 
 
 def in_codesense_style(instance: Instance) -> bool:
@@ -103,5 +110,5 @@ def in_codesense_style(instance: Instance) -> bool:
 
 def codesense_question(instance: Instance) -> CodeSenseQuestion | None:
     """The instance's question when it is asked in CodeSense's style, else None."""
-    return CodeSenseQuestion.from_record(instance.data) if in_codesense_style(instance) \
-        else None
+    return CodeSenseQuestion.from_record(instance.data, instance.language) \
+        if in_codesense_style(instance) else None

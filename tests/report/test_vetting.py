@@ -15,6 +15,8 @@ from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
+from execbench.tasks.bugs_payload import LocalizationQuestion
+from execbench.tasks.ces.payload import Property, SimulationQuestion
 from execbench.tasks.ces.simulation import answer_lines
 from execbench.values import to_literal
 from tests.helpers.cli import execbench
@@ -68,17 +70,17 @@ def test_oracle_successes_are_all_confident(tmp_path: Path) -> None:
                                        "not simulated")] == [0.0] * 4
 
 
-def _altered(properties: list[dict[str, Any]], prop_id: str, truth_repr: str) -> str:
+def _altered(properties: tuple[Property, ...], prop_id: str, truth_repr: str) -> str:
     """A coherent simulation that goes wrong at ``prop_id``: every property as it was but
     that loop variable's first value, and a wrong output (a loop variable is no part of any
     other property, so no rule ties the rest to it; a wrong output after it is what a
     wrong value carried on gives)."""
     values = {}
     for prop in properties:
-        listed = list(prop["values"])
-        if prop["id"] == prop_id:
+        listed = list(prop.values)
+        if prop.id == prop_id:
             listed[0] = ["int", 0] if listed[0] == ["none"] else ["none"]
-        values[prop["id"]] = "[" + ", ".join(to_literal(v) for v in listed) + "]"
+        values[prop.id] = "[" + ", ".join(to_literal(v) for v in listed) + "]"
     return answer_lines(properties, values, "0" if truth_repr == "None" else "None")
 
 
@@ -91,25 +93,25 @@ def _scripted(bugs: list[Instance], simulations: list[Instance]
     right output after a wrong simulation (incoherent), the next is simulated right
     (confident). The chosen programs' bug-task answers are right; the others' cannot be
     read, so only the chosen four have successes to vet."""
-    bug_lines = {i.program_id: i.data["truth"]["lines"] for i in bugs
+    bug_lines = {i.program_id: LocalizationQuestion.from_record(i.data).lines for i in bugs
                  if i.task == "bug-localization"}
     wanted: dict[str, str] = {}
     replies: dict[str, str] = {}
     for instance in simulations:
         program = instance.program_id.removesuffix("@buggy")
-        truth = instance.data["truth"]
+        truth = SimulationQuestion.from_record(instance.data).truth
         first_bug = min(bug_lines[program])
-        loops = [p for p in truth["properties"] if p["kind"] == "loop_variable" and p["values"]]
-        before = [p for p in loops if p["line"] < first_bug]
-        after = [p for p in loops if p["line"] >= first_bug]
+        loops = [p for p in truth.properties if p.kind == "loop_variable" and p.values]
+        before = [p for p in loops if p.line < first_bug]
+        after = [p for p in loops if p.line >= first_bug]
         task = get_task(SIMULATION)
         if before and "suspicious" not in wanted.values():
-            wanted[program], reply = "suspicious", _altered(truth["properties"], before[0]["id"],
-                                                            truth["repr"])
+            wanted[program], reply = "suspicious", _altered(truth.properties, before[0].id,
+                                                            truth.repr)
         elif after and "likely" not in wanted.values():
-            wanted[program], reply = "likely", _altered(truth["properties"], after[0]["id"],
-                                                        truth["repr"])
-        elif truth["properties"] and "incoherent" not in wanted.values():
+            wanted[program], reply = "likely", _altered(truth.properties, after[0].id,
+                                                        truth.repr)
+        elif truth.properties and "incoherent" not in wanted.values():
             wanted[program], reply = "incoherent", task.asking.shortcut_response(instance)
         elif "confident" not in wanted.values():
             wanted[program], reply = "confident", task.asking.reference_response(instance)

@@ -29,6 +29,7 @@ from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import function_source
+from execbench.tasks.bugs_payload import BugNote, RepairCall, RepairQuestion
 from execbench.values import decode, is_exact
 from tests.conftest import QUICK
 from tests.helpers.data import shared_data
@@ -224,18 +225,20 @@ def _instance(record: dict, sandbox: Sandbox) -> Instance:
     by a wrong one, the truth the canonical function's values on the record's test calls."""
     canonical = record["prompt"] + record["canonical_solution"]
     entry = record["entry_point"]
-    calls = []
+    calls: list[RepairCall] = []
     for args in _calls(record["test"]):
         trace = sandbox.run(Job(canonical, entry, args, RESULT_ONLY))
         if trace.status == "ok" and trace.value is not None and is_exact(trace.value):
-            calls.append({"args": args, "value": trace.value, "repr": trace.value_repr})
+            assert trace.value_repr is not None
+            calls.append(RepairCall(args, trace.value, trace.value_repr))
     assert calls, record["task_id"]
+    question = RepairQuestion(f"assert {entry}({calls[0].args}) == {calls[0].repr}",
+                              BugNote("missing logic", "incorrect output", "wrong value", "None"),
+                              tuple(calls), function_source(canonical, entry))
     return Instance(id=f"{record['task_id']}/bug-repair", task="bug-repair", source="humaneval",
                     program_id=record["task_id"], call_index=0,
                     code=record["prompt"] + "    return None\n", entry_point=entry,
-                    args=calls[0]["args"],
-                    data={"truth": {"calls": calls, "function": function_source(canonical,
-                                                                                entry)}})
+                    args=calls[0].args, data=question.to_record())
 
 
 def _assert_attacks_fail(instance: Instance, sandbox: Sandbox) -> None:

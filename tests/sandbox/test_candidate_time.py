@@ -12,10 +12,11 @@ per-call limit, so suites are unchanged.
 
 from __future__ import annotations
 
-from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, new_unit
+from execbench.sandbox.pool import BATCH, Job, Limits, Sandbox, Trace, new_unit
 from execbench.sandbox.trace import RESULT_ONLY
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
+from execbench.tasks.bugs_payload import BugNote, RepairCall, RepairQuestion
 from execbench.values import decode
 
 WALL = 1.0
@@ -71,15 +72,16 @@ def test_a_candidate_slow_on_every_call_has_one_wall_budget_in_all() -> None:
 
 
 def test_an_honest_candidate_slow_on_every_call_passes() -> None:
-    """Calls of 0.08 s of CPU each, 0.56 s in all, more than the 0.5 s wall-clock limit:
-    the unit's budget (0.5 s plus 7 x 1 s of CPU limits) has room for every one of them,
-    over ten times over, so a busy machine passes too."""
-    busy = ("import time\n\n\ndef f(x):\n    end = time.process_time() + 0.08\n"
+    """30 calls of 0.02 s of CPU each, 0.6 s in all, more than the 0.5 s wall-clock limit:
+    the unit's budget (0.5 s plus 30 x 1 s of CPU limits) has room for every one of them,
+    fifty times over, and each call has 25 times the time it needs under its own wall
+    limit, so a machine busy enough to give a runner a tenth of a core passes too."""
+    busy = ("import time\n\n\ndef f(x):\n    end = time.process_time() + 0.02\n"
             "    while time.process_time() < end:\n        pass\n    return x\n")
     with _pool(Limits(cpu_seconds=1.0, wall_seconds=0.5, max_steps=10 ** 9)) as sandbox:
-        traces, batches = _unit(sandbox, busy)
-    assert [t.status for t in traces] == ["ok"] * CALLS
-    assert batches == 1
+        traces, batches = _unit(sandbox, busy, calls=30)
+    assert [t.status for t in traces] == ["ok"] * 30
+    assert batches == -(-30 // BATCH)  # no call sent twice: BATCH calls to a message
 
 
 def test_ground_truth_keeps_a_limit_per_call() -> None:
@@ -106,15 +108,18 @@ def test_a_step_limit_costs_a_candidate_only_that_call() -> None:
 
 def _instance(sandbox: Sandbox) -> Instance:
     code = "def add_one(x):\n    return x\n"
-    calls = []
+    calls: list[RepairCall] = []
     for x in range(CALLS):
         trace = sandbox.run(Job("def add_one(x):\n    return x + 1\n", "add_one", str(x),
                                 RESULT_ONLY))
-        calls.append({"args": str(x), "value": trace.value, "repr": trace.value_repr})
+        assert trace.value is not None and trace.value_repr is not None
+        calls.append(RepairCall(str(x), trace.value, trace.value_repr))
+    question = RepairQuestion("assert add_one(0) == 1",
+                              BugNote("missing logic", "incorrect output", "wrong value", "0"),
+                              tuple(calls), "def add_one(x):\n    return x + 1\n")
     return Instance(id="toy/bug-repair", task="bug-repair", source="toy", program_id="toy/0",
                     call_index=0, code=code, entry_point="add_one", args="0",
-                    data={"truth": {"calls": calls, "function": "def add_one(x):\n"
-                                                                "    return x + 1\n"}})
+                    data=question.to_record())
 
 
 def test_a_repair_that_sleeps_at_import_is_scored_in_one_runner() -> None:

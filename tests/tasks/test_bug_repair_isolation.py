@@ -22,6 +22,7 @@ from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import function_source
+from execbench.tasks.bugs_payload import RepairQuestion
 from tests.fakeserver import FakeServer, Reply, prompt_of
 from tests.sources.test_bugs import write_toys
 
@@ -61,7 +62,7 @@ def _run_with_attacks(tmp_path: Path, source: str, hostile: int, n: int,
 
     def responder(body: dict, attempt: int) -> Reply:
         instance = instance_for(prompt_of(body))
-        canonical = instance.data["truth"]["function"]
+        canonical = RepairQuestion.from_record(instance.data).function
         with lock:
             position = next(order)
         if position < hostile:

@@ -20,6 +20,13 @@ from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import bug_lines
+from execbench.tasks.bugs_payload import (
+    BugNote,
+    BugQuestion,
+    LocalizationQuestion,
+    PredictionQuestion,
+)
+from execbench.tasks.prediction_payload import OutputQuestion
 from tests.conftest import QUICK
 from tests.helpers.data import shared_data
 from tests.sources.test_bugs import ADD, write_toys
@@ -42,7 +49,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dic
 def _one(built: tuple[dict[str, Any], dict[str, Instance]], task: str, toy: str,
          variant: str | None = None) -> Instance:
     found = [i for i in built[1].values() if i.task == task and i.program_id.endswith(toy)
-             and i.data.get("variant") == variant]
+             and i.variant == variant]
     assert len(found) == 1, found
     return found[0]
 
@@ -64,18 +71,19 @@ def test_every_bug_task_builds_on_programs_with_a_revealed_bug(built) -> None:
         assert reasons[("toys/Toy/5#0", task)] == "no call of the problem's tests reveals the bug"
     # All three tasks of a program show the same error-revealing test.
     for toy in ("Toy/0", "Toy/1", "Toy/2"):
-        tests = {i.data["test"] for i in instances.values() if i.program_id.endswith(toy)}
+        tests = {BugQuestion.from_record(i.data).test for i in instances.values()
+                 if i.program_id.endswith(toy)}
         assert len(tests) == 1, tests
 
 
 def test_the_test_shows_the_canonical_value_and_the_code_its_docstring(built) -> None:
     buggy = _one(built, "bug-prediction", "Toy/1", "buggy")
     fixed = _one(built, "bug-prediction", "Toy/1", "fixed")
-    assert buggy.data["test"] == "assert halves([4, 6]) == [2, 3]"
-    assert buggy.data["bug"] == {"type": "excess logic", "symptoms": "incorrect output",
-                                 "reveals": "wrong value", "buggy_result": "[3]"}
+    asked = PredictionQuestion.from_record(buggy.data)
+    assert asked.test == "assert halves([4, 6]) == [2, 3]"
+    assert asked.bug == BugNote("excess logic", "incorrect output", "wrong value", "[3]")
     assert "xs[9]" in buggy.code and "xs[9]" not in fixed.code
-    assert (buggy.data["truth"], fixed.data["truth"]) == ("yes", "no")
+    assert (asked.answer, PredictionQuestion.from_record(fixed.data).answer) == ("yes", "no")
     text = PREDICTION.asking.prompt(buggy, 0)[0]["content"]
     assert "Half of each number, rounded down." in text
     assert "[TEST]\nassert halves([4, 6]) == [2, 3]\n[/TEST]" in text
@@ -88,8 +96,9 @@ def test_the_test_shows_the_canonical_value_and_the_code_its_docstring(built) ->
 
 def test_a_bug_that_loops_is_shown_with_the_call_it_never_finishes(built) -> None:
     instance = _one(built, "bug-localization", "Toy/2")
-    assert instance.data["test"] == "assert countdown(3) == 3"
-    assert instance.data["bug"]["reveals"] == "no result"
+    asked = LocalizationQuestion.from_record(instance.data)
+    assert asked.test == "assert countdown(3) == 3"
+    assert asked.bug.reveals == "no result"
 
 
 # --- prediction ---------------------------------------------------------------------------
@@ -108,7 +117,7 @@ def test_prediction_reads_yes_or_no(built, response: str, verdict: str) -> None:
 
 def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
     _, instances = built
-    samples = [{"instance_id": i.id, "correct": i.data["variant"] == "buggy"}
+    samples = [{"instance_id": i.id, "correct": i.variant == "buggy"}
                for i in instances.values() if i.task == "bug-prediction"]
     assert PREDICTION.reporting.summarize(samples, instances) == {
         "buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3}
@@ -119,8 +128,10 @@ def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
 # --- localization -------------------------------------------------------------------------
 
 def test_localization_truth_on_the_toys(built) -> None:
-    assert _one(built, "bug-localization", "Toy/0").data["truth"] == {"lines": [3, 4]}
-    assert _one(built, "bug-localization", "Toy/2").data["truth"] == {"lines": [4, 5]}
+    def lines(toy: str) -> tuple[int, ...]:
+        return LocalizationQuestion.from_record(_one(built, "bug-localization", toy).data).lines
+
+    assert (lines("Toy/0"), lines("Toy/2")) == ((3, 4), (4, 5))
     text = LOCALIZATION.asking.prompt(_one(built, "bug-localization", "Toy/2"), 0)[0]["content"]
     assert "4      while n != 0:" in text
 
@@ -255,7 +266,8 @@ def test_a_buggy_build_poses_each_task_on_the_bug_with_its_revealing_call(built,
         tasks=["output", "bug-prediction"], buggy=True, workers=1, limits=QUICK))
     _, instances, _ = load_suite(tmp_path / "suite")
     assert manifest.recipe.buggy is True
-    assert [(i.task, i.program_id, i.args, i.data["truth"]["repr"]) for i in instances] == [
+    assert [(i.task, i.program_id, i.args, OutputQuestion.from_record(i.data).repr)
+            for i in instances] == [
         ("output", "toys/Toy/0@buggy", _one(built, "bug-repair", "Toy/0").args, "5"),
         ("output", "toys/Toy/1@buggy", "[4, 6]", "[3]")]
     assert "x + 2" in instances[0].code

@@ -28,6 +28,12 @@ from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import BuildContext, Instance
 from execbench.tasks.dexbench import choose_target, read_arguments
+from execbench.tasks.dexbench_payload import (
+    Complexity,
+    CounterfactualQuestion,
+    CoverageQuestion,
+    Target,
+)
 from tests.conftest import QUICK
 from tests.coverage_runner import measure
 from tests.helpers.corpus import Corpus
@@ -35,6 +41,20 @@ from tests.helpers.data import shared_data
 
 COVERAGE = get_task("coverage")
 COUNTERFACTUAL = get_task("counterfactual")
+
+
+def coverage_of(instance: Instance) -> CoverageQuestion:
+    return CoverageQuestion.from_record(instance.data)
+
+
+def counterfactual_of(instance: Instance) -> CounterfactualQuestion:
+    return CounterfactualQuestion.from_record(instance.data)
+
+
+def line_of(target: Target | None) -> int:
+    assert target is not None
+    return target.line
+
 
 SAMPLE_492 = """\
 def f(text, value):
@@ -175,7 +195,7 @@ def test_cruxeval_selects_298_programs(cruxeval: tuple[Path, dict, list[dict]],
     for instance in coverage:
         shape = analyse(instance.code)
         assert shape.has_control_flow
-        assert shape.function_lines - set(instance.data["truth"]["lines"]), instance.id
+        assert shape.function_lines - set(coverage_of(instance).lines), instance.id
 
 
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
@@ -209,7 +229,7 @@ def test_humaneval_selects_at_most_one_call_per_program(
         assert per_program and max(per_program.values()) == 1
     for instance in by_task(instances, "coverage").values():
         shape = analyse(instance.code)
-        assert shape.function_lines - set(instance.data["truth"]["lines"]), instance.id
+        assert shape.function_lines - set(coverage_of(instance).lines), instance.id
 
 
 @pytest.mark.parametrize("source", ["cruxeval", "humaneval"])
@@ -224,7 +244,7 @@ def test_counterfactual_instances_pair_with_coverage(
         assert [getattr(partner, k) for k in ("call_index", "args", "code", "entry_point")] == \
             [getattr(instance, k) for k in ("call_index", "args", "code", "entry_point")]
         assert partner.id.split("/", 1)[1] == instance.id.split("/", 1)[1]
-        assert instance.data["truth"]["original_lines"] == partner.data["truth"]["lines"]
+        assert counterfactual_of(instance).original_lines == coverage_of(partner).lines
     # Every coverage instance without a partner is one the manifest says was skipped.
     skipped = {s.where for s in manifest.skipped
                if s.task == "counterfactual" and s.kind == "instance"}
@@ -241,19 +261,19 @@ def test_sample_492_truth_and_target(sandbox: Sandbox) -> None:
     covered = shape.normalise(trace.lines)
     assert sorted(covered) == [1, 2, 3, 4, 8]  # no 'm': even count, the loop never enters
     target = choose_target(shape, covered, "max", random.Random(0))
-    assert target == {"line": 4, "kind": "while", "body": [5], "decision": 4}
+    assert target == Target(4, "while", (5,), 4)
 
 
 def test_sample_492_in_the_built_suite(cruxeval: tuple[Path, dict, list[dict]]) -> None:
     _, _, instances = cruxeval
     coverage = by_task(instances, "coverage")["cruxeval/sample_492"]
     assert coverage.code == SAMPLE_492
-    assert coverage.data["truth"]["lines"] == [1, 2, 3, 4, 8]
-    assert coverage.data["shape"] == {"loc": 8, "cyclomatic": 3, "category": "LC"}
+    assert coverage_of(coverage).lines == (1, 2, 3, 4, 8)
+    assert coverage_of(coverage).shape == Complexity(8, 3, "LC")
     counterfactual = by_task(instances, "counterfactual").get("cruxeval/sample_492")
     if counterfactual is not None:
-        truth = counterfactual.data["truth"]
-        assert (truth["line"], truth["kind"], truth["body"]) == (4, "while", [5])
+        target = counterfactual_of(counterfactual).target
+        assert (target.line, target.kind, target.body) == (4, "while", (5,))
 
 
 # --- counterfactual targets -------------------------------------------------------------------
@@ -262,31 +282,31 @@ def test_target_rules(sandbox: Sandbox) -> None:
     largest = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0")
     smallest = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0", target="min")
     drawn = make_instance(COUNTERFACTUAL, sandbox, TWO_IFS, "0", target="random")
-    assert (largest.data["truth"]["line"], largest.data["truth"]["body"]) == (2, [3, 4, 5])
-    assert (smallest.data["truth"]["line"], smallest.data["truth"]["body"]) == (6, [7])
-    assert drawn.data["truth"]["line"] in (2, 6)
-    assert [i.data["target_rule"] for i in (largest, smallest, drawn)] == ["max", "min", "random"]
+    questions = [counterfactual_of(i) for i in (largest, smallest, drawn)]
+    assert [(q.target.line, q.target.body) for q in questions[:2]] == [(2, (3, 4, 5)), (6, (7,))]
+    assert questions[2].target.line in (2, 6)
+    assert [q.target_rule for q in questions] == ["max", "min", "random"]
     # The witness each one carries reaches its own target.
     for instance in (largest, smallest, drawn):
-        assert COUNTERFACTUAL.judging.score(instance, answer(instance.data["truth"]["witness"]),
-                                    sandbox).correct
+        assert COUNTERFACTUAL.judging.score(instance, answer(counterfactual_of(instance).witness),
+                                            sandbox).correct
 
 
 def test_random_target_is_a_seeded_choice_among_candidates() -> None:
     shape = analyse(TWO_IFS)
-    covered = {1, 2, 6, 8}
-    picks = {seed: choose_target(shape, covered, "random", random.Random(seed))["line"]
+    ran = {1, 2, 6, 8}
+    picks = {seed: line_of(choose_target(shape, ran, "random", random.Random(seed)))
              for seed in range(30)}
     assert set(picks.values()) == {2, 6}
-    assert all(choose_target(shape, covered, "random", random.Random(seed))["line"] == line
+    assert all(line_of(choose_target(shape, ran, "random", random.Random(seed))) == line
                for seed, line in picks.items())
 
 
 def test_target_ties_go_to_the_first_branch() -> None:
     shape = analyse("def f(x):\n    if x:\n        return 1\n    if x < 0:\n        return 2\n"
                     "    return 3\n")
-    assert choose_target(shape, {1, 2, 4, 6}, "max", random.Random(0))["line"] == 2
-    assert choose_target(shape, {1, 2, 4, 6}, "min", random.Random(0))["line"] == 2
+    assert line_of(choose_target(shape, {1, 2, 4, 6}, "max", random.Random(0))) == 2
+    assert line_of(choose_target(shape, {1, 2, 4, 6}, "min", random.Random(0))) == 2
 
 
 # HumanEval/81's chain in small: under f(4.0) lines 5, 6, 7, 8 and 9 never run.
@@ -308,14 +328,13 @@ def test_chain_reading_takes_an_if_with_its_arms(sandbox: Sandbox) -> None:
     covered = {1, 2, 3}
     # Each arm alone: the first of the one-line bodies (line 4's); with its arms, the
     # `elif` at line 4 covers lines 5 to 9, and an `else` is no target of its own.
-    assert choose_target(shape, covered, "max", random.Random(0), "arm")["line"] == 4
+    assert line_of(choose_target(shape, covered, "max", random.Random(0), "arm")) == 4
     chain = choose_target(shape, covered, "max", random.Random(0), "chain")
-    assert chain == {"line": 4, "kind": "elif", "body": [5, 6, 7, 9], "decision": 4,
-                     "arms": True}
-    assert choose_target(shape, covered, "min", random.Random(0), "chain")["line"] == 6
+    assert chain == Target(4, "elif", (5, 6, 7, 9), 4, arms=True)
+    assert line_of(choose_target(shape, covered, "min", random.Random(0), "chain")) == 6
     instance = make_instance(COUNTERFACTUAL, sandbox, GRADES, "4.0")
-    assert instance.data["truth"] == {**chain, "witness": instance.data["truth"]["witness"],
-                                      "original_lines": [1, 2, 3]}
+    question = counterfactual_of(instance)
+    assert (question.target, question.original_lines) == (chain, (1, 2, 3))
     assert "the body of the `elif` at line 4 or of an `elif`/`else` arm after it runs" in \
         COUNTERFACTUAL.asking.prompt(instance, 0)[0]["content"]
     # Reaching line 9 (the last arm) reaches the target.
@@ -340,10 +359,10 @@ def test_standalone_target_when_no_branch_body_is_wholly_unexecuted() -> None:
     # every branch body is the target; with no such line Algorithm 1 names none (each arm
     # alone), while the released code (the chain reading) names the first unexecuted line.
     assert choose_target(shape, {1, 2, 3}, "max", random.Random(0)) == \
-        {"line": 5, "kind": "line", "body": [5], "decision": None}
+        Target(5, "line", (5,), None)
     assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0), "arm") is None
     assert choose_target(shape, {1, 2, 3, 5}, "max", random.Random(0), "chain") == \
-        {"line": 4, "kind": "line", "body": [4], "decision": None}
+        Target(4, "line", (4,), None)
 
 
 @pytest.mark.parametrize("option", ["target=xyz", "mode=xyz"])
@@ -375,7 +394,7 @@ def test_generate_mode_hides_the_original_call(sandbox: Sandbox) -> None:
     args = "'abbkebanuuwrzvr', 'm'"
     mutate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args)
     generate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args, mode="generate")
-    assert generate.data["mode"] == "generate"
+    assert counterfactual_of(generate).mode == "generate"
     mutate_text = COUNTERFACTUAL.asking.prompt(mutate, 1)[0]["content"]
     generate_text = COUNTERFACTUAL.asking.prompt(generate, 1)[0]["content"]
     assert f"`f({args})`" in mutate_text
@@ -403,7 +422,7 @@ def test_a_witness_written_as_an_expression_is_stated_as_its_value(tmp_path: Pat
                                                                    sandbox: Sandbox) -> None:
     _, [instance] = build_counterfactual(tmp_path, THRESHOLD, ["1", "3 * 19"])
     assert instance.args == "1"
-    assert instance.data["truth"]["witness"] == "57"
+    assert counterfactual_of(instance).witness == "57"
     response = COUNTERFACTUAL.asking.reference_response(instance)
     assert COUNTERFACTUAL.judging.score(instance, response, sandbox).verdict == "correct"
 
@@ -423,11 +442,11 @@ def test_humaneval_witnesses_are_answers_the_scorer_reads(
         humaneval: tuple[dict, list[dict]]) -> None:
     """HumanEval/25's test writes ``candidate(3 * 19)``: its witness is the value, 57."""
     _, instances = humaneval
-    witnesses = {i.program_id: i.data["truth"]["witness"]
+    witnesses = {i.program_id: counterfactual_of(i).witness
                  for i in instances if i.task == "counterfactual"}
     assert witnesses["humaneval/HumanEval/25"] == "57"
     for instance in by_task(instances, "counterfactual").values():
-        assert isinstance(read_arguments(instance.data["truth"]["witness"], instance), str), \
+        assert isinstance(read_arguments(counterfactual_of(instance).witness, instance), str), \
             instance.id
 
 
@@ -474,7 +493,8 @@ def test_non_literal_answer_is_never_run(sample_492: dict, text: str) -> None:
 
 def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> None:
     instance = make_instance(COUNTERFACTUAL, sandbox, DIVIDES, "[]")
-    assert (instance.data["truth"]["kind"], instance.data["truth"]["body"]) == ("for", [4])
+    target = counterfactual_of(instance).target
+    assert (target.kind, target.body) == ("for", (4,))
     score = COUNTERFACTUAL.judging.score(instance, answer("[5, 0]"), sandbox)
     assert score.verdict == "correct"
     assert score.extra["raised"] == "ZeroDivisionError"
@@ -482,7 +502,8 @@ def test_answer_raising_after_the_target_ran_is_correct(sandbox: Sandbox) -> Non
 
 def test_looping_answer_is_contained(sandbox: Sandbox) -> None:
     instance = make_instance(COUNTERFACTUAL, sandbox, STEPS, "4, 2")
-    assert (instance.data["truth"]["kind"], instance.data["truth"]["line"]) == ("if", 4)
+    target = counterfactual_of(instance).target
+    assert (target.kind, target.line) == ("if", 4)
     score = COUNTERFACTUAL.judging.score(instance, answer("4, 0"), sandbox)
     assert (score.verdict, score.detail) == ("incorrect", "program timeout")
     assert COUNTERFACTUAL.judging.score(instance, answer("5, 2"), sandbox).verdict == "correct"
@@ -508,7 +529,7 @@ def test_reasoning_without_an_answer_is_a_null_response(sample_492: dict,
 @pytest.fixture(scope="module")
 def coverage_492(sandbox: Sandbox) -> dict[str, Any]:
     instance = make_instance(COVERAGE, sandbox, SAMPLE_492, "'abbkebanuuwrzvr', 'm'")
-    assert instance.data["truth"]["lines"] == [1, 2, 3, 4, 8]
+    assert coverage_of(instance).lines == (1, 2, 3, 4, 8)
     return instance
 
 
@@ -628,9 +649,10 @@ def test_truth_is_coverage_py_statement_lines(
     executed_differ, statements_differ = [], {}
     for instance in selected:
         reading = measured[(instance.program_id, instance.call_index)]
-        if instance.data["truth"]["lines"] != reading["executed"]:
+        question = coverage_of(instance)
+        if list(question.lines) != reading["executed"]:
             executed_differ.append(instance.id)
-        ours, theirs = set(instance.data["truth"]["executable"]), set(reading["statements"])
+        ours, theirs = set(question.executable), set(reading["statements"])
         if ours != theirs:
             statements_differ[instance.program_id] = (ours - theirs, theirs - ours)
     assert executed_differ == []

@@ -25,6 +25,7 @@ from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks.base import Instance
 from execbench.tasks.dexbench import choose_target
+from execbench.tasks.dexbench_payload import CoverageQuestion
 from execbench.values import parse_call_nodes
 from tests.helpers import data
 
@@ -74,10 +75,10 @@ def rebuilt(instances: list[Instance], published: dict[str, dict[str, Any]],
     for instance in instances:
         task_id = instance.program_id.split("/", 1)[1]
         record = published[task_id]
-        target = choose_target(shape_of(instance.code), set(instance.data["truth"]["lines"]),
-                               "max", random.Random(0), body)
+        covered = set(CoverageQuestion.from_record(instance.data).lines)
+        target = choose_target(shape_of(instance.code), covered, "max", random.Random(0), body)
         if _args_tree(instance.args) == _args_tree(record["args"]) and target is not None \
-                and target["line"] == record["target_line"]:
+                and target.line == record["target_line"]:
             exact.add(task_id)
     return exact
 

@@ -20,6 +20,8 @@ from execbench.analysis.shape import LOC_BINS, analyse, bin_order, loc_bin
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.base import Instance
+from execbench.tasks.generalization_payload import ChoiceQuestion, MutationQuestion, PairFacts
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 
@@ -57,8 +59,24 @@ def by_variant(instances: list[dict[str, Any]], task: str) -> dict[str, dict[str
     grouped: dict[str, dict[str, Any]] = {}
     for instance in instances:
         if instance.task == task:
-            grouped.setdefault(instance.program_id, {})[instance.data["variant"]] = instance
+            grouped.setdefault(instance.program_id, {})[facts(instance).variant] = instance
     return grouped
+
+
+def facts(instance: Instance) -> PairFacts:
+    return PairFacts.from_record(instance.data)
+
+
+def asked(instance: Instance) -> ChoiceQuestion:
+    return ChoiceQuestion.from_record(instance.data)
+
+
+def test_each_instance_reads_back_to_its_own_record(suite: dict[str, Any]) -> None:
+    """The typed questions hold every task field the build wrote (the common ``code``
+    and ``mutation`` fields are the instance's own)."""
+    for instance in suite["instances"]:
+        kind = MutationQuestion if instance.task == "mutation" else ChoiceQuestion
+        assert kind.from_record(instance.data).to_record() == instance.data
 
 
 def test_the_suite_pairs_every_problem(suite: dict[str, Any]) -> None:
@@ -67,23 +85,23 @@ def test_the_suite_pairs_every_problem(suite: dict[str, Any]) -> None:
     assert 20 <= len(mutation) <= 45
     assert set(mutation) == set(choice)
     assert all(set(pair) == {"original", "mutant"} for pair in mutation.values())
-    assert any(pair["original"].data["boolean"] for pair in mutation.values())
-    assert not all(pair["original"].data["boolean"] for pair in mutation.values())
+    assert any(facts(pair["original"]).boolean for pair in mutation.values())
+    assert not all(facts(pair["original"]).boolean for pair in mutation.values())
 
 
 def test_choice_asks_each_problem_twice_with_a_and_b_swapped(suite: dict[str, Any]) -> None:
     mutation = by_variant(suite["instances"], "mutation")
     for program_id, pair in by_variant(suite["instances"], "choice").items():
         assert set(pair) == {"OM", "MO"}
-        first, second = pair["OM"], pair["MO"]
-        assert (first.data["original_label"], second.data["original_label"]) == ("A", "B")
-        assert first.data["programs"]["A"] == second.data["programs"]["B"]
-        assert first.data["programs"]["B"] == second.data["programs"]["A"]
+        first, second = asked(pair["OM"]), asked(pair["MO"])
+        assert (first.original_label, second.original_label) == ("A", "B")
+        assert (first.a, first.b) == (second.b, second.a)
         original, mutant = mutation[program_id]["original"], mutation[program_id]["mutant"]
-        assert first.data["programs"]["A"]["code"] == original.code
-        assert first.data["programs"]["B"]["code"] == mutant.code
-        assert first.data["programs"]["A"]["value"] == original.data["truth"]["value"]
-        assert first.data["programs"]["B"]["value"] == mutant.data["truth"]["value"]
+        assert first.a.code == original.code
+        assert first.b.code == mutant.code
+        assert first.a.outcome == MutationQuestion.from_record(original.data).truth
+        assert first.b.outcome == MutationQuestion.from_record(mutant.data).truth
+        first, second = pair["OM"], pair["MO"]
         assert first.args == second.args == original.args
         prompt = CHOICE.asking.prompt(first, 0)[0]["content"]
         assert "mutant" not in prompt.lower() and "original" not in prompt.lower()
@@ -115,8 +133,8 @@ def test_original_model_scores(runs: dict[str, Path], suite: dict[str, Any]) -> 
 def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
                                                suite: dict[str, Any]) -> None:
     mutation = by_variant(suite["instances"], "mutation")
-    boolean = next(pid for pid, pair in mutation.items() if pair["mutant"].data["boolean"])
-    other = next(pid for pid, pair in mutation.items() if not pair["mutant"].data["boolean"])
+    boolean = next(pid for pid, pair in mutation.items() if facts(pair["mutant"]).boolean)
+    other = next(pid for pid, pair in mutation.items() if not facts(pair["mutant"]).boolean)
     recalled = read_samples(runs["reference/original"] / "samples.jsonl")
     oracle = read_samples(runs["reference/oracle"] / "samples.jsonl")
 
@@ -138,11 +156,11 @@ def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
 
 def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> None:
     choice = by_variant(suite["instances"], "choice")
-    instance = next(pair["OM"] for pair in choice.values() if pair["OM"].data["boolean"])
+    instance = next(pair["OM"] for pair in choice.values() if facts(pair["OM"]).boolean)
     call = f"{instance.entry_point}({instance.args})"
     # Chooses the mutant (B) but states the original's output.
     text = json.dumps({"chosen_program": "B",
-                       "assertion": f"assert {call} == {instance.data['programs']['A']['repr']}"})
+                       "assertion": f"assert {call} == {asked(instance).a.outcome.repr}"})
     score = CHOICE.judging.score(instance, f"[ANSWER]{text}[/ANSWER]", None)
     assert (score.verdict, score.extra["chose"], score.extra["reverted"]) == (
         "incorrect", "mutant", True)
@@ -157,13 +175,13 @@ def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> 
 def choice_instance(suite: dict[str, Any]) -> dict[str, Any]:
     """The original-first choice instance of a problem with a non-boolean output."""
     return next(pair["OM"] for pair in by_variant(suite["instances"], "choice").values()
-                if not pair["OM"].data["boolean"])
+                if not facts(pair["OM"]).boolean)
 
 
 def answer(instance: dict[str, Any], label: str, value_of: str) -> dict[str, str]:
     call = f"{instance.entry_point}({instance.args})"
     return {"chosen_program": label,
-            "assertion": f"assert {call} == {instance.data['programs'][value_of]['repr']}"}
+            "assertion": f"assert {call} == {asked(instance).shown(value_of).outcome.repr}"}
 
 
 def test_choice_answer_as_json_in_tags(choice_instance: dict[str, Any]) -> None:
@@ -220,8 +238,8 @@ def test_metrics_by_bin_follow_each_problems_lines_of_code(runs: dict[str, Path]
     mutation = by_variant(suite["instances"], "mutation")
     expected: dict[str, int] = {}
     for pair in mutation.values():
-        loc = pair["original"].data["loc"]
-        assert loc == analyse(pair["original"].code).loc == pair["mutant"].data["loc"]
+        loc = facts(pair["original"]).loc
+        assert loc == analyse(pair["original"].code).loc == facts(pair["mutant"]).loc
         expected[loc_bin(loc)] = expected.get(loc_bin(loc), 0) + 1
     by_loc = task_metrics(runs["reference/original"], "mutation")["by_loc"]
     assert {name: group["O_problems"] for name, group in by_loc.items()} == expected

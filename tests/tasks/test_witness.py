@@ -7,6 +7,7 @@ from pathlib import Path
 
 from execbench.sandbox.pool import Sandbox
 from execbench.tasks import get_task
+from execbench.tasks.dexbench_payload import CounterfactualQuestion
 from tests.tasks.test_dexbench import build_counterfactual
 
 # HumanEval/127: the loop of is_prime runs only for an intersection of length 3 or more,
@@ -33,8 +34,8 @@ INTERVALS = '''def f(interval1, interval2):
 def test_a_target_two_arguments_must_move_for_is_reached(tmp_path: Path,
                                                          sandbox: Sandbox) -> None:
     manifest, [instance] = build_counterfactual(tmp_path, INTERVALS, ["(1, 2), (2, 3)"])
-    truth = instance.data["truth"]
-    assert truth["line"] == 7 and instance.args == "(1, 2), (2, 3)"
+    target = CounterfactualQuestion.from_record(instance.data).target
+    assert target.line == 7 and instance.args == "(1, 2), (2, 3)"
     task = get_task("counterfactual")
     response = task.asking.reference_response(instance)
     assert task.judging.score(instance, response, sandbox).verdict == "correct"
@@ -65,4 +66,4 @@ def test_what_the_conditions_test_is_tried(tmp_path: Path) -> None:
         folder = tmp_path / str(len(code))
         folder.mkdir()
         _, [instance] = build_counterfactual(folder, code, [call])
-        assert instance.data["truth"]["witness"] == witness
+        assert CounterfactualQuestion.from_record(instance.data).witness == witness

@@ -9,20 +9,24 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from execbench.tasks.ces.payload import Property
 
 _OPEN, _CLOSE = "([{", ")]}"
 
 
-def annotate(code: str, properties: list[dict[str, Any]], values: dict[str, str] | None = None
+def annotate(code: str, properties: Sequence[Property], values: dict[str, str] | None = None
              ) -> str:
     """``code`` with each property's placeholder on its line; ``values`` (tag -> text)
     fills placeholders instead of ``??``. Raises ``ValueError`` if the comments would
     change the program (a header whose ``:`` cannot be found)."""
     notes: dict[int, list[str]] = {}
     for prop in properties:
-        filled = "??" if values is None else values[prop["id"]]
-        notes.setdefault(prop["line"], []).append(f"[{prop['id']}] {prop['label']} = {filled}")
+        filled = "??" if values is None else values[prop.id]
+        notes.setdefault(prop.line, []).append(f"[{prop.id}] {prop.label} = {filled}")
     lines = code.splitlines()
     colons = _header_colons(code, set(notes))
     for line, texts in notes.items():

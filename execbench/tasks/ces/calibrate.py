@@ -19,11 +19,13 @@ parts. The same evaluation on the parts' *true* values tells two things about th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from execbench.tasks.ces.payload import Compound, Property, Unchecked
 from execbench.tasks.ces.rules import MAX_LISTED, Check, Stated, agrees, rule1_checks, run_checks
-from execbench.values import is_exact
+from execbench.values import Encoded, is_exact
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
@@ -36,40 +38,39 @@ _DIFFERS = "the expression evaluated on the recorded operands does not give the 
 class Calibration:
     """What the build-time evaluation found (see the module doc)."""
 
-    checked: list[dict[str, Any]]
+    checked: tuple[Compound, ...]
     """The compounds Rule 1 checks."""
-    unchecked: list[dict[str, Any]]
-    """The others, each as ``{"id", "reason"}``."""
-    whole: dict[str, list[Any]]
+    unchecked: tuple[Unchecked, ...]
+    """The others, with why."""
+    whole: dict[str, list[Encoded]]
     """Iterable tag -> its whole value per execution, for the iterables where some
     execution's whole differs from the items the loop took."""
 
 
-def calibrate(code: str, properties: list[dict[str, Any]], compounds: list[dict[str, Any]],
+def calibrate(code: str, properties: Sequence[Property], compounds: Sequence[Compound],
               sandbox: Sandbox) -> Calibration:
     """Evaluate every compound on its true parts in the sandbox (see the module doc)."""
     if not compounds:
-        return Calibration([], [], {})
-    given: dict[str, Stated | None] = {p["id"]: Stated(p["values"], p["values"], True)
+        return Calibration((), (), {})
+    given: dict[str, Stated | None] = {p.id: Stated(p.values, p.values, True)
                                        for p in properties}
     checks, _ = rule1_checks(compounds, given)
     results = run_checks(code, checks, sandbox) if checks else []
     if results is None:
-        return Calibration([], [{"id": c["id"], "reason": _UNFINISHED} for c in compounds], {})
+        return Calibration((), tuple(Unchecked(c.id, _UNFINISHED) for c in compounds), {})
     failing = {check.id for check, result in zip(checks, results, strict=True)
                if not agrees(check, result)}
-    return Calibration([c for c in compounds if c["id"] not in failing],
-                       [{"id": c["id"], "reason": _DIFFERS} for c in compounds
-                        if c["id"] in failing],
+    return Calibration(tuple(c for c in compounds if c.id not in failing),
+                       tuple(Unchecked(c.id, _DIFFERS) for c in compounds if c.id in failing),
                        _wholes(checks, results, failing))
 
 
 def _wholes(checks: list[Check], results: list[list[Any]], failing: set[str]
-            ) -> dict[str, list[Any]]:
+            ) -> dict[str, list[Encoded]]:
     """The whole iterables of the loops left early, per execution (``Calibration.whole``).
     The checks of one iterable come one per execution, in order (``rule1_checks`` on the
     truth states every execution)."""
-    found: dict[str, list[Any]] = {}
+    found: dict[str, list[Encoded]] = {}
     differs: set[str] = set()
     for check, result in zip(checks, results, strict=True):
         if check.mode != "iterable" or not check.early_exit or check.id in failing:

@@ -21,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.analysis.cfg import call_sequences, function_graphs, prime_paths, toured
+from execbench.tasks.ces.payload import UNKNOWN, Coverage
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 DEFAULT_TESTS = 3
 
 
-def coverage(code: str, trace: Trace) -> dict[str, Any]:
+def coverage(code: str, trace: Trace) -> Coverage:
     """A call's coverage: a digest of its toured prime paths, how many it tours of how
     many there are; ``digest`` None when unknown."""
     paths: list[tuple[int, tuple[int, ...]]] = []
@@ -39,13 +40,12 @@ def coverage(code: str, trace: Trace) -> dict[str, Any]:
     for line, graph in sorted(function_graphs(code).items()):
         found = prime_paths(graph.succ)
         if not found.complete or trace.events_truncated:
-            return {"digest": None, "toured": None, "prime_paths": None}
+            return UNKNOWN
         paths += [(line, path) for path in found.paths]
         sequences = call_sequences(graph, trace.events, trace.frames)
         seen += [(line, path) for path in toured(found.paths, sequences)]
     text = json.dumps(sorted(seen), separators=(",", ":"))
-    return {"digest": hashlib.sha256(text.encode()).hexdigest()[:16], "toured": len(seen),
-            "prime_paths": len(paths)}
+    return Coverage(hashlib.sha256(text.encode()).hexdigest()[:16], len(seen), len(paths))
 
 
 def choose(indices: list[int], coverages: dict[int, str | None], count: int,
@@ -66,13 +66,13 @@ def choose(indices: list[int], coverages: dict[int, str | None], count: int,
     return sorted(chosen)
 
 
-def consistency(tests: list[tuple[bool, dict[str, Any]]]) -> str:
+def consistency(tests: list[tuple[bool, Coverage]]) -> str:
     """``strong``, ``weak`` or ``random`` for one program's (right, coverage) pairs."""
     groups: dict[str, list[bool]] = {}
     for number, (right, covered) in enumerate(tests):
-        groups.setdefault(covered["digest"] or f"unknown {number}", []).append(right)
+        groups.setdefault(covered.digest or f"unknown {number}", []).append(right)
     all_right = all(right for right, _ in tests)
-    full = all(c["digest"] is not None and c["toured"] == c["prime_paths"] for _, c in tests)
+    full = all(c.full for _, c in tests)
     if all_right and (len(groups) > 1 or full):
         return "strong"
     shared = [group for group in groups.values() if len(group) > 1]

@@ -31,6 +31,7 @@ every property right the output itself is where it went wrong (``output``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +41,7 @@ from execbench.values import LiteralError, decode, equal, to_literal
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
-    from execbench.tasks.base import Instance
+    from execbench.tasks.ces.payload import Compound, Property, SimulationTruth
 
 TOP_KINDS = frozenset({"loop_variable", "iterable", "predicate", "branch"})
 """The properties Rule 3 looks at (a sub-property's error is Rule 1's business)."""
@@ -95,12 +96,12 @@ def stated(text: str | None) -> Stated | None:
     return None if found is None else Stated(*found)
 
 
-def wrong_positions(given: Stated | None, prop: dict[str, Any]) -> list[int]:
+def wrong_positions(given: Stated | None, prop: Property) -> list[int]:
     """Positions of the property's true list the prediction gets wrong; ``len(truth)``
     stands for a missing or extra value past the true ones. Empty when the property is
     right. Where the property has ``whole`` values, either value of a position is right."""
-    truth = prop["values"]
-    whole = prop.get("whole", truth)
+    truth = prop.values
+    whole = truth if prop.whole is None else prop.whole
     n = len(truth)
     if given is None:
         return list(range(n)) or [n]
@@ -163,29 +164,29 @@ class Verdict:
         return not any(self.fired.values())
 
 
-def rule1_checks(compounds: list[dict[str, Any]], given: dict[str, Stated | None]
+def rule1_checks(compounds: Sequence[Compound], given: dict[str, Stated | None]
                  ) -> tuple[list[Check], list[str]]:
     """The evaluations Rule 1 needs, and the compounds that fire without one (lists of
     clashing lengths; a skipped condition operand whose own operands are stated)."""
     checks: list[Check] = []
     fired: list[str] = []
     for compound in compounds:
-        lists = [given.get(compound["id"]), *(given.get(tag) for tag in compound["of"])]
+        lists = [given.get(compound.id), *(given.get(tag) for tag in compound.of)]
         if any(s is None for s in lists):
             continue
         rows, clash = aligned(lists)  # type: ignore[arg-type]
         if clash:
-            fired.append(compound["id"])
+            fired.append(compound.id)
             continue
         for value, *operands in rows:
             if not all(is_full(o) for o in operands):
                 continue
-            if compound["mode"] == "condition" and is_full(value) and value == ["none"]:
+            if compound.mode == "condition" and is_full(value) and value == ["none"]:
                 if any(o != ["none"] for o in operands):
-                    fired.append(compound["id"])
+                    fired.append(compound.id)
                 continue
-            checks.append(Check(compound["id"], compound["mode"], compound["expression"],
-                                value, operands, compound.get("early_exit", False)))
+            checks.append(Check(compound.id, compound.mode, compound.expression,
+                                value, operands, compound.early_exit is True))
     return checks, fired
 
 
@@ -235,34 +236,34 @@ def agrees(check: Check, result: list[Any]) -> bool:
         equal(check.value, ["list", value[1][:len(check.value[1])]])
 
 
-def judge(instance: Instance, given: dict[str, Stated | None], output_right: bool,
-          sandbox: Sandbox | None) -> Verdict:
-    """Right/wrong per property and the rules that fire (see the module doc)."""
-    truth = instance.data["truth"]
-    properties = truth["properties"]
-    verdict = Verdict(right={p["id"]: not wrong_positions(given.get(p["id"]), p)
+def judge(code: str, truth: SimulationTruth, given: dict[str, Stated | None],
+          output_right: bool, sandbox: Sandbox | None) -> Verdict:
+    """Right/wrong per property and the rules that fire (see the module doc); ``code`` is
+    the program the compounds are evaluated in."""
+    properties = truth.properties
+    verdict = Verdict(right={p.id: not wrong_positions(given.get(p.id), p)
                              for p in properties})
-    checks, fired = rule1_checks(truth["compounds"], given)
+    checks, fired = rule1_checks(truth.compounds, given)
     if checks:
         if sandbox is None:
             raise RuntimeError("the simulation task needs a sandbox to check Rule 1")
-        agreed = evaluate(instance.code, checks, sandbox)
+        agreed = evaluate(code, checks, sandbox)
         if agreed is None:
             verdict.unchecked = "the Rule 1 evaluation did not finish"
         else:
             fired += [c.id for c, ok in zip(checks, agreed, strict=True) if not ok]
     verdict.fired["rule1"] = sorted(set(fired))
     verdict.fired["rule2"] = _rule2(properties, given)
-    verdict.fired["rule3"] = sorted(p["id"] for p in properties if output_right
-                                    and p["kind"] in TOP_KINDS and not verdict.right[p["id"]])
+    verdict.fired["rule3"] = sorted(p.id for p in properties if output_right
+                                    and p.kind in TOP_KINDS and not verdict.right[p.id])
     return verdict
 
 
-def _rule2(properties: list[dict[str, Any]], given: dict[str, Stated | None]) -> list[str]:
+def _rule2(properties: Sequence[Property], given: dict[str, Stated | None]) -> list[str]:
     by_line: dict[int, dict[str, str]] = {}
     for prop in properties:
-        if prop["kind"] in ("predicate", "branch"):
-            by_line.setdefault(prop["line"], {})[prop["kind"]] = prop["id"]
+        if prop.kind in ("predicate", "branch"):
+            by_line.setdefault(prop.line, {})[prop.kind] = prop.id
     fired = []
     for tags in by_line.values():
         predicate, branch = given.get(tags.get("predicate", "")), given.get(tags.get("branch", ""))
@@ -283,29 +284,29 @@ def _disagree(predicate: Pattern, branch: Pattern) -> bool:
         return False
 
 
-def divergence(instance: Instance, given: dict[str, Stated | None]
+def divergence(properties: Sequence[Property], given: dict[str, Stated | None]
                ) -> dict[str, Any]:
     """The first wrong value in execution order, with the paper's kind and the state of
-    the four kinds at that statement (``T`` right, ``F`` wrong, ``-`` not applicable)."""
-    properties = instance.data["truth"]["properties"]
-    first: tuple[tuple[float, int], int, dict[str, Any]] | None = None
+    the four kinds at that statement (``T`` right, ``F`` wrong, ``-`` not applicable), as
+    a sample's ``extra`` records it."""
+    first: tuple[tuple[float, int], int, Property] | None = None
     for order, prop in enumerate(properties):
-        for position in wrong_positions(given.get(prop["id"]), prop):
+        for position in wrong_positions(given.get(prop.id), prop):
             key = order_key(prop, position)
             if first is None or (key, order) < (first[0], first[1]):
                 first = (key, order, prop)
     if first is None:
         return {"kind": "output", "id": "output", "line": None, "quadruple": "----"}
     prop = first[2]
-    return {"kind": QUADRUPLE[prop["kind"]], "id": prop["id"], "line": prop["line"],
-            "label": prop["label"], "quadruple": _quadruple(properties, prop["line"], given)}
+    return {"kind": QUADRUPLE[prop.kind], "id": prop.id, "line": prop.line,
+            "label": prop.label, "quadruple": _quadruple(properties, prop.line, given)}
 
 
-def _quadruple(properties: list[dict[str, Any]], line: int,
+def _quadruple(properties: Sequence[Property], line: int,
                given: dict[str, Stated | None]) -> str:
     marks = []
     for kind in ("loop variable", "iterable", "predicate", "branch"):
-        here = [p for p in properties if p["line"] == line and QUADRUPLE[p["kind"]] == kind]
+        here = [p for p in properties if p.line == line and QUADRUPLE[p.kind] == kind]
         marks.append("-" if not here else "T" if all(
-            not wrong_positions(given.get(p["id"]), p) for p in here) else "F")
+            not wrong_positions(given.get(p.id), p) for p in here) else "F")
     return "".join(marks)

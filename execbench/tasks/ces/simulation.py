@@ -21,6 +21,8 @@ Table 1: statement-level ``if``/``for``/``while``) and its call's prime-path cov
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import shape_of
@@ -43,6 +45,14 @@ from execbench.tasks.ces import coverage, examples
 from execbench.tasks.ces.annotate import annotate
 from execbench.tasks.ces.answers import OUTPUT, read_answer
 from execbench.tasks.ces.calibrate import calibrate
+from execbench.tasks.ces.payload import (
+    Coverage,
+    Example,
+    ProgramFacts,
+    Property,
+    SimulationQuestion,
+    SimulationTruth,
+)
 from execbench.tasks.ces.rules import Stated, divergence, judge, stated
 from execbench.tasks.ces.sites import properties_of, properties_problem
 from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
@@ -51,7 +61,7 @@ from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.returns import no_value
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
-from execbench.values import LiteralError, equal, to_literal
+from execbench.values import Encoded, LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
     from execbench.program import Program
@@ -93,13 +103,13 @@ def _tests(ctx: BuildContext) -> int:
     return int(TESTS.value(ctx))
 
 
-def answer_lines(properties: list[dict[str, Any]], values: dict[str, str], output: str) -> str:
+def answer_lines(properties: Sequence[Property], values: dict[str, str], output: str) -> str:
     """An answer in the format ``score`` reads: one line per placeholder, then the output."""
-    lines = [f"[{prop['id']}] = {values[prop['id']]}" for prop in properties]
+    lines = [f"[{prop.id}] = {values[prop.id]}" for prop in properties]
     return "[ANSWER]\n" + "\n".join([*lines, f"[{OUTPUT}] = {output}"]) + "\n[/ANSWER]"
 
 
-def _listed(values: list[Any]) -> str:
+def _listed(values: list[Encoded]) -> str:
     return "[" + ", ".join(to_literal(v) for v in values) + "]"
 
 
@@ -111,7 +121,7 @@ class Simulation(Roles):
     family = "ces"
     layout = "ces"
     breakdowns = (Breakdown("construct", ("category",)),)
-    summary_data: tuple[str, ...] = ("category", "coverage")
+    summary_data: tuple[str, ...] = ProgramFacts.FIELDS
     trace_options = PROPERTIES
     options = (TESTS,)
     restated = (("repr", "value"),)
@@ -145,14 +155,14 @@ class Simulation(Roles):
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
-        digests = {index: self._coverage(program, index, trace, ctx)["digest"]
+        digests = {index: self._coverage(program, index, trace, ctx).digest
                    for index, trace in traced}
         return coverage.choose(sorted(digests), digests, _tests(ctx),
                                random.Random(f"{ctx.seed}/{program.id}/ces"))
 
     @staticmethod
     def _coverage(program: Program, index: int, trace: Trace, ctx: BuildContext
-                  ) -> dict[str, Any]:
+                  ) -> Coverage:
         """A call's coverage, worked out once per build (choosing calls needs it too)."""
         key = ("ces-coverage", program.id, index)
         if key not in ctx.memo:
@@ -167,52 +177,55 @@ class Simulation(Roles):
         except ValueError as exc:
             raise SkipInstance(str(exc)) from None
         found = calibrate(program.code, properties, compounds, ctx.sandbox)
-        properties = [{**p, "whole": found.whole[p["id"]]} if p["id"] in found.whole else p
-                      for p in properties]
-        return [{"truth": {"value": trace.value, "repr": trace.value_repr,
-                           "properties": properties, "compounds": found.checked,
-                           "unchecked": found.unchecked},
-                 "annotated": annotated, "category": shape_of(program.code).category,
-                 "coverage": self._coverage(program, call_index, trace, ctx),
-                 "example": _example(program.code, ctx)}]
+        assert trace.value is not None and trace.value_repr is not None  # else ``unusable``
+        truth = SimulationTruth(
+            trace.value, trace.value_repr,
+            tuple(replace(p, whole=found.whole.get(p.id)) for p in properties),
+            found.checked, found.unchecked)
+        facts = ProgramFacts(shape_of(program.code).category,
+                             self._coverage(program, call_index, trace, ctx))
+        return [SimulationQuestion(truth, annotated, facts,
+                                   _example(program.code, ctx)).to_record()]
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int]:
         """Programs per construct category (the paper's Table 1 rows)."""
-        category = {i.program_id: i.data["category"] for i in instances}
+        category = {i.program_id: ProgramFacts.from_record(i.data).category for i in instances}
         return {name: sum(c == name for c in category.values()) for name in CATEGORIES}
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
+        question = SimulationQuestion.from_record(instance.data)
         parts = [_INTRO]
         if shots:
-            example = instance.data["example"]
-            parts.append(f"A worked example:\n\n[PYTHON]\n{example['annotated']}[/PYTHON]\n"
-                         f"Call: `{example['call']}`\n\n{example['answer']}")
+            example = question.example
+            parts.append(f"A worked example:\n\n[PYTHON]\n{example.annotated}[/PYTHON]\n"
+                         f"Call: `{example.call}`\n\n{example.answer}")
             parts.append("Now the program to simulate:")
-        parts.append(f"[PYTHON]\n{instance.data['annotated']}[/PYTHON]\n"
+        parts.append(f"[PYTHON]\n{question.annotated}[/PYTHON]\n"
                      f"Call: `{instance.call}`")
         parts.append(_FORMAT)
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def reference_response(self, instance: Instance) -> str:
-        truth = instance.data["truth"]
-        values = {p["id"]: _listed(p["values"]) for p in truth["properties"]}
-        return answer_lines(truth["properties"], values, truth["repr"])
+        truth = _truth(instance)
+        values = {p.id: _listed(p.values) for p in truth.properties}
+        return answer_lines(truth.properties, values, truth.repr)
 
     def shortcut_response(self, instance: Instance) -> str:
         """The right output after a simulation whose every property is wrong: what a
         model that recalls the answer without simulating might write."""
-        truth = instance.data["truth"]
-        values = {p["id"]: "[None]" if not p["values"] else "[]" for p in truth["properties"]}
-        return answer_lines(truth["properties"], values, truth["repr"])
+        truth = _truth(instance)
+        values = {p.id: "[None]" if not p.values else "[]" for p in truth.properties}
+        return answer_lines(truth.properties, values, truth.repr)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra: dict[str, Any] = {"category": instance.data["category"]}
+        question = SimulationQuestion.from_record(instance.data)
+        extra: dict[str, Any] = {"category": question.facts.category}
         text = answer_text(response)
         if text is None:
             return unparsable(None, EMPTY, extra)
-        truth = instance.data["truth"]
-        labels = {p["id"]: p["label"] for p in truth["properties"]}
+        truth = question.truth
+        labels = truth.labels()
         found = read_answer(text, labels)
         if OUTPUT not in found:
             return unparsable(None, _format_missed(found), extra)
@@ -221,8 +234,8 @@ class Simulation(Roles):
         except LiteralError as exc:
             return unparsable(found[OUTPUT], f"no readable [{OUTPUT}] line: {exc}", extra)
         given: dict[str, Stated | None] = {tag: stated(found.get(tag)) for tag in labels}
-        output_right = equal(output, truth["value"])
-        verdict = judge(instance, given, output_right, sandbox)
+        output_right = equal(output, truth.value)
+        verdict = judge(instance.code, truth, given, output_right, sandbox)
         name = CLASSES[(verdict.coherent, output_right)]
         right = sum(verdict.right.values()) + output_right
         extra.update({"class": name, "output_right": output_right,
@@ -234,7 +247,7 @@ class Simulation(Roles):
         if verdict.unchecked:
             extra["rule1_unchecked"] = verdict.unchecked
         if verdict.coherent and not output_right:
-            extra["divergence"] = divergence(instance, given)
+            extra["divergence"] = divergence(truth.properties, given)
         return Score(CORRECT if name == "coherent_correct" else INCORRECT,
                      answer=to_literal(output), score=right / (len(verdict.right) + 1),
                      detail=None if verdict.coherent else "incoherent: " + ", ".join(
@@ -253,7 +266,11 @@ def _format_missed(found: dict[str, str]) -> str:
             + ("" if found else " nor any placeholder's"))
 
 
-def _example(code: str, ctx: BuildContext) -> dict[str, str]:
+def _truth(instance: Instance) -> SimulationTruth:
+    return SimulationQuestion.from_record(instance.data).truth
+
+
+def _example(code: str, ctx: BuildContext) -> Example:
     """The worked example for a program, traced once per build (see ``examples``)."""
     from execbench.sandbox.pool import Job
 
@@ -264,10 +281,10 @@ def _example(code: str, ctx: BuildContext) -> dict[str, str]:
         if trace.status != "ok":
             raise RuntimeError(f"the worked example {chosen.name!r} did not run: {trace}")
         properties, _ = properties_of(chosen.code, trace)
-        values = {p["id"]: _listed(p["values"]) for p in properties}
-        ctx.memo[key] = {"name": chosen.name, "annotated": annotate(chosen.code, properties),
-                         "call": f"{chosen.entry_point}({chosen.args})",
-                         "answer": answer_lines(properties, values, trace.value_repr or "")}
+        values = {p.id: _listed(p.values) for p in properties}
+        ctx.memo[key] = Example(chosen.name, annotate(chosen.code, properties),
+                                f"{chosen.entry_point}({chosen.args})",
+                                answer_lines(properties, values, trace.value_repr or ""))
     return ctx.memo[key]
 
 

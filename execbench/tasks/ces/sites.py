@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.properties import clauses_of, names_of, parts_of
 from execbench.tasks.base import SkipInstance
+from execbench.tasks.ces.payload import Compound, Property
 from execbench.values import LiteralError, decode, encode, is_exact
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def sites_of(code: str) -> list[Site]:
     return sorted(found, key=lambda site: site.line)
 
 
-def properties_of(code: str, trace: Trace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def properties_of(code: str, trace: Trace) -> tuple[list[Property], list[Compound]]:
     """The properties asked about (with their true values) and the compounds among them.
 
     Raises ``SkipInstance`` when the trace has no complete property record."""
@@ -92,8 +93,8 @@ def properties_of(code: str, trace: Trace) -> tuple[list[dict[str, Any]], list[d
     if problem is not None:
         raise SkipInstance(problem)
     recorded = trace.extra["properties"]
-    properties: list[dict[str, Any]] = []
-    compounds: list[dict[str, Any]] = []
+    properties: list[Property] = []
+    compounds: list[Compound] = []
     for site in sites_of(code):
         records = recorded.get(str(site.line), [])
         builder = _Builder(site, records)
@@ -121,24 +122,25 @@ class _Builder:
     def __init__(self, site: Site, records: list[dict[str, Any]]) -> None:
         self.site = site
         self.records = records
-        self.properties: list[dict[str, Any]] = []
-        self.compounds: list[dict[str, Any]] = []
+        self.properties: list[Property] = []
+        self.compounds: list[Compound] = []
 
     def add(self, kind: str, label: str, values: list[Any] | None, at: list[int]) -> str | None:
         """Add a property if every value is exact; returns its tag (None if not asked)."""
         if values is None or not all(v is not None and is_exact(v) for v in values):
             return None
         tag = f"{self.site.line}{_letters(len(self.properties))}"
-        self.properties.append({"id": tag, "line": self.site.line, "kind": kind,
-                                "label": label, "values": values, "at": at})
+        self.properties.append(Property(tag, self.site.line, kind, label, values, at))
         return tag
 
     def compound(self, tag: str | None, node: ast.expr, children: list[ast.expr],
-                 tags: list[str | None], mode: str, **more: Any) -> None:
-        if tag is None or not children or None in tags:
+                 tags: list[str | None], mode: str, early_exit: bool | None = None) -> None:
+        if tag is None or not children:
             return
-        self.compounds.append({"id": tag, "of": tags, "mode": mode,
-                               "expression": _substituted(node, children), **more})
+        of = tuple(t for t in tags if t is not None)
+        if len(of) == len(tags):
+            self.compounds.append(Compound(tag, of, mode, _substituted(node, children),
+                                           early_exit))
 
     def loop(self) -> None:
         node = self.site.node
@@ -297,11 +299,11 @@ def _substituted(node: ast.expr, children: list[ast.expr]) -> str:
     return ast.unparse(copy.deepcopy(node, memo))
 
 
-def order_key(prop: dict[str, Any], index: int) -> tuple[float, int]:
+def order_key(prop: Property, index: int) -> tuple[float, int]:
     """Where the ``index``-th value of a property falls in the run: its tick, then its
     rank among properties decided at the same tick; a value past the true ones (a
     predicted extra iteration) right after the property's last true one."""
-    at = prop["at"]
+    at = prop.at
     if index < len(at):
-        return (at[index], RANK[prop["kind"]])
-    return ((at[-1] + 0.5) if at else float("inf"), RANK[prop["kind"]])
+        return (at[index], RANK[prop.kind])
+    return ((at[-1] + 0.5) if at else float("inf"), RANK[prop.kind])

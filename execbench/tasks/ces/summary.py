@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.tasks.base import ERROR, UNPARSABLE
 from execbench.tasks.ces.coverage import consistency
+from execbench.tasks.ces.payload import Coverage, ProgramFacts
 
 if TYPE_CHECKING:
     from execbench.tasks.base import Instance
@@ -52,13 +53,13 @@ def _consistency(samples: list[dict[str, Any]], instances: dict[str, Instance]
     for sample in samples:
         by_instance.setdefault(sample["instance_id"], []).append(
             _extra(sample).get("class") == "coherent_correct")
-    programs: dict[str, list[tuple[bool, dict[str, Any]]]] = {}
+    programs: dict[str, list[tuple[bool, Coverage]]] = {}
     for key in sorted(by_instance):
         instance = instances[key]
         programs.setdefault(instance.program_id, []).append(
-            (all(by_instance[key]), instance.data["coverage"]))
+            (all(by_instance[key]), ProgramFacts.from_record(instance.data).coverage))
     levels = Counter(consistency(tests) for tests in programs.values())
-    differing = sum(len({c["digest"] for _, c in tests if c["digest"] is not None}) > 1
+    differing = sum(len({c.digest for _, c in tests if c.digest is not None}) > 1
                     for tests in programs.values())
     count = len(programs)
     result: dict[str, Any] = {level: levels[level] / count if count else None
@@ -74,7 +75,8 @@ def summarize(samples: list[dict[str, Any]], instances: dict[str, Instance]
     categories: dict[str, list[dict[str, Any]]] = {name: [] for name in CATEGORIES}
     sources: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
-        categories[instances[sample["instance_id"]].data["category"]].append(sample)
+        facts = ProgramFacts.from_record(instances[sample["instance_id"]].data)
+        categories[facts.category].append(sample)
         sources.setdefault(sample["source"], []).append(sample)
     return {"all": _group(samples),
             "by_category": {name: _group(group) for name, group in categories.items()},

@@ -48,8 +48,9 @@ from execbench.tasks.codesense.facts import (
     StatementFact,
     facts_for,
 )
+from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion, Truth, reference_text
 from execbench.tasks.common import abstract
-from execbench.tasks.common.abstract import VALUES
+from execbench.tasks.common.abstract import VALUES, Filing
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.tasks.common.objects import holds_objects, unshown
@@ -85,17 +86,17 @@ def _choose(items: list[tuple[str, Any]], cap: int, rng: random.Random) -> list[
     return sorted(chosen)
 
 
-def score_concrete(fact: Fact, truth: dict[str, Any], response: str | None,
+def score_concrete(fact: Fact, truth: ConcreteTruth, response: str | None,
                    extra: dict[str, Any]) -> Score:
     """Score an answer against a concrete question's truth (a value, a yes/no or a
     mapping, as ``fact`` reads it); ``extra`` (kind, values) is completed with
     ``string_match``. A truth that is not comparable (a published value that is no
     literal) is judged by the string comparison alone, the only one it allows."""
     text = codesense_answer_text(response)
-    extra = {**extra, "string_match": string_match(text, truth["text"])}
+    extra = {**extra, "string_match": string_match(text, truth.text)}
     if text is None:
         return unparsable(None, EMPTY, extra)
-    if truth.get("comparable") is False:
+    if not truth.comparable:
         extra["comparable"] = False
         return Score(CORRECT if extra["string_match"] else INCORRECT, answer=text,
                      extra=extra)
@@ -103,12 +104,12 @@ def score_concrete(fact: Fact, truth: dict[str, Any], response: str | None,
         value = fact.read_answer(text)
     except LiteralError as exc:
         return unparsable(text, str(exc), extra)
-    return Score(CORRECT if equal(value, truth["value"]) else INCORRECT,
+    return Score(CORRECT if equal(value, truth.value) else INCORRECT,
                  answer=fact.answer_text(value), extra=extra)
 
 
 def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
-                   ) -> dict[str, Any] | None:
+                   ) -> ConcreteTruth | None:
     """The truth of a concrete question (None when the value is not a builtin value).
 
     With ``published`` (the fact came with a recorded trace), a value the publisher wrote
@@ -125,15 +126,15 @@ def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
     published_text = fact.record.get("text") if published else None
     if is_exact(value):
         if not isinstance(published_text, str):
-            return {"value": value, "text": fact.answer_text(value)}
-        truth = {"value": value, "text": published_text}
+            return ConcreteTruth(value, fact.answer_text(value))
         try:
             reads_back = equal(fact.read_answer(published_text), value)
         except LiteralError:
             reads_back = False
-        return truth if reads_back else {**truth, "answer": fact.answer_text(value)}
+        return ConcreteTruth(value, published_text,
+                             None if reads_back else fact.answer_text(value))
     if published and value[:2] == ["object", "unknown"] and isinstance(value[-1], str):
-        return {"value": value, "text": value[-1], "comparable": False}
+        return ConcreteTruth(value, value[-1], comparable=False)
     return None
 
 
@@ -178,7 +179,7 @@ class CodeSenseTask(Roles):
                                 else f"nothing to ask: {self.fact_type.nothing}")
         values = self._values(ctx)
         published = program.calls[call_index].recorded is not None
-        usable: list[tuple[str, tuple[Fact, dict[str, Any]]]] = []
+        usable: list[tuple[str, tuple[Fact, Truth]]] = []
         dropped: Counter[str] = Counter()
         for record in records:
             fact = self.fact_type.read(record, program.language)
@@ -186,7 +187,8 @@ class CodeSenseTask(Roles):
                 dropped["malformed"] += 1
                 continue
             asked = fact.asked
-            truth = abstract.truth(asked) if values == "abstract" and is_exact(asked) \
+            truth: Truth | None = abstract.truth(asked) \
+                if values == "abstract" and is_exact(asked) \
                 else concrete_truth(fact, asked, published=published) if values == "concrete" \
                 else None
             if truth is None or unshown(asked, trace):
@@ -198,43 +200,42 @@ class CodeSenseTask(Roles):
                 else "no value with an abstract category"
             lost = ", ".join(f"{n} {kind}" for kind, n in sorted(dropped.items()))
             raise SkipInstance(f"{what} (dropped: {lost})")
-        objects = {"objects": True} if holds_objects(trace) else {}
+        objects = holds_objects(trace)
         rng = random.Random(f"{ctx.seed}/{self.name}/{program.id}/{call_index}")
         chosen = _choose(usable, int(QUESTIONS.value(ctx)), rng)
         built: list[dict[str, Any]] = []
         seen: Counter[str] = Counter()
         for index in chosen:
-            kind, (fact, truth) = usable[index]
+            fact, truth = usable[index][1]
             variant = fact.variant
             seen[variant] += 1
             if seen[variant] > 1:  # given facts may ask twice about one line
                 variant = f"{variant}.{seen[variant]}"
-            built.append({"kind": kind, "values": values, "fact": fact.record, "truth": truth,
-                          "variant": variant, **objects})
+            built.append(FactQuestion(fact, truth, variant, objects).to_record())
         return built
 
+    def _question(self, instance: Instance) -> FactQuestion:
+        return FactQuestion.from_record(instance.data, self.fact_type, instance.language)
+
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        text = prompts.render(self.fact_type(instance.data["fact"], instance.language),
-                              instance.data["values"], shots, instance.code, instance.call,
-                              objects=instance.data.get("objects", False))
+        question = self._question(instance)
+        text = prompts.render(question.fact, question.values, shots, instance.code,
+                              instance.call, objects=question.objects)
         return [{"role": "user", "content": text}]
 
     def reference_response(self, instance: Instance) -> str:
-        truth = instance.data["truth"]
-        text = truth["category"] if instance.data["values"] == "abstract" \
-            else truth.get("answer", truth["text"])
-        return f"[ANSWER]\n{text}\n[/ANSWER]"
+        return f"[ANSWER]\n{reference_text(self._question(instance).truth)}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
-        extra = {"kind": instance.data["kind"], "values": instance.data["values"]}
-        if instance.data["values"] == "abstract":
-            return abstract.score(response, instance.data["truth"], extra)
-        return score_concrete(self.fact_type(instance.data["fact"], instance.language),
-                              instance.data["truth"], response, extra)
+        question = self._question(instance)
+        extra = {"kind": question.fact.kind, "values": question.values}
+        if isinstance(question.truth, abstract.AbstractTruth):
+            return abstract.score(response, question.truth, extra)
+        return score_concrete(question.fact, question.truth, response, extra)
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
-        counts = Counter(instance.data["kind"] for instance in instances)
+        counts = Counter(Filing.of(instance).kind for instance in instances)
         return dict(sorted(counts.items())) or None
 
     def summarize(self, samples: list[dict[str, Any]],

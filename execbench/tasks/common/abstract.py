@@ -18,11 +18,14 @@ The CodeSense tasks and the output task ask for categories with ``-T values=abst
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from execbench.tasks.base import CORRECT, INCORRECT, Instance, Score, TaskOption
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
+from execbench.values import Encoded
 
 VALUES = TaskOption("values", ("concrete", "abstract"),
                     "ask for the value itself, or its category (CodeSense's Table 6)")
@@ -101,10 +104,42 @@ def category(value: list) -> str | None:
     return None
 
 
-def truth(value: list) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class AbstractTruth:
+    """The truth of an abstract question: the category an answer must name."""
+
+    category: str
+    type: str
+    """The value's typed-JSON tag, whose categories the random baseline draws from."""
+    value: Encoded | None = None
+    """The value itself, which the output task keeps beside its category (so that a
+    report can show it); the CodeSense tasks keep it in their fact."""
+    repr: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"category": self.category, "type": self.type}
+        if self.value is not None:
+            record["value"] = self.value
+        if self.repr is not None:
+            record["repr"] = self.repr
+        return record
+
+    @classmethod
+    def from_record(cls, data: Mapping[str, Any]) -> AbstractTruth:
+        return cls(data["category"], data["type"], data.get("value"), data.get("repr"))
+
+    @classmethod
+    def asked(cls, instance: Instance) -> AbstractTruth | None:
+        """The truth of an instance asked with abstract values, of whichever task asks in
+        categories (output, statement, loop); None for one asked for a value."""
+        data = instance.data
+        return cls.from_record(data["truth"]) if data.get("values") == "abstract" else None
+
+
+def truth(value: Encoded) -> AbstractTruth | None:
     """The ground truth of an abstract question about ``value`` (None if it has none)."""
     name = category(value)
-    return None if name is None else {"category": name, "type": value[0]}
+    return None if name is None else AbstractTruth(name, value[0])
 
 
 def normalise(text: str) -> str:
@@ -126,17 +161,17 @@ def random_category(value_type: str, rng: random.Random) -> str:
     return rng.choice(CATEGORIES[value_type])
 
 
-def score(response: str | None, truth: dict[str, Any], extra: dict[str, Any]) -> Score:
+def score(response: str | None, truth: AbstractTruth, extra: dict[str, Any]) -> Score:
     """Score an answer naming a category against an abstract question's truth (``truth``
     gives it); ``extra`` is completed with CodeSense's ``string_match``."""
     text = codesense_answer_text(response)
-    extra = {**extra, "string_match": string_match(text, truth["category"])}
+    extra = {**extra, "string_match": string_match(text, truth.category)}
     if text is None:
         return unparsable(None, EMPTY, extra)
     named = read_category(text)
     if named is None:
         return unparsable(text, "not a category name", extra)
-    return Score(CORRECT if named == truth["category"] else INCORRECT, answer=named,
+    return Score(CORRECT if named == truth.category else INCORRECT, answer=named,
                  extra=extra)
 
 
@@ -160,6 +195,21 @@ SUMMARY_DATA: tuple[str, ...] = ("kind", "values")
 """What :func:`summarize_by_kind` reads of an instance's data (``Task.summary_data``)."""
 
 
+@dataclass(frozen=True)
+class Filing:
+    """Where a summary files an instance's samples. Read from the ``SUMMARY_DATA`` fields
+    alone, since those are all the instances a summary holds keep; an instance not asked
+    in CodeSense's style (a plain output question beside published ones) has neither."""
+
+    kind: str = "?"
+    values: str = "concrete"
+
+    @classmethod
+    def of(cls, instance: Instance) -> Filing:
+        data = instance.data
+        return cls(data.get("kind", cls.kind), data.get("values", cls.values))
+
+
 def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instance]
                       ) -> dict[str, Any]:
     """Strict (type-aware) and string-match accuracy over all samples, per kind, per
@@ -170,9 +220,9 @@ def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instan
     by_language: dict[str, list[dict[str, Any]]] = {}
     for sample in samples:
         instance = instances[sample["instance_id"]]
-        data = instance.data
-        by_kind.setdefault(data.get("kind", "?"), []).append(sample)
-        by_values.setdefault(data.get("values", "concrete"), []).append(sample)
+        filing = Filing.of(instance)
+        by_kind.setdefault(filing.kind, []).append(sample)
+        by_values.setdefault(filing.values, []).append(sample)
         by_language.setdefault(instance.language, []).append(sample)
     return {"by_kind": {k: _share(v) for k, v in sorted(by_kind.items())},
             "by_values": {k: _share(v) for k, v in sorted(by_values.items())},

@@ -19,7 +19,7 @@ from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks.base import Instance
 from execbench.values import decode
 from tests.helpers.data import published
-from tests.tasks.ces.test_rules import TASK, instance
+from tests.tasks.ces.test_rules import TASK, instance, truth
 
 WHOLE_ITERABLE_CASES = 31
 """Iterables of loops left early, in CES's logged HumanEval tests, whose logged value (the
@@ -100,12 +100,12 @@ def _whole_iterable_cases(tmp_path: Path) -> list[tuple[Instance, str, list[Any]
     for made in load_suite(tmp_path / "suite")[1]:
         logged = _logged_iterables(tests["tests"][made.program_id.split("/", 1)[1]]["control"])
         early = _early_loops(made.code)
-        for prop in made.data["truth"]["properties"]:
-            theirs = logged.get((prop["line"], _canonical(prop["label"])))
-            ours = [decode(value) for value in prop["values"]]
-            if prop["kind"] == "iterable" and prop["line"] in early and theirs and \
+        for prop in truth(made).properties:
+            theirs = logged.get((prop.line, _canonical(prop.label)))
+            ours = [decode(value) for value in prop.values]
+            if prop.kind == "iterable" and prop.line in early and theirs and \
                     None not in theirs and len(theirs) == len(ours) and theirs != ours:
-                cases.append((made, prop["id"], theirs))
+                cases.append((made, prop.id, theirs))
     return cases
 
 

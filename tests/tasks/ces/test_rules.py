@@ -7,6 +7,7 @@ from __future__ import annotations
 from execbench.program import Call, Program
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.tasks.base import BuildContext, Instance, Score
+from execbench.tasks.ces.payload import SimulationQuestion, SimulationTruth
 from execbench.tasks.ces.simulation import PROPERTIES, Simulation
 
 TASK = Simulation()
@@ -57,6 +58,14 @@ def instance(sandbox: Sandbox, code: str, entry: str, args: str) -> Instance:
     return Instance.build(TASK.name, program, 0, fields)
 
 
+def asked(made: Instance) -> SimulationQuestion:
+    return SimulationQuestion.from_record(made.data)
+
+
+def truth(made: Instance) -> SimulationTruth:
+    return asked(made).truth
+
+
 def answer(lines: dict[str, str], output: str) -> str:
     body = "\n".join(f"[{tag}] = {value}" for tag, value in lines.items())
     return f"<REASONING>I follow the loop.</REASONING>\n[ANSWER]\n{body}\n[output] = {output}\n" \
@@ -66,7 +75,7 @@ def answer(lines: dict[str, str], output: str) -> str:
 def judged(sandbox: Sandbox, code: str, entry: str, args: str, lines: dict[str, str],
            output: str) -> Score:
     made = instance(sandbox, code, entry, args)
-    assert sorted(lines) == sorted(p["id"] for p in made.data["truth"]["properties"])
+    assert sorted(lines) == sorted(p.id for p in truth(made).properties)
     return TASK.score(made, answer(lines, output), sandbox)
 
 
@@ -157,7 +166,7 @@ def test_the_divergence_point_follows_the_run_not_the_lines(sandbox: Sandbox) ->
              "11a": "[False, False]", "11b": "[False, False]", "13a": "[2, 6]",
              "13b": "[[2, 6]]", "13c": "[[1, 3]]"}
     made = instance(sandbox, HELPER, "f", "[1, 3]")
-    assert [p["id"] for p in made.data["truth"]["properties"]] == sorted(wrong, key=lambda t: (
+    assert [p.id for p in truth(made).properties] == sorted(wrong, key=lambda t: (
         int(t[:-1]), t))
     score = TASK.score(made, answer(wrong, "8"), sandbox)
     assert score.extra["class"] == "coherent_incorrect"
@@ -242,8 +251,8 @@ def test_a_loop_left_early_may_be_stated_with_its_whole_iterable(sandbox: Sandbo
     truth) or as the whole range (CES's truth), in scoring as in Rule 1; any other list
     is wrong, and Rule 3 fires on it."""
     made = instance(sandbox, EARLY, "first_even", "[1, 3, 4, 5, 7]")
-    iterable = next(p for p in made.data["truth"]["properties"] if p["id"] == "2b")
-    assert iterable["whole"] == [["list", [["int", k] for k in range(5)]]]
+    iterable = next(p for p in truth(made).properties if p.id == "2b")
+    assert iterable.whole == [["list", [["int", k] for k in range(5)]]]
     for stated in ("[[0, 1, 2]]", "[[0, 1, 2, 3, 4]]", "[[0, 1, ..., 4]]"):
         score = TASK.score(made, answer({**EARLY_RIGHT, "2b": stated}, "2"), sandbox)
         assert (score.extra["class"], score.extra["fired"]) == ("coherent_correct", {}), stated
@@ -257,7 +266,7 @@ def test_a_loop_left_early_may_be_stated_with_its_whole_iterable(sandbox: Sandbo
 
 def test_a_loop_that_runs_to_its_end_has_one_truth(sandbox: Sandbox) -> None:
     made = instance(sandbox, EARLY, "first_even", "[1, 3]")
-    assert all("whole" not in p for p in made.data["truth"]["properties"])
+    assert all(p.whole is None and "whole" not in p.to_record() for p in truth(made).properties)
 
 
 STATEFUL = """\
@@ -283,8 +292,8 @@ def test_a_compound_that_does_not_reproduce_outside_the_run_is_not_checked(
     # `take` reads state the call changed first: evaluated again on the same `xs` it
     # gives another value, so Rule 1 cannot judge this iterable (found at build time).
     made = instance(sandbox, STATEFUL, "f", "[4, 5, 6]")
-    assert made.data["truth"]["compounds"] == []
-    assert [u["id"] for u in made.data["truth"]["unchecked"]] == ["12b"]
+    assert truth(made).compounds == ()
+    assert [u.id for u in truth(made).unchecked] == ["12b"]
     lines = {"12a": "[4]", "12b": "[[4]]", "12c": "[[4, 5, 6]]"}
     score = TASK.score(made, answer(lines, "[4]"), sandbox)
     assert (score.extra["class"], score.extra["fired"]) == ("coherent_incorrect", {})

@@ -15,6 +15,7 @@ from execbench.models.base import ModelError
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from tests.helpers.data import shared_data
+from tests.tasks.ces.test_rules import truth
 from tests.tasks.ces.test_simulation import execbench
 
 
@@ -44,7 +45,7 @@ def test_reference_models_on_whole_benchmarks(tmp_path: Path, source: str, buggy
     oracle, _ = _classes(tmp_path, "reference/oracle")
     assert oracle == {"coherent_correct": len(instances)}
     _, samples = _classes(tmp_path, "reference/shortcut")
-    asking = [s for s in samples if instances[s["instance_id"]].data["truth"]["properties"]]
+    asking = [s for s in samples if truth(instances[s["instance_id"]]).properties]
     assert len(asking) > len(samples) / 2
     assert Counter(s["extra"]["class"] for s in asking) == {"incoherent_correct": len(asking)}
 

@@ -18,8 +18,9 @@ from execbench.cli import app
 from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks.ces import examples
+from execbench.tasks.ces.payload import ProgramFacts
 from tests.helpers.data import shared_data
-from tests.tasks.ces.test_rules import COUNT, TASK, instance
+from tests.tasks.ces.test_rules import COUNT, TASK, asked, instance
 
 PAPER_TABLE_1 = {"CO": 24, "LO": 12, "LC": 75, "Others": 53}
 """Programs per construct category of HumanEval's 164 in the CES paper's Table 1."""
@@ -30,9 +31,10 @@ def test_the_prompt_shows_every_placeholder_the_call_and_the_example(sandbox: Sa
     text = TASK.prompt(made, 1)[0]["content"]
     assert "if i > 0 and i % 2 == 0:  # [4a] i > 0 and i % 2 == 0 = ??  [4b] i > 0 = ??" in text
     assert "Call: `g(0)`" in text and "[output] = VALUE" in text
-    assert made.data["example"]["name"] == "if inside for"
-    assert made.data["example"]["answer"] in text and made.data["example"]["annotated"] in text
-    assert made.data["example"]["answer"] not in TASK.prompt(made, 0)[0]["content"]
+    example = asked(made).example
+    assert example.name == "if inside for"
+    assert example.answer in text and example.annotated in text
+    assert example.answer not in TASK.prompt(made, 0)[0]["content"]
 
 
 @pytest.mark.parametrize("example", examples.POOL, ids=lambda e: e.name)
@@ -42,11 +44,13 @@ def test_each_worked_example_is_the_tracers_answer(sandbox: Sandbox,
     answer is exactly the oracle's answer to it, which scores coherent and correct."""
     assert examples.pick(example.code) is example
     made = instance(sandbox, example.code, example.entry_point, example.args)
-    assert made.data["example"]["answer"] == TASK.reference_response(made)
-    assert made.data["example"]["annotated"] == made.data["annotated"]
-    score = TASK.score(made, made.data["example"]["answer"], sandbox)
+    question = asked(made)
+    assert question.example.answer == TASK.reference_response(made)
+    assert question.example.annotated == question.annotated
+    score = TASK.score(made, question.example.answer, sandbox)
     assert score.extra["class"] == "coherent_correct"
-    assert made.data["truth"]["properties"]  # every example asks something
+    assert question.truth.properties  # every example asks something
+    assert question.to_record() == made.data  # the typed question holds every field
 
 
 def test_calls_with_different_prime_paths_are_taken_first(tmp_path: Path) -> None:
@@ -63,7 +67,8 @@ def test_calls_with_different_prime_paths_are_taken_first(tmp_path: Path) -> Non
                                                      task_options={"tests": tests}))
         made = load_suite(out)[1]
         assert len(made) == expected
-        assert len({m.data["coverage"]["digest"] for m in made}) == different
+        assert len({ProgramFacts.from_record(m.data).coverage.digest for m in made}) \
+            == different
     with pytest.raises(SuiteError, match="-T tests"):
         build_suite([str(source)], tmp_path / "bad", BuildOptions(
             tasks=["simulation"], workers=1, task_options={"tests": "0"}))
@@ -91,7 +96,8 @@ def test_build_reports_the_construct_categories(tmp_path: Path) -> None:
     assert "simulation: CO 1, LO 1, LC 7, Others 3" in done.output
     manifest, made, _ = load_suite(tmp_path / "suite")
     assert manifest.task_counts == {"simulation": {"CO": 1, "LO": 1, "LC": 7, "Others": 3}}
-    assert {m.data["category"] for m in made} == {"CO", "LO", "LC", "Others"}
+    assert {ProgramFacts.from_record(m.data).category for m in made} == {
+        "CO", "LO", "LC", "Others"}
 
 
 def execbench(*args: str) -> Any:

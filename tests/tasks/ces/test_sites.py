@@ -10,6 +10,7 @@ from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import TraceOptions
 from execbench.tasks.base import SkipInstance
 from execbench.tasks.ces.annotate import annotate
+from execbench.tasks.ces.payload import Compound, Property
 from execbench.tasks.ces.sites import order_key, properties_of
 from execbench.values import decode
 
@@ -31,19 +32,20 @@ def f(pairs, n):
 """
 
 
-def _found(sandbox: Sandbox, code: str, args: str) -> tuple[dict, list]:
+def _found(sandbox: Sandbox, code: str, args: str
+           ) -> tuple[dict[str, Property], list[Compound]]:
     trace = sandbox.run(Job(code, "f", args, PROPERTIES))
     properties, compounds = properties_of(code, trace)
-    return {p["id"]: p for p in properties}, compounds
+    return {p.id: p for p in properties}, compounds
 
 
-def _values(prop: dict) -> list:
-    return [decode(v) for v in prop["values"]]
+def _values(prop: Property) -> list:
+    return [decode(v) for v in prop.values]
 
 
 def test_properties_by_hand(sandbox: Sandbox) -> None:
     found, compounds = _found(sandbox, CODE, "[(5, 1), (0,), (7,)], 2")
-    assert {tag: (p["kind"], p["label"]) for tag, p in found.items()} == {
+    assert {tag: (p.kind, p.label) for tag, p in found.items()} == {
         "3a": ("loop_variable", "k"), "3b": ("loop_variable", "a"),
         "3c": ("loop_variable", "rest"), "3d": ("iterable", "enumerate(pairs)"),
         "3e": ("iterable_part", "pairs"),
@@ -64,17 +66,19 @@ def test_properties_by_hand(sandbox: Sandbox) -> None:
     assert _values(found["6c"]) == [3]
     assert _values(found["9a"]) == [2, 1, 0] and _values(found["9d"]) == [True, True, None]
     assert _values(found["11a"]) == [False]
-    assert {c["id"]: (c["of"], c["expression"]) for c in compounds} == {
-        "3d": (["3e"], "enumerate(__eb_get(0))"),
-        "4a": (["4b", "4c"], "__eb_get(0) or __eb_get(1)"),
-        "6b": (["6c"], "range(__eb_get(0))"),
-        "9b": (["9c", "9d"], "__eb_get(0) and __eb_get(1)")}
-    assert [c.get("early_exit") for c in compounds] == [False, None, True, None]
+    assert {c.id: (c.of, c.expression) for c in compounds} == {
+        "3d": (("3e",), "enumerate(__eb_get(0))"),
+        "4a": (("4b", "4c"), "__eb_get(0) or __eb_get(1)"),
+        "6b": (("6c",), "range(__eb_get(0))"),
+        "9b": (("9c", "9d"), "__eb_get(0) and __eb_get(1)")}
+    assert [c.early_exit for c in compounds] == [False, None, True, None]
+    # A condition's compound says nothing of leaving early, in the record too.
+    assert ["early_exit" in c.to_record() for c in compounds] == [True, False, True, False]
 
 
 def test_lines_the_run_never_reaches_are_asked_with_no_values(sandbox: Sandbox) -> None:
     found, _ = _found(sandbox, CODE, "[], -9")
-    assert all(found[tag]["values"] == [] for tag in ("3a", "4a", "4d", "7a", "7b"))
+    assert all(found[tag].values == [] for tag in ("3a", "4a", "4d", "7a", "7b"))
     assert _values(found["3d"]) == [[]]  # the loop ran, with no iteration
     assert _values(found["11a"]) == [True]
 
@@ -90,7 +94,7 @@ def test_values_that_cannot_be_written_as_literals_are_not_asked(sandbox: Sandbo
 def test_values_follow_the_run_order(sandbox: Sandbox) -> None:
     found, _ = _found(sandbox, CODE, "[(5, 1), (0,)], 2")
     order = sorted((order_key(p, k), tag) for tag, p in found.items()
-                   for k in range(len(p["values"])) if p["line"] < 6)
+                   for k in range(len(p.values)) if p.line < 6)
     assert [tag for _, tag in order] == [
         "3e", "3d", "3a", "3b", "3c", "4b", "4c", "4a", "4d",
         "3a", "3b", "3c", "4b", "4c", "4a", "4d"]
@@ -104,8 +108,8 @@ def test_a_trace_without_properties_makes_no_instance(sandbox: Sandbox) -> None:
 def test_annotations_go_where_the_header_ends_and_change_nothing() -> None:
     code = "def f(xs):\n    if (len(xs) > 1 and\n            xs[0]):  # keep\n        return 1\n" \
            "    return 0\n"
-    props = [{"id": "2a", "line": 2, "label": "len(xs) > 1 and xs[0]"},
-             {"id": "2b", "line": 2, "label": "taken"}]
+    props = [Property("2a", 2, "predicate", "len(xs) > 1 and xs[0]", [], []),
+             Property("2b", 2, "branch", "taken", [], [])]
     lines = annotate(code, props).splitlines()
     assert lines[2] == "            xs[0]):  # keep  # [2a] len(xs) > 1 and xs[0] = ??  " \
                        "[2b] taken = ??"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from execbench.tasks.base import Instance
+from execbench.tasks.ces.payload import Coverage, ProgramFacts
 from execbench.tasks.ces.summary import summarize
 
 
@@ -15,16 +16,17 @@ def _sample(instance: str, cls: str | None, verdict: str = "incorrect",
             "extra": {"class": cls, **extra} if cls else {}}
 
 
-def _instance(key: str, category: str, covered: dict[str, Any]) -> Instance:
+def _instance(key: str, category: str, covered: Coverage) -> Instance:
+    """An instance as a run's summary sees it: its summary fields alone."""
     program = key.split("/")[0]
     return Instance(id=key, task="simulation", source="s", program_id=program, call_index=0,
                     code="", entry_point="f", args="",
-                    data={"category": category, "coverage": covered})
+                    data=ProgramFacts(category, covered).to_record())
 
 
 def test_shares_rules_divergence_and_consistency() -> None:
-    cover = {"digest": "a", "toured": 1, "prime_paths": 2}
-    other = {**cover, "digest": "b"}
+    cover = Coverage("a", 1, 2)
+    other = Coverage("b", 1, 2)
     instances = {key: _instance(key, category, covered) for key, category, covered in (
         ("p/0", "LC", cover), ("p/1", "LC", other), ("q/0", "CO", cover), ("q/1", "CO", cover))}
     point = {"kind": "iterable", "quadruple": "TF--"}

@@ -13,9 +13,25 @@ from execbench.models.base import ModelError
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
-from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE
+from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Instance
+from execbench.tasks.codesense.facts import BlockFact, BranchFact, LoopFact, StatementFact
+from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion
+from execbench.tasks.common.abstract import AbstractTruth
+from execbench.tasks.prediction_payload import CodeSenseQuestion, codesense_question
 
 CODESENSE = ["statement", "block", "loop", "branch"]
+FACTS = {kind.task: kind for kind in (StatementFact, BlockFact, LoopFact, BranchFact)}
+
+
+def _asked(instance: Instance) -> FactQuestion:
+    """A CodeSense task's instance, read as its task reads it."""
+    return FactQuestion.from_record(instance.data, FACTS[instance.task], instance.language)
+
+
+def _output(instance: Instance) -> CodeSenseQuestion:
+    asked = codesense_question(instance)
+    assert asked is not None
+    return asked
 
 PROGRAM = """\
 def f(xs, n):
@@ -56,10 +72,11 @@ def test_every_task_builds_by_kind_and_the_oracle_answers_all(tmp_path: Path) ->
     assert kinds["branch"] == {"branch": 3}
     by_id = {i.id: i for i in instances}
     arithmetic = by_id["statement/programs/f/0/L3"]
-    assert arithmetic.data["truth"] == {"value": ["int", 8], "text": "8"}
-    assert arithmetic.data["values"] == "concrete" and arithmetic.data["kind"] == "arithmetic"
-    assert by_id["loop/programs/f/0/L4-iterations"].data["truth"]["text"] == "3"
-    assert by_id["branch/programs/f/0/L10"].data["truth"]["text"] == "no"
+    assert _asked(arithmetic).truth == ConcreteTruth(["int", 8], "8")
+    assert _asked(arithmetic).values == "concrete"
+    assert _asked(arithmetic).fact.kind == "arithmetic"
+    assert _asked(by_id["loop/programs/f/0/L4-iterations"]).truth.reference == "3"
+    assert _asked(by_id["branch/programs/f/0/L10"]).truth.reference == "no"
 
     results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
     for task in CODESENSE:
@@ -75,7 +92,7 @@ def test_the_cap_keeps_a_seeded_mix_of_kinds_and_rebuilds_the_same(tmp_path: Pat
                                 "calls": ["[1, 2, 9], 4"]})
     _, first, suite = _build(tmp_path, source, ["statement", "loop"], questions="3")
     statement = [i for i in first if i.task == "statement"]
-    assert len(statement) == 3 and len({i.data["kind"] for i in statement}) == 3
+    assert len(statement) == 3 and len({_asked(i).fact.kind for i in statement}) == 3
     text = (suite / "instances.jsonl").read_bytes()
     _build(tmp_path, source, ["statement", "loop"], questions="3")
     assert (suite / "instances.jsonl").read_bytes() == text
@@ -105,7 +122,7 @@ def test_recorded_facts_make_exactly_those_instances(tmp_path: Path) -> None:
                                 "calls": [{"args": "'a'", "trace": RECORDED}]})
     manifest, instances, suite = _build(tmp_path, source,
                                         [*CODESENSE, "output", "input"])
-    facts = {i.task: i.data["fact"] for i in instances if i.task in CODESENSE}
+    facts = {i.task: _asked(i).fact.record for i in instances if i.task in CODESENSE}
     assert facts == {"statement": RECORDED["facts"][0], "branch": RECORDED["facts"][1]}
     assert all(i.recorded for i in instances)
     skips = {s.task: s.reason for s in manifest.skipped if s.task}
@@ -137,19 +154,19 @@ def _instance(tmp_path: Path, task: str, **options: str):
 ])
 def test_scores_are_type_aware_and_record_the_string_match(
         tmp_path: Path, response: str | None, verdict: str, matched: bool) -> None:
-    [call] = [i for i in _instance(tmp_path, "statement") if i.data["kind"] == "call"]
+    [call] = [i for i in _instance(tmp_path, "statement") if _asked(i).fact.kind == "call"]
     score = get_task("statement").judging.score(call, response, None)
     assert score.verdict == verdict
     assert score.extra == {"kind": "call", "values": "concrete", "string_match": matched}
 
 
 def test_block_and_branch_answers(tmp_path: Path) -> None:
-    block = next(i for i in _instance(tmp_path, "block") if i.data["kind"] == "block-2")
+    block = next(i for i in _instance(tmp_path, "block") if _asked(i).fact.kind == "block-2")
     task = get_task("block")
     assert task.judging.score(block, "<ans>{'total': 8, 'c': 100}</ans>", None).verdict == CORRECT
     assert task.judging.score(block, "c = 100\ntotal = 8", None).verdict == CORRECT
     assert task.judging.score(block, "{'c': 100}", None).verdict == INCORRECT
-    branch = next(i for i in _instance(tmp_path, "branch") if i.data["fact"]["line"] == 6)
+    branch = next(i for i in _instance(tmp_path, "branch") if _asked(i).fact.record["line"] == 6)
     assert get_task("branch").judging.score(branch, "<ans>Yes</ans>", None).verdict == CORRECT
     assert get_task("branch").judging.score(branch, "No", None).verdict == INCORRECT
 
@@ -160,10 +177,13 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
     manifest, instances, suite = _build(tmp_path, source, ["statement", "loop", "output"],
                                         values="abstract", questions="20")
     output = next(i for i in instances if i.task == "output")
-    assert output.data["truth"]["category"] == "Numeric String"  # '11'
-    assert output.data["values"] == "abstract"
-    branch = next(i for i in instances if i.data.get("kind") == "branch")
-    assert branch.data["truth"]["category"] in ("True", "False")
+    assert _output(output).truth == AbstractTruth("Numeric String", "str", ["str", "11"],
+                                                  "'11'")
+    assert _output(output).values == "abstract"
+    branch = next(_asked(i) for i in instances if i.task == "statement"
+                  and _asked(i).fact.kind == "branch")
+    assert isinstance(branch.truth, AbstractTruth)
+    assert branch.truth.category in ("True", "False")
     assert get_task("output").judging.score(output, "<ans>numeric string</ans>", None).extra == {
         "kind": "output", "values": "abstract", "string_match": True}
     oracle = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "oracle")
@@ -183,6 +203,7 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
 
 def test_the_default_output_task_is_unchanged(tmp_path: Path) -> None:
     [output] = _instance(tmp_path, "output")
+    assert codesense_question(output) is None
     assert output.data == {"truth": {"value": ["str", "11"], "repr": "'11'"}}
     suite = tmp_path / "suite"
     results = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "run")
@@ -210,7 +231,8 @@ def test_a_published_text_value_is_scored_by_string_match_alone() -> None:
                      "value": value})
     assert concrete_truth(fact, value) is None  # our own tracer's opaque values: dropped
     truth = concrete_truth(fact, value, published=True)
-    assert truth == {"value": value, "text": "array([1, 2])", "comparable": False}
+    assert truth == ConcreteTruth(value, "array([1, 2])", comparable=False)
+    assert truth.to_record() == {"value": value, "text": "array([1, 2])", "comparable": False}
     right = score_concrete(fact, truth, "<ans> Array([1, 2]) </ans>", {})
     wrong = score_concrete(fact, truth, "<ans>[1, 2]</ans>", {})
     assert (right.verdict, right.extra) == ("correct", {"string_match": True,

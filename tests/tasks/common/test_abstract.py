@@ -37,7 +37,7 @@ def test_each_value_gets_its_category(value: object, expected: str) -> None:
 def test_bool_is_checked_before_int() -> None:
     # The paper's mapping code tests int first and files True under Positive Regular.
     assert category(encode(True)) == "True" and category(encode(1)) == "Positive Regular"
-    assert truth(encode(True)) == {"category": "True", "type": "bool"}
+    assert truth(encode(True)).to_record() == {"category": "True", "type": "bool"}
 
 
 def test_types_without_categories_and_nan_have_none() -> None:
