@@ -9,7 +9,7 @@ functions return is typed: the suite as a ``SuiteFile``, a run's ``Results``, a
 ``Report`` of tables. The builder, the runner and the reports are imported by the
 function that needs them.
 
-(``execbench.report`` is the package of layouts and tables: a function of that name on
+(``execbench.reports`` is the package of layouts and tables: a function of that name on
 the ``execbench`` package would be replaced by the package as soon as anything imported
 it, so the API has a module of its own.)
 """
@@ -29,8 +29,8 @@ from execbench.settings import SettingError, at_least_one
 
 if TYPE_CHECKING:
     from execbench.manifest import Manifest
-    from execbench.report.layouts import Layout
-    from execbench.report.tables import Table
+    from execbench.reports.layouts import Layout
+    from execbench.reports.tables import Table
     from execbench.rundir import Sample
     from execbench.suite import BuildOptions, Progress, SuiteFile
 
@@ -239,8 +239,8 @@ class ReportConfig:
 
     def chosen_layout(self) -> Layout:
         """The layout, once it can show what was asked of it (else ``SettingError``)."""
-        from execbench.report.layouts import LAYOUTS, layouts
-        from execbench.report.tables import FORMATS
+        from execbench.reports.layouts import LAYOUTS, layouts
+        from execbench.reports.tables import FORMATS
 
         if self.fmt not in FORMATS:
             raise SettingError(f"unknown format {_plain(repr(self.fmt))}; choose one of "
@@ -280,9 +280,9 @@ def report(config: ReportConfig) -> Report:
     """Compare runs as ``execbench report`` does. Raises ``SettingError`` for what no
     report can show, when no folder given holds results, and for a figure that cannot be
     drawn here (without the plot extra)."""
-    from execbench.report.comparable import coverage_warning
-    from execbench.report.layouts import View
-    from execbench.report.tables import render, verdict_table
+    from execbench.reports.comparable import coverage_warning
+    from execbench.reports.layouts import View
+    from execbench.reports.tables import render, verdict_table
     from execbench.rundir import RESULTS, not_a_run, read_results, stale_suite
 
     layout = config.chosen_layout()
@@ -317,7 +317,7 @@ def report(config: ReportConfig) -> Report:
 
 def _ks(given: Sequence[int] | None, results: list[Results]) -> list[int]:
     """The pass@k columns: those given, or every k up to the largest n."""
-    from execbench.report.tables import available_ks
+    from execbench.reports.tables import available_ks
 
     available = available_ks(results)
     if given is None:

@@ -95,3 +95,17 @@ def test_importing_execbench_imports_none_of_the_api() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert json.loads(done.stdout) == ["execbench"]
+
+
+def test_the_api_is_reached_from_the_package() -> None:
+    """``execbench.report`` is the function even once every report module is imported
+    (the layouts' package is ``execbench.reports``)."""
+    import execbench
+    import execbench.api
+    import execbench.reports.layouts  # noqa: F401
+
+    assert (execbench.build, execbench.run, execbench.report) == (
+        execbench.api.build, execbench.api.run, execbench.api.report)
+    assert execbench.ReportConfig is ReportConfig and "report" in dir(execbench)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        execbench.nothing  # noqa: B018

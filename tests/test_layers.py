@@ -1,6 +1,6 @@
 """The import graph runs one way: each module imports only from its own layer or those
 before it, no modules import each other (directly or round a longer circle), and neither
-``suite/`` nor ``report/`` imports a task module (they reach tasks through the registry).
+``suite/`` nor ``reports/`` imports a task module (they reach tasks through the registry).
 Reading the imports from the source, every ``import`` statement counts, including those
 inside functions. ``python -m pytest tests/test_layers.py -q`` is the command that shows
 it."""
@@ -25,13 +25,13 @@ LAYERS = (
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
      "execbench.rundir", "execbench.context_check", "execbench.runner", "execbench.rewards",
      "execbench.reward_server", "execbench.export"),
-    ("execbench.report",),
+    ("execbench.reports",),
     ("execbench.api",),
     ("execbench.cli",),
 )
 REGISTRY = ("execbench.tasks", "execbench.tasks.base", "execbench.tasks.registry",
             "execbench.tasks.roles")
-"""What suite/ and report/ may import from the tasks: the registry, the roles a task plays
+"""What suite/ and reports/ may import from the tasks: the registry, the roles a task plays
 and the records they exchange; and a family's typed instance fields (a module named
 ``*_payload``), which its report reads."""
 
@@ -56,11 +56,29 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(path: Path, modules: dict[str, Path]) -> set[str]:
+FACADE = PACKAGE / "__init__.py"
+"""The package's root, whose module ``__getattr__`` hands out the Python API
+(``execbench.build``...) on first use: the one import that goes up the layers, checked
+apart (``test_the_package_root_reaches_only_the_api``)."""
+
+
+def _facade(tree: ast.Module) -> ast.FunctionDef | None:
+    return next((node for node in tree.body if isinstance(node, ast.FunctionDef)
+                 and node.name == "__getattr__"), None)
+
+
+def _imports(path: Path, modules: dict[str, Path], facade: bool = False) -> set[str]:
     """The execbench modules a file imports (``from execbench.x import y`` counts as the
-    module ``execbench.x.y`` when that is a module, else as ``execbench.x``)."""
+    module ``execbench.x.y`` when that is a module, else as ``execbench.x``); in the
+    package's root, those of its ``__getattr__`` only with ``facade``."""
     imported = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    root = _facade(tree) if path == FACADE else None
+    if facade:
+        tree = root or ast.Module(body=[], type_ignores=[])
+    elif root is not None:
+        tree.body.remove(root)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported.update(a.name for a in node.names if a.name.startswith("execbench"))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("execbench"):
@@ -77,10 +95,14 @@ def test_every_import_goes_to_the_same_or_an_earlier_layer() -> None:
     assert backwards == []
 
 
+def test_the_package_root_reaches_only_the_api() -> None:
+    assert _imports(FACADE, _modules(), facade=True) == {"execbench.api"}
+
+
 def test_suite_and_reports_reach_tasks_only_through_the_registry() -> None:
     modules = _modules()
     for name, path in modules.items():
-        if name == "execbench.suite" or name.startswith(("execbench.suite.", "execbench.report")):
+        if name == "execbench.suite" or name.startswith(("execbench.suite.", "execbench.reports")):
             tasks = {t for t in _imports(path, modules) if t.startswith("execbench.tasks")}
             payloads = {t for t in tasks if t.endswith("_payload")}
             assert tasks - payloads <= set(REGISTRY), (name, tasks)
@@ -88,14 +110,14 @@ def test_suite_and_reports_reach_tasks_only_through_the_registry() -> None:
 
 def test_reports_read_runs_without_the_generation_engine() -> None:
     modules = _modules()
-    engine = [name for name, path in modules.items() if name.startswith("execbench.report")
+    engine = [name for name, path in modules.items() if name.startswith("execbench.reports")
               and "execbench.runner" in _imports(path, modules)]
     assert engine == []
 
 
 def test_the_layers_are_read_from_the_source() -> None:
     modules = _modules()
-    assert {"execbench.suite", "execbench.sandbox.pool", "execbench.report.leaderboard",
+    assert {"execbench.suite", "execbench.sandbox.pool", "execbench.reports.leaderboard",
             "execbench.mutation.search"} <= set(modules)
     assert "execbench.sandbox.trace" in _imports(modules["execbench.sandbox.pool"], modules)
 

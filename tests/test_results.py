@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from execbench import __version__
-from execbench.report.leaderboard import rows
-from execbench.report.leaderboard import table as leaderboard
-from execbench.report.tables import verdict_table
+from execbench.reports.leaderboard import rows
+from execbench.reports.leaderboard import table as leaderboard
+from execbench.reports.tables import verdict_table
 from execbench.results import Place
 from execbench.rundir import Results
 

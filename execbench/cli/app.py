@@ -117,8 +117,8 @@ def pairs(items: list[str], flag: str) -> dict[str, str]:
 
 def print_results(record: dict[str, Any]) -> None:
     """The default layout's tables of one run, after ``run`` and ``score``."""
-    from execbench.report.families import family_tables
-    from execbench.report.tables import available_ks, render
+    from execbench.reports.families import family_tables
+    from execbench.reports.tables import available_ks, render
     from execbench.rundir import Results
 
     results = [Results.from_record(record)]

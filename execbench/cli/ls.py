@@ -79,7 +79,7 @@ def _models() -> list[str]:
 
 
 def _layouts() -> list[str]:
-    from execbench.report.layouts import LAYOUTS
+    from execbench.reports.layouts import LAYOUTS
 
     lines = []
     for name in LAYOUTS.names():

@@ -78,7 +78,7 @@ def _ks(text: str | None) -> list[int] | None:
 def _write_html(path: Path, run_dirs: list[Path], results: list[Results]) -> None:
     from execbench.cli.progress import Progress
     from execbench.jsonfiles import utf8
-    from execbench.report.html import render_html
+    from execbench.reports.html import render_html
     from execbench.runner import RunError
 
     folders = [folder for folder in run_dirs if (folder / "results.json").is_file()]

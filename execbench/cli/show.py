@@ -27,7 +27,7 @@ def show(
 ) -> None:
     """Show logged samples: the prompt (rendered again from the suite), the raw response,
     the extracted answer, the truth and the verdict."""
-    from execbench.report.samples import Filter, load_samples
+    from execbench.reports.samples import Filter, load_samples
     from execbench.runner import RunError
     from execbench.text_safety import json_text, visible
 

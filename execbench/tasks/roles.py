@@ -9,7 +9,7 @@ only for the role it needs:
   a response that states its truth in the format scoring reads.
 * **Judging** (the runner, ``score``, the rewards): the verdict on a response, and
   whether reaching it runs code (the benchmark's, or the model's own).
-* **Reporting** (``metrics``, ``report/``): the metrics it declares, the splits and
+* **Reporting** (``metrics``, ``reports/``): the metrics it declares, the splits and
   pairings results break them down by, its layout, the summary of its samples beyond
   pass@k, and its truths as a person reads them.
 

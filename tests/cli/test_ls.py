@@ -15,7 +15,7 @@ from execbench.cli import app
 from execbench.cli.app import task_list
 from execbench.models import MODELS, ModelError, get_model
 from execbench.models.reference import REFERENCES
-from execbench.report.layouts import LAYOUTS
+from execbench.reports.layouts import LAYOUTS
 from execbench.sources import FORMATS, GENERATED, SourceError, load_source
 from execbench.tasks.registry import TASKS
 

@@ -132,7 +132,7 @@ def test_families_declare_the_breakdowns_reports_chart() -> None:
 
 
 def test_every_built_in_task_declares_a_family_and_a_headline_metric() -> None:
-    from execbench.report.layouts import layouts
+    from execbench.reports.layouts import layouts
     from execbench.tasks import get_task, task_names
 
     for name in task_names():

@@ -19,11 +19,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from execbench.report import browser_data
-from execbench.report.charts import charts
-from execbench.report.layouts import View, layouts
-from execbench.report.leaderboard import headline, rows
-from execbench.report.tables import (
+from execbench.reports import browser_data
+from execbench.reports.charts import charts
+from execbench.reports.layouts import View, layouts
+from execbench.reports.leaderboard import headline, rows
+from execbench.reports.tables import (
     Table,
     available_ks,
     cell_text,

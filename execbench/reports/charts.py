@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from execbench.report.families import estimate
-from execbench.report.leaderboard import answered, headline, readable
-from execbench.report.svg import PALETTE, Bar, Series, bars, lines
-from execbench.report.tables import percent, run_labels
+from execbench.reports.families import estimate
+from execbench.reports.leaderboard import answered, headline, readable
+from execbench.reports.svg import PALETTE, Bar, Series, bars, lines
+from execbench.reports.tables import percent, run_labels
 from execbench.results import DeclaredMetric
 from execbench.rundir import Results
 

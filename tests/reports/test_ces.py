@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from execbench.report.ces import (
+from execbench.reports.ces import (
     consistency_table,
     divergence_table,
     figure,
     rules_table,
     table1,
 )
-from execbench.report.layouts import View, layouts
+from execbench.reports.layouts import View, layouts
 from execbench.rundir import Results
 from tests.helpers.results import make_results
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from execbench.report.layouts import Layout, View, png, pyplot, register_layout
-from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
+from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 
 TASK = "simulation"

@@ -16,8 +16,8 @@ from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
 
-from execbench.report.leaderboard import headline
-from execbench.report.tables import Cell, Estimate, Table, percent, run_labels
+from execbench.reports.leaderboard import headline
+from execbench.reports.tables import Cell, Estimate, Table, percent, run_labels
 from execbench.results import DeclaredMetric, Metric
 from execbench.rundir import Results
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from execbench.report.codesense import figure, kinds_table, language_table, values_table
-from execbench.report.layouts import View, layouts
+from execbench.reports.codesense import figure, kinds_table, language_table, values_table
+from execbench.reports.layouts import View, layouts
 from execbench.rundir import Results
 from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data

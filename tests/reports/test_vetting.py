@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from execbench.report.vetting import BUG_TASKS, CLASSES, SIMULATION, vet
+from execbench.reports.vetting import BUG_TASKS, CLASSES, SIMULATION, vet
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from execbench.report.layouts import Layout, View, register_layout
-from execbench.report.tables import Cell, Table, percent
+from execbench.reports.layouts import Layout, View, register_layout
+from execbench.reports.tables import Cell, Table, percent
 from execbench.rundir import SAMPLES, Results, iter_samples
 from execbench.suite import SuiteError, SuiteFile
 from execbench.tasks.bugs_payload import LocalizationQuestion

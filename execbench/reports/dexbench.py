@@ -7,8 +7,8 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from execbench.report.layouts import Layout, View, register_layout
-from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.reports.layouts import Layout, View, register_layout
+from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 from execbench.suite import SuiteError, SuiteFile
 from execbench.tasks.dexbench_payload import Complexity, complexity

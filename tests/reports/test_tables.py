@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from execbench.report.families import family_tables
-from execbench.report.tables import Estimate, Table, render, verdict_table
+from execbench.reports.families import family_tables
+from execbench.reports.tables import Estimate, Table, render, verdict_table
 from execbench.rundir import Results
 from tests.helpers.results import make_results
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from execbench.program import LANGUAGES
-from execbench.report.layouts import Layout, View, png, pyplot, register_layout
-from execbench.report.tables import Cell, Table, percent, run_labels
+from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
+from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 
 SECTIONS = (

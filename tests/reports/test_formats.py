@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from execbench.cli import app
-from execbench.report.layouts import layouts
+from execbench.reports.layouts import layouts
 from execbench.rundir import read_results
 from tests.helpers.cli import said
 
@@ -104,7 +104,7 @@ def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
     pytest.importorskip("matplotlib")
     import struct
 
-    from execbench.report.generalization import figure
+    from execbench.reports.generalization import figure
 
     results = [read_results(run) for run in report_runs]
 

@@ -64,7 +64,7 @@ def test_the_page_holds_the_first_samples_of_each_task_and_says_so(
     """A run too large for a page: each task of each run keeps its first samples by
     instance id (here 3, at most 2,000 by default), and the page says how many of how many
     it holds; the tables still count every sample."""
-    from execbench.report import browser_data
+    from execbench.reports import browser_data
 
     monkeypatch.setattr(browser_data, "PER_TASK", 3)
     path = tmp_path / "report.html"
@@ -99,8 +99,8 @@ def test_five_runs_of_ten_thousand_samples_make_a_small_page(
     run's name: five such runs made a 24 MB page. Built and run through the real code:
     2,000 programs whose calls carry recorded traces (so the build runs nothing). The
     page's per-task cap is raised to hold them all: what is measured is the packing."""
-    from execbench.report import browser_data
-    from execbench.report.html import render_html
+    from execbench.reports import browser_data
+    from execbench.reports.html import render_html
 
     monkeypatch.setattr(browser_data, "PER_TASK", 10_000)
     from execbench.runner import RunConfig, run
@@ -143,7 +143,7 @@ def _board(page: str) -> dict[str, list[tuple[str, str]]]:
 
 def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
                                                    tmp_path: Path) -> None:
-    from execbench.report.html import render_html
+    from execbench.reports.html import render_html
     from execbench.runner import RunConfig, load_run_config, run
 
     silent = tmp_path / "silent"
@@ -167,7 +167,7 @@ def expected_charts(results: list[Results]) -> list[list]:
     """Per chart the page should draw, in order: its kind and how many bars and points.
     Headline metrics: a bar per run with a value; pass@k: a point per run and k it drew;
     breakdowns: a bar per run and category."""
-    from execbench.report.leaderboard import headline
+    from execbench.reports.leaderboard import headline
 
     charts = [["headline", sum(m.metric.read(r) is not None
                                for r in results if m.task in r.metrics), 0]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench.jsonfiles import utf8
-from execbench.report.samples import load_samples
+from execbench.reports.samples import load_samples
 from execbench.tasks.registry import truth_shown
 from execbench.text_safety import each_text, visible
 

@@ -1,7 +1,7 @@
 """Reports: tables, layouts and plots of runs' results. Importing the package registers
 every layout."""
 
-from execbench.report import (  # noqa: F401
+from execbench.reports import (  # noqa: F401
     ces,
     codesense,
     dexbench,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from execbench.cli import app
-from execbench.report.comparable import coverage_warning
+from execbench.reports.comparable import coverage_warning
 from execbench.results import TaskMetrics
 from execbench.rundir import Results
 from execbench.runner import RunConfig, load_run_config, run

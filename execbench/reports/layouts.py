@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from execbench.registry import Registry
-from execbench.report.tables import Table
+from execbench.reports.tables import Table
 from execbench.rundir import Results
 from execbench.text_safety import each_text, visible
 
@@ -58,7 +58,7 @@ def _drawable(text: str) -> str:
     return visible(text).replace("$", "\\$")
 
 
-LAYOUTS: Registry[Layout] = Registry("layout", populate="execbench.report", sort=True)
+LAYOUTS: Registry[Layout] = Registry("layout", populate="execbench.reports", sort=True)
 """Every layout by name; importing the report package registers them."""
 
 

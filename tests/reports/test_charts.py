@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from execbench.report.charts import charts
+from execbench.reports.charts import charts
 from execbench.rundir import Results, read_results
 from tests.helpers.results import make_results
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from execbench.report.families import family_tables
-from execbench.report.layouts import Layout, View, register_layout
-from execbench.report.tables import Table
+from execbench.reports.families import family_tables
+from execbench.reports.layouts import Layout, View, register_layout
+from execbench.reports.tables import Table
 from execbench.rundir import Results
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from execbench.report.layouts import Layout, View, register_layout
-from execbench.report.tables import Table, percent, run_labels
+from execbench.reports.layouts import Layout, View, register_layout
+from execbench.reports.tables import Table, percent, run_labels
 from execbench.results import DeclaredMetric, Group
 from execbench.rundir import Results
 from execbench.tasks.base import CORRECT, INCORRECT

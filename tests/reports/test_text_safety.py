@@ -13,7 +13,7 @@ import re
 import pytest
 
 from execbench.text_safety import csv_cell, each_text, encodable, json_text, visible
-from tests.report.test_odd_text import PIECES, UNSAFE
+from tests.reports.test_odd_text import PIECES, UNSAFE
 
 pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
