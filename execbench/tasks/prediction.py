@@ -126,13 +126,12 @@ def _published(trace: Trace, language: str) -> CodeSenseQuestion:
     return CodeSenseQuestion("output", replace(truth, repr=trace.value_repr))
 
 
-def _require_ok(trace: Trace) -> tuple[list[Any], str]:
-    """The value the call returned and its repr; ``SkipInstance`` when there is none to
-    ask about."""
+def _require_ok(trace: Trace) -> tuple[list[Any], str | None]:
+    """The value the call returned and its repr (None from a recorded trace without one);
+    ``SkipInstance`` when there is no value to ask about."""
     reason = no_value(trace)
     if reason is not None or trace.value is None:
         raise SkipInstance(reason or "the call returned no value")
-    assert trace.value_repr is not None, "the tracer writes the repr of every value it records"
     return trace.value, trace.value_repr
 
 
@@ -199,7 +198,7 @@ class OutputPrediction(Roles):
     def reference_response(self, instance: Instance) -> str:
         if (asked := codesense_question(instance)) is not None:
             return f"[ANSWER]\n{reference_text(asked.truth)}\n[/ANSWER]"
-        return assertion_response(instance, OutputQuestion.from_record(instance.data).repr)
+        return assertion_response(instance, OutputQuestion.from_record(instance.data).shown)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -259,7 +258,7 @@ class InputPrediction(Roles):
             parts.append(_block(_EXAMPLE_CODE, f"assert f(??) == {_EXAMPLE_OUTPUT}"))
             parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
         parts.append(_block(instance.code,
-                            f"assert {instance.entry_point}(??) == {question.output_repr}"))
+                            f"assert {instance.entry_point}(??) == {question.output_shown}"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
     def summarize(self, samples: list[dict[str, Any]],
@@ -274,7 +273,7 @@ class InputPrediction(Roles):
         question = InputQuestion.from_record(instance.data)
         args = instance.args if question.stated_args is None else question.stated_args
         call = f"{instance.entry_point}({args})"
-        return f"[ANSWER]\nassert {call} == {question.output_repr}\n[/ANSWER]"
+        return f"[ANSWER]\nassert {call} == {question.output_shown}\n[/ANSWER]"
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from execbench import values
 from execbench.tasks.base import Instance
 from execbench.tasks.codesense.facts import InputsFact
 from execbench.tasks.codesense.payload import Truth, read_truth, values_of
@@ -29,9 +30,15 @@ class OutputQuestion:
 
     value: list[Any]
     """The returned value, typed (``values.encode``)."""
-    repr: str
+    repr: str | None
+    """The value's repr as the tracer wrote it; None from a recorded trace that came
+    without one (``shown`` writes the value instead)."""
     objects: bool = False
     """The value holds objects shown in their constructor form (``common.objects``)."""
+
+    @property
+    def shown(self) -> str:
+        return self.repr if self.repr is not None else values.shown(self.value)
 
     def to_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {"truth": {"repr": self.repr, "value": self.value}}
@@ -50,12 +57,17 @@ class InputQuestion:
     """``assert f(??) == y``: arguments that make the call return ``output``."""
 
     output: list[Any]
-    output_repr: str
+    output_repr: str | None
+    """As ``OutputQuestion.repr``."""
     given: tuple[Given, ...]
     """The call's arguments that are not literals, which an answer repeats verbatim."""
     stated_args: str | None = None
     """The call's arguments with each expression written as the value it traced to, when
     the dataset wrote some as expressions; what the oracle answers."""
+
+    @property
+    def output_shown(self) -> str:
+        return self.output_repr if self.output_repr is not None else values.shown(self.output)
 
     def to_record(self) -> dict[str, Any]:
         record: dict[str, Any] = {

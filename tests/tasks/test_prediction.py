@@ -281,3 +281,22 @@ def test_an_answer_too_large_to_record_is_unparsable_not_a_scoring_error() -> No
     huge = "(" + "2, " * 150_000 + ")"
     score = get_task("output").judging.score(instance, f"[ANSWER]{huge}[/ANSWER]", None)
     assert score.verdict == "unparsable" and "too large" in (score.detail or "")
+
+
+def test_a_recorded_value_without_its_repr_is_answered_by_its_literal(tmp_path: Path) -> None:
+    """A source's recorded trace may give a value without the text the tracer would have
+    written: the output instance keeps ``repr: null`` as given, and the oracle's answer
+    writes the value itself (it once wrote ``None``, and the build once stopped on it)."""
+    from execbench.values import encode
+
+    source = tmp_path / "recorded.jsonl"
+    source.write_text(json.dumps({
+        "id": "p", "entry_point": "f", "code": "def f(a):\n    return [a, 'x']\n",
+        "calls": [{"args": "3", "trace": {"status": "ok", "value": encode([3, "x"])}}]}) + "\n")
+    build_suite([str(source)], tmp_path / "suite", BuildOptions(tasks=["output"]))
+    _, [instance], _ = load_suite(tmp_path / "suite")
+    assert instance.data["truth"]["repr"] is None
+    task = get_task("output")
+    response = task.asking.reference_response(instance)
+    assert "assert f(3) == [3, 'x']" in response
+    assert task.judging.score(instance, response, None).correct
