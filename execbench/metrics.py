@@ -14,8 +14,8 @@ import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
 
+from execbench.kept import Kept
 from execbench.results import Cost, Group, Latency, Paired, PairedGroup, TaskMetrics, Usage
 from execbench.tasks.base import ERROR
 
@@ -78,13 +78,13 @@ def _percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * fraction
 
 
-def verdict_counts(samples: Iterable[dict[str, Any]]) -> dict[str, int]:
+def verdict_counts(samples: Iterable[Kept]) -> dict[str, int]:
     """How many samples received each verdict, keyed by verdict in sorted order."""
-    counts = Counter(sample["verdict"] for sample in samples)
+    counts = Counter(sample.verdict for sample in samples)
     return {verdict: counts[verdict] for verdict in sorted(counts)}
 
 
-def summarize(samples: Iterable[dict[str, Any]], n: int,
+def summarize(samples: Iterable[Kept], n: int,
               categories: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None
               ) -> dict[str, TaskMetrics]:
     """The ``metrics`` block of results.json: per task, overall, per source and per
@@ -98,9 +98,9 @@ def summarize(samples: Iterable[dict[str, Any]], n: int,
     """
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
-    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_task: dict[str, list[Kept]] = defaultdict(list)
     for sample in samples:
-        by_task[sample["task"]].append(sample)
+        by_task[sample.task].append(sample)
 
     metrics = {}
     for task in sorted(by_task):
@@ -108,32 +108,32 @@ def summarize(samples: Iterable[dict[str, Any]], n: int,
         splits = (categories or {}).get(task) or {}
         metrics[task] = TaskMetrics(
             all=_group_metrics(task_samples, n),
-            by_source=_split(task_samples, n, lambda sample: sample["source"]),
+            by_source=_split(task_samples, n, lambda sample: sample.source),
             breakdowns={name: _split(task_samples, n, _category_of(splits[name]))
                         for name in sorted(splits)})
     return metrics
 
 
-def _category_of(categories: Mapping[str, str]) -> Callable[[dict[str, Any]], str]:
+def _category_of(categories: Mapping[str, str]) -> Callable[[Kept], str]:
     """A sample's category, looked up by its instance."""
-    return lambda sample: categories[sample["instance_id"]]
+    return lambda sample: categories[sample.instance_id]
 
 
-def _split(samples: list[dict[str, Any]], n: int, key: Callable[[dict[str, Any]], str]
+def _split(samples: list[Kept], n: int, key: Callable[[Kept], str]
            ) -> dict[str, Group]:
     """A group's metrics for each value of ``key``, in sorted order."""
-    parts: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    parts: dict[str, list[Kept]] = defaultdict(list)
     for sample in samples:
         parts[key(sample)].append(sample)
     return {name: _group_metrics(parts[name], n) for name in sorted(parts)}
 
 
-def _is_correct(sample: dict[str, Any]) -> bool:
+def _is_correct(sample: Kept) -> bool:
     """Whether a sample counts as solved; a failed request never does, whatever it claims."""
-    return bool(sample["correct"]) and sample["verdict"] != ERROR
+    return bool(sample.correct) and sample.verdict != ERROR
 
 
-def _group_metrics(samples: list[dict[str, Any]], n: int) -> Group:
+def _group_metrics(samples: list[Kept], n: int) -> Group:
     """Metrics for one set of samples (a task, or a task restricted to one source).
 
     Instances are the unit: accuracy and pass@k average per-instance values, so an instance
@@ -141,9 +141,9 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> Group:
     samples cannot estimate pass@k and is left out of it; ``rested_on`` then says how many
     instances that figure rests on (pass@k is None if none qualify).
     """
-    per_instance: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    per_instance: dict[str, list[Kept]] = defaultdict(list)
     for sample in samples:
-        per_instance[sample["instance_id"]].append(sample)
+        per_instance[sample.instance_id].append(sample)
     # Instances in id order: the log's order depends on which request finished first, and
     # the bootstrap must not.
     groups = [per_instance[key] for key in sorted(per_instance)]
@@ -160,11 +160,11 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> Group:
     fractions = [correct / size for size, correct in tallies]
     instance_scores = []
     for group in groups:
-        scores = [float(s["score"]) for s in group if s.get("score") is not None]
+        scores = [float(s.score) for s in group if s.score is not None]
         if scores:
             instance_scores.append(sum(scores) / len(scores))
     failures = Counter(failure for s in samples
-                       if (failure := (s.get("extra") or {}).get("failure")) is not None)
+                       if isinstance(failure := s.added("failure"), str))
     return Group(instances=instances, samples=len(samples), pass_at=tuple(passes),
                  rested_on=tuple(rested_on), accuracy=sum(fractions) / instances,
                  accuracy_ci95=bootstrap_ci(fractions), verdicts=verdict_counts(samples),
@@ -172,7 +172,7 @@ def _group_metrics(samples: list[dict[str, Any]], n: int) -> Group:
                  failures={name: failures[name] for name in sorted(failures)})
 
 
-def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
+def paired_summary(samples: Iterable[Kept], n: int, first: str,
                    second: str) -> Paired:
     """Success on two tasks posed on the same (program, call), e.g. DexBench's dual score.
 
@@ -190,12 +190,12 @@ def paired_summary(samples: Iterable[dict[str, Any]], n: int, first: str,
     sources: dict[str, str] = {}
     by_index: dict[tuple[str, str], dict[int, bool]] = defaultdict(dict)
     for sample in samples:
-        if sample["task"] not in (first, second):
+        if sample.task not in (first, second):
             continue
-        key = sample["instance_id"].split("/", 1)[1]
-        sources[key] = sample["source"]
-        tallies[key][sample["task"]].append(_is_correct(sample))
-        by_index[(key, sample["task"])][sample["sample"]] = _is_correct(sample)
+        key = sample.instance_id.split("/", 1)[1]
+        sources[key] = sample.source
+        tallies[key][sample.task].append(_is_correct(sample))
+        by_index[(key, sample.task)][sample.sample] = _is_correct(sample)
     keys = sorted(k for k, t in tallies.items() if t[first] and t[second])
     groups: dict[str, list[str]] = defaultdict(list)
     for key in keys:
@@ -229,7 +229,7 @@ def percentile(ordered: Sequence[float], fraction: float) -> float:
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
-def usage_summary(samples: Iterable[dict[str, Any]], wall_seconds: float,
+def usage_summary(samples: Iterable[Kept], wall_seconds: float,
                   price_input: float | None = None,
                   price_output: float | None = None) -> Usage:
     """The ``usage`` block of results.json: what a run cost, from its sample records.
@@ -242,11 +242,11 @@ def usage_summary(samples: Iterable[dict[str, Any]], wall_seconds: float,
     before a field existed count as lacking it, so older runs still summarize.
     """
     samples = list(samples)
-    latencies = sorted(s["latency"] for s in samples if s.get("latency") is not None)
-    requests = sum(s.get("attempts") or 0 for s in samples)
-    input_tokens = sum(s.get("input_tokens") or 0 for s in samples)
-    output_tokens = sum(s.get("output_tokens") or 0 for s in samples)
-    endpoints = Counter(s["endpoint"] for s in samples if s.get("endpoint") is not None)
+    latencies = sorted(s.latency for s in samples if s.latency is not None)
+    requests = sum(s.attempts or 0 for s in samples)
+    input_tokens = sum(s.input_tokens or 0 for s in samples)
+    output_tokens = sum(s.output_tokens or 0 for s in samples)
+    endpoints = Counter(s.endpoint for s in samples if s.endpoint is not None)
     cost = None
     if price_input is not None and price_output is not None:
         cost = Cost(input=input_tokens * price_input / 1e6,
@@ -254,9 +254,9 @@ def usage_summary(samples: Iterable[dict[str, Any]], wall_seconds: float,
                     price_input_per_million=price_input, price_output_per_million=price_output)
     return Usage(
         samples=len(samples), requests=requests,
-        retries=requests - sum(1 for s in samples if s.get("attempts")),
+        retries=requests - sum(1 for s in samples if s.attempts),
         input_tokens=input_tokens, output_tokens=output_tokens,
-        samples_without_usage=sum(1 for s in samples if s.get("output_tokens") is None),
+        samples_without_usage=sum(1 for s in samples if s.output_tokens is None),
         latency_seconds=Latency(
             mean=sum(latencies) / len(latencies), p50=percentile(latencies, 0.5),
             p90=percentile(latencies, 0.9), p99=percentile(latencies, 0.99),

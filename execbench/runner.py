@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench import context_check
+from execbench.kept import Kept
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
 from execbench.models import get_model
 from execbench.models.base import Generation, Model, Request
@@ -75,13 +76,6 @@ PROMPTS_KEPT = 16
 """Prompts a run keeps made: an instance's ``n`` samples are taken from the work one after
 another, so each prompt is made once while memory holds a few, not the suite's."""
 
-KEPT_FIELDS = ("instance_id", "task", "source", "sample", "verdict", "correct", "score",
-               "extra", "latency", "attempts", "input_tokens", "output_tokens", "endpoint")
-"""What the results keep of each sample record: what the metrics, the usage and the
-tasks' summaries read. Not the texts (response, reasoning, answer, detail, error), the
-bulk of a log."""
-SHARED_FIELDS = ("task", "source", "verdict", "endpoint")
-"""Kept fields whose few values repeat over the whole log: one string each."""
 
 LogState = str | None
 """A logged sample's state, as a resume needs it: None answered, ``FAILED`` its request
@@ -439,6 +433,17 @@ def declared_metrics(tasks: list[str]) -> tuple[DeclaredMetric, ...]:
                  for name in tasks for metric in get_task(name).reporting.metrics())
 
 
+def _kept(sample: Sample) -> Kept:
+    """What results keep of ``sample``; the strings whose few values repeat over the whole
+    log (task, source, verdict, endpoint) are one object each."""
+    return Kept(instance_id=sample.instance_id, task=sys.intern(sample.task),
+                source=sys.intern(sample.source), sample=sample.sample,
+                verdict=sys.intern(sample.verdict), correct=sample.correct, score=sample.score,
+                extra=sample.extra, latency=sample.latency, attempts=sample.attempts,
+                input_tokens=sample.input_tokens, output_tokens=sample.output_tokens,
+                endpoint=None if sample.endpoint is None else sys.intern(sample.endpoint))
+
+
 def _slim(instance: Instance, keep: tuple[str, ...]) -> Instance:
     """What a task's summary reads of an instance (``Task.summary_data``)."""
     return replace(instance, task=sys.intern(instance.task), source=sys.intern(instance.source),
@@ -474,30 +479,25 @@ def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
                   ) -> dict[str, Any]:
     """Summarise the run's log into ``results.json`` and return its record; ``suite`` is
     the run's suite when the caller has opened it already. The suite and the log are read
-    as streams, and the records kept lose their texts (:data:`KEPT_FIELDS`)."""
+    as streams, and only what results read is kept of each sample (:class:`Kept`)."""
     suite = suite or open_suite(config.suite)
     chosen = _Chosen.read(config, suite)
-    records: list[dict[str, Any]] = []
+    records: list[Kept] = []
     truncated = refused = 0
     for sample in iter_samples(out / SAMPLES):
         if sample.instance_id in chosen.ids and sample.sample < config.n:
-            record = sample.to_record()
-            kept = {key: record[key] for key in KEPT_FIELDS}
-            for key in SHARED_FIELDS:
-                if kept[key] is not None:
-                    kept[key] = sys.intern(kept[key])
-            records.append(kept)
+            records.append(_kept(sample))
             truncated += sample.truncated
             refused += sample.refused
     logged = sessions(out)
     wall = sum(session["seconds"] or 0.0 for session in logged)
-    tasks = sorted({r["task"] for r in records})
+    tasks = sorted({r.task for r in records})
     task_metrics = {}
     for name in tasks:
-        summary = get_task(name).reporting.summarize([r for r in records if r["task"] == name],
+        summary = get_task(name).reporting.summarize([r for r in records if r.task == name],
                                            chosen.slim)
         if summary is not None:
-            task_metrics[name] = summary
+            task_metrics[name] = summary.to_record()
     return Results(
         config=config, run_dir=str(out), suite_sha256=suite.sha256,
         counts=SampleCounts(instances=len(chosen.ids), samples=len(records),

@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from execbench.kept import Kept
 from execbench.metrics import (
     bootstrap_ci,
     pass_at_k,
@@ -27,7 +28,7 @@ def sample(
     index: int = 0,
     score: float | None = None,
     with_score: bool = False,
-) -> dict:
+) -> Kept:
     record = {
         "instance_id": instance_id,
         "task": task,
@@ -39,7 +40,7 @@ def sample(
     }
     if with_score:
         record["score"] = score
-    return record
+    return Kept.from_record(record)
 
 
 def exact_pass_at_k(n: int, c: int, k: int) -> float:
@@ -112,7 +113,7 @@ class TestBootstrap:
             bootstrap_ci(self.values, **kwargs)
 
 
-def hand_made_samples() -> list[dict]:
+def hand_made_samples() -> list[Kept]:
     """Two tasks, two sources, request errors, and one instance short of samples (n=3).
 
     output/cruxeval: A has 1 of 3 correct (one failed request), B has 3 of 3.
@@ -216,9 +217,12 @@ def test_percentiles_are_observed_values_and_usage_reads_old_records() -> None:
     ordered = [0.1 * i for i in range(1, 11)]
     assert [percentile(ordered, p) for p in (0.5, 0.9, 0.99, 1.0)] == [
         ordered[4], ordered[8], ordered[9], ordered[9]]
-    old = {"verdict": "correct", "latency": 0.5, "attempts": 1, "input_tokens": None,
-           "output_tokens": None}
-    usage = usage_summary([old, {**old, "attempts": 3, "output_tokens": 4}], 2.0).to_record()
+    old = {"instance_id": "o/p/0", "task": "o", "source": "s", "sample": 0,
+           "verdict": "correct", "correct": True, "latency": 0.5, "attempts": 1,
+           "input_tokens": None, "output_tokens": None}
+    usage = usage_summary([Kept.from_record(old),
+                           Kept.from_record({**old, "attempts": 3, "output_tokens": 4})],
+                          2.0).to_record()
     assert (usage["requests"], usage["retries"], usage["output_tokens"]) == (4, 2, 4)
     assert usage["samples_without_usage"] == 1 and usage["endpoints"] == {}
     assert "cost" not in usage and usage["latency_seconds"]["p99"] == 0.5

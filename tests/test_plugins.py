@@ -139,9 +139,19 @@ TINY = {
     "execbench_tiny/task.py": '''\
         """The type of the value a call returns, answered by its name."""
 
+        from dataclasses import dataclass
+
         from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Score
         from execbench.tasks.roles import Roles, Task
         from execbench.values import decode
+
+
+        @dataclass(frozen=True)
+        class TypeName:
+            truth: str
+
+            def to_record(self):
+                return {"truth": self.truth}
 
 
         class ReturnType(Roles):
@@ -154,7 +164,7 @@ TINY = {
                 return None if trace.status == "ok" else "the call returned nothing"
 
             def build(self, program, call_index, trace, ctx):
-                return [{"truth": type(decode(trace.value)).__name__}]
+                return [TypeName(type(decode(trace.value)).__name__)]
 
             def prompt(self, instance, shots):
                 return [{"role": "user", "content": f"{instance.code}\\nWhat type of value "

@@ -45,24 +45,26 @@ def show(
         fail(_nothing_matches(run_dir, source))
     if fmt == "json":
         # every reply as it was (lone surrogates too), as escapes where a terminal would act
-        sys.stdout.write(json_text(json.dumps({"model": shown.model, "samples": shown.samples},
+        records = [one.to_record() for one in shown.samples]
+        sys.stdout.write(json_text(json.dumps({"model": shown.model, "samples": records},
                                               indent=2, ensure_ascii=False)) + "\n")
         return
-    for record in shown.samples:
-        say = [f"=== {record['instance_id']} sample {record['sample']}: {record['verdict']} "
+    for one in shown.samples:
+        sample = one.sample
+        say = [f"=== {sample.instance_id} sample {sample.sample}: {sample.verdict} "
                f"({shown.model}) ===",
-               f"answer: {record['answer']}", _truth(record["task"], record["truth"])]
-        if record["detail"]:
-            say.append(f"detail: {record['detail']}")
-        if record["prompt"] is None:
+               f"answer: {sample.answer}", _truth(sample.task, one.truth)]
+        if sample.detail:
+            say.append(f"detail: {sample.detail}")
+        if one.prompt is None:
             say.append("--- prompt: not in the suite ---")
         else:
-            note = " (differs from the one sent)" if record["prompt_changed"] else ""
+            note = " (differs from the one sent)" if one.prompt_changed else ""
             say.append(f"--- prompt{note} ---")
-            say += [f"[{message['role']}]\n{message['content']}" for message in record["prompt"]]
+            say += [f"[{message['role']}]\n{message['content']}" for message in one.prompt]
         say.append("--- response ---")
-        say.append(record["response"] if record["response"] is not None
-                   else f"(none: {record['error']})")
+        say.append(sample.response if sample.response is not None
+                   else f"(none: {sample.error})")
         # as written (not through rich: no markup, :emoji: codes or tabs made spaces), its
         # control characters shown as escapes, never sent to the terminal
         sys.stdout.write(visible("\n".join(say)) + "\n\n")

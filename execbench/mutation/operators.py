@@ -19,6 +19,10 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from execbench.json_types import JSONObject
 
 ARITHMETIC = ("+", "-", "*", "/", "//", "%", "**")
 RELATIONAL = ("<", "<=", ">", ">=", "==", "!=")
@@ -37,7 +41,7 @@ class Mutant:
     before: str
     after: str
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> JSONObject:
         return {"operator": self.operator, "line": self.line, "column": self.column,
                 "before": self.before, "after": self.after}
 

@@ -51,20 +51,20 @@ def pack(run_dirs: list[Path], labels: list[str],
         warnings += shown.warnings
         logged += shown.matched
         rows = []
-        for record in shown.samples:
-            key = (record["instance_id"], record["truth"])
+        for one in shown.samples:
+            sample = one.sample
+            key = (sample.instance_id, one.truth)
             if key not in instances:
                 instances[key] = len(instance_rows)
-                truth = None if record["truth"] is None \
-                    else truth_shown(record["task"], json.loads(record["truth"]))
-                instance_rows.append([record["instance_id"], record["task"],
-                                      record["source"], truth])
-            prompt = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in record["prompt"]) \
-                if record["prompt"] is not None else "(not in the suite)"
-            response = record["response"] if record["response"] is not None \
-                else f"(no response: {record['error']})"
-            rows.append([instances[key], record["sample"], record["verdict"], record["answer"],
-                         record["detail"], response, prompts.setdefault(prompt, len(prompts))])
+                truth = None if one.truth is None \
+                    else truth_shown(sample.task, json.loads(one.truth))
+                instance_rows.append([sample.instance_id, sample.task, sample.source, truth])
+            prompt = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in one.prompt) \
+                if one.prompt is not None else "(not in the suite)"
+            response = sample.response if sample.response is not None \
+                else f"(no response: {sample.error})"
+            rows.append([instances[key], sample.sample, sample.verdict, sample.answer,
+                         sample.detail, response, prompts.setdefault(prompt, len(prompts))])
         runs.append({"label": label, "rows": rows})
         count += len(rows)
         if progress is not None:

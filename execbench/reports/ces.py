@@ -9,19 +9,21 @@ Every table function returns a typed ``Table``; the figure needs the ``plot`` ex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
+from execbench.tasks.ces.summary_payload import (
+    CATEGORIES,
+    LEVELS,
+    RULES,
+    Consistency,
+    Group,
+    SimulationSummary,
+)
 
 TASK = "simulation"
-CATEGORIES = ("CO", "LO", "LC", "Others")
-RULES = ("rule1", "rule2", "rule3")
-LEVELS = ("strong", "weak", "random")
-"""The keys of ``task_metrics.simulation`` this report reads (reports reach tasks only
-through the results, never by importing them)."""
 KINDS = ("loop variable", "iterable", "predicate", "branch", "output")
 CATEGORY_NOTE = ("CO: only conditionals; LO: only loops; LC: loops and conditionals; Others: "
                  "neither (statement-level if/for/while). Only coherent with a correct output "
@@ -29,35 +31,38 @@ CATEGORY_NOTE = ("CO: only conditionals; LO: only loops; LC: loops and condition
 RULES_NOTE = ("rule1: a compound property differs from what its predicted parts give; rule2: "
               "a predicate and its branch disagree; rule3: a right output after a wrong "
               "property.")
-_CLASS_LABELS = {"coherent_correct": ("coherent", "correct output"),
-                 "coherent_incorrect": ("coherent", "wrong output"),
-                 "incoherent_correct": ("incoherent", "correct output"),
-                 "incoherent_incorrect": ("incoherent", "wrong output")}
+_CLASS_ROWS: tuple[tuple[str, str, Callable[[Group], float | None]], ...] = (
+    ("coherent", "correct output", lambda group: group.coherent_correct),
+    ("coherent", "wrong output", lambda group: group.coherent_incorrect),
+    ("incoherent", "correct output", lambda group: group.incoherent_correct),
+    ("incoherent", "wrong output", lambda group: group.incoherent_incorrect))
+"""Table 1's rows per group: reasoning, output, and the share of the group they give."""
 
 
-def _block(result: Results) -> dict[str, Any]:
-    return result.task_metrics.get(TASK, {})
+def _summary(result: Results) -> SimulationSummary:
+    """The run's summary of the task (``task_metrics.simulation``); all unknown when the
+    run has none."""
+    return SimulationSummary.from_record(result.task_metrics.get(TASK) or {})
 
 
-def _groups(result: Results) -> list[tuple[str, dict[str, Any]]]:
-    block = _block(result)
-    by_category = block.get("by_category", {})
-    return [*((name, by_category.get(name, {})) for name in CATEGORIES),
-            ("Total", block.get("all", {}))]
+def _groups(result: Results) -> list[tuple[str, Group]]:
+    summary = _summary(result)
+    return [*((name, summary.category(name)) for name in CATEGORIES),
+            ("Total", summary.overall)]
 
 
-def _named(name: str, group: dict[str, Any]) -> str:
-    return f"{name} ({group['samples']})" if group.get("samples") else name
+def _named(name: str, group: Group) -> str:
+    return f"{name} ({group.samples})" if group.samples else name
 
 
 def table1(results: Sequence[Results]) -> Table:
     """Rows: category x class; columns: runs (shares of the category's samples, %)."""
     headers = ["programs", "reasoning", "output", *run_labels(results)]
     rows: list[list[Cell]] = []
-    first = _groups(results[0])
-    for position, (name, group) in enumerate(first):
-        for key, (reasoning, output) in _CLASS_LABELS.items():
-            cells = [percent(_groups(result)[position][1].get(key)) for result in results]
+    groups = [_groups(result) for result in results]
+    for position, (name, group) in enumerate(groups[0]):
+        for reasoning, output, share in _CLASS_ROWS:
+            cells = [percent(share(found[position][1])) for found in groups]
             rows.append([_named(name, group), reasoning, output, *cells])
     return Table("Execution simulation: coherence x output per construct category "
                  "(% of samples)", headers, rows, keys=3, note=CATEGORY_NOTE)
@@ -68,10 +73,9 @@ def rules_table(results: Sequence[Results]) -> Table:
     headers = ["run", "samples", *RULES, "unparsable", "errors"]
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
-        group = _block(result).get("all", {})
-        fired = group.get("rules", {})
-        rows.append([label, group.get("samples"), *(fired.get(rule) for rule in RULES),
-                     group.get("unparsable"), group.get("errors")])
+        group = _summary(result).overall
+        rows.append([label, group.samples, *(group.rules.get(rule) for rule in RULES),
+                     group.unparsable, group.errors])
     return Table("Coherence rules that fired (samples)", headers, rows, note=RULES_NOTE)
 
 
@@ -81,10 +85,8 @@ def divergence_table(results: Sequence[Results]) -> Table:
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
         for name, group in _groups(result):
-            kinds = group.get("divergence", {})
-            states = group.get("quadruples", {})
-            rows.append([label, name, *(kinds.get(kind, 0) for kind in KINDS),
-                         " ".join(f"{k}:{v}" for k, v in states.items()) or None])
+            rows.append([label, name, *(group.divergence.get(kind, 0) for kind in KINDS),
+                         " ".join(f"{k}:{v}" for k, v in group.quadruples.items()) or None])
     return Table("Divergence points of coherent simulations with a wrong output (samples)",
                  headers, rows, keys=2)
 
@@ -94,13 +96,13 @@ def consistency_table(results: Sequence[Results]) -> Table:
     headers = ["run", "programs", *LEVELS, "with two coverages", "count"]
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
-        block = _block(result)
-        by_category = block.get("consistency_by_category", {})
-        groups = [*((name, by_category.get(name, {})) for name in CATEGORIES),
-                  ("Total", block.get("consistency", {}))]
+        summary = _summary(result)
+        groups: list[tuple[str, Consistency]] = [
+            *((name, summary.category_consistency(name)) for name in CATEGORIES),
+            ("Total", summary.consistency)]
         for name, group in groups:
-            rows.append([label, name, *(percent(group.get(level)) for level in LEVELS),
-                         percent(group.get("different_coverage")), group.get("programs")])
+            rows.append([label, name, *(percent(level) for level in group.levels),
+                         percent(group.different_coverage), group.programs])
     return Table("Consistency across each program's calls (% of programs)", headers, rows,
                  keys=2)
 
@@ -111,14 +113,15 @@ def figure(results: Sequence[Results]) -> bytes:
     line (the most a run could have strong)."""
     plt = pyplot()
     labels = run_labels(results)
-    groups = [_block(result).get("consistency", {}) for result in results]
+    groups = [_summary(result).consistency for result in results]
     fig, axis = plt.subplots(figsize=(1.2 * len(results) + 2.5, 3.6))
     bottom = [0.0] * len(results)
-    for level, colour in zip(LEVELS, ("tab:green", "tab:orange", "tab:red"), strict=True):
-        heights = [100 * (group.get(level) or 0.0) for group in groups]
+    colours = ("tab:green", "tab:orange", "tab:red")
+    for index, (level, colour) in enumerate(zip(LEVELS, colours, strict=True)):
+        heights = [100 * (group.levels[index] or 0.0) for group in groups]
         axis.bar(range(len(results)), heights, bottom=bottom, color=colour, label=level)
         bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-    differing = [100 * (group.get("different_coverage") or 0.0) for group in groups]
+    differing = [100 * (group.different_coverage or 0.0) for group in groups]
     axis.plot(range(len(results)), differing, "k--", label="two coverages")
     axis.set_xticks(range(len(results)), labels, rotation=30, ha="right", fontsize=8)
     axis.set_ylabel("% of programs")

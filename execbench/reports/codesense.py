@@ -7,19 +7,20 @@ execbench's verdict (values read with the literal parser, type-aware equality),
 answer, so numbers can be set beside the published ones and the gap between the two read
 off.
 
-Reads only ``task_metrics.<task>`` of each run's ``results.json`` (the tasks' summaries);
-the figure needs the ``plot`` extra (matplotlib), imported only when a figure is asked for.
+Reads only ``task_metrics.<task>`` of each run's ``results.json`` (the tasks' summaries,
+read back as ``KindSummary``); the figure needs the ``plot`` extra (matplotlib), imported
+only when a figure is asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from execbench.program import LANGUAGES
 from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
+from execbench.tasks.common.abstract_payload import KindSummary, Share
 
 SECTIONS = (
     ("statement", "Statement values by statement kind (% of samples)",
@@ -43,13 +44,21 @@ NOTE = ("strict: type-aware equality of the parsed answer (1 != 1.0 != True); st
         "strict leaves it out, and says 'not comparable' where nothing is left.")
 
 
-def _block(result: Results, task: str) -> dict[str, Any]:
-    return result.task_metrics.get(task) or {}
+def _summary(result: Results, task: str) -> KindSummary | None:
+    """The run's summary of the task; None when it has none (no such task, or its
+    questions were not asked in CodeSense's style)."""
+    record = result.task_metrics.get(task)
+    return KindSummary.from_record(record) if isinstance(record, Mapping) else None
+
+
+def _summaries(results: Sequence[Results], task: str) -> list[KindSummary | None]:
+    return [_summary(result, task) for result in results]
 
 
 def _kinds(results: Sequence[Results], task: str, order: tuple[str, ...]) -> list[str]:
     """The listed kinds any run has, then the others any run has, in name order."""
-    present = {kind for result in results for kind in _block(result, task).get("by_kind", {})}
+    present = {kind for summary in _summaries(results, task) if summary is not None
+               for kind in summary.by_kind}
     return [k for k in order if k in present] + sorted(present - set(order),
                                                        key=lambda k: (len(k), k))
 
@@ -63,17 +72,18 @@ NOT_COMPARABLE = "not comparable"
 """The strict cell of a group whose every sample has no type-aware verdict."""
 
 
-def _cells(group: dict[str, Any] | None) -> list[Cell]:
-    group = group or {}
-    strict: Cell = percent(group.get("strict"))
-    if strict is None and group.get("not_comparable"):
+def _cells(group: Share | None) -> list[Cell]:
+    if group is None:
+        return [None, None]
+    strict: Cell = percent(group.strict)
+    if strict is None and group.not_comparable:
         strict = NOT_COMPARABLE
-    return [strict, percent(group.get("string_match"))]
+    return [strict, percent(group.string_match)]
 
 
-def _samples(groups: list[dict[str, Any] | None]) -> str:
+def _samples(groups: list[Share | None]) -> str:
     """The sample count of a row: one number, or each distinct one where runs differ."""
-    counts = {(g or {}).get("samples") for g in groups} - {None}
+    counts = {g.samples for g in groups if g is not None}
     return "/".join(str(c) for c in sorted(counts)) or "0"
 
 
@@ -84,10 +94,11 @@ def kinds_table(results: Sequence[Results], task: str, title: str,
     kinds = _kinds(results, task, order)
     if not kinds:
         return None
+    summaries = _summaries(results, task)
     rows: list[list[Cell]] = []
     for kind in [*kinds, "all"]:
-        groups = [_block(r, task).get("by_kind", {}).get(kind) if kind != "all"
-                  else _block(r, task).get("all") for r in results]
+        groups = [None if summary is None else summary.overall if kind == "all"
+                  else summary.by_kind.get(kind) for summary in summaries]
         rows.append([f"{kind} ({_samples(groups)})",
                      *(cell for group in groups for cell in _cells(group))])
     return Table(title, _headers([task], results), rows, note=NOTE)
@@ -97,9 +108,11 @@ def values_table(results: Sequence[Results]) -> Table | None:
     """Figure 7's data: per task, concrete against abstract values, per run."""
     rows: list[list[Cell]] = []
     for task, _title, _order in SECTIONS:
+        summaries = _summaries(results, task)
         for values in VALUES:
-            groups = [_block(r, task).get("by_values", {}).get(values) for r in results]
-            if any(groups):
+            groups = [None if summary is None else summary.by_values.get(values)
+                      for summary in summaries]
+            if any(group is not None for group in groups):
                 rows.append([task, f"{values} ({_samples(groups)})",
                              *(cell for group in groups for cell in _cells(group))])
     if not rows:
@@ -114,11 +127,13 @@ def language_table(results: Sequence[Results]) -> Table | None:
     rows: list[list[Cell]] = []
     seen: set[str] = set()
     for task, _title, _order in SECTIONS:
-        present = {language for result in results
-                   for language in _block(result, task).get("by_language", {})}
+        summaries = _summaries(results, task)
+        present = {language for summary in summaries if summary is not None
+                   for language in summary.by_language}
         seen |= present
         for language in sorted(present, key=lambda key: (key != "python", key)):
-            groups = [_block(r, task).get("by_language", {}).get(language) for r in results]
+            groups = [None if summary is None else summary.by_language.get(language)
+                      for summary in summaries]
             rows.append([task, f"{LANGUAGES.get(language, language)} ({_samples(groups)})",
                          *(cell for group in groups for cell in _cells(group))])
     if len(seen) < 2:
@@ -152,11 +167,11 @@ def figure(results: Sequence[Results]) -> bytes:
     width = 0.8 / len(results)
     for axis, (task, kinds) in zip(axes[0], panels, strict=True):
         for position, (label, result) in enumerate(zip(labels, results, strict=True)):
-            groups = [_block(result, task).get("by_kind", {}).get(kind) or {} for kind in kinds]
+            summary = _summary(result, task) or KindSummary()
+            groups = [summary.by_kind.get(kind) or Share() for kind in kinds]
             xs = [i + (position - (len(results) - 1) / 2) * width for i in range(len(kinds))]
-            axis.bar(xs, [percent(g.get("strict")) or 0.0 for g in groups], width,
-                     label=label)
-            axis.scatter(xs, [percent(g.get("string_match")) or 0.0 for g in groups],
+            axis.bar(xs, [percent(g.strict) or 0.0 for g in groups], width, label=label)
+            axis.scatter(xs, [percent(g.string_match) or 0.0 for g in groups],
                          marker="_", color="black", s=60)
         axis.set_title(task, fontsize=9)
         axis.set_xticks(range(len(kinds)), kinds, rotation=30, ha="right", fontsize=8)
@@ -170,7 +185,8 @@ def figure(results: Sequence[Results]) -> bytes:
 def _shows(result: Results) -> bool:
     """A run whose output or input questions were asked in CodeSense's style (their
     summaries have kinds) belongs in this report too."""
-    return any(_block(result, task).get("by_kind") for task, _title, _order in SECTIONS)
+    return any(summary is not None and summary.by_kind
+               for summary in (_summary(result, task) for task, _title, _order in SECTIONS))
 
 
 register_layout(Layout("codesense", "CodeSense accuracy per statement kind, block size, loop "

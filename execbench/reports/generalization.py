@@ -7,23 +7,51 @@ The figure needs the ``plot`` extra (matplotlib), imported only when a figure is
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from execbench.analysis.shape import bin_order
 from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
+from execbench.tasks.generalization_payload import (
+    ChoiceMetrics,
+    ChoiceSummary,
+    MutationMetrics,
+    MutationSummary,
+)
 
 PREDICTION, CHOICE = "mutation", "choice"
-PREDICTION_KEYS = ("OC", "MC", "OR", "MR")
-CHOICE_KEYS = ("Pref", "OC", "MC", "OR", "MR")
+PREDICTION_COLUMNS: tuple[tuple[str, Callable[[MutationMetrics], float | None]], ...] = (
+    ("OC", lambda m: m.original.correct), ("MC", lambda m: m.mutant.correct),
+    ("OR", lambda m: m.original.reverted), ("MR", lambda m: m.mutant.reverted))
+CHOICE_COLUMNS: tuple[tuple[str, Callable[[ChoiceMetrics], float | None]], ...] = (
+    ("Pref", lambda m: m.preference),
+    ("OC", lambda m: m.original.correct), ("MC", lambda m: m.mutant.correct),
+    ("OR", lambda m: m.original.reverted), ("MR", lambda m: m.mutant.reverted))
+PREDICTION_KEYS = tuple(key for key, _ in PREDICTION_COLUMNS)
+CHOICE_KEYS = tuple(key for key, _ in CHOICE_COLUMNS)
 NOTE = ("OC/MC: output right on the original/mutant program; OR/MR: reverted, i.e. gave the "
         "other program's output (lower is better); Pref: share of choices of the original.")
+_NO_PREDICTION = MutationMetrics.from_record({})
+_NO_CHOICE = ChoiceMetrics.from_record({})
 
 
-def _block(result: Results, task: str) -> dict[str, Any]:
-    return result.task_metrics.get(task, {})
+def _prediction(result: Results) -> MutationSummary:
+    """The run's ``mutation`` summary; empty where the run has none."""
+    return MutationSummary.from_record(result.task_metrics.get(PREDICTION) or {})
+
+
+def _choice(result: Results) -> ChoiceSummary:
+    """The run's ``choice`` summary; empty where the run has none."""
+    return ChoiceSummary.from_record(result.task_metrics.get(CHOICE) or {})
+
+
+def _prediction_cells(metrics: MutationMetrics) -> list[Cell]:
+    return [percent(rate(metrics)) for _, rate in PREDICTION_COLUMNS]
+
+
+def _choice_cells(metrics: ChoiceMetrics) -> list[Cell]:
+    return [percent(rate(metrics)) for _, rate in CHOICE_COLUMNS]
 
 
 def table(results: Sequence[Results]) -> Table:
@@ -32,13 +60,11 @@ def table(results: Sequence[Results]) -> Table:
                *(f"choice {k}" for k in CHOICE_KEYS)]
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
-        prediction, choice = _block(result, PREDICTION), _block(result, CHOICE)
-        sources = sorted(set(prediction.get("by_source", {})) | set(choice.get("by_source", {})))
-        for source in sources:
-            p = prediction.get("by_source", {}).get(source, {})
-            c = choice.get("by_source", {}).get(source, {})
-            rows.append([label, source, *(percent(p.get(k)) for k in PREDICTION_KEYS),
-                         *(percent(c.get(k)) for k in CHOICE_KEYS)])
+        prediction, choice = _prediction(result), _choice(result)
+        for source in sorted(set(prediction.by_source) | set(choice.by_source)):
+            rows.append([label, source,
+                         *_prediction_cells(prediction.by_source.get(source, _NO_PREDICTION)),
+                         *_choice_cells(choice.by_source.get(source, _NO_CHOICE))])
     return Table("Execution prediction and execution choice (%)", headers, rows, note=NOTE,
                  keys=2)
 
@@ -48,11 +74,10 @@ def loc_table(results: Sequence[Results]) -> Table:
     headers = ["run", "LOC", *PREDICTION_KEYS, "problems"]
     rows: list[list[Cell]] = []
     for label, result in zip(run_labels(results), results, strict=True):
-        by_loc = _block(result, PREDICTION).get("by_loc", {})
+        by_loc = _prediction(result).by_loc
         for name in sorted(by_loc, key=bin_order):
             group = by_loc[name]
-            rows.append([label, name, *(percent(group.get(k)) for k in PREDICTION_KEYS),
-                         group.get("O_problems", 0)])
+            rows.append([label, name, *_prediction_cells(group), group.original_problems])
     return Table("Execution prediction by lines of code (%)", headers, rows, keys=2,
                  note=NOTE + " problems: original programs in the bin.")
 
@@ -62,7 +87,7 @@ def figure(results: Sequence[Results]) -> bytes:
     OC/MC/OR/MR against lines of code, each bin labelled with its number of problems.
     Lines that coincide stay visible: each metric is drawn with its own marker size and a
     small sideways shift."""
-    results = [result for result in results if _block(result, PREDICTION).get("by_loc")]
+    results = [result for result in results if _prediction(result).by_loc]
     if not results:
         raise RuntimeError(f"no run has the {PREDICTION} task, so there is no figure to draw")
     plt = pyplot()
@@ -74,17 +99,18 @@ def figure(results: Sequence[Results]) -> bytes:
     styles = (("o-", 8), ("s-", 6.5), ("^--", 5), ("v--", 3.5))
     for number, (label, result) in enumerate(zip(labels, results, strict=True)):
         axis = axes[number // columns][number % columns]
-        bins = _block(result, PREDICTION).get("by_loc", {})
+        bins = _prediction(result).by_loc
         names = sorted(bins, key=bin_order)
-        for shift, (key, (style, size)) in enumerate(zip(PREDICTION_KEYS, styles, strict=True)):
-            points = [(i + (shift - 1.5) * 0.04, percent(bins[n].get(key)))
+        for shift, ((key, rate), (style, size)) in enumerate(zip(PREDICTION_COLUMNS, styles,
+                                                                  strict=True)):
+            points = [(i + (shift - 1.5) * 0.04, percent(rate(bins[n])))
                       for i, n in enumerate(names)]
             points = [(x, y) for x, y in points if y is not None]
             if points:
                 axis.plot(*zip(*points, strict=True), style, markersize=size, label=key,
                           alpha=0.85)
         axis.set_xticks(range(len(names)),
-                        [f"{n}\n({bins[n].get('O_problems', 0)})" for n in names], fontsize=8)
+                        [f"{n}\n({bins[n].original_problems})" for n in names], fontsize=8)
         axis.set_xlabel("lines of code (problems)")
         axis.set_title(label, fontsize=9)
         axis.set_ylim(-5, 105)

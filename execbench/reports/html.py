@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from execbench.reports.tables import (
     run_labels,
     verdict_table,
 )
+from execbench.results import DeclaredMetric
 from execbench.rundir import Results
 from execbench.tasks import get_task, task_names
 from execbench.text_safety import visible
@@ -37,7 +39,46 @@ from execbench.text_safety import visible
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def _leaderboard(results: Sequence[Results]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Cell:
+    text: str
+    silent: bool
+    """The run gave no readable answer to the column's task."""
+    best: bool
+
+
+@dataclass(frozen=True)
+class _Row:
+    label: str
+    cells: list[_Cell]
+
+
+@dataclass(frozen=True)
+class _Family:
+    family: str
+    metrics: list[DeclaredMetric]
+
+
+@dataclass(frozen=True)
+class _Leaderboard:
+    groups: list[_Family]
+    rows: list[_Row]
+
+
+@dataclass(frozen=True)
+class _Section:
+    """A layout's part of the page."""
+
+    name: str
+    description: str
+    tables: list[Table]
+    figure: str | None
+    """The layout's figure as base64 PNG."""
+    figure_note: str
+    """Why the layout has no figure, where it has one to draw."""
+
+
+def _leaderboard(results: Sequence[Results]) -> _Leaderboard:
     """Column groups (one per family) and rows (one per model), the best value of each
     column marked among the runs that answered its task: a run that answered nothing
     (every request failed, no answer readable) has no 'suspicious' successes, but that 0
@@ -52,13 +93,12 @@ def _leaderboard(results: Sequence[Results]) -> dict[str, Any]:
                    if (value := row.values[column]) is not None and not row.silent[column]]
         pick = max if metric.higher_is_better else min
         best.append(pick(present) if len(present) > 1 else None)
-    return {"groups": [{"family": family, "metrics": members} for family, members in groups],
-            "rows": [{"label": row.label,
-                      "cells": [{"text": cell_text(value), "silent": row.silent[i],
-                                 "best": value is not None and not row.silent[i]
-                                 and value == best[i]}
-                                for i, value in enumerate(row.values)]}
-                     for row in table]}
+    return _Leaderboard(
+        [_Family(family, members) for family, members in groups],
+        [_Row(row.label, [_Cell(cell_text(value), row.silent[i],
+                                value is not None and not row.silent[i] and value == best[i])
+                          for i, value in enumerate(row.values)])
+         for row in table])
 
 
 def _breakdown(results: Sequence[Results]) -> list[Table]:
@@ -80,7 +120,7 @@ def _breakdown(results: Sequence[Results]) -> list[Table]:
     return [verdict_table(results), per_task] + ([failures] if failures.rows else [])
 
 
-def _sections(results: Sequence[Results]) -> list[dict[str, Any]]:
+def _sections(results: Sequence[Results]) -> list[_Section]:
     """The default layout for every run, then the layout of every task family present for
     the runs that have its tasks, each with its tables and, where it has one and
     matplotlib is installed, its figure."""
@@ -103,9 +143,9 @@ def _sections(results: Sequence[Results]) -> list[dict[str, Any]]:
                 figure = base64.b64encode(layout.draw(shown)).decode("ascii")
             except RuntimeError as exc:
                 note = str(exc)
-        sections.append({"name": name, "description": layout.description,
-                         "tables": layout.sections(shown, View(ks=available_ks(shown))),
-                         "figure": figure, "figure_note": note})
+        sections.append(_Section(name, layout.description,
+                                 layout.sections(shown, View(ks=available_ks(shown))),
+                                 figure, note))
     return sections
 
 

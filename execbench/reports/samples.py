@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from execbench.rundir import (
     SAMPLES,
@@ -23,6 +23,30 @@ from execbench.suite import SuiteError, SuiteFile
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 
+if TYPE_CHECKING:
+    from execbench.json_types import JSONObject
+    from execbench.tasks.base import Message
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A logged sample with what showing it needs of its instance; each of these is None
+    when the suite or the instance is gone."""
+
+    sample: Sample
+    prompt: list[Message] | None = None
+    """The prompt made again from the suite."""
+    prompt_changed: bool | None = None
+    """The prompt made again is not the one sent (the suite or the templates changed)."""
+    truth: str | None = None
+    """The instance's truth as JSON text."""
+
+    def to_record(self) -> JSONObject:
+        """The sample's record with the three added (``execbench show --format json``)."""
+        prompt = None if self.prompt is None else [dict(message) for message in self.prompt]
+        return {**self.sample.to_record(), "prompt": prompt,
+                "prompt_changed": self.prompt_changed, "truth": self.truth}
+
 
 @dataclass
 class RunSamples:
@@ -30,9 +54,7 @@ class RunSamples:
 
     model: str
     run_dir: str
-    samples: list[dict[str, Any]]
-    """Sample records, each with ``prompt`` (a list of messages, or None when the suite or
-    the instance is gone), ``prompt_changed`` and ``truth`` (JSON text) added."""
+    samples: list[Shown]
     matched: int = 0
     """How many samples the filter matched (``samples`` holds the first of them)."""
     warnings: list[str] = field(default_factory=list)
@@ -97,7 +119,6 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     config = load_run_config(run_dir)
     kept, matched = _first((s for s in iter_samples(run_dir / SAMPLES) if keep(s)), limit,
                            per_task)
-    records = [sample.to_record() for sample in kept]
     stale = stale_suite(run_dir)
     warnings: list[str] = [stale] if stale else []
     try:
@@ -106,18 +127,17 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
         by_id = {}
         if not stale:
             warnings.append(f"{run_dir}: prompts and truths cannot be shown: {exc}")
-    changed = 0
-    for record in records:
-        instance = by_id.get(record["instance_id"])
-        if instance is None:
-            record.update(prompt=None, prompt_changed=None, truth=None)
-            continue
-        messages = get_task(instance.task).asking.prompt(instance, config.shots)
-        record["prompt"] = messages
-        record["prompt_changed"] = prompt_hash(messages) != record["prompt_hash"]
-        changed += record["prompt_changed"]
-        record["truth"] = json.dumps(instance.data.get("truth"), ensure_ascii=False)
+    shown = [_shown(sample, by_id.get(sample.instance_id), config.shots) for sample in kept]
+    changed = sum(bool(one.prompt_changed) for one in shown)
     if changed and not stale:
         warnings.append(f"{run_dir}: {changed} prompts differ from those sent (the suite or "
                         "the prompt templates changed since the run)")
-    return RunSamples(config.model, str(run_dir), records, matched, warnings)
+    return RunSamples(config.model, str(run_dir), shown, matched, warnings)
+
+
+def _shown(sample: Sample, instance: Instance | None, shots: int) -> Shown:
+    if instance is None:
+        return Shown(sample)
+    messages = get_task(instance.task).asking.prompt(instance, shots)
+    return Shown(sample, messages, prompt_hash(messages) != sample.prompt_hash,
+                 json.dumps(instance.data.get("truth"), ensure_ascii=False))

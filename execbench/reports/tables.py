@@ -17,13 +17,13 @@ import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from execbench.json_types import JSON, JSONObject
 from execbench.rundir import Results
 from execbench.tasks.base import CORRECT, ERROR, INCORRECT, UNPARSABLE
 from execbench.text_safety import csv_cell, visible
@@ -196,7 +196,7 @@ def shown(table: Table) -> tuple[list[str], list[list[str]]]:
     return headers, [[" ".join(pieces) for pieces in row] for row in cells]
 
 
-def _json_value(cell: Cell) -> Any:
+def _json_value(cell: Cell | float | None) -> JSON:
     if isinstance(cell, Estimate):
         return {"value": _json_value(cell.value), "ci95": _json_value(cell.interval),
                 "instances": cell.instances}
@@ -207,8 +207,8 @@ def _json_value(cell: Cell) -> Any:
     return cell
 
 
-def _json_table(table: Table) -> dict[str, Any]:
-    return {"title": table.title, "note": table.note, "columns": table.headers,
+def _json_table(table: Table) -> JSONObject:
+    return {"title": table.title, "note": table.note, "columns": list[JSON](table.headers),
             "rows": [{header: _json_value(cell) for header, cell in
                       zip(table.headers, row, strict=True)} for row in table.rows]}
 

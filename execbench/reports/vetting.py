@@ -33,13 +33,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from execbench.kept import Kept
 from execbench.reports.layouts import Layout, View, register_layout
 from execbench.reports.tables import Cell, Table, percent
 from execbench.rundir import SAMPLES, Results, iter_samples
 from execbench.suite import SuiteError, SuiteFile
 from execbench.tasks.bugs_payload import LocalizationQuestion
+from execbench.tasks.ces.summary_payload import Judged
 
 BUG_TASKS = ("bug-prediction", "bug-localization", "bug-repair")
 SIMULATION = "simulation"
@@ -47,10 +48,10 @@ LOCALIZATION = "bug-localization"
 CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 
 
-def _samples(result: Results) -> list[dict[str, Any]]:
+def _samples(result: Results) -> list[Kept]:
     """The run's samples, the last record of each winning (a resumed run with
-    ``--retry-errors`` logs a sample again), as every report reads them."""
-    return [sample.to_record()
+    ``--retry-errors`` logs a sample again), as results keep them (without their texts)."""
+    return [Kept.from_record(sample.to_record())
             for sample in iter_samples(Path(result.run_dir) / SAMPLES)]
 
 
@@ -75,37 +76,40 @@ class _Suite:
                     found.bug_lines[instance.program_id] = \
                         LocalizationQuestion.from_record(instance.data).lines
                 mutation = instance.mutation or {}
-                if instance.task == SIMULATION and "bug_type" in mutation:
-                    found.buggy_simulations[instance.id] = mutation["original_id"]
+                original = mutation.get("original_id")
+                if instance.task == SIMULATION and "bug_type" in mutation \
+                        and isinstance(original, str):
+                    found.buggy_simulations[instance.id] = original
         except (SuiteError, OSError):
             pass
         return found
 
 
-def _simulations(results: Sequence[Results], samples: list[list[dict[str, Any]]],
-                 suites: list[_Suite]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per model, per program: the first sample of its simulation on the buggy program."""
-    found: dict[str, dict[str, dict[str, Any]]] = {}
+def _simulations(results: Sequence[Results], samples: list[list[Kept]],
+                 suites: list[_Suite]) -> dict[str, dict[str, Judged]]:
+    """Per model, per program: what the scoring said of the first sample of its
+    simulation on the buggy program."""
+    found: dict[str, dict[str, Judged]] = {}
     for result, logged, suite in zip(results, samples, suites, strict=True):
         mine = found.setdefault(result.model, {})
         for sample in logged:
-            original = suite.buggy_simulations.get(sample["instance_id"])
-            if sample["sample"] == 0 and original is not None:
-                mine.setdefault(original, sample)
+            original = suite.buggy_simulations.get(sample.instance_id)
+            if sample.sample == 0 and original is not None and original not in mine:
+                mine[original] = Judged.of(sample.extra)
     return found
 
 
-def vet(sample: dict[str, Any] | None, bug_lines: Sequence[int] | None) -> str:
-    """The class of one bug-task success, given the model's simulation sample."""
-    extra = (sample or {}).get("extra") or {}
-    kind = extra.get("class")
-    if kind is None:
+def vet(simulated: Judged | None, bug_lines: Sequence[int] | None) -> str:
+    """The class of one bug-task success, given what the scoring said of the model's
+    simulation sample (None where there is none)."""
+    kind = None if simulated is None else simulated.coherence
+    if simulated is None or kind is None:
         return "not simulated"
     if kind.startswith("incoherent"):
         return "incoherent"
     if kind == "coherent_correct":
         return "confident"
-    line = (extra.get("divergence") or {}).get("line")
+    line = None if simulated.divergence is None else simulated.divergence.line
     if line is None or not bug_lines or line >= min(bug_lines):
         return "likely"
     return "suspicious"
@@ -120,12 +124,12 @@ def vetting_table(results: Sequence[Results]) -> Table:
     for result, logged, suite in zip(results, samples, suites, strict=True):
         model = result.model
         for sample in logged:
-            asked = suite.bug_tasks.get(sample["instance_id"])
-            if asked is None or not sample["correct"] or asked[1] == "fixed":
+            asked = suite.bug_tasks.get(sample.instance_id)
+            if asked is None or not sample.correct or asked[1] == "fixed":
                 continue
             program = asked[0]
             verdict = vet(simulations.get(model, {}).get(program), suite.bug_lines.get(program))
-            counts.setdefault((model, sample["task"]), Counter())[verdict] += 1
+            counts.setdefault((model, sample.task), Counter())[verdict] += 1
     rows: list[list[Cell]] = []
     for (model, task), tally in sorted(counts.items()):
         total = sum(tally.values())

@@ -69,5 +69,5 @@ def _add_instance(task: Task, program: Program, index: int, trace: Trace, ctx: B
         skipped.append(Skip(where=f"{program.id}#{index}", kind=kind, reason=str(exc),
                             task=task.name))
         return
-    for task_fields in built:
-        instances.append(Instance.build(task.name, program, index, task_fields))
+    for payload in built:
+        instances.append(Instance.build(task.name, program, index, payload))

@@ -7,18 +7,20 @@ tasks in ``tasks.registry``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from execbench import SCHEMA_VERSION
 from execbench.program import LANGUAGES, PYTHON
 from execbench.results import Metric, Place
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject, Recordable
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
 
 Message = dict[str, str]
+_T = TypeVar("_T")
 
 STEP_SHARE = 0.25
 """The share of the sandbox's step limit (``Limits.max_steps``) that a run made while
@@ -95,9 +97,9 @@ class Instance:
     entry_point: str
     args: str
     """The call's argument text, as the source gave it."""
-    data: dict[str, Any] = field(default_factory=dict)
+    data: JSONObject = field(default_factory=dict)
     """The task's fields (``truth``, ``variant``, ...)."""
-    mutation: dict[str, Any] | None = None
+    mutation: JSONObject | None = None
     """How the code differs from the source's program, when it is a mutant."""
     recorded: bool = False
     """The ground truth comes from a trace recorded where the call ran, not from running
@@ -111,22 +113,25 @@ class Instance:
     problems later than its training problems. Written only when known."""
 
     @classmethod
-    def build(cls, task: str, program: Program, index: int, fields: dict[str, Any]) -> Instance:
-        """The instance a task's ``build`` describes with ``fields`` for call ``index``."""
+    def build(cls, task: str, program: Program, index: int, payload: Recordable) -> Instance:
+        """The instance of call ``index`` a task's ``build`` describes with ``payload``."""
         from execbench.sources.dates import program_date  # the sources import the tasks
 
-        data = dict(fields)
-        overrides = {name: data.pop(name) for name in TASK_SETTABLE if name in data}
+        data = payload.to_record()
+        code = data.pop("code", program.code)
+        mutation = data.pop("mutation", program.meta.get("mutation"))
         clash = sorted(set(data) & RESERVED)
         if clash:
             raise TypeError(f"task {task!r} sets common instance fields {clash}")
+        if not isinstance(code, str) or not (mutation is None or isinstance(mutation, dict)):
+            raise TypeError(f"task {task!r} sets code that is no text or a mutation that is "
+                            "no mapping")
         variant = f"/{data['variant']}" if "variant" in data else ""
         call = program.calls[index]
         return cls(id=f"{task}/{program.id}/{index}{variant}", task=task,
                    source=program.source, program_id=program.id, call_index=index,
-                   code=overrides.get("code", program.code), entry_point=program.entry_point,
-                   args=call.args, data=data,
-                   mutation=overrides.get("mutation", program.meta.get("mutation")),
+                   code=code, entry_point=program.entry_point, args=call.args, data=data,
+                   mutation=mutation,
                    recorded=call.recorded is not None, language=program.language,
                    date=None if (day := program_date(program)) is None else day.isoformat())
 
@@ -141,10 +146,10 @@ class Instance:
         """The call as prompts show it: ``f(1, [2])``."""
         return f"{self.entry_point}({self.args})"
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         """The JSON record; ``mutation``, ``recorded``, ``language`` and ``date`` appear
         only when set."""
-        record = {"schema_version": SCHEMA_VERSION,
+        record: JSONObject = {"schema_version": SCHEMA_VERSION,
                   **{name: getattr(self, name) for name in _COMMON}, **self.data}
         if self.mutation is not None:
             record["mutation"] = self.mutation
@@ -157,18 +162,16 @@ class Instance:
         return record
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> Instance:
+    def from_record(cls, record: JSONObject) -> Instance:
         """Read a record ``to_record`` wrote; ``InstanceError`` names a bad common field."""
         data = dict(record)
         data.pop("schema_version", None)
-        common = {}
-        for name, kind in _COMMON.items():
-            value = data.pop(name, None)
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise InstanceError(f"instance {record.get('id')!r}: field {name!r} should be "
-                                    f"{kind.__name__}")
-            common[name] = value
+        for name in _COMMON:
+            data.pop(name, None)
         mutation = data.pop("mutation", None)
+        if mutation is not None and not isinstance(mutation, dict):
+            raise InstanceError(f"instance {record.get('id')!r}: field 'mutation' should be "
+                                "a mapping")
         recorded = data.pop("recorded", False) is True
         language = data.pop("language", PYTHON)
         if not isinstance(language, str) or language not in LANGUAGES:
@@ -177,8 +180,23 @@ class Instance:
         date = data.pop("date", None)
         if date is not None and not isinstance(date, str):
             raise InstanceError(f"instance {record.get('id')!r}: field 'date' should be str")
-        return cls(**common, data=data, mutation=mutation, recorded=recorded,
-                   language=language, date=date)
+        return cls(id=_common(record, "id", str), task=_common(record, "task", str),
+                   source=_common(record, "source", str),
+                   program_id=_common(record, "program_id", str),
+                   call_index=_common(record, "call_index", int),
+                   code=_common(record, "code", str),
+                   entry_point=_common(record, "entry_point", str),
+                   args=_common(record, "args", str), data=data, mutation=mutation,
+                   recorded=recorded, language=language, date=date)
+
+
+def _common(record: JSONObject, name: str, kind: type[_T]) -> _T:
+    """A common field of an instance's record, of its type."""
+    value = record.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise InstanceError(f"instance {record.get('id')!r}: field {name!r} should be "
+                            f"{kind.__name__}")
+    return value
 
 
 @dataclass
@@ -193,7 +211,7 @@ class Score:
     answer: str | None = None
     score: float | None = None
     detail: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
 
     @property
     def correct(self) -> bool:

@@ -29,7 +29,7 @@ import ast
 import difflib
 import io
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.analysis.spans import first_line
 from execbench.sources.bugs import WRONG_VALUE, Bug, Revealing, error_revealing_call
@@ -50,6 +50,7 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.bugs_payload import (
     BugNote,
+    BugPredictionSummary,
     BugQuestion,
     LocalizationQuestion,
     PredictionQuestion,
@@ -64,6 +65,8 @@ from execbench.tasks.roles import Roles, Task
 from execbench.values import equal, is_exact
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject, Recordable
+    from execbench.kept import Kept
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
@@ -146,6 +149,7 @@ def _function_span(code: str, entry_point: str) -> tuple[int, int]:
     call reaches), decorators included."""
     node = [n for n in parse_module(code).body
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == entry_point][-1]
+    assert node.end_lineno is not None, "a parsed definition has its last line"
     return first_line(node), node.end_lineno
 
 
@@ -213,11 +217,10 @@ class BugPrediction(_BugTask):
                        description="share of answers right on the fixed variants"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         bug, shown = self._common(program, call_index, trace, ctx)
-        return [{**PredictionQuestion(shown.test, shown.bug, True).to_record(),
-                 "code": bug.code},
-                PredictionQuestion(shown.test, shown.bug, False).to_record()]
+        return [PredictionQuestion(shown.test, shown.bug, True, code=bug.code),
+                PredictionQuestion(shown.test, shown.bug, False)]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         intro = ("Below is a Python function, whose docstring says what it should do, and a "
@@ -237,7 +240,7 @@ class BugPrediction(_BugTask):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         question = PredictionQuestion.from_record(instance.data)
-        extra = {"variant": question.variant}
+        extra: JSONObject = {"variant": question.variant}
         text = answer_text(response)
         found = re.match(r"\s*(yes|no)\b", text or "", re.IGNORECASE)
         if found is None:
@@ -246,17 +249,16 @@ class BugPrediction(_BugTask):
         verdict = CORRECT if said == question.answer else INCORRECT
         return Score(verdict, answer=said, extra=extra)
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any]:
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> BugPredictionSummary:
         """The share of samples right on each variant (a failed request counts as wrong):
         a model that always says ``yes`` gets ``buggy`` 1 and ``fixed`` 0. Read from
         ``Instance.variant``: the instances a summary holds keep only ``summary_data``."""
-        result: dict[str, Any] = {}
-        for variant in ("buggy", "fixed"):
-            mine = [s for s in samples if instances[s["instance_id"]].variant == variant]
-            result[variant] = sum(bool(s["correct"]) for s in mine) / len(mine) if mine else None
-            result[f"{variant}_samples"] = len(mine)
-        return result
+        def share(variant: str) -> tuple[float | None, int]:
+            mine = [s for s in samples if instances[s.instance_id].variant == variant]
+            return sum(bool(s.correct) for s in mine) / len(mine) if mine else None, len(mine)
+
+        return BugPredictionSummary(*share("buggy"), *share("fixed"))
 
 
 class BugLocalization(_BugTask):
@@ -265,13 +267,12 @@ class BugLocalization(_BugTask):
     needs_sandbox = False
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         bug, shown = self._common(program, call_index, trace, ctx)
         lines = bug_lines(program.code, bug.code, program.entry_point)
         if not lines:
             raise SkipInstance("the buggy function has the canonical one's lines")
-        return [{**LocalizationQuestion(shown.test, shown.bug, tuple(lines)).to_record(),
-                 "code": bug.code}]
+        return [LocalizationQuestion(shown.test, shown.bug, tuple(lines), code=bug.code)]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         intro = ("Below is a Python function with numbered lines, whose docstring says what "
@@ -307,15 +308,15 @@ class BugRepair(_BugTask):
     runs_model_code = True
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         bug, shown = self._common(program, call_index, trace, ctx)
         calls = tuple(RepairCall(program.calls[index].args, traced.value, traced.value_repr)
                       for index, traced in ctx.traced if traced.status == "ok"
                       and traced.value is not None and traced.value_repr is not None
                       and is_exact(traced.value))
-        question = RepairQuestion(shown.test, shown.bug, calls,
-                                  function_source(program.code, program.entry_point))
-        return [{**question.to_record(), "code": bug.code}]
+        return [RepairQuestion(shown.test, shown.bug, calls,
+                               function_source(program.code, program.entry_point),
+                               code=bug.code)]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         intro = ("Below is a Python function, whose docstring says what it should do, and a "
@@ -357,7 +358,7 @@ class BugRepair(_BugTask):
                     for call, trace in zip(calls, traces, strict=True)]
         wrong = [failure for failure in failures if failure is not None]
         passed = len(calls) - len(wrong)
-        extra = {"passed": passed, "calls": len(calls)}
+        extra: JSONObject = {"passed": passed, "calls": len(calls)}
         if wrong:
             return Score(INCORRECT, answer=text, score=passed / len(calls), extra=extra,
                          detail=f"{len(wrong)} of {len(calls)} test calls fail; first: {wrong[0]}")

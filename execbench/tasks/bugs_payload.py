@@ -5,15 +5,18 @@ adds its own truth: whether the shown module is the buggy one (prediction), the 
 lines (localization), the problem's test calls with the canonical values and the
 canonical function (repair). Each is written to and read from an instance's task fields
 here and nowhere else; ``instances.jsonl`` sorts the keys, so the order fields are written
-in is not part of a suite's bytes.
+in is not part of a suite's bytes. Bug prediction's summary (``results.json``'s
+``task_metrics.bug-prediction``) is typed here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from execbench.json_types import JSON, JSONObject
+from execbench.tasks.common.json_fields import count, number
 from execbench.values import Encoded
 
 
@@ -29,7 +32,7 @@ class BugNote:
     buggy_result: str
     """The buggy call's value (its repr), exception type, or run status."""
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"type": self.type, "symptoms": self.symptoms, "reveals": self.reveals,
                 "buggy_result": self.buggy_result}
 
@@ -44,14 +47,25 @@ class BugQuestion:
 
     test: str
     bug: BugNote
+    code: str | None = field(default=None, kw_only=True)
+    """The module shown where it is not the program's own (the buggy one), as the build
+    poses the question: a common field, the instance's ``code`` (``Instance.build`` takes
+    it out of the record)."""
 
-    def _shown(self) -> dict[str, Any]:
+    def _shown(self) -> JSONObject:
         return {"test": self.test, "bug": self.bug.to_record()}
+
+    def _posed(self, record: JSONObject) -> JSONObject:
+        """The task's record with the code it shows, where that is set, last."""
+        if self.code is not None:
+            record["code"] = self.code
+        return record
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> BugQuestion:
         """What any bug task's instance shows, whichever task it is."""
-        return BugQuestion(data["test"], BugNote.from_record(data["bug"]))
+        return BugQuestion(data["test"], BugNote.from_record(data["bug"]),
+                           code=data.get("code"))
 
 
 @dataclass(frozen=True)
@@ -68,13 +82,13 @@ class PredictionQuestion(BugQuestion):
     def answer(self) -> str:
         return "yes" if self.buggy else "no"
 
-    def to_record(self) -> dict[str, Any]:
-        return {**self._shown(), "variant": self.variant, "truth": self.answer}
+    def to_record(self) -> JSONObject:
+        return self._posed({**self._shown(), "variant": self.variant, "truth": self.answer})
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> PredictionQuestion:
         shown = BugQuestion.from_record(data)
-        return cls(shown.test, shown.bug, data["truth"] == "yes")
+        return cls(shown.test, shown.bug, data["truth"] == "yes", code=shown.code)
 
 
 @dataclass(frozen=True)
@@ -85,13 +99,13 @@ class LocalizationQuestion(BugQuestion):
     """The buggy module's lines where its entry point differs from the canonical one
     (``bugs.bug_lines``): naming any of them is right."""
 
-    def to_record(self) -> dict[str, Any]:
-        return {**self._shown(), "truth": {"lines": list(self.lines)}}
+    def to_record(self) -> JSONObject:
+        return self._posed({**self._shown(), "truth": {"lines": list(self.lines)}})
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> LocalizationQuestion:
         shown = BugQuestion.from_record(data)
-        return cls(shown.test, shown.bug, tuple(data["truth"]["lines"]))
+        return cls(shown.test, shown.bug, tuple(data["truth"]["lines"]), code=shown.code)
 
 
 @dataclass(frozen=True)
@@ -102,7 +116,7 @@ class RepairCall:
     value: Encoded
     repr: str
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"args": self.args, "value": self.value, "repr": self.repr}
 
     @classmethod
@@ -118,14 +132,39 @@ class RepairQuestion(BugQuestion):
     function: str
     """The canonical entry-point function: what the oracle answers."""
 
-    def to_record(self) -> dict[str, Any]:
-        return {**self._shown(),
-                "truth": {"calls": [call.to_record() for call in self.calls],
-                          "function": self.function}}
+    def to_record(self) -> JSONObject:
+        return self._posed({**self._shown(),
+                            "truth": {"calls": [call.to_record() for call in self.calls],
+                                      "function": self.function}})
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> RepairQuestion:
         shown, truth = BugQuestion.from_record(data), data["truth"]
         return cls(shown.test, shown.bug,
                    tuple(RepairCall.from_record(call) for call in truth["calls"]),
-                   truth["function"])
+                   truth["function"], code=shown.code)
+
+
+# --- the summary ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BugPredictionSummary:
+    """``task_metrics.bug-prediction``: the share of samples right on each variant (a
+    failed request counts as wrong), None where the variant has no samples, and the
+    samples each rests on. A model that always says ``yes`` gets ``buggy`` 1 and
+    ``fixed`` 0."""
+
+    buggy: float | None
+    buggy_samples: int
+    fixed: float | None
+    fixed_samples: int
+
+    def to_record(self) -> JSONObject:
+        return {"buggy": self.buggy, "buggy_samples": self.buggy_samples,
+                "fixed": self.fixed, "fixed_samples": self.fixed_samples}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, JSON]) -> BugPredictionSummary:
+        """A missing share reads None, a missing count 0."""
+        return cls(number(record, "buggy"), count(record, "buggy_samples"),
+                   number(record, "fixed"), count(record, "fixed_samples"))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.analysis.shape import Shape, shape_of
 from execbench.tasks.base import (
@@ -75,6 +75,7 @@ from execbench.tasks.witness import find_witness
 from execbench.values import LiteralError, distinct
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject, Recordable
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
@@ -145,12 +146,12 @@ class CoveragePrediction(_DualSelection):
                        description="mean Jaccard similarity of predicted and executed lines"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         shape = shape_of(program.code)
         blocks = sorted(tuple(sorted(b)) for b in shape.blocks)
         return [CoverageQuestion(tuple(sorted(shape.normalise(trace.lines))),
                                  tuple(sorted(shape.executable)), tuple(blocks),
-                                 Complexity.of(shape)).to_record()]
+                                 Complexity.of(shape))]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         parts = [_INTRO]
@@ -276,7 +277,7 @@ class CounterfactualMutation(_DualSelection):
                        "on a call (product of per-call pass@1)"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         rule, mode = TARGET.value(ctx), MODE.value(ctx)
         shape = shape_of(program.code)
         covered = shape.normalise(trace.lines)
@@ -299,7 +300,7 @@ class CounterfactualMutation(_DualSelection):
             raise SkipInstance(f"no input reaching line {target.line} that can be written "
                                "as literal arguments was found")
         return [CounterfactualQuestion(target, witness, tuple(sorted(covered)), given, mode,
-                                       rule, Complexity.of(shape)).to_record()]
+                                       rule, Complexity.of(shape))]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         question = CounterfactualQuestion.from_record(instance.data)
@@ -347,7 +348,7 @@ class CounterfactualMutation(_DualSelection):
         shape = shape_of(instance.code)
         lines = shape.normalise(trace.lines)
         target = CounterfactualQuestion.from_record(instance.data).target
-        extra: dict[str, Any] = {}
+        extra: JSONObject = {}
         if trace.status == "exception" and trace.exception:
             extra["raised"] = trace.exception["type"]
         if set(target.body) & lines:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.tasks.common.answers import Given
+from execbench.tasks.common.json_fields import int_of, ints_of, list_of, object_of, text_of
 
 if TYPE_CHECKING:
     from execbench.analysis.shape import Shape
+    from execbench.json_types import JSON, JSONObject
     from execbench.tasks.base import Instance
 
 DEXBENCH_TASKS = ("coverage", "counterfactual")
@@ -36,12 +38,13 @@ class Complexity:
     def of(cls, shape: Shape) -> Complexity:
         return cls(shape.loc, shape.cyclomatic, shape.category)
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"loc": self.loc, "cyclomatic": self.cyclomatic, "category": self.category}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Complexity:
-        return cls(record["loc"], record["cyclomatic"], record["category"])
+    def from_record(cls, record: Mapping[str, JSON]) -> Complexity:
+        return cls(int_of(record, "loc"), int_of(record, "cyclomatic"),
+                   text_of(record, "category"))
 
 
 def complexity(instance: Instance) -> Complexity | None:
@@ -49,7 +52,7 @@ def complexity(instance: Instance) -> Complexity | None:
     record written before the build stated it."""
     if instance.task not in DEXBENCH_TASKS or "shape" not in instance.data:
         return None
-    return Complexity.from_record(instance.data["shape"])
+    return Complexity.from_record(object_of(instance.data, "shape"))
 
 
 @dataclass(frozen=True)
@@ -64,17 +67,18 @@ class CoverageQuestion:
     """The basic blocks: one run in part is a skipped statement."""
     shape: Complexity
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"truth": {"lines": list(self.lines), "executable": list(self.executable),
                           "blocks": [list(block) for block in self.blocks]},
                 "shape": self.shape.to_record()}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> CoverageQuestion:
-        truth = data["truth"]
-        return cls(tuple(truth["lines"]), tuple(truth["executable"]),
-                   tuple(tuple(block) for block in truth["blocks"]),
-                   Complexity.from_record(data["shape"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> CoverageQuestion:
+        truth = object_of(data, "truth")
+        blocks = list_of(truth, "blocks")
+        return cls(ints_of(truth, "lines"), ints_of(truth, "executable"),
+                   tuple(ints_of({"block": block}, "block") for block in blocks),
+                   Complexity.from_record(object_of(data, "shape")))
 
 
 @dataclass(frozen=True)
@@ -93,15 +97,18 @@ class Target:
     arms: bool = False
     """The body takes in the ``elif``/``else`` arms after the branch (``-T body=chain``)."""
 
-    def to_record(self) -> dict[str, Any]:
-        record = {"line": self.line, "kind": self.kind, "body": list(self.body),
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"line": self.line, "kind": self.kind, "body": list(self.body),
                   "decision": self.decision}
         return {**record, "arms": True} if self.arms else record
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Target:
-        return cls(record["line"], record["kind"], tuple(record["body"]), record["decision"],
-                   record.get("arms") is True)
+    def from_record(cls, record: Mapping[str, JSON]) -> Target:
+        decision = record["decision"]
+        if decision is not None:
+            decision = int_of(record, "decision")
+        return cls(int_of(record, "line"), text_of(record, "kind"), ints_of(record, "body"),
+                   decision, record.get("arms") is True)
 
 
 @dataclass(frozen=True)
@@ -120,15 +127,16 @@ class CounterfactualQuestion:
     target_rule: str
     shape: Complexity
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"truth": {**self.target.to_record(), "witness": self.witness,
                           "original_lines": list(self.original_lines)},
                 "given": [g.to_record() for g in self.given], "mode": self.mode,
                 "target_rule": self.target_rule, "shape": self.shape.to_record()}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> CounterfactualQuestion:
-        truth = data["truth"]
-        return cls(Target.from_record(truth), truth["witness"], tuple(truth["original_lines"]),
-                   Given.listed(data["given"]), data["mode"], data["target_rule"],
-                   Complexity.from_record(data["shape"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> CounterfactualQuestion:
+        truth = object_of(data, "truth")
+        return cls(Target.from_record(truth), text_of(truth, "witness"),
+                   ints_of(truth, "original_lines"), Given.listed(list_of(data, "given")),
+                   text_of(data, "mode"), text_of(data, "target_rule"),
+                   Complexity.from_record(object_of(data, "shape")))

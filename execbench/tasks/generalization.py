@@ -19,8 +19,9 @@ mutant yields no instance, so originals and mutants stay paired.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
 from execbench.mutation import Mutant, mutant_for, mutation_call
@@ -44,10 +45,15 @@ from execbench.tasks.generalization_payload import (
     MUTANT,
     ORDERS,
     ORIGINAL,
+    ChoiceMetrics,
     ChoiceQuestion,
+    ChoiceSummary,
+    MutationMetrics,
     MutationQuestion,
+    MutationSummary,
     Outcome,
     PairFacts,
+    Rates,
     Shown,
 )
 from execbench.tasks.prediction import OutputPrediction, assertion_response
@@ -56,6 +62,8 @@ from execbench.tasks.roles import Roles, Task
 from execbench.values import LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSON, JSONObject, Recordable
+    from execbench.kept import Kept
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
@@ -80,8 +88,9 @@ class _Paired(Roles):
         if found is None:
             raise SkipInstance("no mutant runs without error and changes the output")
         mutant, mutant_trace = found
-        return _Pair(mutant, _outcome(trace), _outcome(mutant_trace),
-                     trace.value[0] == "bool", shape_of(program.code).loc)
+        original = _outcome(trace)
+        return _Pair(mutant, original, _outcome(mutant_trace), original.value[0] == "bool",
+                     shape_of(program.code).loc)
 
     name: str
 
@@ -100,9 +109,9 @@ class _Pair:
         return PairFacts(variant, self.boolean, self.loc)
 
     @property
-    def common(self) -> dict[str, Any]:
+    def mutation(self) -> JSONObject:
         """The common field every instance of the pair sets: the mutation it rests on."""
-        return {"mutation": self.mutant.describe()}
+        return self.mutant.describe()
 
 
 def _outcome(trace: Trace) -> Outcome:
@@ -133,12 +142,12 @@ class MutationPrediction(_Paired):
     _output = OutputPrediction()
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         pair = self._pair(program, call_index, trace, ctx)
-        original = MutationQuestion(pair.facts(ORIGINAL), pair.original, pair.changed)
-        mutant = MutationQuestion(pair.facts(MUTANT), pair.changed, pair.original)
-        return [{**original.to_record(), **pair.common},
-                {**mutant.to_record(), **pair.common, "code": pair.mutant.code}]
+        return [MutationQuestion(pair.facts(ORIGINAL), pair.original, pair.changed,
+                                 pair.mutation),
+                MutationQuestion(pair.facts(MUTANT), pair.changed, pair.original,
+                                 pair.mutation, pair.mutant.code)]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         return self._output.prompt(instance, shots)
@@ -164,9 +173,9 @@ class MutationPrediction(_Paired):
         verdict = CORRECT if equal(value, question.truth.value) else INCORRECT
         return Score(verdict, answer=to_literal(value), extra=extra)
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any]:
-        return _by_source(samples, instances, _prediction_metrics)
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> MutationSummary:
+        return MutationSummary(*_by_source(samples, instances, _prediction_metrics))
 
 
 class ExecutionChoice(_Paired):
@@ -182,13 +191,13 @@ class ExecutionChoice(_Paired):
                                 "mutant was chosen", higher=False))
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         pair = self._pair(program, call_index, trace, ctx)
         original = Shown(program.code, pair.original)
         changed = Shown(pair.mutant.code, pair.changed)
-        return [{**ChoiceQuestion(pair.facts(order), *((original, changed) if order == "OM"
-                                                       else (changed, original))).to_record(),
-                 **pair.common} for order in ORDERS]
+        return [ChoiceQuestion(pair.facts(order),
+                               *((original, changed) if order == "OM" else (changed, original)),
+                               pair.mutation) for order in ORDERS]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         call = instance.call
@@ -220,7 +229,7 @@ class ExecutionChoice(_Paired):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         question = ChoiceQuestion.from_record(instance.data)
-        extra: dict[str, Any] = {"boolean": question.facts.boolean, "loc": question.facts.loc}
+        extra: JSONObject = {"boolean": question.facts.boolean, "loc": question.facts.loc}
         text = answer_text(response)
         answer = json_value(text) if text else None
         if not isinstance(answer, dict) or answer.get("chosen_program") not in ("A", "B") \
@@ -238,83 +247,91 @@ class ExecutionChoice(_Paired):
         verdict = CORRECT if equal(value, question.shown(label).outcome.value) else INCORRECT
         return Score(verdict, answer=f"{label}: {to_literal(value)}", extra=extra)
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any]:
-        return _by_source(samples, instances, _choice_metrics)
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> ChoiceSummary:
+        return ChoiceSummary(*_by_source(samples, instances, _choice_metrics))
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _per_instance(samples: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
+def _per_instance(samples: list[Kept]) -> dict[str, list[Kept]]:
+    grouped: dict[str, list[Kept]] = {}
     for sample in samples:
-        grouped.setdefault(sample["instance_id"], []).append(sample)
+        grouped.setdefault(sample.instance_id, []).append(sample)
     return grouped
 
 
-def _extra(sample: dict[str, Any]) -> dict[str, Any]:
-    return sample.get("extra") or {}
+def _facts(instances: dict[str, Instance], sample: Kept) -> PairFacts:
+    return PairFacts.from_record(instances[sample.instance_id].data)
 
 
-def _facts(instances: dict[str, Instance], sample: dict[str, Any]) -> PairFacts:
-    return PairFacts.from_record(instances[sample["instance_id"]].data)
+def _reverted(sample: Kept) -> bool:
+    return bool(sample.added("reverted"))
 
 
-def _prediction_metrics(samples: list[dict[str, Any]],
-                        instances: dict[str, Instance]) -> dict[str, Any]:
+def _chose(sample: Kept) -> JSON:
+    """``original`` or ``mutant``; None where the answer made no readable choice."""
+    return sample.added("chose")
+
+
+def _prediction_metrics(samples: list[Kept],
+                        instances: dict[str, Instance]) -> MutationMetrics:
     """OC, OR, MC, MR: per problem the fraction of its samples, averaged over problems.
 
     A sample whose request failed counts as neither correct nor reverted."""
-    result: dict[str, Any] = {}
+    rates, problems = [], []
     groups = _per_instance(samples)
-    for prefix, variant in (("O", ORIGINAL), ("M", MUTANT)):
-        correct, reverted, problems = [], [], 0
+    for variant in (ORIGINAL, MUTANT):
+        correct, reverted, count = [], [], 0
         for key in sorted(groups):
             group, facts = groups[key], PairFacts.from_record(instances[key].data)
             if facts.variant != variant:
                 continue
-            problems += 1
-            correct.append(sum(bool(s["correct"]) for s in group) / len(group))
+            count += 1
+            correct.append(sum(bool(s.correct) for s in group) / len(group))
             if not facts.boolean:
-                reverted.append(sum(bool(_extra(s).get("reverted")) for s in group) / len(group))
-        result[f"{prefix}C"] = _mean(correct)
-        result[f"{prefix}R"] = _mean(reverted)
-        result[f"{prefix}_problems"] = problems
-    return result
+                reverted.append(sum(_reverted(s) for s in group) / len(group))
+        rates.append(Rates(_mean(correct), _mean(reverted)))
+        problems.append(count)
+    return MutationMetrics(rates[0], rates[1], problems[0], problems[1])
 
 
-def _choice_metrics(samples: list[dict[str, Any]],
-                    instances: dict[str, Instance]) -> dict[str, Any]:
+def _choice_metrics(samples: list[Kept],
+                    instances: dict[str, Instance]) -> ChoiceMetrics:
     """Pref over answers that made a choice; OC/OR and MC/MR over answers by choice.
     Failed requests and unreadable answers made no choice and are counted apart."""
-    chosen = [s for s in samples if _extra(s).get("chose")]
-    errors = sum(s["verdict"] == ERROR for s in samples)
-    result: dict[str, Any] = {
-        "Pref": _mean([_extra(s)["chose"] == ORIGINAL for s in chosen]),
-        "answers": len(samples), "errors": errors,
-        "unparsable": len(samples) - len(chosen) - errors}
-    for prefix, side in (("O", ORIGINAL), ("M", MUTANT)):
-        picked = [s for s in chosen if _extra(s)["chose"] == side]
-        result[f"{prefix}C"] = _mean([bool(s["correct"]) for s in picked])
-        result[f"{prefix}R"] = _mean([bool(_extra(s).get("reverted")) for s in picked
-                                      if not _facts(instances, s).boolean])
-        result[f"{prefix}_answers"] = len(picked)
-    return result
+    chosen = [s for s in samples if _chose(s)]
+    errors = sum(s.verdict == ERROR for s in samples)
+    rates, answers = [], []
+    for side in (ORIGINAL, MUTANT):
+        picked = [s for s in chosen if _chose(s) == side]
+        rates.append(Rates(_mean([bool(s.correct) for s in picked]),
+                           _mean([_reverted(s) for s in picked
+                                  if not _facts(instances, s).boolean])))
+        answers.append(len(picked))
+    return ChoiceMetrics(_mean([_chose(s) == ORIGINAL for s in chosen]), len(samples), errors,
+                         len(samples) - len(chosen) - errors, rates[0], rates[1],
+                         answers[0], answers[1])
 
 
-def _by_source(samples: list[dict[str, Any]], instances: dict[str, Instance],
-               metric) -> dict[str, Any]:
-    sources: dict[str, list[dict[str, Any]]] = {}
-    bins: dict[str, list[dict[str, Any]]] = {}
+M = TypeVar("M", MutationMetrics, ChoiceMetrics)
+
+
+def _by_source(samples: list[Kept], instances: dict[str, Instance],
+               metric: Callable[[list[Kept], dict[str, Instance]], M],
+               ) -> tuple[M, dict[str, M], dict[str, M]]:
+    """The metrics over all samples, per source (by name) and per lines-of-code bin (in
+    ``bin_order``): a summary's parts."""
+    sources: dict[str, list[Kept]] = {}
+    bins: dict[str, list[Kept]] = {}
     for sample in samples:
-        sources.setdefault(sample["source"], []).append(sample)
+        sources.setdefault(sample.source, []).append(sample)
         bins.setdefault(loc_bin(_facts(instances, sample).loc), []).append(sample)
-    return {"all": metric(samples, instances),
-            "by_source": {name: metric(group, instances)
-                          for name, group in sorted(sources.items())},
-            "by_loc": {name: metric(bins[name], instances) for name in sorted(bins, key=bin_order)}}
+    return (metric(samples, instances),
+            {name: metric(group, instances) for name, group in sorted(sources.items())},
+            {name: metric(bins[name], instances) for name in sorted(bins, key=bin_order)})
 
 
 register(Task.of(MutationPrediction()))

@@ -8,15 +8,20 @@ Each shape is written to and read from an instance's task fields here and nowher
 suite's bytes.
 
 A run's summary sees instances that keep only ``summary_data`` (``PairFacts.FIELDS``),
-so what it reads is a ``PairFacts`` alone, never a whole question.
+so what it reads is a ``PairFacts`` alone, never a whole question. The summaries
+(``MutationSummary``, ``ChoiceSummary``: ``results.json``'s ``task_metrics.mutation`` and
+``task_metrics.choice``) are typed here too, so that the generalization report reads them
+back through the same classes that wrote them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
+from execbench.json_types import JSON, JSONObject
+from execbench.tasks.common.json_fields import count, mapping, number
 from execbench.values import Encoded
 
 ORIGINAL, MUTANT = "original", "mutant"
@@ -40,7 +45,7 @@ class PairFacts:
     loc: int
     """The original program's lines of code (the lines-of-code bins)."""
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"variant": self.variant, "boolean": self.boolean, "loc": self.loc}
 
     @classmethod
@@ -64,22 +69,31 @@ class MutationQuestion:
     facts: PairFacts
     truth: Outcome
     other: Outcome
+    mutation: JSONObject | None = None
+    """The mutation the pair rests on (``Mutant.describe``), as the build poses the
+    question: a common field, which the instance keeps apart (``Instance.mutation``)."""
+    code: str | None = None
+    """The module asked about where it is not the program's own (the mutant), as the
+    build poses the question: the instance's ``code``."""
 
     @property
     def original(self) -> Outcome:
         """The original program's outcome, whichever program is asked about."""
         return self.truth if self.facts.variant == ORIGINAL else self.other
 
-    def to_record(self) -> dict[str, Any]:
-        return {**self.facts.to_record(),
-                "truth": {"value": self.truth.value, "repr": self.truth.repr,
-                          "other": self.other.value, "other_repr": self.other.repr}}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {
+            **self.facts.to_record(),
+            "truth": {"value": self.truth.value, "repr": self.truth.repr,
+                      "other": self.other.value, "other_repr": self.other.repr}}
+        return _posed(record, self.mutation, self.code)
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> MutationQuestion:
         truth = data["truth"]
         return cls(PairFacts.from_record(data), Outcome(truth["value"], truth["repr"]),
-                   Outcome(truth["other"], truth["other_repr"]))
+                   Outcome(truth["other"], truth["other_repr"]), data.get("mutation"),
+                   data.get("code"))
 
 
 @dataclass(frozen=True)
@@ -89,7 +103,7 @@ class Shown:
     code: str
     outcome: Outcome
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"code": self.code, "value": self.outcome.value, "repr": self.outcome.repr}
 
     @classmethod
@@ -105,6 +119,9 @@ class ChoiceQuestion:
     facts: PairFacts
     a: Shown
     b: Shown
+    mutation: JSONObject | None = None
+    """The mutation the pair rests on, as the build poses the question (see
+    ``MutationQuestion.mutation``)."""
 
     @property
     def original_label(self) -> str:
@@ -114,12 +131,140 @@ class ChoiceQuestion:
         """The program labelled ``label`` (``A`` or ``B``)."""
         return self.a if label == "A" else self.b
 
-    def to_record(self) -> dict[str, Any]:
-        return {**self.facts.to_record(), "original_label": self.original_label,
-                "programs": {"A": self.a.to_record(), "B": self.b.to_record()}}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {
+            **self.facts.to_record(), "original_label": self.original_label,
+            "programs": {"A": self.a.to_record(), "B": self.b.to_record()}}
+        return _posed(record, self.mutation, None)
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> ChoiceQuestion:
         programs = data["programs"]
         return cls(PairFacts.from_record(data), Shown.from_record(programs["A"]),
-                   Shown.from_record(programs["B"]))
+                   Shown.from_record(programs["B"]), data.get("mutation"))
+
+
+def _posed(record: JSONObject, mutation: JSONObject | None, code: str | None) -> JSONObject:
+    """A question's record with the common fields its build sets, after the task's own
+    (``Instance.build`` takes them out)."""
+    if mutation is not None:
+        record["mutation"] = mutation
+    if code is not None:
+        record["code"] = code
+    return record
+
+
+# --- the summaries ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Rates:
+    """Over the samples on (``mutation``), or the answers choosing (``choice``), one of
+    the two programs: the share right and the share that gave the other program's output
+    (reversion, measured over non-boolean problems only); None where there are none."""
+
+    correct: float | None
+    reverted: float | None
+
+
+@dataclass(frozen=True)
+class MutationMetrics:
+    """OC, OR, MC, MR: for each program, the fraction of each problem's samples right
+    (reverted), averaged over problems; and the problems each rests on."""
+
+    original: Rates
+    mutant: Rates
+    original_problems: int
+    mutant_problems: int
+
+    def to_record(self) -> JSONObject:
+        return {"OC": self.original.correct, "OR": self.original.reverted,
+                "O_problems": self.original_problems,
+                "MC": self.mutant.correct, "MR": self.mutant.reverted,
+                "M_problems": self.mutant_problems}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, JSON]) -> MutationMetrics:
+        return cls(Rates(number(record, "OC"), number(record, "OR")),
+                   Rates(number(record, "MC"), number(record, "MR")),
+                   count(record, "O_problems"), count(record, "M_problems"))
+
+
+@dataclass(frozen=True)
+class ChoiceMetrics:
+    """Pref (the share of answers that chose the original, of those that chose), the
+    answers counted apart, and OC/OR (MC/MR) over the answers choosing the original
+    (mutant)."""
+
+    preference: float | None
+    answers: int
+    errors: int
+    """Failed requests: no choice."""
+    unparsable: int
+    """Answers that made no readable choice."""
+    original: Rates
+    mutant: Rates
+    original_answers: int
+    mutant_answers: int
+
+    def to_record(self) -> JSONObject:
+        return {"Pref": self.preference, "answers": self.answers, "errors": self.errors,
+                "unparsable": self.unparsable,
+                "OC": self.original.correct, "OR": self.original.reverted,
+                "O_answers": self.original_answers,
+                "MC": self.mutant.correct, "MR": self.mutant.reverted,
+                "M_answers": self.mutant_answers}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, JSON]) -> ChoiceMetrics:
+        return cls(number(record, "Pref"), count(record, "answers"), count(record, "errors"),
+                   count(record, "unparsable"),
+                   Rates(number(record, "OC"), number(record, "OR")),
+                   Rates(number(record, "MC"), number(record, "MR")),
+                   count(record, "O_answers"), count(record, "M_answers"))
+
+
+M = TypeVar("M", MutationMetrics, ChoiceMetrics)
+
+
+@dataclass(frozen=True)
+class _Grouped(Generic[M]):
+    """A task's metrics over all its samples, per source, and per lines-of-code bin
+    (``analysis.shape.loc_bin``, in ``bin_order``)."""
+
+    all: M
+    by_source: dict[str, M]
+    by_loc: dict[str, M]
+
+    def to_record(self) -> JSONObject:
+        return {"all": self.all.to_record(),
+                "by_source": {name: group.to_record() for name, group in self.by_source.items()},
+                "by_loc": {name: group.to_record() for name, group in self.by_loc.items()}}
+
+
+def _grouped(record: Mapping[str, JSON],
+             read: Callable[[Mapping[str, JSON]], M]) -> tuple[M, dict[str, M], dict[str, M]]:
+    """A grouped summary's parts, in its record's order; a missing group reads empty."""
+
+    def groups(key: str) -> dict[str, M]:
+        return {name: read(group if isinstance(group, dict) else {})
+                for name, group in mapping(record, key).items()}
+
+    return read(mapping(record, "all")), groups("by_source"), groups("by_loc")
+
+
+@dataclass(frozen=True)
+class MutationSummary(_Grouped[MutationMetrics]):
+    """``task_metrics.mutation``."""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, JSON]) -> MutationSummary:
+        return cls(*_grouped(record, MutationMetrics.from_record))
+
+
+@dataclass(frozen=True)
+class ChoiceSummary(_Grouped[ChoiceMetrics]):
+    """``task_metrics.choice``."""
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, JSON]) -> ChoiceSummary:
+        return cls(*_grouped(record, ChoiceMetrics.from_record))

@@ -33,7 +33,7 @@ items, ``[[], []]`` does not), and the shown output is what an answer is checked
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.program import LANGUAGES, PYTHON
 from execbench.tasks.base import (
@@ -77,9 +77,13 @@ from execbench.tasks.roles import Roles, Task
 from execbench.values import LiteralError, equal, is_exact, to_literal
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject, Recordable
+    from execbench.kept import Kept
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
+    from execbench.tasks.common.abstract import KindSummary
+    from execbench.values import Encoded
 
 _OUTPUT_INTRO = """\
 Below is a Python function together with an assertion that calls it. Work out what the \
@@ -119,14 +123,14 @@ def _published(trace: Trace, language: str) -> CodeSenseQuestion:
     recorded by ``harvest`` carry values of our own tracer, asked as any other call."""
     truth = None
     if trace.status == "ok" and trace.value is not None:
-        record = {} if language == PYTHON else {"text": trace.extra["text"]}
+        record: JSONObject = {} if language == PYTHON else {"text": trace.extra["text"]}
         truth = concrete_truth(OutputFact(record, language), trace.value, published=True)
     if truth is None:
         raise SkipInstance(no_value(trace) or "the recorded output has no literal form")
     return CodeSenseQuestion("output", replace(truth, repr=trace.value_repr))
 
 
-def _require_ok(trace: Trace) -> tuple[list[Any], str | None]:
+def _require_ok(trace: Trace) -> tuple[Encoded, str | None]:
     """The value the call returned and its repr (None from a recorded trace without one);
     ``SkipInstance`` when there is no value to ask about."""
     reason = no_value(trace)
@@ -135,11 +139,11 @@ def _require_ok(trace: Trace) -> tuple[list[Any], str | None]:
     return trace.value, trace.value_repr
 
 
-def _codesense_summary(samples: list[dict[str, Any]], instances: dict[str, Instance]
-                       ) -> dict[str, Any] | None:
+def _codesense_summary(samples: list[Kept], instances: dict[str, Instance]
+                       ) -> KindSummary | None:
     """For questions in CodeSense's style, the CodeSense tasks' summary (strict and
     string-match accuracy); None otherwise, so that other runs' results keep their shape."""
-    if not any(in_codesense_style(instances[s["instance_id"]]) for s in samples):
+    if not any(in_codesense_style(instances[s.instance_id]) for s in samples):
         return None
     return abstract.summarize_by_kind(samples, instances)
 
@@ -154,14 +158,14 @@ class OutputPrediction(Roles):
     summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         concrete = abstract.VALUES.value(ctx) == "concrete"
         recorded = program.calls[call_index].recorded is not None
         if recorded and trace.value is None and trace.extra.get("facts"):
             raise NotApplicable("the published record asks about a statement, branch or "
                                 "loop, not the value the call returns")
         if concrete and recorded and "text" in trace.extra:
-            return [_published(trace, program.language).to_record()]
+            return [_published(trace, program.language)]
         if program.language != PYTHON:
             raise NotApplicable(f"a {LANGUAGES[program.language]} output is asked only with "
                                 "the published value")
@@ -169,13 +173,13 @@ class OutputPrediction(Roles):
         if unshown(value, trace):
             raise SkipInstance(UNSHOWN)
         if concrete:
-            return [OutputQuestion(value, shown, holds_objects(trace)).to_record()]
+            return [OutputQuestion(value, shown, holds_objects(trace))]
         category = abstract.truth(value)
         if category is None:
             raise SkipInstance(f"the return value's type ({value[0]}) has no abstract "
                                "categories")
         truth = replace(category, value=value, repr=shown)
-        return [CodeSenseQuestion("output", truth).to_record()]
+        return [CodeSenseQuestion("output", truth)]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         if (asked := codesense_question(instance)) is not None:
@@ -191,8 +195,8 @@ class OutputPrediction(Roles):
         parts.append(_block(instance.code, f"assert {call} == ??"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any] | None:
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> KindSummary | None:
         return _codesense_summary(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:
@@ -203,7 +207,7 @@ class OutputPrediction(Roles):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         if (asked := codesense_question(instance)) is not None:
-            extra = {"kind": "output", "values": asked.values}
+            extra: JSONObject = {"kind": "output", "values": asked.values}
             if isinstance(asked.truth, abstract.AbstractTruth):
                 return abstract.score(response, asked.truth, extra)
             return score_concrete(OutputFact({}, instance.language), asked.truth, response,
@@ -229,9 +233,9 @@ class InputPrediction(Roles):
     summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         if program.language != PYTHON:
-            return [_published_inputs(program, trace).to_record()]
+            return [_published_inputs(program, trace)]
         if program.calls[call_index].recorded is not None:
             raise NotApplicable("the call's trace was recorded where it ran, and its code may "
                                 "not run alone: an input answer could not be checked")
@@ -239,13 +243,13 @@ class InputPrediction(Roles):
         args = program.calls[call_index].args
         stated = stated_as_values(args, trace)
         if stated is None:
-            return [InputQuestion(value, shown, given_arguments(args)).to_record()]
+            return [InputQuestion(value, shown, given_arguments(args))]
         rerun = _run_stated(program, stated, ctx)
         if rerun.status != "ok" or rerun.value is None or not equal(rerun.value, value):
             got = rerun.value_repr if rerun.status == "ok" else rerun.status
             raise SkipInstance("the call's arguments written as literal values do not return "
                                f"what the dataset's expressions return ({got})")
-        return [InputQuestion(value, shown, given_arguments(stated), stated).to_record()]
+        return [InputQuestion(value, shown, given_arguments(stated), stated)]
 
     def prompt(self, instance: Instance, shots: int) -> list[Message]:
         if (asked := codesense_question(instance)) is not None:
@@ -261,8 +265,8 @@ class InputPrediction(Roles):
                             f"assert {instance.entry_point}(??) == {question.output_shown}"))
         return [{"role": "user", "content": "\n\n".join(parts)}]
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any] | None:
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> KindSummary | None:
         return _codesense_summary(samples, instances)
 
     def reference_response(self, instance: Instance) -> str:

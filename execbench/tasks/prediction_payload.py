@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from execbench import values
+from execbench.json_types import JSON, JSONObject
 from execbench.tasks.base import Instance
 from execbench.tasks.codesense.facts import InputsFact
 from execbench.tasks.codesense.payload import Truth, read_truth, values_of
 from execbench.tasks.common.answers import Given
+from execbench.tasks.common.json_fields import list_of, object_of, optional_text, text_of
+from execbench.values import Encoded
 
 CODESENSE_KINDS = ("output", "input")
 """The ``kind`` of a question asked in CodeSense's style."""
@@ -28,7 +30,7 @@ CODESENSE_KINDS = ("output", "input")
 class OutputQuestion:
     """``assert f(x) == ??``: the value the call returned."""
 
-    value: list[Any]
+    value: Encoded
     """The returned value, typed (``values.encode``)."""
     repr: str | None
     """The value's repr as the tracer wrote it; None from a recorded trace that came
@@ -40,23 +42,24 @@ class OutputQuestion:
     def shown(self) -> str:
         return self.repr if self.repr is not None else values.shown(self.value)
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"truth": {"repr": self.repr, "value": self.value}}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"truth": {"repr": self.repr, "value": self.value}}
         if self.objects:
             record["objects"] = True
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> OutputQuestion:
-        truth = data["truth"]
-        return cls(truth["value"], truth["repr"], data.get("objects") is True)
+    def from_record(cls, data: Mapping[str, JSON]) -> OutputQuestion:
+        truth = object_of(data, "truth")
+        return cls(list_of(truth, "value"), optional_text(truth, "repr"),
+                   data.get("objects") is True)
 
 
 @dataclass(frozen=True)
 class InputQuestion:
     """``assert f(??) == y``: arguments that make the call return ``output``."""
 
-    output: list[Any]
+    output: Encoded
     output_repr: str | None
     """As ``OutputQuestion.repr``."""
     given: tuple[Given, ...]
@@ -69,8 +72,8 @@ class InputQuestion:
     def output_shown(self) -> str:
         return self.output_repr if self.output_repr is not None else values.shown(self.output)
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {
             "truth": {"output": self.output, "output_repr": self.output_repr},
             "given": [g.to_record() for g in self.given]}
         if self.stated_args is not None:
@@ -78,10 +81,10 @@ class InputQuestion:
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> InputQuestion:
-        truth = data["truth"]
-        return cls(truth["output"], truth["output_repr"], Given.listed(data["given"]),
-                   data.get("stated_args"))
+    def from_record(cls, data: Mapping[str, JSON]) -> InputQuestion:
+        truth = object_of(data, "truth")
+        return cls(list_of(truth, "output"), optional_text(truth, "output_repr"),
+                   Given.listed(list_of(data, "given")), optional_text(data, "stated_args"))
 
 
 @dataclass(frozen=True)
@@ -100,17 +103,19 @@ class CodeSenseQuestion:
     def values(self) -> str:
         return values_of(self.truth)
 
-    def to_record(self) -> dict[str, Any]:
-        record = {"kind": self.kind, "values": self.values, "truth": self.truth.to_record()}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"kind": self.kind, "values": self.values,
+                              "truth": self.truth.to_record()}
         if self.fact is not None:
             record["fact"] = self.fact.record
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any], language: str) -> CodeSenseQuestion:
+    def from_record(cls, data: Mapping[str, JSON], language: str) -> CodeSenseQuestion:
         """The question, a published inputs' fact read in the code's ``language``."""
-        fact = data.get("fact")
-        return cls(data["kind"], read_truth(data["values"], data["truth"]),
+        fact = object_of(data, "fact") if data.get("fact") is not None else None
+        return cls(text_of(data, "kind"), read_truth(text_of(data, "values"),
+                                                     object_of(data, "truth")),
                    None if fact is None else InputsFact(fact, language))
 
 

@@ -45,6 +45,8 @@ from execbench.tasks.base import pass_at_1
 from execbench.tasks.common.shown import shown_truth
 
 if TYPE_CHECKING:
+    from execbench.json_types import Recordable
+    from execbench.kept import Kept
     from execbench.program import Program
     from execbench.results import Metric
     from execbench.sandbox.pool import Sandbox
@@ -88,11 +90,12 @@ class Building(ABC):
 
     @abstractmethod
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
-        """The task's fields of the call's instances (usually one); raise
-        ``SkipInstance`` to skip. Of the common fields only ``TASK_SETTABLE`` ones may be
-        set (``code`` for a mutant); several instances of one call tell themselves apart
-        with a ``variant``, which becomes the last part of their id."""
+              ctx: BuildContext) -> list[Recordable]:
+        """The payloads of the call's instances (usually one), each a typed value whose
+        record holds the task's fields; raise ``SkipInstance`` to skip. Of the common
+        fields only ``TASK_SETTABLE`` ones may be in a record (``code`` for a mutant);
+        several instances of one call tell themselves apart with a ``variant``, which
+        becomes the last part of their id."""
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
         """Counts about the task's instances worth stating after a build (the manifest's
@@ -158,13 +161,13 @@ class Reporting:
         default pass@1 alone."""
         return (pass_at_1(self.name),)
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any] | None:
-        """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``), or None.
-        ``samples`` are the task's sample records with the fields metrics read
-        (``runner.KEPT_FIELDS``: not the texts, so not ``response``, ``answer`` or
-        ``detail``), and ``instances`` hold ``summary_data`` only (no code, no
-        arguments)."""
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> Recordable | None:
+        """Metrics beyond pass@k (``results.json``: ``task_metrics.NAME``, the summary's
+        record), or None. ``samples`` are the task's samples as results keep them (not
+        the texts, so not the response, the answer or the detail), and ``instances``
+        hold ``summary_data`` only (no code, no arguments); reports read the record back
+        with the family's summary type."""
         return None
 
     def show_truth(self, truth: Any) -> str:

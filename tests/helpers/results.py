@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from execbench.kept import Kept
 from execbench.metrics import summarize, usage_summary, verdict_counts
 from execbench.results import Group, Paired, TaskMetrics
 from execbench.rundir import Results, RunConfig, SampleCounts
@@ -23,14 +24,14 @@ def make_results(model: str = "m", run_dir: str = "r", *, n: int = 1,
     """A run of ``model`` whose metrics come from ``samples`` (sample records); its
     declared metrics are those of the tasks it has, or of ``declared``; ``counted`` are
     its truncated and refused answers (None: a run from before they were counted)."""
-    records = list(samples)
+    records = [Kept.from_record(sample) for sample in samples]
     if metrics is None:
         metrics = summarize(records, n, categories) if records else {}
     tasks = sorted(declared if declared is not None else {*metrics, *(task_metrics or {})})
     return Results(
         config=RunConfig(suite=suite, model=model, n=n), run_dir=run_dir,
         suite_sha256=suite if suite_sha256 is None else suite_sha256,
-        counts=SampleCounts(instances=len({r["instance_id"] for r in records}),
+        counts=SampleCounts(instances=len({r.instance_id for r in records}),
                             samples=len(records), expected_samples=len(records),
                             verdicts=verdict_counts(records), truncated=counted[0],
                             refused=counted[1]),

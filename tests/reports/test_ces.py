@@ -54,3 +54,24 @@ def test_the_ces_layout_is_registered_and_shows_every_table() -> None:
 
 def test_the_consistency_figure_is_drawn() -> None:
     assert figure([_result("m1", 0.5), _result("m2", 0.25)]).startswith(b"\x89PNG")
+
+
+def test_an_older_or_partial_summary_reports_what_it_has() -> None:
+    """A run from before a field existed, and one with no summary of the task, report
+    with blanks where their records are silent, as they always did."""
+    old = make_results("old", "old", task_metrics={"simulation": {
+        "all": {"samples": 4, "coherent_correct": 0.5, "rules": {"rule1": 1}},
+        "by_category": {"LO": {"samples": 4, "coherent_correct": 0.5,
+                               "divergence": {"branch": 1}}},
+        "consistency": {"strong": 0.25, "programs": 2}}})
+    none = make_results("none", "none")
+    results = [old, none]
+    rows = table1(results).rows
+    assert rows[0] == ["CO", "coherent", "correct output", None, None]
+    assert rows[4] == ["LO (4)", "coherent", "correct output", 50.0, None]
+    assert rules_table(results).rows == [["old", 4, 1, None, None, None, None],
+                                         ["none", None, None, None, None, None, None]]
+    divergence = divergence_table(results).rows
+    assert divergence[1] == ["old", "LO", 0, 0, 0, 1, 0, None]
+    assert divergence[-1] == ["none", "Total", 0, 0, 0, 0, 0, None]
+    assert consistency_table(results).rows[4] == ["old", "Total", 25.0, None, None, None, 2]

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from execbench.reports.codesense import figure, kinds_table, language_table, values_table
+from execbench.reports.codesense import (
+    NOT_COMPARABLE,
+    figure,
+    kinds_table,
+    language_table,
+    values_table,
+)
 from execbench.reports.layouts import View, layouts
 from execbench.rundir import Results
 from tests.helpers.cli import execbench
@@ -80,6 +86,37 @@ def test_accuracy_by_language_when_runs_span_languages() -> None:
                                                ["statement", "Java (2)"]]
     assert table.rows[1][2:] == [None, None, 25.0, 50.0]
     assert language_table([python]) is None      # one language: nothing to compare
+
+
+def test_a_group_without_a_type_aware_verdict_says_so() -> None:
+    run = _result("m1", 0.5)
+    run.task_metrics["statement"]["by_kind"]["call"] = {
+        "samples": 4, "strict": None, "string_match": 0.75, "not_comparable": 4}
+    table = kinds_table([run], "statement", "t", ("assignment", "call"))
+    assert table is not None
+    assert table.rows[1] == ["call (4)", NOT_COMPARABLE, 75.0]
+    run.task_metrics["statement"]["by_kind"]["call"] = {"samples": 0, "strict": None,
+                                                        "string_match": None}
+    table = kinds_table([run], "statement", "t", ("assignment", "call"))
+    assert table is not None and table.rows[1] == ["call (0)", None, None]
+
+
+def test_an_older_or_partial_summary_is_reported_as_far_as_it_goes() -> None:
+    # An older run: no by_language, no not_comparable; a run without the task at all; and
+    # a summary that lost its parts.
+    older = _result("m1", 0.5)
+    older.task_metrics["statement"].pop("all")
+    partial = make_results("m3", "m3", task_metrics={"statement": {"by_kind": {"call": []}}})
+    runs = [older, _result("m2", 0.25), make_results("m4", "m4"), partial]
+    table = kinds_table(runs, "statement", "t", ("assignment", "call"))
+    assert table is not None
+    assert table.rows[0] == ["assignment (2)", 100.0, 100.0, 100.0, 100.0, None, None, None,
+                             None]
+    assert table.rows[1] == ["call (0/4)", 50.0, 75.0, 25.0, 75.0, None, None, None, None]
+    assert table.rows[-1] == ["all (0/6)", None, None, 25.0, 80.0, None, None, None, None]
+    assert language_table(runs) is None
+    assert [t.title.split()[0] for t in layouts()["codesense"].sections(runs, View(ks=[1]))
+            ] == ["Statement", "Program", "Abstract"]
 
 
 @needs_shared_data("codesense/aliasing_dataset_c.jsonl.gz")

@@ -18,6 +18,7 @@ from execbench.tasks.base import Instance
 from execbench.tasks.bugs_payload import LocalizationQuestion
 from execbench.tasks.ces.payload import Property, SimulationQuestion
 from execbench.tasks.ces.simulation import answer_lines
+from execbench.tasks.ces.summary_payload import AT_OUTPUT, Divergence, Judged
 from execbench.values import to_literal
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
@@ -26,10 +27,11 @@ from tests.helpers.fake_model import FAKE_MODEL, fake_model
 PACK = "humanevalpack.jsonl.gz"
 
 
-def _simulated(kind: str, line: int | None = None) -> dict[str, Any]:
-    divergence = {"kind": "iterable", "line": line} if line is not None else {"kind": "output",
-                                                                               "line": None}
-    return {"extra": {"class": kind, "divergence": divergence}}
+def _simulated(kind: str, line: int | None = None) -> Judged:
+    """What the scoring of a simulation sample says of it, read from its ``extra``."""
+    divergence = AT_OUTPUT if line is None else Divergence("iterable", "3a", line, "TF--",
+                                                           label="x")
+    return Judged.of({"class": kind, "divergence": divergence.to_record()})
 
 
 @pytest.mark.parametrize(("sample", "expected"), [
@@ -40,11 +42,20 @@ def _simulated(kind: str, line: int | None = None) -> dict[str, Any]:
     (_simulated("coherent_incorrect", 4), "suspicious"),   # before the bug
     (_simulated("incoherent_correct"), "incoherent"),
     (_simulated("incoherent_incorrect", 2), "incoherent"),
-    ({"extra": None}, "not simulated"),                    # an unreadable simulation
+    (Judged.of(None), "not simulated"),                    # an unreadable simulation
+    (Judged.of({"category": "LO"}), "not simulated"),      # no class: unparsable
     (None, "not simulated"),                               # no simulation of that program
 ])
-def test_each_class_by_hand(sample: dict[str, Any] | None, expected: str) -> None:
+def test_each_class_by_hand(sample: Judged | None, expected: str) -> None:
     assert vet(sample, [7, 8]) == expected
+
+
+def test_a_sample_logged_before_divergences_had_every_field_still_vets() -> None:
+    """A divergence record with its line alone reads; without a line it counts as after
+    the bug."""
+    assert vet(Judged.of({"class": "coherent_incorrect",
+                          "divergence": {"kind": "iterable", "line": 4}}), [7]) == "suspicious"
+    assert vet(Judged.of({"class": "coherent_incorrect", "divergence": {}}), [7]) == "likely"
 
 
 def test_oracle_successes_are_all_confident(tmp_path: Path) -> None:

@@ -475,10 +475,11 @@ def test_comprehensions_give_the_same_truth_on_every_version(sandbox: Sandbox) -
     function = analyse(COMPREHENSIONS, "f")
     assert function is not None
     states = derive.entry_states(function, "f", trace)
-    assert [(f["line"], f["value"]) for f in derive.statement_facts(function, states)] == [
+    assert [(f.line, f.value) for f in derive.statement_facts(function, states)] == [
         (2, ["int", 0]), (4, ["bool", False]), (5, ["int", 1]), (6, ["bool", True]),
         (7, ["int", -1])]
-    iterations = [f for f in derive.loop_facts(function, states) if f["question"] != "body"]
+    iterations = [f.to_record() for f in derive.loop_facts(function, states)
+                  if f.question != "body"]
     assert iterations == [
         {"task": "loop", "line": 3, "question": "iterations", "value": ["int", 2]},
         {"task": "loop", "line": 3, "question": "after", "variable": "total",

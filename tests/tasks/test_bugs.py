@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from execbench.cli import app
+from execbench.kept import Kept
 from execbench.runner import RunConfig, read_samples, run
 from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
@@ -22,9 +23,12 @@ from execbench.tasks.base import Instance
 from execbench.tasks.bugs import bug_lines
 from execbench.tasks.bugs_payload import (
     BugNote,
+    BugPredictionSummary,
     BugQuestion,
     LocalizationQuestion,
     PredictionQuestion,
+    RepairCall,
+    RepairQuestion,
 )
 from execbench.tasks.prediction_payload import OutputQuestion
 from tests.conftest import QUICK
@@ -117,12 +121,52 @@ def test_prediction_reads_yes_or_no(built, response: str, verdict: str) -> None:
 
 def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
     _, instances = built
-    samples = [{"instance_id": i.id, "correct": i.variant == "buggy"}
+    samples = [Kept(instance_id=i.id, task=i.task, source=i.source, sample=0,
+                    verdict="correct" if i.variant == "buggy" else "incorrect",
+                    correct=i.variant == "buggy")
                for i in instances.values() if i.task == "bug-prediction"]
-    assert PREDICTION.reporting.summarize(samples, instances) == {
-        "buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3}
+    summary = PREDICTION.reporting.summarize(samples, instances)
+    assert summary == BugPredictionSummary(1.0, 3, 0.0, 3)
+    assert json.dumps(summary.to_record()) == json.dumps(
+        {"buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3})
     assert [m.at.keys for m in PREDICTION.reporting.metrics()][1:] == [
         ("task_metrics", "bug-prediction", "buggy"), ("task_metrics", "bug-prediction", "fixed")]
+    one_buggy = [sample for sample in samples if sample.correct][:1]
+    assert PREDICTION.reporting.summarize(one_buggy, instances) == \
+        BugPredictionSummary(1.0, 1, None, 0)
+
+
+def test_the_prediction_summary_reads_back_and_reads_an_old_record() -> None:
+    summary = BugPredictionSummary(0.5, 4, None, 0)
+    assert BugPredictionSummary.from_record(json.loads(json.dumps(summary.to_record()))) \
+        == summary
+    assert BugPredictionSummary.from_record({}) == BugPredictionSummary(None, 0, None, 0)
+    assert BugPredictionSummary.from_record({"buggy": 1, "fixed": 0.25}) == \
+        BugPredictionSummary(1, 0, 0.25, 0)
+
+
+def test_each_question_is_posed_with_the_code_it_shows(built) -> None:
+    """``build`` gives typed questions: those of the buggy module carry its code (the
+    instance's ``code``, out of ``data``), so each reads back to its own task fields."""
+    _, instances = built
+    kinds = {"bug-prediction": PredictionQuestion, "bug-localization": LocalizationQuestion,
+             "bug-repair": RepairQuestion}
+    for instance in instances.values():
+        question = kinds[instance.task].from_record(instance.data)
+        assert question.code is None and "code" not in instance.data
+        assert question.to_record() == instance.data
+    buggy = _one(built, "bug-prediction", "Toy/1", "buggy")
+    fixed = _one(built, "bug-prediction", "Toy/1", "fixed")
+    assert buggy.code == _one(built, "bug-localization", "Toy/1").code \
+        == _one(built, "bug-repair", "Toy/1").code != fixed.code
+    note = BugNote("excess logic", "incorrect output", "wrong value", "[3]")
+    for posed in (PredictionQuestion("assert f(1) == 2", note, True, code="def f(x): ..."),
+                  LocalizationQuestion("assert f(1) == 2", note, (3, 4), code="def f(x): ..."),
+                  RepairQuestion("assert f(1) == 2", note, (RepairCall("1", ["int", 2], "2"),),
+                                 "def f(x):\n    return 2\n", code="def f(x): ...")):
+        record = posed.to_record()
+        assert list(record)[-1] == "code" and list(record)[:2] == ["test", "bug"]
+        assert type(posed).from_record(record) == posed
 
 
 # --- localization -------------------------------------------------------------------------

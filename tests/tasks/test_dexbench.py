@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from execbench.analysis.shape import analyse
+from execbench.kept import Kept
 from execbench.metrics import paired_summary
 from execbench.program import Call, Program
 from execbench.runner import RunConfig, run
@@ -587,9 +588,9 @@ def test_constant_answer_gets_partial_relaxed_credit(cruxeval: tuple[Path, dict,
 # --- the dual score ---------------------------------------------------------------------------
 
 def record(task: str, key: str, sample: int, correct: bool, *, source: str = "s",
-           verdict: str | None = None) -> dict[str, Any]:
-    return {"task": task, "instance_id": f"{task}/{key}", "sample": sample, "source": source,
-            "correct": correct, "verdict": verdict or ("correct" if correct else "incorrect")}
+           verdict: str | None = None) -> Kept:
+    return Kept(task=task, instance_id=f"{task}/{key}", sample=sample, source=source,
+                correct=correct, verdict=verdict or ("correct" if correct else "incorrect"))
 
 
 def test_paired_summary_independent_versus_paired() -> None:

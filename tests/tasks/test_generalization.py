@@ -17,11 +17,23 @@ from typing import Any
 import pytest
 
 from execbench.analysis.shape import LOC_BINS, analyse, bin_order, loc_bin
+from execbench.kept import Kept
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import Instance
-from execbench.tasks.generalization_payload import ChoiceQuestion, MutationQuestion, PairFacts
+from execbench.tasks.generalization_payload import (
+    ChoiceMetrics,
+    ChoiceQuestion,
+    ChoiceSummary,
+    MutationMetrics,
+    MutationQuestion,
+    MutationSummary,
+    Outcome,
+    PairFacts,
+    Rates,
+    Shown,
+)
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 
@@ -107,6 +119,16 @@ def test_choice_asks_each_problem_twice_with_a_and_b_swapped(suite: dict[str, An
         assert "mutant" not in prompt.lower() and "original" not in prompt.lower()
 
 
+def test_the_summaries_read_back_to_the_records_the_runs_wrote(runs: dict[str, Path]) -> None:
+    """results.json's summaries are the typed ones' records (the file sorts the keys)."""
+    for folder in runs.values():
+        for task, kind in (("mutation", MutationSummary), ("choice", ChoiceSummary)):
+            record = task_metrics(folder, task)
+            summary = kind.from_record(record)
+            assert summary.to_record() == record
+            assert kind.from_record(summary.to_record()) == summary
+
+
 def test_oracle_scores(runs: dict[str, Path]) -> None:
     mutation = task_metrics(runs["reference/oracle"], "mutation")["all"]
     assert {k: mutation[k] for k in ("OC", "MC", "OR", "MR")} == {
@@ -138,20 +160,19 @@ def test_reversion_leaves_out_boolean_problems(runs: dict[str, Path],
     recalled = read_samples(runs["reference/original"] / "samples.jsonl")
     oracle = read_samples(runs["reference/oracle"] / "samples.jsonl")
 
-    def sample(samples: dict, program_id: str, variant: str) -> dict[str, Any]:
-        return samples[(mutation[program_id][variant].id, 0)].to_record()
+    def sample(samples: dict, program_id: str, variant: str) -> Kept:
+        return Kept.from_record(samples[(mutation[program_id][variant].id, 0)].to_record())
 
     # Recalling the original on a boolean problem's mutant is wrong, and is a reversion...
     wrong = sample(recalled, boolean, "mutant")
-    assert (wrong["correct"], wrong["extra"]["reverted"]) == (False, True)
+    assert (wrong.correct, wrong.added("reverted")) == (False, True)
     by_id = {inst.id: inst for inst in suite["instances"]}
     alone = MUTATION.reporting.summarize([wrong, sample(recalled, boolean, "original")],
-                                         by_id)["all"]
-    assert alone == {"OC": 1.0, "MC": 0.0, "OR": None, "MR": None,
-                     "O_problems": 1, "M_problems": 1}
+                                         by_id).all
+    assert alone == MutationMetrics(Rates(1.0, None), Rates(0.0, None), 1, 1)
     # ...that counts for MC but not for MR next to a non-boolean problem solved right.
-    mixed = MUTATION.reporting.summarize([wrong, sample(oracle, other, "mutant")], by_id)["all"]
-    assert (mixed["MC"], mixed["MR"], mixed["M_problems"]) == (0.5, 0.0, 2)
+    mixed = MUTATION.reporting.summarize([wrong, sample(oracle, other, "mutant")], by_id).all
+    assert (mixed.mutant, mixed.mutant_problems) == (Rates(0.5, 0.0), 2)
 
 
 def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> None:
@@ -164,11 +185,10 @@ def test_choice_reversion_leaves_out_boolean_problems(suite: dict[str, Any]) -> 
     score = CHOICE.judging.score(instance, f"[ANSWER]{text}[/ANSWER]", None)
     assert (score.verdict, score.extra["chose"], score.extra["reverted"]) == (
         "incorrect", "mutant", True)
-    sample = {"instance_id": instance.id, "source": "cruxeval", "correct": False,
-              "verdict": score.verdict,
-              "extra": score.extra}
-    metrics = CHOICE.reporting.summarize([sample], {instance.id: instance})["all"]
-    assert (metrics["Pref"], metrics["MC"], metrics["MR"]) == (0.0, 0.0, None)
+    sample = Kept(instance_id=instance.id, task="choice", source="cruxeval", sample=0,
+                  verdict=score.verdict, correct=False, extra=score.extra)
+    metrics = CHOICE.reporting.summarize([sample], {instance.id: instance}).all
+    assert (metrics.preference, metrics.mutant) == (0.0, Rates(0.0, None))
 
 
 @pytest.fixture(scope="module")
@@ -272,10 +292,88 @@ def test_a_failed_request_counts_as_a_failure_not_a_missing_problem(
         suite: dict[str, Any]) -> None:
     pair = next(iter(by_variant(suite["instances"], "mutation").values()))
     by_id = {inst.id: inst for inst in suite["instances"]}
-    failed = {"instance_id": pair["mutant"].id, "source": "cruxeval", "sample": 0,
-              "correct": False, "verdict": "error", "extra": None}
-    right = {"instance_id": pair["mutant"].id, "source": "cruxeval", "sample": 1,
-             "correct": True, "verdict": "correct",
-             "extra": {"variant": "mutant", "reverted": False}}
-    metrics = MUTATION.reporting.summarize([failed, right], by_id)["all"]
-    assert (metrics["M_problems"], metrics["MC"]) == (1, 0.5)
+    failed = Kept(instance_id=pair["mutant"].id, task="mutation", source="cruxeval", sample=0,
+                  verdict="error", correct=False, extra=None)
+    right = Kept(instance_id=pair["mutant"].id, task="mutation", source="cruxeval", sample=1,
+                 verdict="correct", correct=True,
+                 extra={"variant": "mutant", "reverted": False})
+    metrics = MUTATION.reporting.summarize([failed, right], by_id).all
+    assert (metrics.mutant_problems, metrics.mutant.correct) == (1, 0.5)
+
+
+def test_the_build_poses_each_question_with_its_mutation_and_code(suite: dict[str, Any]) -> None:
+    """``build`` gives typed questions that carry the common fields it sets: every
+    instance states the mutation, and the mutant's shows the mutant's code."""
+    mutation = by_variant(suite["instances"], "mutation")
+    choice = by_variant(suite["instances"], "choice")
+    for program_id, pair in mutation.items():
+        original, mutant = pair["original"], pair["mutant"]
+        assert original.mutation is not None
+        assert set(original.mutation) == {"operator", "line", "column", "before", "after"}
+        assert mutant.mutation == original.mutation == choice[program_id]["OM"].mutation
+        assert mutant.code != original.code
+        assert mutant.code == asked(choice[program_id]["OM"]).b.code
+
+
+# --- the typed summaries and payloads ------------------------------------------------------
+
+MUTATION_SUMMARY = MutationSummary(
+    MutationMetrics(Rates(0.75, 0.125), Rates(0.5, None), 4, 4),
+    {"cruxeval": MutationMetrics(Rates(0.75, 0.125), Rates(0.5, None), 4, 4)},
+    {"<4": MutationMetrics(Rates(1.0, 0.0), Rates(0.0, None), 1, 1),
+     "4-7": MutationMetrics(Rates(2 / 3, 1 / 6), Rates(2 / 3, None), 3, 3)})
+CHOICE_SUMMARY = ChoiceSummary(
+    ChoiceMetrics(0.5, 8, 1, 1, Rates(1.0, 0.0), Rates(None, None), 3, 0),
+    {"cruxeval": ChoiceMetrics(0.5, 8, 1, 1, Rates(1.0, 0.0), Rates(None, None), 3, 0)},
+    {})
+
+
+def test_a_summary_record_has_the_keys_the_results_always_had() -> None:
+    """``to_record`` writes what the summaries wrote as dicts, in the same order, so that
+    results.json keeps its bytes."""
+    record = MUTATION_SUMMARY.to_record()
+    assert list(record) == ["all", "by_source", "by_loc"]
+    assert record["all"] == {"OC": 0.75, "OR": 0.125, "O_problems": 4, "MC": 0.5, "MR": None,
+                             "M_problems": 4}
+    assert list(record["all"]) == ["OC", "OR", "O_problems", "MC", "MR", "M_problems"]
+    assert list(record["by_loc"]) == ["<4", "4-7"]
+    choice = CHOICE_SUMMARY.to_record()["all"]
+    assert list(choice) == ["Pref", "answers", "errors", "unparsable", "OC", "OR",
+                            "O_answers", "MC", "MR", "M_answers"]
+    assert choice["Pref"] == 0.5 and choice["MC"] is None and choice["M_answers"] == 0
+
+
+@pytest.mark.parametrize("summary", [MUTATION_SUMMARY, CHOICE_SUMMARY])
+def test_a_summary_reads_back_from_its_record(summary: MutationSummary | ChoiceSummary) -> None:
+    record = json.loads(json.dumps(summary.to_record()))
+    assert type(summary).from_record(record) == summary
+
+
+def test_an_old_or_partial_summary_record_reads_with_nothing_for_what_it_lacks() -> None:
+    assert MutationSummary.from_record({}) == MutationSummary(
+        MutationMetrics(Rates(None, None), Rates(None, None), 0, 0), {}, {})
+    # A record from before a key was written, and one with a group missing its numbers.
+    old = MutationSummary.from_record({"all": {"OC": 1.0, "MC": 0.5},
+                                       "by_source": {"cruxeval": {"OC": 1, "OR": None}},
+                                       "by_loc": {"<4": None}})
+    assert old.all == MutationMetrics(Rates(1.0, None), Rates(0.5, None), 0, 0)
+    assert old.by_source["cruxeval"].original == Rates(1, None)
+    assert old.by_loc == {"<4": MutationMetrics(Rates(None, None), Rates(None, None), 0, 0)}
+    choice = ChoiceSummary.from_record({"by_source": {"x": {"Pref": 0.25, "answers": 4}}})
+    assert choice.all == ChoiceMetrics(None, 0, 0, 0, Rates(None, None), Rates(None, None), 0, 0)
+    assert (choice.by_source["x"].preference, choice.by_source["x"].answers) == (0.25, 4)
+    assert choice.by_loc == {}
+
+
+def test_a_question_reads_back_with_the_common_fields_it_is_posed_with() -> None:
+    facts = PairFacts("mutant", False, 5)
+    posed = MutationQuestion(facts, Outcome(["int", 2], "2"), Outcome(["int", 1], "1"),
+                             {"operator": "arithmetic", "line": 2}, "def f(x):\n    return x\n")
+    record = posed.to_record()
+    assert list(record) == ["variant", "boolean", "loc", "truth", "mutation", "code"]
+    assert MutationQuestion.from_record(record) == posed
+    choice = ChoiceQuestion(PairFacts("MO", True, 5), Shown("b", Outcome(["bool", True], "True")),
+                            Shown("a", Outcome(["bool", False], "False")), {"operator": "x"})
+    assert list(choice.to_record()) == ["variant", "boolean", "loc", "original_label",
+                                        "programs", "mutation"]
+    assert ChoiceQuestion.from_record(choice.to_record()) == choice

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from execbench.cli import app
+from execbench.json_types import JSONObject
+from execbench.kept import Kept
 from execbench.runner import RunConfig, run
 from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import registry
@@ -21,6 +24,26 @@ from execbench.tasks.common.extract import answer_text
 from execbench.tasks.roles import Roles, Task
 from execbench.values import decode
 from tests.helpers.results import make_results
+
+
+@dataclass(frozen=True)
+class Even:
+    """The toy's payload: whether the call's result is even."""
+
+    truth: bool
+
+    def to_record(self) -> JSONObject:
+        return {"truth": self.truth}
+
+
+@dataclass(frozen=True)
+class SaidEven:
+    """The toy's summary: the share of samples that said yes."""
+
+    share: float
+
+    def to_record(self) -> JSONObject:
+        return {"said even": self.share}
 
 
 class Parity(Roles):
@@ -32,10 +55,10 @@ class Parity(Roles):
     family = "toy"
     breakdowns = (Breakdown("arguments", ("args",)),)
 
-    def build(self, program, call_index, trace, ctx) -> list[dict[str, Any]]:
+    def build(self, program, call_index, trace, ctx) -> list[Even]:
         if trace.status != "ok" or trace.value is None or trace.value[0] != "int":
             raise SkipInstance("the call does not return an int")
-        return [{"truth": decode(trace.value) % 2 == 0}]
+        return [Even(decode(trace.value) % 2 == 0)]
 
     def prompt(self, instance: Instance, shots: int) -> list[dict[str, str]]:
         return [{"role": "user", "content": f"{instance.code}\nIs "
@@ -56,10 +79,9 @@ class Parity(Roles):
         return (pass_at_1(self.name),
                 Metric("said even", Place.summary(self.name, "said even"), headline=True))
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        said = [(s["extra"] or {}).get("said") for s in samples]
-        return {"said even": said.count("yes") / len(samples)}
+    def summarize(self, samples: list[Kept], instances: dict[str, Instance]) -> SaidEven:
+        said = [sample.added("said") for sample in samples]
+        return SaidEven(said.count("yes") / len(samples))
 
 
 @pytest.fixture()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.tasks.ces.payload import Compound, Property, Unchecked
 from execbench.tasks.ces.rules import MAX_LISTED, Check, Stated, agrees, rule1_checks, run_checks
@@ -65,7 +65,7 @@ def calibrate(code: str, properties: Sequence[Property], compounds: Sequence[Com
                        _wholes(checks, results, failing))
 
 
-def _wholes(checks: list[Check], results: list[list[Any]], failing: set[str]
+def _wholes(checks: list[Check], results: list[list[Encoded]], failing: set[str]
             ) -> dict[str, list[Encoded]]:
     """The whole iterables of the loops left early, per execution (``Calibration.whole``).
     The checks of one iterable come one per execution, in order (``rule1_checks`` on the
@@ -82,7 +82,7 @@ def _wholes(checks: list[Check], results: list[list[Any]], failing: set[str]
     return {tag: rows for tag, rows in found.items() if tag in differs}
 
 
-def _whole(result: list[Any]) -> Any:
+def _whole(result: list[Encoded]) -> Encoded | None:
     """The iterable's items as the evaluation listed them, or None when it gave a plain
     value (asked as it is), an item with no literal form or a listing cut at the bound."""
     _, value, _, listed = result

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from execbench.json_types import JSONObject
 from execbench.values import Encoded
 
 
@@ -40,11 +41,12 @@ class Property:
     """For the iterable of a loop left early: the whole iterable per execution, which an
     answer may state instead of the items taken (``calibrate``)."""
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"id": self.id, "line": self.line, "kind": self.kind,
-                                  "label": self.label, "values": self.values, "at": self.at}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"id": self.id, "line": self.line, "kind": self.kind,
+                              "label": self.label, "values": list(self.values),
+                              "at": list(self.at)}
         if self.whole is not None:
-            record["whole"] = self.whole
+            record["whole"] = list(self.whole)
         return record
 
     @classmethod
@@ -69,9 +71,9 @@ class Compound:
     """For an iterable: whether its loop can be left early, so that the items taken may
     be only the first of the whole iterable. None for a condition."""
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"id": self.id, "of": list(self.of), "mode": self.mode,
-                                  "expression": self.expression}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"id": self.id, "of": list(self.of), "mode": self.mode,
+                              "expression": self.expression}
         if self.early_exit is not None:
             record["early_exit"] = self.early_exit
         return record
@@ -89,7 +91,7 @@ class Unchecked:
     id: str
     reason: str
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"id": self.id, "reason": self.reason}
 
     @classmethod
@@ -112,7 +114,7 @@ class Coverage:
         """The run tours every prime path of the program."""
         return self.digest is not None and self.toured == self.prime_paths
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"digest": self.digest, "toured": self.toured, "prime_paths": self.prime_paths}
 
     @classmethod
@@ -133,7 +135,7 @@ class Example:
     call: str
     answer: str
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"name": self.name, "annotated": self.annotated, "call": self.call,
                 "answer": self.answer}
 
@@ -157,7 +159,7 @@ class SimulationTruth:
         """Tag -> label of every property (what an answer's lines are read by)."""
         return {p.id: p.label for p in self.properties}
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"value": self.value, "repr": self.repr,
                 "properties": [p.to_record() for p in self.properties],
                 "compounds": [c.to_record() for c in self.compounds],
@@ -178,10 +180,10 @@ class ProgramFacts:
     FIELDS: ClassVar[tuple[str, ...]] = ("category", "coverage")
 
     category: str
-    """The program's construct category (``summary.CATEGORIES``)."""
+    """The program's construct category (``summary_payload.CATEGORIES``)."""
     coverage: Coverage
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"category": self.category, "coverage": self.coverage.to_record()}
 
     @classmethod
@@ -199,7 +201,7 @@ class SimulationQuestion:
     facts: ProgramFacts
     example: Example
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self) -> JSONObject:
         return {"truth": self.truth.to_record(), "annotated": self.annotated,
                 **self.facts.to_record(), "example": self.example.to_record()}
 

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.tasks.ces.answers import Pattern, is_full, matches, sequence
 from execbench.tasks.ces.sites import QUADRUPLE, order_key
-from execbench.values import LiteralError, decode, equal, to_literal
+from execbench.tasks.ces.summary_payload import AT_OUTPUT, Divergence
+from execbench.values import Encoded, LiteralError, decode, equal, to_literal
 
 if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
@@ -145,7 +146,7 @@ class Check:
     mode: str
     expression: str
     value: Pattern
-    operands: list[Any]
+    operands: list[Pattern]
     early_exit: bool = False
 
 
@@ -199,7 +200,8 @@ def evaluate(code: str, checks: list[Check], sandbox: Sandbox) -> list[bool] | N
     return [agrees(check, result) for check, result in zip(checks, results, strict=True)]
 
 
-def run_checks(code: str, checks: list[Check], sandbox: Sandbox) -> list[list[Any]] | None:
+def run_checks(code: str, checks: list[Check], sandbox: Sandbox
+               ) -> list[list[Encoded]] | None:
     """Each check's evaluation as the evaluator returns it (typed JSON items: outcome,
     value, operands read, whether the value was listed); None when the run failed."""
     from execbench.sandbox.pool import Job, new_unit
@@ -215,7 +217,7 @@ def run_checks(code: str, checks: list[Check], sandbox: Sandbox) -> list[list[An
     return [result[1] for result in trace.value[1]]
 
 
-def agrees(check: Check, result: list[Any]) -> bool:
+def agrees(check: Check, result: list[Encoded]) -> bool:
     """Whether the compound's stated value is what its expression gave (``run_checks``)."""
     outcome, value, read, listed = result
     if outcome[1] != "value":
@@ -285,7 +287,7 @@ def _disagree(predicate: Pattern, branch: Pattern) -> bool:
 
 
 def divergence(properties: Sequence[Property], given: dict[str, Stated | None]
-               ) -> dict[str, Any]:
+               ) -> Divergence:
     """The first wrong value in execution order, with the paper's kind and the state of
     the four kinds at that statement (``T`` right, ``F`` wrong, ``-`` not applicable), as
     a sample's ``extra`` records it."""
@@ -296,10 +298,10 @@ def divergence(properties: Sequence[Property], given: dict[str, Stated | None]
             if first is None or (key, order) < (first[0], first[1]):
                 first = (key, order, prop)
     if first is None:
-        return {"kind": "output", "id": "output", "line": None, "quadruple": "----"}
+        return AT_OUTPUT
     prop = first[2]
-    return {"kind": QUADRUPLE[prop.kind], "id": prop.id, "line": prop.line,
-            "label": prop.label, "quadruple": _quadruple(properties, prop.line, given)}
+    return Divergence(QUADRUPLE[prop.kind], prop.id, prop.line,
+                      _quadruple(properties, prop.line, given), label=prop.label)
 
 
 def _quadruple(properties: Sequence[Property], line: int,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from execbench.analysis.shape import shape_of
 from execbench.sandbox.trace import TraceOptions
@@ -55,7 +55,8 @@ from execbench.tasks.ces.payload import (
 )
 from execbench.tasks.ces.rules import Stated, divergence, judge, stated
 from execbench.tasks.ces.sites import properties_of, properties_problem
-from execbench.tasks.ces.summary import CATEGORIES, CLASSES, summarize
+from execbench.tasks.ces.summary import summarize
+from execbench.tasks.ces.summary_payload import CATEGORIES, CLASSES, SimulationSummary
 from execbench.tasks.common.answers import EMPTY, read_value, unparsable
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.returns import no_value
@@ -64,6 +65,8 @@ from execbench.tasks.roles import Roles, Task
 from execbench.values import Encoded, LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject, Recordable
+    from execbench.kept import Kept
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
@@ -170,7 +173,7 @@ class Simulation(Roles):
         return ctx.memo[key]
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         properties, compounds = properties_of(program.code, trace)
         try:
             annotated = annotate(program.code, properties)
@@ -184,8 +187,7 @@ class Simulation(Roles):
             found.checked, found.unchecked)
         facts = ProgramFacts(shape_of(program.code).category,
                              self._coverage(program, call_index, trace, ctx))
-        return [SimulationQuestion(truth, annotated, facts,
-                                   _example(program.code, ctx)).to_record()]
+        return [SimulationQuestion(truth, annotated, facts, _example(program.code, ctx))]
 
     def suite_counts(self, instances: list[Instance]) -> dict[str, int]:
         """Programs per construct category (the paper's Table 1 rows)."""
@@ -220,7 +222,7 @@ class Simulation(Roles):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         question = SimulationQuestion.from_record(instance.data)
-        extra: dict[str, Any] = {"category": question.facts.category}
+        extra: JSONObject = {"category": question.facts.category}
         text = answer_text(response)
         if text is None:
             return unparsable(None, EMPTY, extra)
@@ -238,23 +240,23 @@ class Simulation(Roles):
         verdict = judge(instance.code, truth, given, output_right, sandbox)
         name = CLASSES[(verdict.coherent, output_right)]
         right = sum(verdict.right.values()) + output_right
-        extra.update({"class": name, "output_right": output_right,
-                      "rules": [rule for rule, tags in verdict.fired.items() if tags],
-                      "fired": {rule: tags for rule, tags in verdict.fired.items() if tags},
+        fired = {rule: tags for rule, tags in verdict.fired.items() if tags}
+        extra.update({"class": name, "output_right": output_right, "rules": list(fired),
+                      "fired": {rule: list(tags) for rule, tags in fired.items()},
                       "properties": len(verdict.right),
                       "properties_right": sum(verdict.right.values()),
-                      "unread": sorted(tag for tag, value in given.items() if value is None)})
+                      "unread": [tag for tag in sorted(given) if given[tag] is None]})
         if verdict.unchecked:
             extra["rule1_unchecked"] = verdict.unchecked
         if verdict.coherent and not output_right:
-            extra["divergence"] = divergence(truth.properties, given)
+            extra["divergence"] = divergence(truth.properties, given).to_record()
         return Score(CORRECT if name == "coherent_correct" else INCORRECT,
                      answer=to_literal(output), score=right / (len(verdict.right) + 1),
-                     detail=None if verdict.coherent else "incoherent: " + ", ".join(
-                         extra["rules"]), extra=extra)
+                     detail=None if verdict.coherent else "incoherent: " + ", ".join(fired),
+                     extra=extra)
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any]:
+    def summarize(self, samples: list[Kept],
+                  instances: dict[str, Instance]) -> SimulationSummary:
         return summarize(samples, instances)
 
 

@@ -38,12 +38,12 @@ import ast
 import copy
 from dataclasses import dataclass
 from string import ascii_lowercase
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from execbench.sandbox.properties import clauses_of, names_of, parts_of
 from execbench.tasks.base import SkipInstance
 from execbench.tasks.ces.payload import Compound, Property
-from execbench.values import LiteralError, decode, encode, is_exact
+from execbench.values import Encoded, LiteralError, decode, encode, is_exact
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace
@@ -58,6 +58,40 @@ QUADRUPLE = {"loop_variable": "loop variable", "iterable": "iterable",
              "branch": "branch"}
 """The paper's four kinds of property (sub-properties count as their compound's kind)."""
 GETTER = "__eb_get"
+
+
+class LoopRecord(TypedDict):
+    """One execution of a ``for`` statement as the ``properties`` recorder writes it."""
+
+    at: int
+    """The tick the loop started at."""
+    iterable: Encoded | None
+    """The iterable as the loop started; None for one that is its own iterator, whose
+    value is the items the loop took."""
+    parts: list[Encoded | None]
+    """The iterable's parts (``parts_of``); None for one never evaluated."""
+    items: list[Encoded]
+    """The items the loop took (at most the recorder's bound)."""
+    items_at: list[int]
+    """Each item's tick."""
+    items_truncated: bool
+    """The loop took more items than were recorded."""
+
+
+class ConditionRecord(TypedDict):
+    """One evaluation of an ``if``/``elif``/``while`` condition as the ``properties``
+    recorder writes it."""
+
+    at: int
+    """The tick the condition was decided at."""
+    value: Encoded
+    """The condition's value, as Python computed it."""
+    taken: bool
+    """Whether the branch was taken (the loop body ran once more)."""
+    clauses: list[Encoded | None]
+    """Each ``and``/``or`` operand (``clauses_of``); None where short-circuiting skipped it."""
+    names: list[Encoded | None]
+    """For ``while``: each variable the condition reads (``names_of``), as it read it."""
 
 
 @dataclass
@@ -92,16 +126,17 @@ def properties_of(code: str, trace: Trace) -> tuple[list[Property], list[Compoun
     problem = properties_problem(trace)
     if problem is not None:
         raise SkipInstance(problem)
+    # line -> its records: a ``for``'s ``LoopRecord``s, a condition's ``ConditionRecord``s
     recorded = trace.extra["properties"]
     properties: list[Property] = []
     compounds: list[Compound] = []
     for site in sites_of(code):
         records = recorded.get(str(site.line), [])
-        builder = _Builder(site, records)
+        builder = _Builder(site)
         if site.statement == "for":
-            builder.loop()
+            builder.loop(records)
         else:
-            builder.condition()
+            builder.condition(records)
         properties += builder.properties
         compounds += builder.compounds
     return properties, compounds
@@ -119,18 +154,19 @@ def properties_problem(trace: Trace) -> str | None:
 class _Builder:
     """The properties of one site; ``add`` names them ``<line><letter>`` in order."""
 
-    def __init__(self, site: Site, records: list[dict[str, Any]]) -> None:
+    def __init__(self, site: Site) -> None:
         self.site = site
-        self.records = records
         self.properties: list[Property] = []
         self.compounds: list[Compound] = []
 
-    def add(self, kind: str, label: str, values: list[Any] | None, at: list[int]) -> str | None:
+    def add(self, kind: str, label: str, values: list[Encoded | None] | None,
+            at: list[int]) -> str | None:
         """Add a property if every value is exact; returns its tag (None if not asked)."""
-        if values is None or not all(v is not None and is_exact(v) for v in values):
+        exact = [v for v in values or () if v is not None and is_exact(v)]
+        if values is None or len(exact) != len(values):
             return None
         tag = f"{self.site.line}{_letters(len(self.properties))}"
-        self.properties.append(Property(tag, self.site.line, kind, label, values, at))
+        self.properties.append(Property(tag, self.site.line, kind, label, exact, at))
         return tag
 
     def compound(self, tag: str | None, node: ast.expr, children: list[ast.expr],
@@ -142,40 +178,39 @@ class _Builder:
             self.compounds.append(Compound(tag, of, mode, _substituted(node, children),
                                            early_exit))
 
-    def loop(self) -> None:
+    def loop(self, records: list[LoopRecord]) -> None:
         node = self.site.node
         assert isinstance(node, ast.For)
-        starts = [r["at"] for r in self.records]
-        variables = _bind_all(node.target, self.records)
+        starts = [r["at"] for r in records]
+        variables = _bind_all(node.target, records)
         for name, values in variables.items():
-            at = [at for r in self.records for at in r["items_at"]]
+            at = [at for r in records for at in r["items_at"]]
             self.add("loop_variable", name, values, at)
         iterable = self.add("iterable", ast.unparse(node.iter),
-                            [_iterable_value(r) for r in self.records], starts)
+                            [_iterable_value(r) for r in records], starts)
         parts = parts_of(node.iter)
         tags = [self.add("iterable_part", ast.unparse(part),
-                         [r["parts"][i] for r in self.records], starts)
+                         [r["parts"][i] for r in records], starts)
                 for i, part in enumerate(parts)]
         early = any(isinstance(inner, ast.Break | ast.Return | ast.Raise)
                     for stmt in node.body for inner in ast.walk(stmt))
         self.compound(iterable, node.iter, parts, tags, "iterable", early_exit=early)
 
-    def condition(self) -> None:
+    def condition(self, records: list[ConditionRecord]) -> None:
         node = self.site.node
         assert isinstance(node, ast.If | ast.While)
-        at = [r["at"] for r in self.records]
+        at = [r["at"] for r in records]
         if isinstance(node, ast.While):
             names = names_of(node.test)
             always = _always_read(node.test)
             for index, name in enumerate(names):
                 if name in always:
-                    self.add("loop_variable", name, [r["names"][index] for r in self.records],
-                             at)
-        taken = [["bool", r["taken"]] for r in self.records]
+                    self.add("loop_variable", name, [r["names"][index] for r in records], at)
+        taken: list[Encoded | None] = [["bool", r["taken"]] for r in records]
         predicate = self.add("predicate", ast.unparse(node.test), taken, at)
         clauses = clauses_of(node.test)
         tags = [self.add("clause", ast.unparse(clause),
-                         [_truth(r["clauses"][i]) for r in self.records], at)
+                         [_truth(r["clauses"][i]) for r in records], at)
                 for i, clause in enumerate(clauses)]
         self.add("branch", "taken", taken, at)
         by_node = dict(zip(map(id, clauses), tags, strict=True))
@@ -195,7 +230,7 @@ def _letters(index: int) -> str:
             return text
 
 
-def _iterable_value(record: dict[str, Any]) -> Any:
+def _iterable_value(record: LoopRecord) -> Encoded | None:
     """The iterable as asked (see the module doc); None when it cannot be stated."""
     value = record["iterable"]
     if value is not None and value[0] != "object":
@@ -205,7 +240,7 @@ def _iterable_value(record: dict[str, Any]) -> Any:
     return ["list", record["items"]]
 
 
-def _truth(value: Any) -> Any:
+def _truth(value: Encoded | None) -> Encoded | None:
     """A clause's recorded value as asked: its truth, or None (JSON ``["none"]``) where it
     was not evaluated; None (not asked) when its truth cannot be known outside the run."""
     if value is None:
@@ -216,16 +251,17 @@ def _truth(value: Any) -> Any:
         return None
 
 
-def _bind_all(target: ast.expr, records: list[dict[str, Any]]) -> dict[str, list[Any] | None]:
+def _bind_all(target: ast.expr, records: list[LoopRecord]
+              ) -> dict[str, list[Encoded | None] | None]:
     """Each target name's value per iteration, by unpacking the recorded items as the
     ``for`` statement does; a name maps to None when some item cannot be unpacked here
     (an opaque value, an attribute or subscript target)."""
     names = [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
-    values: dict[str, list[Any] | None] = {name: [] for name in names}
+    values: dict[str, list[Encoded | None] | None] = {name: [] for name in names}
     for record in records:
         for item in record["items"]:
             try:
-                bound: dict[str, Any] = {}
+                bound: dict[str, object] = {}
                 _bind(target, decode(item), bound)
             except (LiteralError, ValueError, TypeError):
                 return dict.fromkeys(names)
@@ -236,7 +272,7 @@ def _bind_all(target: ast.expr, records: list[dict[str, Any]]) -> dict[str, list
     return values
 
 
-def _bind(target: ast.expr, value: Any, out: dict[str, Any]) -> None:
+def _bind(target: ast.expr, value: Any, out: dict[str, object]) -> None:
     if isinstance(target, ast.Name):
         out[target.id] = value
         return
@@ -293,9 +329,9 @@ def _direct_clauses(node: ast.expr) -> list[ast.expr]:
 def _substituted(node: ast.expr, children: list[ast.expr]) -> str:
     """The text of ``node`` with each of ``children`` replaced by ``__eb_get(i)`` (a deep
     copy whose memo already holds the replacements, so the tree itself is untouched)."""
-    memo: dict[int, Any] = {id(child): ast.Call(ast.Name(GETTER, ast.Load()),
-                                                [ast.Constant(index)], [])
-                            for index, child in enumerate(children)}
+    memo: dict[int, ast.expr] = {id(child): ast.Call(ast.Name(GETTER, ast.Load()),
+                                                     [ast.Constant(index)], [])
+                                 for index, child in enumerate(children)}
     return ast.unparse(copy.deepcopy(node, memo))
 
 

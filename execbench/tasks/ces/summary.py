@@ -6,53 +6,58 @@ Figure 7) and per source; and the consistency of each program's calls (Figure 6)
 Shares are over every sample of a group, so a failed request or an unreadable answer
 lowers them all; those are counted apart (``errors``, ``unparsable``). A program's call
 counts as simulated right when every sample of it is coherent with the right output.
+The summary's types, which the report reads back, are in ``summary_payload``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from execbench.kept import Kept
 from execbench.tasks.base import ERROR, UNPARSABLE
 from execbench.tasks.ces.coverage import consistency
 from execbench.tasks.ces.payload import Coverage, ProgramFacts
+from execbench.tasks.ces.summary_payload import (
+    CATEGORIES,
+    CLASSES,
+    LEVELS,
+    RULES,
+    Consistency,
+    Group,
+    Judged,
+    SimulationSummary,
+)
 
 if TYPE_CHECKING:
     from execbench.tasks.base import Instance
 
-CATEGORIES = ("CO", "LO", "LC", "Others")
-CLASSES = {(True, True): "coherent_correct", (True, False): "coherent_incorrect",
-           (False, True): "incoherent_correct", (False, False): "incoherent_incorrect"}
-RULES = ("rule1", "rule2", "rule3")
-LEVELS = ("strong", "weak", "random")
+_Read = tuple[Kept, Judged]
+"""A sample with what its scoring says of it, read once."""
 
 
-def _extra(sample: dict[str, Any]) -> dict[str, Any]:
-    return sample.get("extra") or {}
-
-
-def _group(samples: list[dict[str, Any]]) -> dict[str, Any]:
+def _group(samples: list[_Read]) -> Group:
     total = len(samples)
-    classes = Counter(_extra(s).get("class") for s in samples)
-    result: dict[str, Any] = {"samples": total}
-    for name in CLASSES.values():
-        result[name] = classes[name] / total if total else None
-    result["errors"] = sum(s["verdict"] == ERROR for s in samples)
-    result["unparsable"] = sum(s["verdict"] == UNPARSABLE for s in samples)
-    result["rules"] = {rule: sum(rule in _extra(s).get("rules", ()) for s in samples)
-                       for rule in RULES}
-    points = [_extra(s)["divergence"] for s in samples if _extra(s).get("divergence")]
-    result["divergence"] = dict(sorted(Counter(p["kind"] for p in points).items()))
-    result["quadruples"] = dict(sorted(Counter(p["quadruple"] for p in points).items()))
-    return result
+    classes = Counter(judged.coherence for _, judged in samples)
+    shares = {name: classes[name] / total if total else None for name in CLASSES.values()}
+    points = [judged.divergence for _, judged in samples if judged.divergence is not None]
+    return Group(
+        samples=total, coherent_correct=shares["coherent_correct"],
+        coherent_incorrect=shares["coherent_incorrect"],
+        incoherent_correct=shares["incoherent_correct"],
+        incoherent_incorrect=shares["incoherent_incorrect"],
+        errors=sum(s.verdict == ERROR for s, _ in samples),
+        unparsable=sum(s.verdict == UNPARSABLE for s, _ in samples),
+        rules={rule: sum(rule in judged.rules for _, judged in samples) for rule in RULES},
+        divergence=dict(sorted(Counter(p.kind for p in points).items())),
+        quadruples=dict(sorted(Counter(p.quadruple for p in points).items())))
 
 
-def _consistency(samples: list[dict[str, Any]], instances: dict[str, Instance]
-                 ) -> dict[str, Any]:
+def _consistency(samples: list[_Read], instances: dict[str, Instance]) -> Consistency:
     by_instance: dict[str, list[bool]] = {}
-    for sample in samples:
-        by_instance.setdefault(sample["instance_id"], []).append(
-            _extra(sample).get("class") == "coherent_correct")
+    for sample, judged in samples:
+        by_instance.setdefault(sample.instance_id, []).append(
+            judged.coherence == "coherent_correct")
     programs: dict[str, list[tuple[bool, Coverage]]] = {}
     for key in sorted(by_instance):
         instance = instances[key]
@@ -62,25 +67,25 @@ def _consistency(samples: list[dict[str, Any]], instances: dict[str, Instance]
     differing = sum(len({c.digest for _, c in tests if c.digest is not None}) > 1
                     for tests in programs.values())
     count = len(programs)
-    result: dict[str, Any] = {level: levels[level] / count if count else None
-                              for level in LEVELS}
-    result["programs"] = count
-    result["different_coverage"] = differing / count if count else None
-    return result
+    strong, weak, random = (levels[level] / count if count else None for level in LEVELS)
+    return Consistency(strong, weak, random, programs=count,
+                       different_coverage=differing / count if count else None)
 
 
-def summarize(samples: list[dict[str, Any]], instances: dict[str, Instance]
-              ) -> dict[str, Any]:
+def summarize(samples: list[Kept], instances: dict[str, Instance]) -> SimulationSummary:
     """All of the module doc's numbers, from a run's samples of the task."""
-    categories: dict[str, list[dict[str, Any]]] = {name: [] for name in CATEGORIES}
-    sources: dict[str, list[dict[str, Any]]] = {}
-    for sample in samples:
-        facts = ProgramFacts.from_record(instances[sample["instance_id"]].data)
-        categories[facts.category].append(sample)
-        sources.setdefault(sample["source"], []).append(sample)
-    return {"all": _group(samples),
-            "by_category": {name: _group(group) for name, group in categories.items()},
-            "by_source": {name: _group(group) for name, group in sorted(sources.items())},
-            "consistency": _consistency(samples, instances),
-            "consistency_by_category": {
-                name: _consistency(group, instances) for name, group in categories.items()}}
+    read = [(sample, Judged.of(sample.extra)) for sample in samples]
+    categories: dict[str, list[_Read]] = {name: [] for name in CATEGORIES}
+    sources: dict[str, list[_Read]] = {}
+    for pair in read:
+        sample = pair[0]
+        facts = ProgramFacts.from_record(instances[sample.instance_id].data)
+        categories[facts.category].append(pair)
+        sources.setdefault(sample.source, []).append(pair)
+    return SimulationSummary(
+        overall=_group(read),
+        by_category={name: _group(group) for name, group in categories.items()},
+        by_source={name: _group(group) for name, group in sorted(sources.items())},
+        consistency=_consistency(read, instances),
+        consistency_by_category={
+            name: _consistency(group, instances) for name, group in categories.items()})

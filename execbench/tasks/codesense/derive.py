@@ -20,16 +20,102 @@ fact either, so a cut trace gives fewer facts, never wrong ones.
   ``return`` or an exception from inside it).
 * branch: for the first line of each block that runs only on some paths, whether the call
   ran it (in any frame: a recursive call counts).
+
+Each fact is a typed value (``StatementRun``, ``BlockRun``, ``LoopRun``, ``BranchRun``)
+whose ``to_record`` is the fact's JSON object as ``facts`` describes it, key order
+included: what a suite keeps of it (``facts.Fact.record``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from execbench.tasks.codesense.kinds import Function, Loop
+from execbench.values import Encoded
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject
     from execbench.sandbox.trace import State, Trace
+
+Locals = Mapping[str, Encoded]
+"""Variables by name, each a typed-JSON value (a frame's locals, or some of them)."""
+
+
+def _values(named: Locals) -> JSONObject:
+    return {name: value for name, value in named.items()}
+
+
+@dataclass(frozen=True)
+class StatementRun:
+    """A statement's first finished execution: the values the names it reads held just
+    before it, and its value once it ran."""
+
+    line: int
+    statement: str
+    kind: str
+    value: Encoded
+    before: Locals
+
+    def to_record(self) -> JSONObject:
+        return {"task": "statement", "line": self.line, "statement": self.statement,
+                "kind": self.kind, "value": self.value, "before": _values(self.before)}
+
+
+@dataclass(frozen=True)
+class BlockRun:
+    """The locals that differ from those at the call's start once the first ``size``
+    statements (first lines ``lines``, in the order they ran) have run."""
+
+    size: int
+    lines: tuple[int, ...]
+    after: Locals
+
+    def to_record(self) -> JSONObject:
+        return {"task": "block", "size": self.size, "lines": list(self.lines),
+                "after": _values(self.after)}
+
+
+LoopQuestion = Literal["iterations", "body", "after"]
+
+
+@dataclass(frozen=True)
+class LoopRun:
+    """One question about a loop's first run: how many times its body was entered
+    (``iterations``), a ``variable`` after its ``iteration``-th iteration (``body``), or
+    once the loop is left (``after``)."""
+
+    line: int
+    question: LoopQuestion
+    value: Encoded
+    variable: str | None = None
+    iteration: int | None = None
+
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"task": "loop", "line": self.line, "question": self.question}
+        if self.variable is not None:
+            record["variable"] = self.variable
+        if self.iteration is not None:
+            record["iteration"] = self.iteration
+        record["value"] = self.value
+        return record
+
+
+@dataclass(frozen=True)
+class BranchRun:
+    """Whether the call ran ``line``, the first line of a block that runs only on some
+    paths."""
+
+    line: int
+    executed: bool
+
+    def to_record(self) -> JSONObject:
+        return {"task": "branch", "line": self.line, "executed": self.executed}
+
+
+Derived = StatementRun | BlockRun | LoopRun | BranchRun
+"""A fact derived from a run."""
 
 BODY_ITERATIONS = 3
 """In-loop questions are asked about the first iterations only: a long loop would
@@ -75,8 +161,8 @@ def _after(states: list[State], starts: dict[int, int], i: int) -> int | None:
     return None
 
 
-def statement_facts(function: Function, states: list[State]) -> list[dict[str, Any]]:
-    facts: dict[int, dict[str, Any]] = {}
+def statement_facts(function: Function, states: list[State]) -> list[StatementRun]:
+    facts: dict[int, StatementRun] = {}
     starts = _starts(states, function)
     for i, line in starts.items():
         statement = function.statements[line]
@@ -87,31 +173,33 @@ def statement_facts(function: Function, states: list[State]) -> list[dict[str, A
             continue
         after, before = states[j], states[i]["locals"]
         if statement.kind == "branch":
-            value: list | None = ["bool", starts.get(j) == statement.body_line]
+            value: Encoded = ["bool", starts.get(j) == statement.body_line]
         else:
-            values = [after["locals"].get(name) for name in statement.targets]
-            if any(v is None for v in values):
+            assigned = [after["locals"].get(name) for name in statement.targets]
+            values = [v for v in assigned if v is not None]
+            if len(values) < len(assigned):
                 continue
             value = values[0] if len(values) == 1 else ["tuple", values]
-        facts[line] = {"task": "statement", "line": line, "statement": statement.text,
-                       "kind": statement.kind, "value": value,
-                       "before": {name: before[name] for name in statement.reads
-                                  if name in before}}
+        facts[line] = StatementRun(line, statement.text, statement.kind, value,
+                                   {name: before[name] for name in statement.reads
+                                    if name in before})
     return [facts[line] for line in sorted(facts)]
 
 
-def _changed(start: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
+def _changed(start: Locals, now: Locals) -> dict[str, Encoded]:
+    """The variables of ``now`` whose value differs from that in ``start`` (or that
+    ``start`` lacks)."""
     return {name: value for name, value in now.items() if start.get(name) != value}
 
 
 def block_facts(function: Function, states: list[State], max_block: int
-                ) -> list[dict[str, Any]]:
+                ) -> list[BlockRun]:
     starts = _starts(states, function)
     if not starts:
         return []
     order = list(starts)
     entry = states[order[0]]["locals"]
-    facts = []
+    facts: list[BlockRun] = []
     for k in range(1, max_block + 1):
         if k > len(order):
             break
@@ -121,8 +209,7 @@ def block_facts(function: Function, states: list[State], max_block: int
         after = states[j]
         changed = _changed(entry, after["locals"])
         if changed:
-            facts.append({"task": "block", "size": k,
-                          "lines": [starts[i] for i in order[:k]], "after": changed})
+            facts.append(BlockRun(k, tuple(starts[i] for i in order[:k]), changed))
         if after.get("event") is not None:  # the frame returned
             break
     return facts
@@ -172,30 +259,26 @@ def _loop_run(loop: Loop, states: list[State]
     return None
 
 
-def loop_facts(function: Function, states: list[State]) -> list[dict[str, Any]]:
-    facts: list[dict[str, Any]] = []
+def loop_facts(function: Function, states: list[State]) -> list[LoopRun]:
+    facts: list[LoopRun] = []
     for loop in function.loops:
         run = _loop_run(loop, states)
         if run is None:
             continue
         start, entered, ends, after = run
-        facts.append({"task": "loop", "line": loop.line, "question": "iterations",
-                      "value": ["int", entered]})
+        facts.append(LoopRun(loop.line, "iterations", ["int", entered]))
         changed: dict[str, None] = {}
         for state in [*ends, *([after] if after else [])]:
             changed.update(dict.fromkeys(_changed(start["locals"], state["locals"])))
         for k, end in enumerate(ends[:BODY_ITERATIONS], 1):
-            facts.extend({"task": "loop", "line": loop.line, "question": "body",
-                          "variable": name, "iteration": k, "value": end["locals"][name]}
+            facts.extend(LoopRun(loop.line, "body", end["locals"][name], name, k)
                          for name in changed if name in end["locals"])
         if after is not None:
-            facts.extend({"task": "loop", "line": loop.line, "question": "after",
-                          "variable": name, "value": after["locals"][name]}
+            facts.extend(LoopRun(loop.line, "after", after["locals"][name], name)
                          for name in changed if name in after["locals"])
     return facts
 
 
-def branch_facts(function: Function, trace: Trace) -> list[dict[str, Any]]:
+def branch_facts(function: Function, trace: Trace) -> list[BranchRun]:
     ran = set(trace.lines)
-    return [{"task": "branch", "line": line, "executed": line in ran}
-            for line in function.conditional]
+    return [BranchRun(line, line in ran) for line in function.conditional]

@@ -29,21 +29,20 @@ format, how an answer is read and shown, the kind and variant an instance is fil
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from execbench.program import PYTHON
 from execbench.tasks.codesense import derive
 from execbench.tasks.codesense.answers import read_mapping, read_yes_no
 from execbench.tasks.codesense.kinds import KINDS, Function, analyse
 from execbench.tasks.common.abstract import DEFINITIONS
+from execbench.tasks.common.json_fields import list_of, object_of, text_of
 from execbench.tasks.common.languages import Language, assigned_name, language
 from execbench.values import Encoded, LiteralError
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSON, JSONObject
     from execbench.sandbox.trace import State, Trace
-
-Record = dict[str, Any]
-"""A fact's JSON object."""
 
 _TAGS = "between [ANSWER] and [/ANSWER] (or between <ans> and </ans>)"
 PUT = f"Put the answer, and nothing else, {_TAGS}."
@@ -78,12 +77,12 @@ class Fact:
     nothing: ClassVar[str] = ""
     """Why a call whose run gives no fact of this kind is skipped."""
 
-    def __init__(self, record: Record, language_key: str = PYTHON) -> None:
+    def __init__(self, record: JSONObject, language_key: str = PYTHON) -> None:
         self.record = record
         self.language: Language = language(language_key)
 
     @classmethod
-    def read(cls, record: Record, language_key: str = PYTHON) -> Fact | None:
+    def read(cls, record: JSONObject, language_key: str = PYTHON) -> Fact | None:
         """The fact, or None when the record is not a well-formed one of this kind."""
         for key, kind in cls.fields.items():
             value = record.get(key)
@@ -101,19 +100,19 @@ class Fact:
         return self.answer_format.format(value_format=self.language.value_format)
 
     @classmethod
-    def _valid(cls, record: Record) -> bool:
+    def _valid(cls, record: JSONObject) -> bool:
         return True
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
-               max_block: int) -> list[Record]:
+               max_block: int) -> list[JSONObject]:
         """The facts of the kind a full run gives (``derive``)."""
         raise NotImplementedError
 
     @property
     def asked(self) -> Encoded:
         """The typed-JSON value the question asks for."""
-        return self.record["value"]
+        return list_of(self.record, "value")
 
     @property
     def kind(self) -> str:
@@ -145,9 +144,18 @@ def _entry_states(function: Function, entry_point: str, trace: Trace) -> list[St
     return states
 
 
-def _where(record: Record) -> str:
+def _encoded(value: JSON) -> Encoded:
+    """A value of a fact's record, which is typed JSON (a list)."""
+    if not isinstance(value, list):
+        raise ValueError(f"not a typed-JSON value: {value!r}"[:300])
+    return value
+
+
+def _where(record: JSONObject) -> str:
     """The line of a statement question, or each line that holds its text."""
-    lines = record.get("lines") or [record["line"]]
+    lines = record.get("lines")
+    if not isinstance(lines, list) or not lines:
+        lines = [record["line"]]
     return f"line {lines[0]}" if len(lines) == 1 else \
         f"line {' or '.join(map(str, lines))}: the text is on each, the same question"
 
@@ -169,21 +177,22 @@ class StatementFact(Fact):
     nothing = "no assignment or condition of the function finished running"
 
     @classmethod
-    def _valid(cls, record: Record) -> bool:
+    def _valid(cls, record: JSONObject) -> bool:
         return record["kind"] in KINDS
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
-               max_block: int) -> list[Record]:
-        return derive.statement_facts(function, _entry_states(function, entry_point, trace))
+               max_block: int) -> list[JSONObject]:
+        return [fact.to_record() for fact in
+                derive.statement_facts(function, _entry_states(function, entry_point, trace))]
 
     @property
     def kind(self) -> str:
-        return self.record["kind"]
+        return text_of(self.record, "kind")
 
     def question(self, call: str) -> str:
-        before = self.record["before"]
-        values = ", ".join(f"{name} = {self.language.show(value)}"
+        before = object_of(self.record, "before")
+        values = ", ".join(f"{name} = {self.language.show(_encoded(value))}"
                            for name, value in before.items()) \
             if before else "(it reads no variables)"
         return (f"Statement ({_where(self.record)}):\n{self.record['statement']}\n\n"
@@ -212,7 +221,7 @@ class BlockFact(Fact):
     nothing = "its first statements change no local variable"
 
     @classmethod
-    def _valid(cls, record: Record) -> bool:
+    def _valid(cls, record: JSONObject) -> bool:
         return (isinstance(record.get("lines"), list) and isinstance(record.get("after"), dict)
                 or isinstance(record.get("line"), int) and not isinstance(record["line"], bool)
                 and isinstance(record.get("statement"), str)
@@ -234,15 +243,17 @@ class BlockFact(Fact):
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
-               max_block: int) -> list[Record]:
-        return derive.block_facts(function, _entry_states(function, entry_point, trace),
-                                  max_block)
+               max_block: int) -> list[JSONObject]:
+        return [fact.to_record() for fact in
+                derive.block_facts(function, _entry_states(function, entry_point, trace),
+                                   max_block)]
 
     @property
     def asked(self) -> Encoded:
         if self.published:
-            return self.record["value"]
-        return ["dict", [[["str", name], value] for name, value in self.record["after"].items()]]
+            return list_of(self.record, "value")
+        return ["dict", [[["str", name], value]
+                         for name, value in object_of(self.record, "after").items()]]
 
     @property
     def kind(self) -> str:
@@ -256,7 +267,7 @@ class BlockFact(Fact):
         if self.published:
             return (f"Call: {call}\n\nStatement ({_where(self.record)}):\n"
                     f"{self.record['statement']}\n\nWhat value does the statement give?")
-        lines = ", ".join(map(str, self.record["lines"]))
+        lines = ", ".join(map(str, list_of(self.record, "lines")))
         return (f"Call: {call}\n\nWhich local variables differ from their values at the "
                 f"start of the call once the first {self.record['size']} statement(s) have "
                 f"run (lines {lines}, in that order), and what are their values?")
@@ -274,7 +285,7 @@ class LoopFact(Fact):
     nothing = "no loop of the function ran to its end"
 
     @classmethod
-    def _valid(cls, record: Record) -> bool:
+    def _valid(cls, record: JSONObject) -> bool:
         question = record["question"]
         return question in ("iterations", "body", "after") and (
             question == "iterations" or isinstance(record.get("variable"), str)) and (
@@ -282,12 +293,13 @@ class LoopFact(Fact):
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
-               max_block: int) -> list[Record]:
-        return derive.loop_facts(function, _entry_states(function, entry_point, trace))
+               max_block: int) -> list[JSONObject]:
+        return [fact.to_record() for fact in
+                derive.loop_facts(function, _entry_states(function, entry_point, trace))]
 
     @property
     def kind(self) -> str:
-        return self.record["question"]
+        return text_of(self.record, "question")
 
     @property
     def variant(self) -> str:
@@ -303,7 +315,7 @@ class LoopFact(Fact):
         asked = {"iterations": "How many times does the body of this loop run?",
                  "body": self._body_question(),
                  "after": f"What is the value of `{variable}` just after execution leaves "
-                          "this loop?"}[self.record["question"]]
+                          "this loop?"}[self.kind]
         if str(variable).startswith("@py_assert"):
             asked += (f" (`{variable}` is a temporary that pytest's assertion rewriting adds "
                       "for an `assert` line, holding a value the assertion computes.)")
@@ -314,7 +326,8 @@ class LoopFact(Fact):
         (``at``), not the loop's iterations: a line inside the body may run several times
         per iteration, or not at all, so the question names that line."""
         variable = self.record.get("variable")
-        nth = _ordinal(self.record.get("iteration", 0))
+        iteration = self.record.get("iteration")  # asked of every loop fact's prompt
+        nth = _ordinal(iteration if isinstance(iteration, int) else 0)
         if "at" in self.record:
             return (f"What is the value of `{variable}` just after line {self.record['at']} "
                     f"has run for the {nth} time?")
@@ -347,8 +360,8 @@ class BranchFact(YesNoFact):
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
-               max_block: int) -> list[Record]:
-        return derive.branch_facts(function, trace)
+               max_block: int) -> list[JSONObject]:
+        return [fact.to_record() for fact in derive.branch_facts(function, trace)]
 
     @property
     def asked(self) -> Encoded:
@@ -373,15 +386,17 @@ class AliasFact(YesNoFact):
     nothing = "alias questions come only from published C records"
 
     @classmethod
-    def _valid(cls, record: Record) -> bool:
-        return all(isinstance(record[key].get("pointer"), str)
-                   and isinstance(record[key].get("statement"), str)
-                   and isinstance(record[key].get("lines"), list)
-                   for key in ("first", "second")) and bool(record["first"]["lines"])
+    def _valid(cls, record: JSONObject) -> bool:
+        first, second = record["first"], record["second"]
+        return all(isinstance(part, dict) and isinstance(part.get("pointer"), str)
+                   and isinstance(part.get("statement"), str)
+                   and isinstance(part.get("lines"), list)
+                   for part in (first, second)) \
+            and isinstance(first, dict) and bool(first["lines"])
 
     @classmethod
     def derive(cls, function: Function, entry_point: str, trace: Trace,
-               max_block: int) -> list[Record]:
+               max_block: int) -> list[JSONObject]:
         return []
 
     @property
@@ -394,8 +409,8 @@ class AliasFact(YesNoFact):
 
     def question(self, call: str) -> str:
         def named(key: str) -> str:
-            part = self.record[key]
-            lines = part["lines"]
+            part = object_of(self.record, key)
+            lines = list_of(part, "lines")
             where = (f"line {' or '.join(map(str, lines))}" if lines
                      else "a statement in another function, not shown")
             return f"`{part['pointer']}` when `{part['statement']}` runs ({where})"
@@ -433,13 +448,13 @@ class InputsFact(Fact):
                      "{value_format} " + PUT)
 
     def question(self, call: str) -> str:
-        names = ", ".join(f"`{name}`" for name in self.record["names"])
+        names = ", ".join(f"`{name}`" for name in list_of(self.record, "names"))
         return (f"The call returned: {self.record['output']}\n\nWhat were the values of "
                 f"{names}?")
 
     def read_answer(self, text: str) -> Encoded:
         value = self.language.read(text)
-        names = self.record["names"]
+        names = list_of(self.record, "names")
         if value[0] != "dict" and len(names) == 1:  # `v` or `name = v`: under the name it gives
             name = assigned_name(text)
             return ["dict", [[["str", name or names[0]], value]]]
@@ -447,7 +462,7 @@ class InputsFact(Fact):
 
 
 def facts_for(kind: type[Fact], code: str, entry_point: str, trace: Trace,
-              max_block: int = 3) -> list[Record]:
+              max_block: int = 3) -> list[JSONObject]:
     """The call's facts of ``kind`` (records, not yet checked): the given ones if the trace
     brings facts, else those derived from its run. Raises ``NoFacts`` when neither is
     possible."""

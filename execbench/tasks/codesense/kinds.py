@@ -150,7 +150,10 @@ def _statement(node: ast.stmt, lines: list[str]) -> Statement:
     text = "\n".join(lines[node.lineno - 1:end]).strip()
     if not _blocks(node):
         text = ast.get_source_segment("\n".join(lines), node) or text
-    kind, targets, reads, body_line = None, (), (), None
+    kind: str | None = None
+    targets: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
+    body_line: int | None = None
     if isinstance(node, ast.If | ast.While):
         kind, reads = "branch", _names(node.test)
     elif isinstance(node, ast.Assign) and len(node.targets) == 1:

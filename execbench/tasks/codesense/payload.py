@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from execbench.json_types import JSON, JSONObject
 from execbench.tasks.codesense.facts import Fact
-from execbench.tasks.common.abstract import AbstractTruth
+from execbench.tasks.common.abstract_payload import AbstractTruth
+from execbench.tasks.common.json_fields import list_of, object_of, optional_text, text_of
 from execbench.values import Encoded
 
 
@@ -42,8 +43,8 @@ class ConcreteTruth:
         """The text a right answer gives."""
         return self.text if self.answer is None else self.answer
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"value": self.value, "text": self.text}
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"value": self.value, "text": self.text}
         if self.answer is not None:
             record["answer"] = self.answer
         if not self.comparable:
@@ -53,9 +54,9 @@ class ConcreteTruth:
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> ConcreteTruth:
-        return cls(data["value"], data["text"], data.get("answer"),
-                   data.get("comparable") is not False, data.get("repr"))
+    def from_record(cls, data: Mapping[str, JSON]) -> ConcreteTruth:
+        return cls(list_of(data, "value"), text_of(data, "text"), optional_text(data, "answer"),
+                   data.get("comparable") is not False, optional_text(data, "repr"))
 
 
 Truth = ConcreteTruth | AbstractTruth
@@ -66,7 +67,7 @@ def values_of(truth: Truth) -> str:
     return "abstract" if isinstance(truth, AbstractTruth) else "concrete"
 
 
-def read_truth(values: str, data: Mapping[str, Any]) -> Truth:
+def read_truth(values: str, data: Mapping[str, JSON]) -> Truth:
     """The truth of a question asked in ``values`` mode."""
     return AbstractTruth.from_record(data) if values == "abstract" \
         else ConcreteTruth.from_record(data)
@@ -94,8 +95,8 @@ class FactQuestion:
     def values(self) -> str:
         return values_of(self.truth)
 
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"kind": self.fact.kind, "values": self.values,
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"kind": self.fact.kind, "values": self.values,
                                   "fact": self.fact.record, "truth": self.truth.to_record(),
                                   "variant": self.variant}
         if self.objects:
@@ -103,9 +104,10 @@ class FactQuestion:
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any], fact_type: type[Fact],
+    def from_record(cls, data: Mapping[str, JSON], fact_type: type[Fact],
                     language: str) -> FactQuestion:
         """The question, its fact read as ``fact_type`` (the task's) in the code's
         ``language``."""
-        return cls(fact_type(data["fact"], language), read_truth(data["values"], data["truth"]),
-                   data["variant"], data.get("objects") is True)
+        return cls(fact_type(object_of(data, "fact"), language),
+                   read_truth(text_of(data, "values"), object_of(data, "truth")),
+                   text_of(data, "variant"), data.get("objects") is True)

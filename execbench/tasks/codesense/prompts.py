@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from execbench.json_types import JSONObject
 from execbench.program import PYTHON
+from execbench.tasks.codesense.derive import BlockRun
 from execbench.tasks.codesense.facts import (
     ABSTRACT,
     BlockFact,
@@ -21,7 +23,6 @@ from execbench.tasks.codesense.facts import (
     Fact,
     LoopFact,
     OutputFact,
-    Record,
     StatementFact,
 )
 from execbench.tasks.common import abstract
@@ -34,7 +35,7 @@ from execbench.values import Encoded
 class Example:
     code: str
     call: str
-    fact: Record
+    fact: JSONObject
     value: Encoded
     """The answer's value (typed JSON)."""
 
@@ -78,9 +79,9 @@ def f(words, sep):
     return sep.join(kept)"""
 
 
-def _block(size: int, lines: list[int], after: dict[str, list]) -> Example:
+def _block(size: int, lines: list[int], after: dict[str, Encoded]) -> Example:
     return Example(_SWAP, "swap([5, 7, 9], 0, 2)",
-                   {"task": "block", "size": size, "lines": lines, "after": after},
+                   BlockRun(size, tuple(lines), after).to_record(),
                    ["dict", [[["str", k], v] for k, v in after.items()]])
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from execbench.sandbox.trace import TraceOptions
 from execbench.tasks.base import (
@@ -50,7 +51,7 @@ from execbench.tasks.codesense.facts import (
 )
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion, Truth, reference_text
 from execbench.tasks.common import abstract
-from execbench.tasks.common.abstract import VALUES, Filing
+from execbench.tasks.common.abstract import VALUES, Filing, KindSummary
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.tasks.common.objects import holds_objects, unshown
@@ -59,6 +60,8 @@ from execbench.tasks.roles import Roles, Task
 from execbench.values import Encoded, LiteralError, equal, is_exact
 
 if TYPE_CHECKING:
+    from execbench.json_types import JSONObject, Recordable
+    from execbench.kept import Kept
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
@@ -70,7 +73,7 @@ QUESTIONS = TaskOption("questions", ("5",), "at most N instances per call (CodeS
 BLOCKS = TaskOption("blocks", ("3",), "ask about the first k = 1..N statements", whole=True)
 
 
-def _choose(items: list[tuple[str, Any]], cap: int, rng: random.Random) -> list[int]:
+def _choose(items: Sequence[tuple[str, object]], cap: int, rng: random.Random) -> list[int]:
     """Indices of at most ``cap`` items, taken in turn from each kind in a seeded order,
     returned in the items' order."""
     groups: dict[str, list[int]] = {}
@@ -87,19 +90,19 @@ def _choose(items: list[tuple[str, Any]], cap: int, rng: random.Random) -> list[
 
 
 def score_concrete(fact: Fact, truth: ConcreteTruth, response: str | None,
-                   extra: dict[str, Any]) -> Score:
+                   extra: JSONObject) -> Score:
     """Score an answer against a concrete question's truth (a value, a yes/no or a
     mapping, as ``fact`` reads it); ``extra`` (kind, values) is completed with
     ``string_match``. A truth that is not comparable (a published value that is no
     literal) is judged by the string comparison alone, the only one it allows."""
     text = codesense_answer_text(response)
-    extra = {**extra, "string_match": string_match(text, truth.text)}
+    matched = string_match(text, truth.text)
+    extra = {**extra, "string_match": matched}
     if text is None:
         return unparsable(None, EMPTY, extra)
     if not truth.comparable:
         extra["comparable"] = False
-        return Score(CORRECT if extra["string_match"] else INCORRECT, answer=text,
-                     extra=extra)
+        return Score(CORRECT if matched else INCORRECT, answer=text, extra=extra)
     try:
         value = fact.read_answer(text)
     except LiteralError as exc:
@@ -163,7 +166,7 @@ class CodeSenseTask(Roles):
         return VALUES.value(ctx) if VALUES in self.options else "concrete"
 
     def build(self, program: Program, call_index: int, trace: Trace,
-              ctx: BuildContext) -> list[dict[str, Any]]:
+              ctx: BuildContext) -> list[Recordable]:
         blocks = int(BLOCKS.value(ctx)) if BLOCKS in self.options else 0
         try:
             records = facts_for(self.fact_type, program.code, program.entry_point, trace,
@@ -203,7 +206,7 @@ class CodeSenseTask(Roles):
         objects = holds_objects(trace)
         rng = random.Random(f"{ctx.seed}/{self.name}/{program.id}/{call_index}")
         chosen = _choose(usable, int(QUESTIONS.value(ctx)), rng)
-        built: list[dict[str, Any]] = []
+        built: list[Recordable] = []
         seen: Counter[str] = Counter()
         for index in chosen:
             fact, truth = usable[index][1]
@@ -211,7 +214,7 @@ class CodeSenseTask(Roles):
             seen[variant] += 1
             if seen[variant] > 1:  # given facts may ask twice about one line
                 variant = f"{variant}.{seen[variant]}"
-            built.append(FactQuestion(fact, truth, variant, objects).to_record())
+            built.append(FactQuestion(fact, truth, variant, objects))
         return built
 
     def _question(self, instance: Instance) -> FactQuestion:
@@ -229,7 +232,7 @@ class CodeSenseTask(Roles):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         question = self._question(instance)
-        extra = {"kind": question.fact.kind, "values": question.values}
+        extra: JSONObject = {"kind": question.fact.kind, "values": question.values}
         if isinstance(question.truth, abstract.AbstractTruth):
             return abstract.score(response, question.truth, extra)
         return score_concrete(question.fact, question.truth, response, extra)
@@ -238,8 +241,7 @@ class CodeSenseTask(Roles):
         counts = Counter(Filing.of(instance).kind for instance in instances)
         return dict(sorted(counts.items())) or None
 
-    def summarize(self, samples: list[dict[str, Any]],
-                  instances: dict[str, Instance]) -> dict[str, Any] | None:
+    def summarize(self, samples: list[Kept], instances: dict[str, Instance]) -> KindSummary:
         return abstract.summarize_by_kind(samples, instances)
 
 

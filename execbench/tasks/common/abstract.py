@@ -12,20 +12,35 @@ spaces and a trailing full stop; it is right when it names the value's category.
 
 The CodeSense tasks and the output task ask for categories with ``-T values=abstract``
 (``VALUES``); both score such answers with ``score`` and sum their samples up with
-``summarize_by_kind``, which also serves the CodeSense tasks' concrete questions.
+``summarize_by_kind``, which also serves the CodeSense tasks' concrete questions. What
+they record (the truths, the summaries) is typed in ``abstract_payload``, which reports
+read; this module names those types too.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from execbench.tasks.base import CORRECT, INCORRECT, Instance, Score, TaskOption
+from execbench.tasks.common.abstract_payload import (
+    SUMMARY_DATA,
+    AbstractTruth,
+    Filing,
+    KindSummary,
+    Share,
+)
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.values import Encoded
+
+if TYPE_CHECKING:
+    from execbench.json_types import JSONObject
+    from execbench.kept import Kept
+
+__all__ = ["CATEGORIES", "DEFINITIONS", "SUMMARY_DATA", "VALUES", "AbstractTruth", "Filing",
+           "KindSummary", "Share", "category", "normalise", "random_category",
+           "read_category", "score", "summarize_by_kind", "truth"]
 
 VALUES = TaskOption("values", ("concrete", "abstract"),
                     "ask for the value itself, or its category (CodeSense's Table 6)")
@@ -104,38 +119,6 @@ def category(value: list) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class AbstractTruth:
-    """The truth of an abstract question: the category an answer must name."""
-
-    category: str
-    type: str
-    """The value's typed-JSON tag, whose categories the random baseline draws from."""
-    value: Encoded | None = None
-    """The value itself, which the output task keeps beside its category (so that a
-    report can show it); the CodeSense tasks keep it in their fact."""
-    repr: str | None = None
-
-    def to_record(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"category": self.category, "type": self.type}
-        if self.value is not None:
-            record["value"] = self.value
-        if self.repr is not None:
-            record["repr"] = self.repr
-        return record
-
-    @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> AbstractTruth:
-        return cls(data["category"], data["type"], data.get("value"), data.get("repr"))
-
-    @classmethod
-    def asked(cls, instance: Instance) -> AbstractTruth | None:
-        """The truth of an instance asked with abstract values, of whichever task asks in
-        categories (output, statement, loop); None for one asked for a value."""
-        data = instance.data
-        return cls.from_record(data["truth"]) if data.get("values") == "abstract" else None
-
-
 def truth(value: Encoded) -> AbstractTruth | None:
     """The ground truth of an abstract question about ``value`` (None if it has none)."""
     name = category(value)
@@ -161,7 +144,7 @@ def random_category(value_type: str, rng: random.Random) -> str:
     return rng.choice(CATEGORIES[value_type])
 
 
-def score(response: str | None, truth: AbstractTruth, extra: dict[str, Any]) -> Score:
+def score(response: str | None, truth: AbstractTruth, extra: JSONObject) -> Score:
     """Score an answer naming a category against an abstract question's truth (``truth``
     gives it); ``extra`` is completed with CodeSense's ``string_match``."""
     text = codesense_answer_text(response)
@@ -175,56 +158,35 @@ def score(response: str | None, truth: AbstractTruth, extra: dict[str, Any]) -> 
                  extra=extra)
 
 
-def _share(samples: list[dict[str, Any]]) -> dict[str, Any]:
+def _share(samples: list[Kept]) -> Share:
     """Strict accuracy over the samples a type-aware verdict exists for (those scored
     ``comparable: False``, published values that are no literal, are left out of it and
     counted in ``not_comparable``: strict is None when none is left); string-match
     accuracy over all."""
     total = len(samples)
-    comparable = [s for s in samples if (s.get("extra") or {}).get("comparable") is not False]
-    strict = sum(s["verdict"] == CORRECT for s in comparable)
-    matched = sum(bool((s.get("extra") or {}).get("string_match")) for s in samples)
-    share = {"samples": total, "strict": strict / len(comparable) if comparable else None,
-             "string_match": matched / total if total else None}
-    if len(comparable) < total:
-        share["not_comparable"] = total - len(comparable)
-    return share
+    comparable = [s for s in samples if s.added("comparable") is not False]
+    strict = sum(s.verdict == CORRECT for s in comparable)
+    matched = sum(bool(s.added("string_match")) for s in samples)
+    return Share(total, strict / len(comparable) if comparable else None,
+                 matched / total if total else None, total - len(comparable))
 
 
-SUMMARY_DATA: tuple[str, ...] = ("kind", "values")
-"""What :func:`summarize_by_kind` reads of an instance's data (``Task.summary_data``)."""
-
-
-@dataclass(frozen=True)
-class Filing:
-    """Where a summary files an instance's samples. Read from the ``SUMMARY_DATA`` fields
-    alone, since those are all the instances a summary holds keep; an instance not asked
-    in CodeSense's style (a plain output question beside published ones) has neither."""
-
-    kind: str = "?"
-    values: str = "concrete"
-
-    @classmethod
-    def of(cls, instance: Instance) -> Filing:
-        data = instance.data
-        return cls(data.get("kind", cls.kind), data.get("values", cls.values))
-
-
-def summarize_by_kind(samples: list[dict[str, Any]], instances: dict[str, Instance]
-                      ) -> dict[str, Any]:
+def summarize_by_kind(samples: list[Kept], instances: dict[str, Instance]) -> KindSummary:
     """Strict (type-aware) and string-match accuracy over all samples, per kind, per
     values mode and per language of the code (these come from the instance, so a failed
     request counts)."""
-    by_kind: dict[str, list[dict[str, Any]]] = {}
-    by_values: dict[str, list[dict[str, Any]]] = {}
-    by_language: dict[str, list[dict[str, Any]]] = {}
+    by_kind: dict[str, list[Kept]] = {}
+    by_values: dict[str, list[Kept]] = {}
+    by_language: dict[str, list[Kept]] = {}
     for sample in samples:
-        instance = instances[sample["instance_id"]]
+        instance = instances[sample.instance_id]
         filing = Filing.of(instance)
         by_kind.setdefault(filing.kind, []).append(sample)
         by_values.setdefault(filing.values, []).append(sample)
         by_language.setdefault(instance.language, []).append(sample)
-    return {"by_kind": {k: _share(v) for k, v in sorted(by_kind.items())},
-            "by_values": {k: _share(v) for k, v in sorted(by_values.items())},
-            "by_language": {k: _share(v) for k, v in sorted(by_language.items())},
-            "all": _share(samples)}
+
+    def shares(groups: dict[str, list[Kept]]) -> dict[str, Share]:
+        return {name: _share(group) for name, group in sorted(groups.items())}
+
+    return KindSummary(shares(by_kind), shares(by_values), shares(by_language),
+                       _share(samples))

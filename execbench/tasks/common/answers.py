@@ -18,9 +18,10 @@ import inspect
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from execbench.tasks.base import UNPARSABLE, Score, SkipInstance
+from execbench.tasks.common.json_fields import optional_text, text_of
 from execbench.values import (
     Encoded,
     LiteralError,
@@ -32,11 +33,14 @@ from execbench.values import (
     to_literal,
 )
 
+if TYPE_CHECKING:
+    from execbench.json_types import JSON, JSONObject
+
 EMPTY = "empty response"
 """The detail of an ``unparsable`` score when the response has no answer text at all."""
 
 
-def unparsable(answer: str | None, why: str, extra: dict[str, Any] | None = None, *,
+def unparsable(answer: str | None, why: str, extra: JSONObject | None = None, *,
                score: float | None = None) -> Score:
     """The verdict on an answer nothing could be read from; ``why`` names what was expected
     (``EMPTY`` when there was no answer text). ``score`` is the partial credit of a task
@@ -111,18 +115,28 @@ class Given:
     position: int | None = None
     keyword: str | None = None
 
-    def to_record(self) -> dict[str, Any]:
-        where = {"position": self.position} if self.keyword is None \
+    def to_record(self) -> JSONObject:
+        where: JSONObject = {"position": self.position} if self.keyword is None \
             else {"keyword": self.keyword}
         return {**where, "text": self.text}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Given:
-        return cls(record["text"], record.get("position"), record.get("keyword"))
+    def from_record(cls, record: Mapping[str, JSON]) -> Given:
+        position = record.get("position")
+        return cls(text_of(record, "text"),
+                   position if isinstance(position, int) and not isinstance(position, bool)
+                   else None, optional_text(record, "keyword"))
 
     @classmethod
-    def listed(cls, records: Sequence[Mapping[str, Any]]) -> tuple[Given, ...]:
-        return tuple(cls.from_record(record) for record in records)
+    def listed(cls, records: Sequence[JSON]) -> tuple[Given, ...]:
+        """The arguments a record's list of them names (``ValueError`` for an item that is
+        no object)."""
+        given = []
+        for record in records:
+            if not isinstance(record, dict):
+                raise ValueError(f"a given argument's record is not an object: {record!r}")
+            given.append(cls.from_record(record))
+        return tuple(given)
 
 
 def given_arguments(args: str) -> tuple[Given, ...]:
@@ -243,10 +257,10 @@ def signature_of(code: str, entry_point: str) -> inspect.Signature | None:
                 params.append(inspect.Parameter(arg.arg, kind, default=default))
             if a.vararg:
                 params.append(inspect.Parameter(a.vararg.arg, inspect.Parameter.VAR_POSITIONAL))
-            for arg, default in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+            for arg, given in zip(a.kwonlyargs, a.kw_defaults, strict=True):
                 params.append(inspect.Parameter(
                     arg.arg, inspect.Parameter.KEYWORD_ONLY,
-                    default=inspect.Parameter.empty if default is None else None))
+                    default=inspect.Parameter.empty if given is None else None))
             if a.kwarg:
                 params.append(inspect.Parameter(a.kwarg.arg, inspect.Parameter.VAR_KEYWORD))
             return inspect.Signature(params)

@@ -1,19 +1,32 @@
 """The simulation task's numbers from samples: class shares per construct category, rules
-fired, divergence kinds and consistency per program."""
+fired, divergence kinds and consistency per program; the summary's record, and reading it
+back (an older or partial record too)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from execbench.kept import Kept
 from execbench.tasks.base import Instance
 from execbench.tasks.ces.payload import Coverage, ProgramFacts
 from execbench.tasks.ces.summary import summarize
+from execbench.tasks.ces.summary_payload import (
+    NO_CONSISTENCY,
+    NO_GROUP,
+    Consistency,
+    Divergence,
+    Group,
+    Judged,
+    SimulationSummary,
+)
 
 
 def _sample(instance: str, cls: str | None, verdict: str = "incorrect",
-            **extra: Any) -> dict[str, Any]:
-    return {"instance_id": instance, "source": "s", "verdict": verdict,
-            "extra": {"class": cls, **extra} if cls else {}}
+            source: str = "s", **extra: Any) -> Kept:
+    return Kept(instance_id=instance, task="simulation", source=source, sample=0,
+                verdict=verdict, correct=verdict == "correct",
+                extra={"class": cls, **extra} if cls else {})
 
 
 def _instance(key: str, category: str, covered: Coverage) -> Instance:
@@ -24,26 +37,94 @@ def _instance(key: str, category: str, covered: Coverage) -> Instance:
                     data=ProgramFacts(category, covered).to_record())
 
 
-def test_shares_rules_divergence_and_consistency() -> None:
+def _run() -> SimulationSummary:
     cover = Coverage("a", 1, 2)
     other = Coverage("b", 1, 2)
     instances = {key: _instance(key, category, covered) for key, category, covered in (
         ("p/0", "LC", cover), ("p/1", "LC", other), ("q/0", "CO", cover), ("q/1", "CO", cover))}
-    point = {"kind": "iterable", "quadruple": "TF--"}
+    point = {"kind": "iterable", "id": "4a", "line": 4, "label": "w", "quadruple": "TF--"}
     samples = [_sample("p/0", "coherent_correct", "correct", rules=[]),
-               _sample("p/1", "coherent_correct", "correct", rules=[]),
+               _sample("p/1", "coherent_correct", "correct", source="r", rules=[]),
                _sample("q/0", "incoherent_correct", rules=["rule1", "rule3"]),
                _sample("q/1", "coherent_incorrect", rules=[], divergence=point),
                _sample("q/1", None, "unparsable")]
-    found = summarize(samples, instances)
-    every = found["all"]
-    assert (every["samples"], every["coherent_correct"], every["incoherent_correct"],
-            every["unparsable"]) == (5, 0.4, 0.2, 1)
-    assert every["rules"] == {"rule1": 1, "rule2": 0, "rule3": 1}
-    assert every["divergence"] == {"iterable": 1} and every["quadruples"] == {"TF--": 1}
-    assert found["by_category"]["LC"]["coherent_correct"] == 1.0
-    assert found["by_category"]["LO"] == {**found["by_category"]["LO"], "samples": 0,
-                                          "coherent_correct": None}
-    assert found["consistency"] == {"strong": 0.5, "weak": 0.0, "random": 0.5,
-                                    "programs": 2, "different_coverage": 0.5}
-    assert found["consistency_by_category"]["LC"]["strong"] == 1.0
+    return summarize(samples, instances)
+
+
+def test_shares_rules_divergence_and_consistency() -> None:
+    found = _run()
+    every = found.overall
+    assert (every.samples, every.coherent_correct, every.incoherent_correct,
+            every.unparsable, every.errors) == (5, 0.4, 0.2, 1, 0)
+    assert every.rules == {"rule1": 1, "rule2": 0, "rule3": 1}
+    assert every.divergence == {"iterable": 1} and every.quadruples == {"TF--": 1}
+    assert found.category("LC").coherent_correct == 1.0
+    assert (found.category("LO").samples, found.category("LO").coherent_correct) == (0, None)
+    assert list(found.by_category) == ["CO", "LO", "LC", "Others"]
+    assert list(found.by_source) == ["r", "s"]
+    assert found.consistency == Consistency(0.5, 0.0, 0.5, programs=2,
+                                            different_coverage=0.5)
+    assert found.category_consistency("LC").strong == 1.0
+
+
+def test_the_record_keeps_its_keys_in_order() -> None:
+    """``results.json`` keeps its bytes: the record has the keys, in the order, that the
+    summary always wrote."""
+    record = _run().to_record()
+    assert list(record) == ["all", "by_category", "by_source", "consistency",
+                            "consistency_by_category"]
+    every = record["all"]
+    assert isinstance(every, dict)
+    assert every == {"samples": 5, "coherent_correct": 0.4, "coherent_incorrect": 0.2,
+                     "incoherent_correct": 0.2, "incoherent_incorrect": 0.0, "errors": 0,
+                     "unparsable": 1, "rules": {"rule1": 1, "rule2": 0, "rule3": 1},
+                     "divergence": {"iterable": 1}, "quadruples": {"TF--": 1}}
+    assert list(every) == ["samples", "coherent_correct", "coherent_incorrect",
+                           "incoherent_correct", "incoherent_incorrect", "errors",
+                           "unparsable", "rules", "divergence", "quadruples"]
+    consistency = record["consistency"]
+    assert isinstance(consistency, dict)
+    assert list(consistency) == ["strong", "weak", "random", "programs", "different_coverage"]
+
+
+def test_the_summary_reads_back_from_its_json() -> None:
+    found = _run()
+    assert SimulationSummary.from_record(json.loads(json.dumps(found.to_record()))) == found
+    empty = summarize([], {})
+    assert SimulationSummary.from_record(empty.to_record()) == empty
+    assert empty.overall.coherent_correct is None and empty.consistency.programs == 0
+
+
+def test_an_old_or_partial_record_reads_with_what_it_lacks_unknown() -> None:
+    partial = SimulationSummary.from_record({
+        "all": {"samples": 3, "coherent_correct": 1, "rules": {"rule1": 2}},
+        "by_category": {"CO": {"samples": 3}},
+        "consistency": {"strong": 0.5}})
+    assert partial.overall == Group(3, 1, None, None, None, None, None, {"rule1": 2}, {}, {})
+    assert partial.category("CO").samples == 3
+    assert partial.category("LO") == NO_GROUP
+    assert partial.by_source == {}
+    assert partial.consistency == Consistency(0.5, None, None, None, None)
+    assert partial.category_consistency("CO") == NO_CONSISTENCY
+    nothing = SimulationSummary.from_record({})
+    assert (nothing.overall, nothing.consistency) == (NO_GROUP, NO_CONSISTENCY)
+    # a malformed value is unknown, not a crash
+    odd = SimulationSummary.from_record({"all": {"samples": "3", "rules": [1],
+                                                 "divergence": {"iterable": "x"}},
+                                         "by_category": None})
+    assert (odd.overall.samples, odd.overall.rules, odd.overall.divergence) == (None, {}, {})
+    assert odd.by_category == {}
+
+
+def test_what_the_scoring_says_of_a_sample_reads_from_its_extra() -> None:
+    point = Divergence("iterable", "4a", 4, "TF--", label="w")
+    assert Divergence.from_record(point.to_record()) == point
+    assert list(point.to_record()) == ["kind", "id", "line", "label", "quadruple"]
+    output = Divergence("output", "output", None, "----")
+    assert output.to_record() == {"kind": "output", "id": "output", "line": None,
+                                  "quadruple": "----"}
+    judged = Judged.of({"class": "coherent_incorrect", "rules": ["rule2"],
+                        "divergence": point.to_record()})
+    assert judged == Judged("coherent_incorrect", ("rule2",), point)
+    assert Judged.of(None) == Judged.of({}) == Judged(None)
+    assert Judged.of({"class": 3, "divergence": {}}) == Judged(None)

@@ -1,0 +1,228 @@
+"""What the simulation task's results hold, typed: what the scoring of a sample says of it
+(``Judged``, its ``Divergence``), as the summary and the vetting report read it from the
+sample's ``extra``; and the run's summary (``SimulationSummary``, ``results.json``:
+``task_metrics.simulation``), computed in ``summary`` and read back by the ``ces`` report.
+
+Each record is written and read here and nowhere else. Reading tolerates an older or
+partial record: a missing or malformed count or share reads as None, a missing mapping as
+empty, so that a results file from before a field existed still reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from execbench.json_types import JSON, JSONObject
+
+CATEGORIES = ("CO", "LO", "LC", "Others")
+"""The construct categories (the paper's Table 1): only conditionals, only loops, loops and
+conditionals, neither."""
+CLASSES = {(True, True): "coherent_correct", (True, False): "coherent_incorrect",
+           (False, True): "incoherent_correct", (False, False): "incoherent_incorrect"}
+"""(coherent, output right) -> the sample's class."""
+RULES = ("rule1", "rule2", "rule3")
+LEVELS = ("strong", "weak", "random")
+"""The consistency levels of a program's calls (``coverage.consistency``)."""
+
+
+def _count(value: JSON) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _share(value: JSON) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _text(value: JSON) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _object(value: JSON) -> JSONObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _counts(value: JSON) -> dict[str, int]:
+    """A JSON object of counts; entries that are no count are left out."""
+    return {key: count for key, item in _object(value).items()
+            if (count := _count(item)) is not None}
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a coherent simulation with a wrong output first left the real run
+    (``rules.divergence``): its first wrong property, or the output itself."""
+
+    kind: str
+    """The paper's kind of the property (``sites.QUADRUPLE``), or ``output``."""
+    id: str
+    """The property's tag, or ``output``."""
+    line: int | None
+    """The property's line; None for the output."""
+    quadruple: str
+    """The state of the four kinds at that statement: ``T`` right, ``F`` wrong, ``-`` not
+    applicable (``----`` for the output)."""
+    label: str | None = None
+    """What the property names; None for the output."""
+
+    def to_record(self) -> JSONObject:
+        record: JSONObject = {"kind": self.kind, "id": self.id, "line": self.line}
+        if self.label is not None:
+            record["label"] = self.label
+        record["quadruple"] = self.quadruple
+        return record
+
+    @classmethod
+    def from_record(cls, record: JSON) -> Divergence | None:
+        """The divergence a sample's ``extra`` records; None where there is none (an
+        empty or missing record). A missing text field reads as empty."""
+        if not isinstance(record, dict) or not record:
+            return None
+        return cls(_text(record.get("kind")) or "", _text(record.get("id")) or "",
+                   _count(record.get("line")), _text(record.get("quadruple")) or "",
+                   _text(record.get("label")))
+
+
+AT_OUTPUT = Divergence("output", "output", None, "----")
+"""The divergence of a simulation whose every property is right but the output."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the scoring of a simulation sample says of it, read from its ``extra``."""
+
+    coherence: str | None
+    """Its class (``CLASSES``); None for a sample with no readable simulation."""
+    rules: tuple[str, ...] = ()
+    """The coherence rules that fired."""
+    divergence: Divergence | None = None
+    """Where it first went wrong, for a coherent simulation with a wrong output."""
+
+    @classmethod
+    def of(cls, extra: JSONObject | None) -> Judged:
+        found = extra or {}
+        rules = found.get("rules")
+        return cls(_text(found.get("class")),
+                   tuple(r for r in rules if isinstance(r, str)) if isinstance(rules, list)
+                   else (),
+                   Divergence.from_record(found.get("divergence")))
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of samples (all, a construct category, a source): the share of them in
+    each class, over every sample of the group (None for an empty group), with the failed
+    and unreadable ones, the rules fired and the divergence points (counts of samples)."""
+
+    samples: int | None
+    coherent_correct: float | None
+    coherent_incorrect: float | None
+    incoherent_correct: float | None
+    incoherent_incorrect: float | None
+    errors: int | None
+    unparsable: int | None
+    rules: Mapping[str, int]
+    """Rule -> the samples it fired on (``RULES``, in order)."""
+    divergence: Mapping[str, int]
+    """Divergence kind -> samples, sorted by kind."""
+    quadruples: Mapping[str, int]
+    """Statement state at the divergence point -> samples, sorted."""
+
+    def to_record(self) -> JSONObject:
+        return {"samples": self.samples, "coherent_correct": self.coherent_correct,
+                "coherent_incorrect": self.coherent_incorrect,
+                "incoherent_correct": self.incoherent_correct,
+                "incoherent_incorrect": self.incoherent_incorrect, "errors": self.errors,
+                "unparsable": self.unparsable, "rules": dict(self.rules),
+                "divergence": dict(self.divergence), "quadruples": dict(self.quadruples)}
+
+    @classmethod
+    def from_record(cls, record: JSON) -> Group:
+        found = _object(record)
+        return cls(_count(found.get("samples")), _share(found.get("coherent_correct")),
+                   _share(found.get("coherent_incorrect")),
+                   _share(found.get("incoherent_correct")),
+                   _share(found.get("incoherent_incorrect")), _count(found.get("errors")),
+                   _count(found.get("unparsable")), _counts(found.get("rules")),
+                   _counts(found.get("divergence")), _counts(found.get("quadruples")))
+
+
+NO_GROUP = Group.from_record({})
+"""A group a record lacks: every number unknown."""
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """Programs by how their calls were simulated (the paper's Figure 6): the share of
+    programs at each level (None when there is no program) and of those whose calls
+    differ in coverage (the most that could be strong)."""
+
+    strong: float | None
+    weak: float | None
+    random: float | None
+    programs: int | None
+    different_coverage: float | None
+
+    @property
+    def levels(self) -> tuple[float | None, float | None, float | None]:
+        """The shares in the order of ``LEVELS``."""
+        return (self.strong, self.weak, self.random)
+
+    def to_record(self) -> JSONObject:
+        return {"strong": self.strong, "weak": self.weak, "random": self.random,
+                "programs": self.programs, "different_coverage": self.different_coverage}
+
+    @classmethod
+    def from_record(cls, record: JSON) -> Consistency:
+        found = _object(record)
+        return cls(_share(found.get("strong")), _share(found.get("weak")),
+                   _share(found.get("random")), _count(found.get("programs")),
+                   _share(found.get("different_coverage")))
+
+
+NO_CONSISTENCY = Consistency.from_record({})
+"""A consistency block a record lacks: every number unknown."""
+
+
+@dataclass(frozen=True)
+class SimulationSummary:
+    """A run's numbers for the task: over all samples, per construct category (every one
+    of ``CATEGORIES``, in order) and per source (sorted), and the consistency of the
+    programs' calls, over all and per category."""
+
+    overall: Group
+    """All samples (the record's ``all``)."""
+    by_category: Mapping[str, Group]
+    by_source: Mapping[str, Group]
+    consistency: Consistency
+    consistency_by_category: Mapping[str, Consistency]
+
+    def category(self, name: str) -> Group:
+        """The group of a construct category; unknown numbers when the record lacks it."""
+        return self.by_category.get(name, NO_GROUP)
+
+    def category_consistency(self, name: str) -> Consistency:
+        """The consistency of a category's programs; unknown when the record lacks it."""
+        return self.consistency_by_category.get(name, NO_CONSISTENCY)
+
+    def to_record(self) -> JSONObject:
+        return {"all": self.overall.to_record(),
+                "by_category": {name: g.to_record() for name, g in self.by_category.items()},
+                "by_source": {name: g.to_record() for name, g in self.by_source.items()},
+                "consistency": self.consistency.to_record(),
+                "consistency_by_category": {
+                    name: c.to_record() for name, c in self.consistency_by_category.items()}}
+
+    @classmethod
+    def from_record(cls, record: JSON) -> SimulationSummary:
+        """The summary of a ``task_metrics.simulation`` record; an older or partial one
+        reads with None for what it lacks (and no groups where a mapping is missing)."""
+        found = _object(record)
+        return cls(Group.from_record(found.get("all")),
+                   {name: Group.from_record(g)
+                    for name, g in _object(found.get("by_category")).items()},
+                   {name: Group.from_record(g)
+                    for name, g in _object(found.get("by_source")).items()},
+                   Consistency.from_record(found.get("consistency")),
+                   {name: Consistency.from_record(c)
+                    for name, c in _object(found.get("consistency_by_category")).items()})

@@ -1,0 +1,85 @@
+"""Reading one field of a JSON record as the type it must have, in two ways.
+
+Strictly (``text_of``, ``int_of``, ...): the narrowing a typed reader of an instance's task
+fields or a fact does once, so that a malformed record fails where it is read
+(``KeyError`` for a missing field, ``ValueError`` for one of the wrong type) instead of
+wherever its value is used.
+
+Leniently (``number``, ``count``, ``mapping``): a summary's ``from_record`` reads a
+``results.json`` that may be older than the task (a key it did not write yet) or partial;
+each gives what the report shows for a field that is absent or not of its type (None for
+a number, 0 for a count, an empty mapping for a group) and never raises, so an old results
+file reports as it did."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from execbench.json_types import JSON, JSONObject
+
+
+def _wrong(key: str, what: str, value: JSON) -> ValueError:
+    return ValueError(f"the record's {key!r} is not {what}: {value!r}"[:300])
+
+
+def text_of(record: Mapping[str, JSON], key: str) -> str:
+    value = record[key]
+    if not isinstance(value, str):
+        raise _wrong(key, "a string", value)
+    return value
+
+
+def int_of(record: Mapping[str, JSON], key: str) -> int:
+    value = record[key]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _wrong(key, "an integer", value)
+    return value
+
+
+def list_of(record: Mapping[str, JSON], key: str) -> list[JSON]:
+    value = record[key]
+    if not isinstance(value, list):
+        raise _wrong(key, "a list", value)
+    return value
+
+
+def ints_of(record: Mapping[str, JSON], key: str) -> tuple[int, ...]:
+    """A list of integers (line numbers), as a tuple."""
+    value = list_of(record, key)
+    if not all(isinstance(item, int) and not isinstance(item, bool) for item in value):
+        raise _wrong(key, "a list of integers", value)
+    return tuple(item for item in value if isinstance(item, int))
+
+
+def object_of(record: Mapping[str, JSON], key: str) -> JSONObject:
+    value = record[key]
+    if not isinstance(value, dict):
+        raise _wrong(key, "an object", value)
+    return value
+
+
+def optional_text(record: Mapping[str, JSON], key: str) -> str | None:
+    """The field when it is a string; None when it is missing (or anything else)."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
+def number(record: Mapping[str, JSON], key: str) -> float | None:
+    """A fraction or a mean (an int read as written); None where absent, undefined (None)
+    or not a number (a bool is not one)."""
+    value = record.get(key)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def count(record: Mapping[str, JSON], key: str) -> int:
+    """A count; 0 where absent or not an int."""
+    value = record.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def mapping(record: Mapping[str, JSON], key: str) -> Mapping[str, JSON]:
+    """A nested object; empty where absent or not an object."""
+    value = record.get(key)
+    return value if isinstance(value, dict) else {}
