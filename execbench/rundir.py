@@ -41,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from execbench import SCHEMA_VERSION, __version__
+from execbench.json_types import JSONObject
 from execbench.jsonfiles import dumps, file_sha256, utf8, write_atomic
+from execbench.kept import Kept
 from execbench.models.base import GenerateConfig, Generation
 from execbench.results import DeclaredMetric, Paired, Session, TaskMetrics, Usage
 from execbench.settings import SettingError, at_least_one
@@ -166,7 +168,7 @@ class Sample:
     correct: bool
     score: float | None
     detail: str | None
-    extra: dict[str, Any] | None
+    extra: JSONObject | None
     """What the task adds to a verdict (``failure``, a coherence class, ...)."""
     input_tokens: int | None
     output_tokens: int | None
@@ -201,6 +203,17 @@ class Sample:
         """Refused before any request (its prompt is over the model's context): no answer
         and no request spent, so a resumed run checks it again."""
         return self.attempts == 0 and self.error is not None
+
+    def kept(self) -> Kept:
+        """What results keep of the sample; the strings whose few values repeat over a
+        whole log (task, source, verdict, endpoint) are one object each, since a run holds
+        one of these per sample."""
+        return Kept(instance_id=self.instance_id, task=sys.intern(self.task),
+                    source=sys.intern(self.source), sample=self.sample,
+                    verdict=sys.intern(self.verdict), correct=self.correct, score=self.score,
+                    extra=self.extra, latency=self.latency, attempts=self.attempts,
+                    input_tokens=self.input_tokens, output_tokens=self.output_tokens,
+                    endpoint=None if self.endpoint is None else sys.intern(self.endpoint))
 
     def rescored(self, score: Score) -> Sample:
         """This sample with the verdict ``score`` gives (what re-scoring rewrites)."""

@@ -433,17 +433,6 @@ def declared_metrics(tasks: list[str]) -> tuple[DeclaredMetric, ...]:
                  for name in tasks for metric in get_task(name).reporting.metrics())
 
 
-def _kept(sample: Sample) -> Kept:
-    """What results keep of ``sample``; the strings whose few values repeat over the whole
-    log (task, source, verdict, endpoint) are one object each."""
-    return Kept(instance_id=sample.instance_id, task=sys.intern(sample.task),
-                source=sys.intern(sample.source), sample=sample.sample,
-                verdict=sys.intern(sample.verdict), correct=sample.correct, score=sample.score,
-                extra=sample.extra, latency=sample.latency, attempts=sample.attempts,
-                input_tokens=sample.input_tokens, output_tokens=sample.output_tokens,
-                endpoint=None if sample.endpoint is None else sys.intern(sample.endpoint))
-
-
 def _slim(instance: Instance, keep: tuple[str, ...]) -> Instance:
     """What a task's summary reads of an instance (``Task.summary_data``)."""
     return replace(instance, task=sys.intern(instance.task), source=sys.intern(instance.source),
@@ -486,7 +475,7 @@ def write_results(config: RunConfig, out: Path, suite: SuiteFile | None = None
     truncated = refused = 0
     for sample in iter_samples(out / SAMPLES):
         if sample.instance_id in chosen.ids and sample.sample < config.n:
-            records.append(_kept(sample))
+            records.append(sample.kept())
             truncated += sample.truncated
             refused += sample.refused
     logged = sessions(out)

@@ -24,7 +24,8 @@ from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelEr
 from execbench.models.provider import ModelKind, Provider
 from execbench.registry import Registry, UnknownName
 from execbench.tasks import get_task, task_names
-from execbench.tasks.common.abstract import AbstractTruth, Filing, random_category
+from execbench.tasks.common.abstract import random_category
+from execbench.tasks.common.abstract_payload import AbstractTruth, Filing
 
 if TYPE_CHECKING:
     from execbench.tasks.base import Instance

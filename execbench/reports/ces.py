@@ -42,7 +42,7 @@ _CLASS_ROWS: tuple[tuple[str, str, Callable[[Group], float | None]], ...] = (
 def _summary(result: Results) -> SimulationSummary:
     """The run's summary of the task (``task_metrics.simulation``); all unknown when the
     run has none."""
-    return SimulationSummary.from_record(result.task_metrics.get(TASK) or {})
+    return SimulationSummary.from_record(result.task_metrics.get(TASK))
 
 
 def _groups(result: Results) -> list[tuple[str, Group]]:

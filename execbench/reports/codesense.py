@@ -14,7 +14,7 @@ only when a figure is asked for.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from execbench.program import LANGUAGES
 from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
@@ -48,7 +48,7 @@ def _summary(result: Results, task: str) -> KindSummary | None:
     """The run's summary of the task; None when it has none (no such task, or its
     questions were not asked in CodeSense's style)."""
     record = result.task_metrics.get(task)
-    return KindSummary.from_record(record) if isinstance(record, Mapping) else None
+    return KindSummary.from_record(record) if isinstance(record, dict) else None
 
 
 def _summaries(results: Sequence[Results], task: str) -> list[KindSummary | None]:
@@ -83,7 +83,7 @@ def _cells(group: Share | None) -> list[Cell]:
 
 def _samples(groups: list[Share | None]) -> str:
     """The sample count of a row: one number, or each distinct one where runs differ."""
-    counts = {g.samples for g in groups if g is not None}
+    counts = {g.samples for g in groups if g is not None and g.samples is not None}
     return "/".join(str(c) for c in sorted(counts)) or "0"
 
 
@@ -112,7 +112,7 @@ def values_table(results: Sequence[Results]) -> Table | None:
         for values in VALUES:
             groups = [None if summary is None else summary.by_values.get(values)
                       for summary in summaries]
-            if any(group is not None for group in groups):
+            if any(group is not None and group != Share() for group in groups):
                 rows.append([task, f"{values} ({_samples(groups)})",
                              *(cell for group in groups for cell in _cells(group))])
     if not rows:

@@ -38,12 +38,12 @@ _NO_CHOICE = ChoiceMetrics.from_record({})
 
 def _prediction(result: Results) -> MutationSummary:
     """The run's ``mutation`` summary; empty where the run has none."""
-    return MutationSummary.from_record(result.task_metrics.get(PREDICTION) or {})
+    return MutationSummary.from_record(result.task_metrics.get(PREDICTION))
 
 
 def _choice(result: Results) -> ChoiceSummary:
     """The run's ``choice`` summary; empty where the run has none."""
-    return ChoiceSummary.from_record(result.task_metrics.get(CHOICE) or {})
+    return ChoiceSummary.from_record(result.task_metrics.get(CHOICE))
 
 
 def _prediction_cells(metrics: MutationMetrics) -> list[Cell]:

@@ -41,6 +41,8 @@ TEMPLATES = Path(__file__).parent / "templates"
 
 @dataclass(frozen=True)
 class _Cell:
+    """A leaderboard cell as the template marks it."""
+
     text: str
     silent: bool
     """The run gave no readable answer to the column's task."""
@@ -49,18 +51,24 @@ class _Cell:
 
 @dataclass(frozen=True)
 class _Row:
+    """A run's row of the leaderboard."""
+
     label: str
     cells: list[_Cell]
 
 
 @dataclass(frozen=True)
 class _Family:
+    """A column group of the leaderboard: a task family's headline metrics."""
+
     family: str
     metrics: list[DeclaredMetric]
 
 
 @dataclass(frozen=True)
 class _Leaderboard:
+    """What the template's leaderboard is drawn from."""
+
     groups: list[_Family]
     rows: list[_Row]
 
@@ -75,7 +83,7 @@ class _Section:
     figure: str | None
     """The layout's figure as base64 PNG."""
     figure_note: str
-    """Why the layout has no figure, where it has one to draw."""
+    """Why drawing the layout's figure failed (matplotlib missing); empty otherwise."""
 
 
 def _leaderboard(results: Sequence[Results]) -> _Leaderboard:

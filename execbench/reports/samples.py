@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Shown:
+class ShownSample:
     """A logged sample with what showing it needs of its instance; each of these is None
     when the suite or the instance is gone."""
 
@@ -54,7 +54,7 @@ class RunSamples:
 
     model: str
     run_dir: str
-    samples: list[Shown]
+    samples: list[ShownSample]
     matched: int = 0
     """How many samples the filter matched (``samples`` holds the first of them)."""
     warnings: list[str] = field(default_factory=list)
@@ -135,9 +135,11 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     return RunSamples(config.model, str(run_dir), shown, matched, warnings)
 
 
-def _shown(sample: Sample, instance: Instance | None, shots: int) -> Shown:
+def _shown(sample: Sample, instance: Instance | None, shots: int) -> ShownSample:
+    """The sample with its prompt made again and its instance's truth, where the suite
+    still holds the instance."""
     if instance is None:
-        return Shown(sample)
+        return ShownSample(sample)
     messages = get_task(instance.task).asking.prompt(instance, shots)
-    return Shown(sample, messages, prompt_hash(messages) != sample.prompt_hash,
-                 json.dumps(instance.data.get("truth"), ensure_ascii=False))
+    return ShownSample(sample, messages, prompt_hash(messages) != sample.prompt_hash,
+                 json.dumps(instance.truth, ensure_ascii=False))

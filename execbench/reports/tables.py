@@ -208,7 +208,7 @@ def _json_value(cell: Cell | float | None) -> JSON:
 
 
 def _json_table(table: Table) -> JSONObject:
-    return {"title": table.title, "note": table.note, "columns": list[JSON](table.headers),
+    return {"title": table.title, "note": table.note, "columns": [*table.headers],
             "rows": [{header: _json_value(cell) for header, cell in
                       zip(table.headers, row, strict=True)} for row in table.rows]}
 

@@ -51,8 +51,7 @@ CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 def _samples(result: Results) -> list[Kept]:
     """The run's samples, the last record of each winning (a resumed run with
     ``--retry-errors`` logs a sample again), as results keep them (without their texts)."""
-    return [Kept.from_record(sample.to_record())
-            for sample in iter_samples(Path(result.run_dir) / SAMPLES)]
+    return [sample.kept() for sample in iter_samples(Path(result.run_dir) / SAMPLES)]
 
 
 @dataclass

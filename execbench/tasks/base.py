@@ -14,7 +14,7 @@ from execbench.program import LANGUAGES, PYTHON
 from execbench.results import Metric, Place
 
 if TYPE_CHECKING:
-    from execbench.json_types import JSONObject, Recordable
+    from execbench.json_types import JSON, JSONObject, Recordable
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
@@ -68,8 +68,8 @@ class InstanceError(ValueError):
     """A record that is not a valid instance (a missing or mistyped common field)."""
 
 
-_COMMON: dict[str, type] = {"id": str, "task": str, "source": str, "program_id": str,
-                            "call_index": int, "code": str, "entry_point": str, "args": str}
+_COMMON = ("id", "task", "source", "program_id", "call_index", "code", "entry_point",
+           "args")
 TASK_SETTABLE = ("code", "mutation")
 """Common fields a task's ``build`` may set (the mutant's code, the mutation it made);
 setting any other common field is a bug the build stops on."""
@@ -142,6 +142,12 @@ class Instance:
         return found if isinstance(found, str) else None
 
     @property
+    def truth(self) -> JSON:
+        """The task's truth field as recorded (what ``show`` and the page print through
+        the task's ``show_truth``); None for a task that states none."""
+        return self.data.get("truth")
+
+    @property
     def call(self) -> str:
         """The call as prompts show it: ``f(1, [2])``."""
         return f"{self.entry_point}({self.args})"
@@ -164,10 +170,8 @@ class Instance:
     @classmethod
     def from_record(cls, record: JSONObject) -> Instance:
         """Read a record ``to_record`` wrote; ``InstanceError`` names a bad common field."""
-        data = dict(record)
-        data.pop("schema_version", None)
-        for name in _COMMON:
-            data.pop(name, None)
+        data = {key: value for key, value in record.items()
+                if key not in _COMMON and key != "schema_version"}
         mutation = data.pop("mutation", None)
         if mutation is not None and not isinstance(mutation, dict):
             raise InstanceError(f"instance {record.get('id')!r}: field 'mutation' should be "

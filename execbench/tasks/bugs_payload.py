@@ -50,7 +50,7 @@ class BugQuestion:
     code: str | None = field(default=None, kw_only=True)
     """The module shown where it is not the program's own (the buggy one), as the build
     poses the question: a common field, the instance's ``code`` (``Instance.build`` takes
-    it out of the record)."""
+    it out of the record, so a question read back from an instance's data has None)."""
 
     def _shown(self) -> JSONObject:
         return {"test": self.test, "bug": self.bug.to_record()}
@@ -64,8 +64,7 @@ class BugQuestion:
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> BugQuestion:
         """What any bug task's instance shows, whichever task it is."""
-        return BugQuestion(data["test"], BugNote.from_record(data["bug"]),
-                           code=data.get("code"))
+        return BugQuestion(data["test"], BugNote.from_record(data["bug"]))
 
 
 @dataclass(frozen=True)
@@ -164,7 +163,9 @@ class BugPredictionSummary:
                 "fixed": self.fixed, "fixed_samples": self.fixed_samples}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, JSON]) -> BugPredictionSummary:
-        """A missing share reads None, a missing count 0."""
-        return cls(number(record, "buggy"), count(record, "buggy_samples"),
-                   number(record, "fixed"), count(record, "fixed_samples"))
+    def from_record(cls, record: JSON) -> BugPredictionSummary:
+        """A missing share reads None, a missing count 0 (all of them where the entry is
+        no object)."""
+        found = record if isinstance(record, dict) else {}
+        return cls(number(found, "buggy"), count(found, "buggy_samples"),
+                   number(found, "fixed"), count(found, "fixed_samples"))

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from execbench.tasks.common.answers import Given
-from execbench.tasks.common.json_fields import int_of, ints_of, list_of, object_of, text_of
+from execbench.tasks.common.json_fields import (
+    int_of,
+    ints,
+    ints_of,
+    list_of,
+    object_of,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from execbench.analysis.shape import Shape
@@ -77,7 +84,7 @@ class CoverageQuestion:
         truth = object_of(data, "truth")
         blocks = list_of(truth, "blocks")
         return cls(ints_of(truth, "lines"), ints_of(truth, "executable"),
-                   tuple(ints_of({"block": block}, "block") for block in blocks),
+                   tuple(ints(block, "blocks") for block in blocks),
                    Complexity.from_record(object_of(data, "shape")))
 
 

@@ -71,7 +71,8 @@ class MutationQuestion:
     other: Outcome
     mutation: JSONObject | None = None
     """The mutation the pair rests on (``Mutant.describe``), as the build poses the
-    question: a common field, which the instance keeps apart (``Instance.mutation``)."""
+    question: a common field, which the instance keeps apart (``Instance.mutation``), so a
+    question read back from an instance's data has None here and in ``code``."""
     code: str | None = None
     """The module asked about where it is not the program's own (the mutant), as the
     build poses the question: the instance's ``code``."""
@@ -92,8 +93,7 @@ class MutationQuestion:
     def from_record(cls, data: Mapping[str, Any]) -> MutationQuestion:
         truth = data["truth"]
         return cls(PairFacts.from_record(data), Outcome(truth["value"], truth["repr"]),
-                   Outcome(truth["other"], truth["other_repr"]), data.get("mutation"),
-                   data.get("code"))
+                   Outcome(truth["other"], truth["other_repr"]))
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class ChoiceQuestion:
     def from_record(cls, data: Mapping[str, Any]) -> ChoiceQuestion:
         programs = data["programs"]
         return cls(PairFacts.from_record(data), Shown.from_record(programs["A"]),
-                   Shown.from_record(programs["B"]), data.get("mutation"))
+                   Shown.from_record(programs["B"]))
 
 
 def _posed(record: JSONObject, mutation: JSONObject | None, code: str | None) -> JSONObject:
@@ -257,8 +257,11 @@ class MutationSummary(_Grouped[MutationMetrics]):
     """``task_metrics.mutation``."""
 
     @classmethod
-    def from_record(cls, record: Mapping[str, JSON]) -> MutationSummary:
-        return cls(*_grouped(record, MutationMetrics.from_record))
+    def from_record(cls, record: JSON) -> MutationSummary:
+        """The summary a ``task_metrics.mutation`` entry states (none where it is no
+        object)."""
+        return cls(*_grouped(record if isinstance(record, dict) else {},
+                             MutationMetrics.from_record))
 
 
 @dataclass(frozen=True)
@@ -266,5 +269,8 @@ class ChoiceSummary(_Grouped[ChoiceMetrics]):
     """``task_metrics.choice``."""
 
     @classmethod
-    def from_record(cls, record: Mapping[str, JSON]) -> ChoiceSummary:
-        return cls(*_grouped(record, ChoiceMetrics.from_record))
+    def from_record(cls, record: JSON) -> ChoiceSummary:
+        """The summary a ``task_metrics.choice`` entry states (none where it is no
+        object)."""
+        return cls(*_grouped(record if isinstance(record, dict) else {},
+                             ChoiceMetrics.from_record))

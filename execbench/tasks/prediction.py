@@ -52,6 +52,7 @@ from execbench.tasks.codesense.facts import InputsFact, OutputFact
 from execbench.tasks.codesense.payload import ConcreteTruth, reference_text
 from execbench.tasks.codesense.tasks import concrete_truth, score_concrete
 from execbench.tasks.common import abstract
+from execbench.tasks.common.abstract_payload import SUMMARY_DATA, AbstractTruth
 from execbench.tasks.common.answers import (
     EMPTY,
     answer_arguments,
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
-    from execbench.tasks.common.abstract import KindSummary
+    from execbench.tasks.common.abstract_payload import KindSummary
     from execbench.values import Encoded
 
 _OUTPUT_INTRO = """\
@@ -155,7 +156,7 @@ class OutputPrediction(Roles):
     family = "prediction"
     options = (abstract.VALUES,)
     restated = (("repr", "value"), ("text", "value"))
-    summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
+    summary_data: tuple[str, ...] = SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
@@ -208,7 +209,7 @@ class OutputPrediction(Roles):
               sandbox: Sandbox | None) -> Score:
         if (asked := codesense_question(instance)) is not None:
             extra: JSONObject = {"kind": "output", "values": asked.values}
-            if isinstance(asked.truth, abstract.AbstractTruth):
+            if isinstance(asked.truth, AbstractTruth):
                 return abstract.score(response, asked.truth, extra)
             return score_concrete(OutputFact({}, instance.language), asked.truth, response,
                                   extra)
@@ -230,7 +231,7 @@ class InputPrediction(Roles):
     needs_sandbox = True
     family = "prediction"
     restated = (("output_repr", "output"), ("text", "value"))
-    summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
+    summary_data: tuple[str, ...] = SUMMARY_DATA
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:

@@ -19,7 +19,7 @@ from execbench.tasks.base import Instance
 from execbench.tasks.codesense.facts import InputsFact
 from execbench.tasks.codesense.payload import Truth, read_truth, values_of
 from execbench.tasks.common.answers import Given
-from execbench.tasks.common.json_fields import list_of, object_of, optional_text, text_of
+from execbench.tasks.common.json_fields import list_of, object_of, text_of, text_or_none
 from execbench.values import Encoded
 
 CODESENSE_KINDS = ("output", "input")
@@ -51,7 +51,7 @@ class OutputQuestion:
     @classmethod
     def from_record(cls, data: Mapping[str, JSON]) -> OutputQuestion:
         truth = object_of(data, "truth")
-        return cls(list_of(truth, "value"), optional_text(truth, "repr"),
+        return cls(list_of(truth, "value"), text_or_none(truth, "repr"),
                    data.get("objects") is True)
 
 
@@ -83,8 +83,8 @@ class InputQuestion:
     @classmethod
     def from_record(cls, data: Mapping[str, JSON]) -> InputQuestion:
         truth = object_of(data, "truth")
-        return cls(list_of(truth, "output"), optional_text(truth, "output_repr"),
-                   Given.listed(list_of(data, "given")), optional_text(data, "stated_args"))
+        return cls(list_of(truth, "output"), text_or_none(truth, "output_repr"),
+                   Given.listed(list_of(data, "given")), text_or_none(data, "stated_args"))
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,8 @@ def test_an_older_or_partial_summary_is_reported_as_far_as_it_goes() -> None:
     assert table is not None
     assert table.rows[0] == ["assignment (2)", 100.0, 100.0, 100.0, 100.0, None, None, None,
                              None]
-    assert table.rows[1] == ["call (0/4)", 50.0, 75.0, 25.0, 75.0, None, None, None, None]
-    assert table.rows[-1] == ["all (0/6)", None, None, 25.0, 80.0, None, None, None, None]
+    assert table.rows[1] == ["call (4)", 50.0, 75.0, 25.0, 75.0, None, None, None, None]
+    assert table.rows[-1] == ["all (6)", None, None, 25.0, 80.0, None, None, None, None]
     assert language_table(runs) is None
     assert [t.title.split()[0] for t in layouts()["codesense"].sections(runs, View(ks=[1]))
             ] == ["Statement", "Program", "Abstract"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,8 @@ def test_each_question_is_posed_with_the_code_it_shows(built) -> None:
                                  "def f(x):\n    return 2\n", code="def f(x): ...")):
         record = posed.to_record()
         assert list(record)[-1] == "code" and list(record)[:2] == ["test", "bug"]
-        assert type(posed).from_record(record) == posed
+        # the code is the instance's, not its data's: a question reads back without it
+        assert type(posed).from_record(record) == replace(posed, code=None)
 
 
 # --- localization -------------------------------------------------------------------------

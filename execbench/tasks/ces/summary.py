@@ -67,8 +67,8 @@ def _consistency(samples: list[_Read], instances: dict[str, Instance]) -> Consis
     differing = sum(len({c.digest for _, c in tests if c.digest is not None}) > 1
                     for tests in programs.values())
     count = len(programs)
-    strong, weak, random = (levels[level] / count if count else None for level in LEVELS)
-    return Consistency(strong, weak, random, programs=count,
+    share = {level: levels[level] / count if count else None for level in LEVELS}
+    return Consistency(share["strong"], share["weak"], share["random"], programs=count,
                        different_coverage=differing / count if count else None)
 
 

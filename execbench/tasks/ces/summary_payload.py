@@ -14,6 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from execbench.json_types import JSON, JSONObject
+from execbench.tasks.common.json_fields import (
+    counts,
+    mapping,
+    number,
+    optional_count,
+    optional_text,
+)
 
 CATEGORIES = ("CO", "LO", "LC", "Others")
 """The construct categories (the paper's Table 1): only conditionals, only loops, loops and
@@ -24,28 +31,6 @@ CLASSES = {(True, True): "coherent_correct", (True, False): "coherent_incorrect"
 RULES = ("rule1", "rule2", "rule3")
 LEVELS = ("strong", "weak", "random")
 """The consistency levels of a program's calls (``coverage.consistency``)."""
-
-
-def _count(value: JSON) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _share(value: JSON) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _text(value: JSON) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _object(value: JSON) -> JSONObject:
-    return value if isinstance(value, dict) else {}
-
-
-def _counts(value: JSON) -> dict[str, int]:
-    """A JSON object of counts; entries that are no count are left out."""
-    return {key: count for key, item in _object(value).items()
-            if (count := _count(item)) is not None}
 
 
 @dataclass(frozen=True)
@@ -78,9 +63,9 @@ class Divergence:
         empty or missing record). A missing text field reads as empty."""
         if not isinstance(record, dict) or not record:
             return None
-        return cls(_text(record.get("kind")) or "", _text(record.get("id")) or "",
-                   _count(record.get("line")), _text(record.get("quadruple")) or "",
-                   _text(record.get("label")))
+        return cls(optional_text(record, "kind") or "", optional_text(record, "id") or "",
+                   optional_count(record, "line"), optional_text(record, "quadruple") or "",
+                   optional_text(record, "label"))
 
 
 AT_OUTPUT = Divergence("output", "output", None, "----")
@@ -102,7 +87,7 @@ class Judged:
     def of(cls, extra: JSONObject | None) -> Judged:
         found = extra or {}
         rules = found.get("rules")
-        return cls(_text(found.get("class")),
+        return cls(optional_text(found, "class"),
                    tuple(r for r in rules if isinstance(r, str)) if isinstance(rules, list)
                    else (),
                    Divergence.from_record(found.get("divergence")))
@@ -138,13 +123,12 @@ class Group:
 
     @classmethod
     def from_record(cls, record: JSON) -> Group:
-        found = _object(record)
-        return cls(_count(found.get("samples")), _share(found.get("coherent_correct")),
-                   _share(found.get("coherent_incorrect")),
-                   _share(found.get("incoherent_correct")),
-                   _share(found.get("incoherent_incorrect")), _count(found.get("errors")),
-                   _count(found.get("unparsable")), _counts(found.get("rules")),
-                   _counts(found.get("divergence")), _counts(found.get("quadruples")))
+        found = record if isinstance(record, dict) else {}
+        return cls(optional_count(found, "samples"), number(found, "coherent_correct"),
+                   number(found, "coherent_incorrect"), number(found, "incoherent_correct"),
+                   number(found, "incoherent_incorrect"), optional_count(found, "errors"),
+                   optional_count(found, "unparsable"), counts(found, "rules"),
+                   counts(found, "divergence"), counts(found, "quadruples"))
 
 
 NO_GROUP = Group.from_record({})
@@ -174,10 +158,9 @@ class Consistency:
 
     @classmethod
     def from_record(cls, record: JSON) -> Consistency:
-        found = _object(record)
-        return cls(_share(found.get("strong")), _share(found.get("weak")),
-                   _share(found.get("random")), _count(found.get("programs")),
-                   _share(found.get("different_coverage")))
+        found = record if isinstance(record, dict) else {}
+        return cls(number(found, "strong"), number(found, "weak"), number(found, "random"),
+                   optional_count(found, "programs"), number(found, "different_coverage"))
 
 
 NO_CONSISTENCY = Consistency.from_record({})
@@ -217,12 +200,11 @@ class SimulationSummary:
     def from_record(cls, record: JSON) -> SimulationSummary:
         """The summary of a ``task_metrics.simulation`` record; an older or partial one
         reads with None for what it lacks (and no groups where a mapping is missing)."""
-        found = _object(record)
+        found = record if isinstance(record, dict) else {}
         return cls(Group.from_record(found.get("all")),
                    {name: Group.from_record(g)
-                    for name, g in _object(found.get("by_category")).items()},
-                   {name: Group.from_record(g)
-                    for name, g in _object(found.get("by_source")).items()},
+                    for name, g in mapping(found, "by_category").items()},
+                   {name: Group.from_record(g) for name, g in mapping(found, "by_source").items()},
                    Consistency.from_record(found.get("consistency")),
                    {name: Consistency.from_record(c)
-                    for name, c in _object(found.get("consistency_by_category")).items()})
+                    for name, c in mapping(found, "consistency_by_category").items()})

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from execbench.json_types import JSON, JSONObject
 from execbench.tasks.codesense.facts import Fact
 from execbench.tasks.common.abstract_payload import AbstractTruth
-from execbench.tasks.common.json_fields import list_of, object_of, optional_text, text_of
+from execbench.tasks.common.json_fields import list_of, object_of, text_of, text_or_none
 from execbench.values import Encoded
 
 
@@ -55,8 +55,8 @@ class ConcreteTruth:
 
     @classmethod
     def from_record(cls, data: Mapping[str, JSON]) -> ConcreteTruth:
-        return cls(list_of(data, "value"), text_of(data, "text"), optional_text(data, "answer"),
-                   data.get("comparable") is not False, optional_text(data, "repr"))
+        return cls(list_of(data, "value"), text_of(data, "text"), text_or_none(data, "answer"),
+                   data.get("comparable") is not False, text_or_none(data, "repr"))
 
 
 Truth = ConcreteTruth | AbstractTruth

@@ -51,7 +51,8 @@ from execbench.tasks.codesense.facts import (
 )
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion, Truth, reference_text
 from execbench.tasks.common import abstract
-from execbench.tasks.common.abstract import VALUES, Filing, KindSummary
+from execbench.tasks.common.abstract import VALUES
+from execbench.tasks.common.abstract_payload import SUMMARY_DATA, AbstractTruth, Filing, KindSummary
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.tasks.common.objects import holds_objects, unshown
@@ -147,7 +148,7 @@ class CodeSenseTask(Roles):
     family = "codesense"
     layout: str | None = "codesense"
     breakdowns: tuple[Breakdown, ...] = (Breakdown("kind", ("kind",)),)
-    summary_data: tuple[str, ...] = abstract.SUMMARY_DATA
+    summary_data: tuple[str, ...] = SUMMARY_DATA
     needs_sandbox = False
     trace_options = STATES
     options: tuple[TaskOption, ...] = (QUESTIONS,)
@@ -233,7 +234,7 @@ class CodeSenseTask(Roles):
               sandbox: Sandbox | None) -> Score:
         question = self._question(instance)
         extra: JSONObject = {"kind": question.fact.kind, "values": question.values}
-        if isinstance(question.truth, abstract.AbstractTruth):
+        if isinstance(question.truth, AbstractTruth):
             return abstract.score(response, question.truth, extra)
         return score_concrete(question.fact, question.truth, response, extra)
 

@@ -23,13 +23,7 @@ import random
 from typing import TYPE_CHECKING
 
 from execbench.tasks.base import CORRECT, INCORRECT, Instance, Score, TaskOption
-from execbench.tasks.common.abstract_payload import (
-    SUMMARY_DATA,
-    AbstractTruth,
-    Filing,
-    KindSummary,
-    Share,
-)
+from execbench.tasks.common.abstract_payload import AbstractTruth, Filing, KindSummary, Share
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.values import Encoded
@@ -38,8 +32,7 @@ if TYPE_CHECKING:
     from execbench.json_types import JSONObject
     from execbench.kept import Kept
 
-__all__ = ["CATEGORIES", "DEFINITIONS", "SUMMARY_DATA", "VALUES", "AbstractTruth", "Filing",
-           "KindSummary", "Share", "category", "normalise", "random_category",
+__all__ = ["CATEGORIES", "DEFINITIONS", "VALUES", "category", "normalise", "random_category",
            "read_category", "score", "summarize_by_kind", "truth"]
 
 VALUES = TaskOption("values", ("concrete", "abstract"),

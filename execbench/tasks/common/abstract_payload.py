@@ -22,8 +22,9 @@ from execbench.tasks.common.json_fields import (
     mapping,
     number,
     object_of,
-    optional_text,
+    optional_count,
     text_of,
+    text_or_none,
 )
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class AbstractTruth:
     def from_record(cls, data: Mapping[str, JSON]) -> AbstractTruth:
         value = data.get("value")
         return cls(text_of(data, "category"), text_of(data, "type"),
-                   value if isinstance(value, list) else None, optional_text(data, "repr"))
+                   value if isinstance(value, list) else None, text_or_none(data, "repr"))
 
     @classmethod
     def asked(cls, instance: Instance) -> AbstractTruth | None:
@@ -94,7 +95,8 @@ class Share:
     the samples that have one, None when none has; ``string_match`` (CodeSense's
     normalised string comparison) over all, None when there are none."""
 
-    samples: int = 0
+    samples: int | None = None
+    """None only in a partial record that does not say."""
     strict: float | None = None
     string_match: float | None = None
     not_comparable: int = 0
@@ -111,7 +113,7 @@ class Share:
     @classmethod
     def from_record(cls, record: Mapping[str, JSON]) -> Share:
         """The share a record states; a missing or malformed field reads as none."""
-        return cls(count(record, "samples"), number(record, "strict"),
+        return cls(optional_count(record, "samples"), number(record, "strict"),
                    number(record, "string_match"), count(record, "not_comparable"))
 
 
@@ -142,8 +144,9 @@ class KindSummary:
                 "by_language": groups(self.by_language), "all": self.overall.to_record()}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, JSON]) -> KindSummary:
+    def from_record(cls, record: JSON) -> KindSummary:
         """The summary a record states, its missing parts empty (an older run's has no
-        ``by_language``)."""
-        return cls(_groups(record, "by_kind"), _groups(record, "by_values"),
-                   _groups(record, "by_language"), Share.from_record(mapping(record, "all")))
+        ``by_language``; none where the entry is no object)."""
+        found = record if isinstance(record, dict) else {}
+        return cls(_groups(found, "by_kind"), _groups(found, "by_values"),
+                   _groups(found, "by_language"), Share.from_record(mapping(found, "all")))

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from execbench.tasks.base import UNPARSABLE, Score, SkipInstance
-from execbench.tasks.common.json_fields import optional_text, text_of
+from execbench.tasks.common.json_fields import int_or_none, text_of, text_or_none
 from execbench.values import (
     Encoded,
     LiteralError,
@@ -122,10 +122,8 @@ class Given:
 
     @classmethod
     def from_record(cls, record: Mapping[str, JSON]) -> Given:
-        position = record.get("position")
-        return cls(text_of(record, "text"),
-                   position if isinstance(position, int) and not isinstance(position, bool)
-                   else None, optional_text(record, "keyword"))
+        return cls(text_of(record, "text"), int_or_none(record, "position"),
+                   text_or_none(record, "keyword"))
 
     @classmethod
     def listed(cls, records: Sequence[JSON]) -> tuple[Given, ...]:

@@ -5,7 +5,8 @@ fields or a fact does once, so that a malformed record fails where it is read
 (``KeyError`` for a missing field, ``ValueError`` for one of the wrong type) instead of
 wherever its value is used.
 
-Leniently (``number``, ``count``, ``mapping``): a summary's ``from_record`` reads a
+Leniently (``number``, ``count``, ``optional_count``, ``counts``, ``mapping``,
+``optional_text``): a summary's ``from_record`` reads a
 ``results.json`` that may be older than the task (a key it did not write yet) or partial;
 each gives what the report shows for a field that is absent or not of its type (None for
 a number, 0 for a count, an empty mapping for a group) and never raises, so an old results
@@ -47,8 +48,13 @@ def list_of(record: Mapping[str, JSON], key: str) -> list[JSON]:
 
 def ints_of(record: Mapping[str, JSON], key: str) -> tuple[int, ...]:
     """A list of integers (line numbers), as a tuple."""
-    value = list_of(record, key)
-    if not all(isinstance(item, int) and not isinstance(item, bool) for item in value):
+    return ints(record[key], key)
+
+
+def ints(value: JSON, key: str) -> tuple[int, ...]:
+    """A list of integers (an item of the field ``key``), as a tuple."""
+    if not isinstance(value, list) or not all(
+            isinstance(item, int) and not isinstance(item, bool) for item in value):
         raise _wrong(key, "a list of integers", value)
     return tuple(item for item in value if isinstance(item, int))
 
@@ -60,10 +66,20 @@ def object_of(record: Mapping[str, JSON], key: str) -> JSONObject:
     return value
 
 
-def optional_text(record: Mapping[str, JSON], key: str) -> str | None:
-    """The field when it is a string; None when it is missing (or anything else)."""
+def int_or_none(record: Mapping[str, JSON], key: str) -> int | None:
+    """An integer field that may be null or missing (None then)."""
     value = record.get(key)
-    return value if isinstance(value, str) else None
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise _wrong(key, "an integer or null", value)
+    return value
+
+
+def text_or_none(record: Mapping[str, JSON], key: str) -> str | None:
+    """A string field that may be null or missing (None then)."""
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _wrong(key, "a string or null", value)
+    return value
 
 
 def number(record: Mapping[str, JSON], key: str) -> float | None:
@@ -83,3 +99,22 @@ def mapping(record: Mapping[str, JSON], key: str) -> Mapping[str, JSON]:
     """A nested object; empty where absent or not an object."""
     value = record.get(key)
     return value if isinstance(value, dict) else {}
+
+
+def optional_count(record: Mapping[str, JSON], key: str) -> int | None:
+    """A count the report shows as unknown where absent; None then, or when not an int."""
+    value = record.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def counts(record: Mapping[str, JSON], key: str) -> dict[str, int]:
+    """A nested object of counts; its entries that are no count are left out."""
+    nested = mapping(record, key)
+    return {name: found for name in nested
+            if (found := optional_count(nested, name)) is not None}
+
+
+def optional_text(record: Mapping[str, JSON], key: str) -> str | None:
+    """The field when it is a string; None when it is missing (or anything else)."""
+    value = record.get(key)
+    return value if isinstance(value, str) else None

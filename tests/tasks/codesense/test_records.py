@@ -18,7 +18,7 @@ from execbench.tasks.codesense.facts import (
     StatementFact,
 )
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion
-from execbench.tasks.common.abstract import AbstractTruth
+from execbench.tasks.common.abstract_payload import AbstractTruth
 from execbench.tasks.common.answers import Given
 from execbench.tasks.prediction_payload import CodeSenseQuestion, InputQuestion, OutputQuestion
 

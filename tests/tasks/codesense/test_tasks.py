@@ -16,7 +16,7 @@ from execbench.tasks import get_task
 from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Instance
 from execbench.tasks.codesense.facts import BlockFact, BranchFact, LoopFact, StatementFact
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion
-from execbench.tasks.common.abstract import AbstractTruth
+from execbench.tasks.common.abstract_payload import AbstractTruth
 from execbench.tasks.prediction_payload import CodeSenseQuestion, codesense_question
 
 CODESENSE = ["statement", "block", "loop", "branch"]
