@@ -13,10 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from execbench.json_types import JSON, JSONObject
-from execbench.tasks.common.json_fields import count, number
+from execbench.tasks.common.json_fields import (
+    count,
+    ints_of,
+    list_of,
+    number,
+    object_of,
+    objects_of,
+    text_of,
+)
 from execbench.values import Encoded
 
 
@@ -37,8 +44,9 @@ class BugNote:
                 "buggy_result": self.buggy_result}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> BugNote:
-        return cls(record["type"], record["symptoms"], record["reveals"], record["buggy_result"])
+    def from_record(cls, record: Mapping[str, JSON]) -> BugNote:
+        return cls(text_of(record, "type"), text_of(record, "symptoms"),
+                   text_of(record, "reveals"), text_of(record, "buggy_result"))
 
 
 @dataclass(frozen=True)
@@ -62,9 +70,9 @@ class BugQuestion:
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> BugQuestion:
+    def from_record(cls, data: Mapping[str, JSON]) -> BugQuestion:
         """What any bug task's instance shows, whichever task it is."""
-        return BugQuestion(data["test"], BugNote.from_record(data["bug"]))
+        return BugQuestion(text_of(data, "test"), BugNote.from_record(object_of(data, "bug")))
 
 
 @dataclass(frozen=True)
@@ -85,9 +93,9 @@ class PredictionQuestion(BugQuestion):
         return self._posed({**self._shown(), "variant": self.variant, "truth": self.answer})
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> PredictionQuestion:
+    def from_record(cls, data: Mapping[str, JSON]) -> PredictionQuestion:
         shown = BugQuestion.from_record(data)
-        return cls(shown.test, shown.bug, data["truth"] == "yes", code=shown.code)
+        return cls(shown.test, shown.bug, text_of(data, "truth") == "yes", code=shown.code)
 
 
 @dataclass(frozen=True)
@@ -102,9 +110,10 @@ class LocalizationQuestion(BugQuestion):
         return self._posed({**self._shown(), "truth": {"lines": list(self.lines)}})
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> LocalizationQuestion:
+    def from_record(cls, data: Mapping[str, JSON]) -> LocalizationQuestion:
         shown = BugQuestion.from_record(data)
-        return cls(shown.test, shown.bug, tuple(data["truth"]["lines"]), code=shown.code)
+        return cls(shown.test, shown.bug, ints_of(object_of(data, "truth"), "lines"),
+                   code=shown.code)
 
 
 @dataclass(frozen=True)
@@ -119,8 +128,8 @@ class RepairCall:
         return {"args": self.args, "value": self.value, "repr": self.repr}
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> RepairCall:
-        return cls(record["args"], record["value"], record["repr"])
+    def from_record(cls, record: Mapping[str, JSON]) -> RepairCall:
+        return cls(text_of(record, "args"), list_of(record, "value"), text_of(record, "repr"))
 
 
 @dataclass(frozen=True)
@@ -137,11 +146,11 @@ class RepairQuestion(BugQuestion):
                                       "function": self.function}})
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> RepairQuestion:
-        shown, truth = BugQuestion.from_record(data), data["truth"]
+    def from_record(cls, data: Mapping[str, JSON]) -> RepairQuestion:
+        shown, truth = BugQuestion.from_record(data), object_of(data, "truth")
         return cls(shown.test, shown.bug,
-                   tuple(RepairCall.from_record(call) for call in truth["calls"]),
-                   truth["function"], code=shown.code)
+                   tuple(RepairCall.from_record(call) for call in objects_of(truth, "calls")),
+                   text_of(truth, "function"), code=shown.code)
 
 
 # --- the summary ------------------------------------------------------------------------

@@ -18,10 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 from execbench.json_types import JSON, JSONObject
-from execbench.tasks.common.json_fields import count, mapping, number
+from execbench.tasks.common.json_fields import (
+    bool_of,
+    count,
+    int_of,
+    list_of,
+    mapping,
+    number,
+    object_of,
+    text_of,
+)
 from execbench.values import Encoded
 
 ORIGINAL, MUTANT = "original", "mutant"
@@ -49,8 +58,8 @@ class PairFacts:
         return {"variant": self.variant, "boolean": self.boolean, "loc": self.loc}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> PairFacts:
-        return cls(data["variant"], data["boolean"], data["loc"])
+    def from_record(cls, data: Mapping[str, JSON]) -> PairFacts:
+        return cls(text_of(data, "variant"), bool_of(data, "boolean"), int_of(data, "loc"))
 
 
 @dataclass(frozen=True)
@@ -90,10 +99,11 @@ class MutationQuestion:
         return _posed(record, self.mutation, self.code)
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> MutationQuestion:
-        truth = data["truth"]
-        return cls(PairFacts.from_record(data), Outcome(truth["value"], truth["repr"]),
-                   Outcome(truth["other"], truth["other_repr"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> MutationQuestion:
+        truth = object_of(data, "truth")
+        return cls(PairFacts.from_record(data),
+                   Outcome(list_of(truth, "value"), text_of(truth, "repr")),
+                   Outcome(list_of(truth, "other"), text_of(truth, "other_repr")))
 
 
 @dataclass(frozen=True)
@@ -107,8 +117,8 @@ class Shown:
         return {"code": self.code, "value": self.outcome.value, "repr": self.outcome.repr}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Shown:
-        return cls(data["code"], Outcome(data["value"], data["repr"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> Shown:
+        return cls(text_of(data, "code"), Outcome(list_of(data, "value"), text_of(data, "repr")))
 
 
 @dataclass(frozen=True)
@@ -138,10 +148,10 @@ class ChoiceQuestion:
         return _posed(record, self.mutation, None)
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> ChoiceQuestion:
-        programs = data["programs"]
-        return cls(PairFacts.from_record(data), Shown.from_record(programs["A"]),
-                   Shown.from_record(programs["B"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> ChoiceQuestion:
+        programs = object_of(data, "programs")
+        return cls(PairFacts.from_record(data), Shown.from_record(object_of(programs, "A")),
+                   Shown.from_record(object_of(programs, "B")))
 
 
 def _posed(record: JSONObject, mutation: JSONObject | None, code: str | None) -> JSONObject:

@@ -16,9 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from execbench.json_types import JSONObject
+from execbench.json_types import JSON, JSONObject
+from execbench.tasks.common.json_fields import (
+    bool_or_none,
+    int_of,
+    int_or_none,
+    ints_of,
+    list_of,
+    lists_of,
+    object_of,
+    objects_of,
+    text_of,
+    text_or_none,
+    texts_of,
+)
 from execbench.values import Encoded
 
 
@@ -50,9 +63,11 @@ class Property:
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Property:
-        return cls(data["id"], data["line"], data["kind"], data["label"], data["values"],
-                   data["at"], data.get("whole"))
+    def from_record(cls, data: Mapping[str, JSON]) -> Property:
+        whole = lists_of(data, "whole") if data.get("whole") is not None else None
+        return cls(text_of(data, "id"), int_of(data, "line"), text_of(data, "kind"),
+                   text_of(data, "label"), lists_of(data, "values"), list(ints_of(data, "at")),
+                   whole)
 
 
 @dataclass(frozen=True)
@@ -79,9 +94,9 @@ class Compound:
         return record
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Compound:
-        return cls(data["id"], tuple(data["of"]), data["mode"], data["expression"],
-                   data.get("early_exit"))
+    def from_record(cls, data: Mapping[str, JSON]) -> Compound:
+        return cls(text_of(data, "id"), texts_of(data, "of"), text_of(data, "mode"),
+                   text_of(data, "expression"), bool_or_none(data, "early_exit"))
 
 
 @dataclass(frozen=True)
@@ -95,8 +110,8 @@ class Unchecked:
         return {"id": self.id, "reason": self.reason}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Unchecked:
-        return cls(data["id"], data["reason"])
+    def from_record(cls, data: Mapping[str, JSON]) -> Unchecked:
+        return cls(text_of(data, "id"), text_of(data, "reason"))
 
 
 @dataclass(frozen=True)
@@ -118,8 +133,9 @@ class Coverage:
         return {"digest": self.digest, "toured": self.toured, "prime_paths": self.prime_paths}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Coverage:
-        return cls(data["digest"], data["toured"], data["prime_paths"])
+    def from_record(cls, data: Mapping[str, JSON]) -> Coverage:
+        return cls(text_or_none(data, "digest"), int_or_none(data, "toured"),
+                   int_or_none(data, "prime_paths"))
 
 
 UNKNOWN = Coverage(None, None, None)
@@ -140,8 +156,9 @@ class Example:
                 "answer": self.answer}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> Example:
-        return cls(data["name"], data["annotated"], data["call"], data["answer"])
+    def from_record(cls, data: Mapping[str, JSON]) -> Example:
+        return cls(text_of(data, "name"), text_of(data, "annotated"), text_of(data, "call"),
+                   text_of(data, "answer"))
 
 
 @dataclass(frozen=True)
@@ -166,11 +183,11 @@ class SimulationTruth:
                 "unchecked": [u.to_record() for u in self.unchecked]}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> SimulationTruth:
-        return cls(data["value"], data["repr"],
-                   tuple(Property.from_record(p) for p in data["properties"]),
-                   tuple(Compound.from_record(c) for c in data["compounds"]),
-                   tuple(Unchecked.from_record(u) for u in data["unchecked"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> SimulationTruth:
+        return cls(list_of(data, "value"), text_of(data, "repr"),
+                   tuple(Property.from_record(p) for p in objects_of(data, "properties")),
+                   tuple(Compound.from_record(c) for c in objects_of(data, "compounds")),
+                   tuple(Unchecked.from_record(u) for u in objects_of(data, "unchecked")))
 
 
 @dataclass(frozen=True)
@@ -187,8 +204,8 @@ class ProgramFacts:
         return {"category": self.category, "coverage": self.coverage.to_record()}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> ProgramFacts:
-        return cls(data["category"], Coverage.from_record(data["coverage"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> ProgramFacts:
+        return cls(text_of(data, "category"), Coverage.from_record(object_of(data, "coverage")))
 
 
 @dataclass(frozen=True)
@@ -206,6 +223,7 @@ class SimulationQuestion:
                 **self.facts.to_record(), "example": self.example.to_record()}
 
     @classmethod
-    def from_record(cls, data: Mapping[str, Any]) -> SimulationQuestion:
-        return cls(SimulationTruth.from_record(data["truth"]), data["annotated"],
-                   ProgramFacts.from_record(data), Example.from_record(data["example"]))
+    def from_record(cls, data: Mapping[str, JSON]) -> SimulationQuestion:
+        return cls(SimulationTruth.from_record(object_of(data, "truth")),
+                   text_of(data, "annotated"), ProgramFacts.from_record(data),
+                   Example.from_record(object_of(data, "example")))

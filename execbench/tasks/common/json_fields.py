@@ -39,6 +39,13 @@ def int_of(record: Mapping[str, JSON], key: str) -> int:
     return value
 
 
+def bool_of(record: Mapping[str, JSON], key: str) -> bool:
+    value = record[key]
+    if not isinstance(value, bool):
+        raise _wrong(key, "a boolean", value)
+    return value
+
+
 def list_of(record: Mapping[str, JSON], key: str) -> list[JSON]:
     value = record[key]
     if not isinstance(value, list):
@@ -66,11 +73,43 @@ def object_of(record: Mapping[str, JSON], key: str) -> JSONObject:
     return value
 
 
+def objects_of(record: Mapping[str, JSON], key: str) -> list[JSONObject]:
+    """A list of objects (the parts of a record)."""
+    value = list_of(record, key)
+    if not all(isinstance(item, dict) for item in value):
+        raise _wrong(key, "a list of objects", value)
+    return [item for item in value if isinstance(item, dict)]
+
+
+def lists_of(record: Mapping[str, JSON], key: str) -> list[list[JSON]]:
+    """A list of lists (typed JSON values, ``values.Encoded``)."""
+    value = list_of(record, key)
+    if not all(isinstance(item, list) for item in value):
+        raise _wrong(key, "a list of lists", value)
+    return [item for item in value if isinstance(item, list)]
+
+
+def texts_of(record: Mapping[str, JSON], key: str) -> tuple[str, ...]:
+    """A list of strings, as a tuple."""
+    value = list_of(record, key)
+    if not all(isinstance(item, str) for item in value):
+        raise _wrong(key, "a list of strings", value)
+    return tuple(item for item in value if isinstance(item, str))
+
+
 def int_or_none(record: Mapping[str, JSON], key: str) -> int | None:
     """An integer field that may be null or missing (None then)."""
     value = record.get(key)
     if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
         raise _wrong(key, "an integer or null", value)
+    return value
+
+
+def bool_or_none(record: Mapping[str, JSON], key: str) -> bool | None:
+    """A boolean field that may be null or missing (None then)."""
+    value = record.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise _wrong(key, "a boolean or null", value)
     return value
 
 
