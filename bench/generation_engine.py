@@ -192,7 +192,8 @@ def execbench_run(suite: Path, out: Path, base_url: str, samples: int, connectio
     done = subprocess.run(
         [str(Path(sys.executable).with_name("execbench")), "run", "--suite", str(suite),
          "--model", "openai-api/bench/m", "--model-base-url", base_url,
-         "--max-connections", str(connections), "-n", str(samples), "--out", str(out)],
+         "--max-connections", str(connections), "-n", str(samples), "--temperature", "0.8",
+         "--out", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"execbench run failed ({done.returncode}):\n{done.stderr}")

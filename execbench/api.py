@@ -190,10 +190,12 @@ def build(config: BuildConfig, *, warn: Callable[[str], None] | None = None,
     return SuiteFile.open(out)
 
 
-def checked_run(config: RunConfig) -> RunConfig:
-    """``config`` with each family it names given as its tasks, once every setting is one
-    a run can use (else ``SettingError``)."""
+def checked_run(config: RunConfig, out: Path) -> RunConfig:
+    """``config`` for a run into ``out``, with each family it names given as its tasks and
+    its temperature stated (``RunConfig.decoding_stated``), once every setting is one a run
+    can use (else ``SettingError``)."""
     config.validate()
+    config = config.decoding_stated(out)
     if config.tasks is None:
         return config
     return replace(config, tasks=task_names(config.tasks, known_only=False))
@@ -214,8 +216,8 @@ def run(config: RunConfig, out: Path | str | None = None, *,
     it is logged, ``notice`` each line the user should read before the answers come."""
     from execbench import runner
 
-    config = checked_run(config)
     folder = default_out(config.model, Path(config.suite)) if out is None else Path(out)
+    config = checked_run(config, folder)
     return Results.from_record(runner.run(config, folder, progress=progress, notice=notice))
 
 

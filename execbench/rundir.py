@@ -135,6 +135,30 @@ class RunConfig:
                                                              self.price_output)):
             raise SettingError("{0} and {1} must be >= 0", "price_input", "price_output")
 
+    def decoding_stated(self, out: Path) -> RunConfig:
+        """The run with the temperature it samples at said, never left to the provider
+        (OpenAI's default is 1, vLLM's the model's generation config): with one sample
+        per instance and no ``temperature``, greedy (0); with several, refused, since pass@k
+        means nothing at a temperature no one chose. A model whose provider states no
+        sampling (``reference/``, which samples nothing) keeps None, and so does the resume
+        of a run that pinned None (made before the default was stated), which goes on as
+        it began."""
+        from execbench.models import sampling_defaults
+        from execbench.plugins import PluginError
+
+        if self.generate.temperature is not None:
+            return self
+        try:
+            samples = "temperature" in sampling_defaults(self.model)
+        except PluginError:  # a broken plugin provider: the run says so when it starts
+            samples = False
+        if not samples or _pinned_temperature(out) == (True, None):
+            return self
+        if self.n > 1:
+            raise SettingError("{0} above 1 needs {1}: 0.2 to report pass@1 as CRUXEval does, "
+                               "0.8 for pass@5 and beyond", "n", "temperature")
+        return replace(self, generate=replace(self.generate, temperature=0.0))
+
     def pinned(self, suite_sha256: str) -> dict[str, Any]:
         """What a resume or a re-score must find unchanged (``PINNED``)."""
         values = {"model": self.model, "base_url": self.base_url,
@@ -338,6 +362,17 @@ def _write_json(path: Path, record: dict[str, Any]) -> None:
 def _read_run_json(out: Path) -> dict[str, Any]:
     record: dict[str, Any] = json.loads((out / RUN_CONFIG).read_text(encoding="utf-8"))
     return record
+
+
+def _pinned_temperature(out: Path) -> tuple[bool, Any]:
+    """Whether the run in ``out`` pinned a temperature, and which; (False, None) where
+    there is no readable run (a resume then checks the folder and says what is wrong)."""
+    try:
+        pinned = _read_run_json(out).get("pinned", {})
+    except (OSError, ValueError, AttributeError):
+        return False, None
+    return ("temperature" in pinned, pinned.get("temperature")) if isinstance(
+        pinned, dict) else (False, None)
 
 
 def check_out(out: Path) -> None:

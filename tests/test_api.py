@@ -77,10 +77,17 @@ def test_settings_are_refused_by_field_as_the_command_refuses_them_by_flag(
     options = BuildConfig(["dsl"], out, tasks=["prediction"], overwrite=True).options()
     assert options.tasks == ["input", "output"]  # a family stands for its tasks
 
+    fresh = tmp_path / "fresh"
     with pytest.raises(SettingError, match="^n must be at least 1, not 0$"):
-        checked_run(RunConfig(suite="s", model="reference/oracle", n=0))
-    assert checked_run(RunConfig(suite="s", model="m", tasks=["prediction", "x"])).tasks == [
-        "input", "output", "x"]  # a run names the tasks its suite lacks itself
+        checked_run(RunConfig(suite="s", model="reference/oracle", n=0), fresh)
+    checked = checked_run(RunConfig(suite="s", model="openai/gpt-4o",
+                                    tasks=["prediction", "x"]), fresh)
+    assert checked.tasks == ["input", "output", "x"]  # the tasks its suite lacks stay named
+    assert checked.generate.temperature == 0.0  # one sample each: greedy, said
+    with pytest.raises(SettingError, match="^n above 1 needs temperature: 0.2 "):
+        checked_run(RunConfig(suite="s", model="openai/gpt-4o", n=5), fresh)
+    assert checked_run(RunConfig(suite="s", model="reference/oracle", n=5),
+                       fresh).generate.temperature is None  # a reference samples nothing
 
     with pytest.raises(SettingError, match="^figure needs a layout that has a figure "):
         report(ReportConfig(runs=[tmp_path], figure=True))

@@ -475,6 +475,22 @@ def test_the_build_summary_shows_dataset_outputs_the_trace_disagrees_with(
             "stated/p1#0, stated/p3#0, stated/p5#0") in done.stdout
 
 
+def test_a_stated_output_of_another_type_is_a_mismatch_as_the_scorer_sees_it(
+        tmp_path: Path) -> None:
+    # the scorer's typed equality: 2.0 is not 2 and True is not 1, while NaN is NaN
+    stated = [("def f(x):\n    return x * 1.0\n", "2"), ("def f(x):\n    return x == 1\n", "1"),
+              ("def f(x):\n    return float('nan')\n", "float('nan')"),
+              ("def f(x):\n    return x + 1\n", "2")]
+    source = write_jsonl(tmp_path / "typed.jsonl", [json.dumps({
+        "id": f"p{n}", "entry_point": "f", "code": code,
+        "calls": [{"args": "2" if n == 0 else "1", "expected": expected}]})
+        for n, (code, expected) in enumerate(stated)])
+    done = execbench("build", source, "--out", tmp_path / "suite", "--tasks", "output")
+    assert done.exit_code == 0, done.stderr
+    assert manifest_of(tmp_path / "suite")["expected_output_mismatches"] == [
+        "typed/p0#0", "typed/p1#0"]
+
+
 def test_limit_lists_only_the_skips_within_the_first_programs(tmp_path: Path) -> None:
     good = [json.dumps({"id": f"p{k}", "code": f"def f(x):\n    return x + {k}\n",
                         "input": "1", "output": str(1 + k)}) for k in range(5)]
@@ -543,7 +559,7 @@ def test_dry_run_shows_prompts_requests_and_tokens_and_writes_nothing(tiny: Path
                                                                       tmp_path: Path) -> None:
     run = tmp_path / "run"
     done = execbench("run", "--suite", tiny, "--model", "openai/gpt-4o-mini", "--out", run,
-                     "-n", 3, "--dry-run")
+                     "-n", 3, "--temperature", 0.8, "--dry-run")
     assert done.exit_code == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == (f"dry run: 18 requests to openai/gpt-4o-mini (n=3); 0 of 18 already "

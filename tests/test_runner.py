@@ -163,7 +163,8 @@ def test_scripted_answers_are_scored_as_scripted(small: tuple[Path, list[dict]],
                                                  tmp_path: Path) -> None:
     suite, instances = small
     with FakeServer(scripted(instances, mixed)) as server:
-        done = execbench(*run_args(suite, server, tmp_path / "run", "-n", 3, "--seed", 7))
+        done = execbench(*run_args(suite, server, tmp_path / "run", "-n", 3, "--seed", 7,
+                                   "--temperature", 0.8))
         asked = requested(server, instances)
     assert done.exit_code == 0, done.stderr
 
@@ -197,7 +198,7 @@ def test_anthropic_provider_end_to_end(small: tuple[Path, list[dict]], tmp_path:
         env = {"ANTHROPIC_BASE_URL": server.anthropic_base_url,
                "ANTHROPIC_API_KEY": "sk-ant-test"}
         done = execbench("run", "--suite", suite, "--model", "anthropic/claude-test",
-                         "--out", tmp_path / "run", "-n", 2, "--seed", 3,
+                         "--out", tmp_path / "run", "-n", 2, "--seed", 3, "--temperature", 0.8,
                          "--max-connections", CONNECTIONS, env=env)
         received = server.requests
     assert done.exit_code == 0, done.stderr
@@ -342,7 +343,7 @@ def test_killed_run_resumes_without_repeating_logged_samples(wide: tuple[Path, l
     log = out / runner.SAMPLES
     pairs = {(inst.id, s) for inst in instances for s in range(2)}
     with FakeServer(scripted(instances, even_right, delay=0.05)) as server:
-        args = run_args(suite, server, out, "-n", 2, "--seed", 0)
+        args = run_args(suite, server, out, "-n", 2, "--seed", 0, "--temperature", 0.8)
         proc = subprocess.Popen([EXECBENCH, *map(str, args)], env=cli_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -363,7 +364,8 @@ def test_killed_run_resumes_without_repeating_logged_samples(wide: tuple[Path, l
         assert f"resuming: {len(before)} of {len(pairs)} samples" in flat(resumed.stderr)
         asked = requested(server, instances)
 
-        clean = execbench(*run_args(suite, server, tmp_path / "clean", "-n", 2, "--seed", 0))
+        clean = execbench(*run_args(suite, server, tmp_path / "clean", "-n", 2, "--seed", 0,
+                                    "--temperature", 0.8))
         assert clean.exit_code == 0, clean.stderr
 
     raw = raw_lines(out)  # every line parses: the torn one was cut off
@@ -384,7 +386,7 @@ def test_results_do_not_depend_on_log_order(small: tuple[Path, list[dict]],
     suite, instances = small
     out, shuffled = tmp_path / "run", tmp_path / "shuffled"
     with FakeServer(scripted(instances, mixed)) as server:
-        done = execbench(*run_args(suite, server, out, "-n", 3, "--seed", 7))
+        done = execbench(*run_args(suite, server, out, "-n", 3, "--seed", 7, "--temperature", 0.8))
     assert done.exit_code == 0, done.stderr
     shuffled.mkdir()
     (shuffled / runner.RUN_CONFIG).write_bytes((out / runner.RUN_CONFIG).read_bytes())
@@ -392,6 +394,39 @@ def test_results_do_not_depend_on_log_order(small: tuple[Path, list[dict]],
     (shuffled / runner.SAMPLES).write_text("".join(reversed(lines)))
     again = runner.write_results(runner.load_run_config(shuffled), shuffled)
     assert again["metrics"] == results_of(out)["metrics"]
+
+
+def test_the_temperature_is_stated_never_left_to_the_provider(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    suite, instances = small
+    with FakeServer(scripted(instances, mixed)) as server:
+        greedy = execbench(*run_args(suite, server, tmp_path / "greedy"))
+        sent = {request.body.get("temperature") for request in server.requests}
+        many = execbench(*run_args(suite, server, tmp_path / "many", "-n", 3))
+    assert greedy.exit_code == 0, greedy.stderr
+    assert sent == {0.0}
+    pinned = json.loads((tmp_path / "greedy" / runner.RUN_CONFIG).read_text())["pinned"]
+    assert pinned["temperature"] == 0.0
+    assert many.exit_code == 2 and not (tmp_path / "many").exists()
+    assert ("-n above 1 needs --temperature: 0.2 to report pass@1 as CRUXEval does, 0.8 for "
+            "pass@5 and beyond") in flat(many.stderr)
+
+
+def test_a_run_that_pinned_no_temperature_resumes_as_it_began(
+        small: tuple[Path, list[dict]], tmp_path: Path) -> None:
+    # made before the default was stated: its provider chose, and its resume goes on so
+    suite, instances = small
+    out = tmp_path / "run"
+    with FakeServer(scripted(instances, mixed)) as server:
+        config = runner.RunConfig(suite=str(suite), model=MODEL, n=2, limit=2,
+                                  base_url=server.base_url)
+        runner.run(config, out)
+        before = len(server.requests)
+        resumed = execbench(*run_args(suite, server, out, "-n", 2))
+        sent = {request.body.get("temperature") for request in server.requests[before:]}
+    assert resumed.exit_code == 0, resumed.stderr
+    assert sent == {None}
+    assert json.loads((out / runner.RUN_CONFIG).read_text())["pinned"]["temperature"] is None
 
 
 def test_resume_refuses_changed_settings_and_grows_n(small: tuple[Path, list[dict]],
@@ -866,7 +901,7 @@ def test_two_endpoints_one_dying_mid_run(wide: tuple[Path, list[dict]], tmp_path
         doomed = FakeServer(dying).__enter__()
         with stopped_after(doomed, answered, 10, "the doomed replica got too few requests"):
             done = execbench("run", "--suite", suite, "--model", MODEL, "--out", out, "-n", 2,
-                             "--max-connections", CONNECTIONS,
+                             "--temperature", 0.8, "--max-connections", CONNECTIONS,
                              "--model-base-url", doomed.base_url,
                              "--model-base-url", steady.base_url)
     assert done.exit_code == 0, done.stderr

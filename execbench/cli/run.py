@@ -38,7 +38,7 @@ FLAGS = {"n": "-n", "limit": "--limit", "shots": "--shots",
          "timeout": "--timeout", "sample_deadline": "--sample-deadline",
          "server_start_timeout": "--server-start-timeout",
          "price_input": "--price-input", "price_output": "--price-output",
-         "tasks": "--tasks"}
+         "tasks": "--tasks", "temperature": "--temperature"}
 """The flag of each setting ``api.checked_run`` checks, for its messages."""
 
 CHARS_PER_TOKEN = 4
@@ -55,7 +55,8 @@ OutDir = Annotated[Path | None, typer.Option(
     "--out", "-o", help="Run folder (resumable; default: runs/MODEL_SUITE_TIME, printed).")]
 Samples = Annotated[int, typer.Option("-n", "--num-samples", help="Samples per instance.")]
 Temperature = Annotated[float | None, typer.Option(
-    help="Sampling temperature (default: the provider's; hf: greedy).")]
+    help="Sampling temperature (default: 0 with -n 1; required with -n above 1, e.g. 0.2 "
+         "for pass@1, 0.8 for pass@5).")]
 TopP = Annotated[float | None, typer.Option(
     help="Nucleus sampling: keep the smallest set of tokens with this total probability "
          "(default: the provider's).")]
@@ -140,13 +141,14 @@ def run(
                                 retry_base_delay=retry_delay,
                                 server_start_timeout=server_start_timeout,
                                 max_connection_failures=max_connection_failures))
+    folder = default_out(model, suite) if out_dir is None else out_dir
     try:
-        config = checked_run(config)
+        config = checked_run(config, folder)
     except SettingError as exc:
         fail_setting(exc, FLAGS)
     if out_dir is None:
-        out_dir = default_out(model, suite)
-        err.print(f"run folder: {out_dir} (to resume, add --out {out_dir})", highlight=False)
+        err.print(f"run folder: {folder} (to resume, add --out {folder})", highlight=False)
+    out_dir = folder
     if dry_run:
         _dry_run(config, out_dir)
     else:

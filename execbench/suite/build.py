@@ -29,7 +29,7 @@ from execbench.suite.variants import BUGGY, MUTANT, vary
 from execbench.tasks.base import BuildContext, Instance, OptionError
 from execbench.tasks.registry import check_options, get_task
 from execbench.tasks.roles import Task
-from execbench.values import LiteralError, decode, encode, parse_literal
+from execbench.values import LiteralError, encode, equal, parse_literal
 
 CHUNK_CALLS = 250
 """About how many calls a build traces and turns into instances at a time (whole programs,
@@ -249,13 +249,13 @@ def _choose_calls(program: Program, options: BuildOptions) -> list[int]:
 
 
 def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
-    """True when the source states an output that the traced run did not produce."""
+    """True when the source states an output that the traced run did not produce, compared
+    as the scorer compares an answer with the truth (typed: ``240`` is not ``240.0``, NaN is
+    NaN), so that the list names every call whose stated output would be scored wrong."""
     expected = program.calls[index].expected
     if expected is None or trace.status != "ok" or trace.value is None:
         return False
     try:
-        claimed = decode(encode(parse_literal(expected)))
-        actual = decode(trace.value)
-        return not (claimed == actual or claimed != claimed and actual != actual)
+        return not equal(encode(parse_literal(expected)), trace.value)
     except (LiteralError, TypeError, ValueError, OverflowError):
         return False

@@ -51,7 +51,7 @@ def context_between(tokens: dict[str, int]) -> int:
 def run(suite: Path, server: FakeServer, out: Path, *extra: object) -> Any:
     return execbench("run", "--suite", suite, "--model", f"openai-api/fake/{MODEL}",
                      "--model-base-url", server.base_url, "--out", out, "-n", 2,
-                     "--max-connections", 4, *extra)
+                     "--temperature", 0.8, "--max-connections", 4, *extra)
 
 
 def discovered(server: FakeServer) -> tuple[ContextWindow | None, int | None]:

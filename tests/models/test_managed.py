@@ -42,7 +42,8 @@ ENGINES = {"EXECBENCH_VLLM_COMMAND": STANDIN, "EXECBENCH_SGLANG_COMMAND": STANDI
 def run_args(suite: Path, out: Path, *extra: object, model: str = "vllm/org/tiny-model"
              ) -> list[str]:
     return ["run", "--suite", str(suite), "--model", model, "--out", str(out),
-            "--max-connections", "4", "--retry-delay", "0.05", *map(str, extra)]
+            "--temperature", "0.8", "--max-connections", "4", "--retry-delay", "0.05",
+            *map(str, extra)]
 
 
 def alive(pid: int) -> bool:
