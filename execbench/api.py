@@ -190,10 +190,10 @@ def build(config: BuildConfig, *, warn: Callable[[str], None] | None = None,
     return SuiteFile.open(out)
 
 
-def checked_run(config: RunConfig, out: Path) -> RunConfig:
-    """``config`` for a run into ``out``, with each family it names given as its tasks and
-    its temperature stated (``RunConfig.decoding_stated``), once every setting is one a run
-    can use (else ``SettingError``)."""
+def checked_run(config: RunConfig, out: Path | None = None) -> RunConfig:
+    """``config`` for a run into ``out`` (None: a new folder), with each family it names
+    given as its tasks and its temperature stated (``RunConfig.decoding_stated``), once
+    every setting is one a run can use (else ``SettingError``)."""
     config.validate()
     config = config.decoding_stated(out)
     if config.tasks is None:

@@ -135,29 +135,45 @@ class RunConfig:
                                                              self.price_output)):
             raise SettingError("{0} and {1} must be >= 0", "price_input", "price_output")
 
-    def decoding_stated(self, out: Path) -> RunConfig:
+    def decoding_stated(self, out: Path | None) -> RunConfig:
         """The run with the temperature it samples at said, never left to the provider
         (OpenAI's default is 1, vLLM's the model's generation config): with one sample
-        per instance and no ``temperature``, greedy (0); with several, refused, since pass@k
-        means nothing at a temperature no one chose. A model whose provider states no
-        sampling (``reference/``, which samples nothing) keeps None, and so does the resume
-        of a run that pinned None (made before the default was stated), which goes on as
-        it began."""
-        from execbench.models import sampling_defaults
-        from execbench.plugins import PluginError
-
+        per instance and no ``temperature``, greedy (0); with several, or with a ``top_p``
+        alone, refused, since pass@k or nucleus sampling at a temperature no one chose
+        compares nothing. A resume of the run in ``out`` takes the temperature it pinned
+        (None for one made before this rule), so it goes on as it began. A model that takes
+        no temperature but its own keeps None: a ``reference/`` one (it samples nothing),
+        an OpenAI reasoning model, Anthropic with extended thinking
+        (``Provider.own_temperature``)."""
         if self.generate.temperature is not None:
             return self
-        try:
-            samples = "temperature" in sampling_defaults(self.model)
-        except PluginError:  # a broken plugin provider: the run says so when it starts
-            samples = False
-        if not samples or _pinned_temperature(out) == (True, None):
+        pinned, temperature = _pinned_temperature(out)
+        if pinned:
+            return self._at(temperature)
+        if self._own_temperature():
             return self
-        if self.n > 1:
-            raise SettingError("{0} above 1 needs {1}: 0.2 to report pass@1 as CRUXEval does, "
-                               "0.8 for pass@5 and beyond", "n", "temperature")
-        return replace(self, generate=replace(self.generate, temperature=0.0))
+        if self.n > 1 or self.generate.top_p is not None:
+            raise SettingError("{0} above 1 or {1} needs {2}: 0.2 to report pass@1 as CRUXEval "
+                               "does, 0.8 for pass@5 and beyond", "n", "top_p", "temperature")
+        return self._at(0.0)
+
+    def _at(self, temperature: float | None) -> RunConfig:
+        return replace(self, generate=replace(self.generate, temperature=temperature))
+
+    def _own_temperature(self) -> bool:
+        """The model takes no temperature but its own (``decoding_stated``); so too a
+        provider that states no sampling, or a broken plugin's (the run says why when it
+        starts)."""
+        from execbench.models import MODELS
+        from execbench.plugins import PluginError
+
+        provider = self.model.partition("/")[0]
+        try:
+            found = MODELS.get(provider) if provider in MODELS else None
+        except PluginError:
+            return True
+        return found is None or "temperature" not in dict(found.sampling) or \
+            found.own_temperature(self.model, self.model_args)
 
     def pinned(self, suite_sha256: str) -> dict[str, Any]:
         """What a resume or a re-score must find unchanged (``PINNED``)."""
@@ -364,12 +380,17 @@ def _read_run_json(out: Path) -> dict[str, Any]:
     return record
 
 
-def _pinned_temperature(out: Path) -> tuple[bool, Any]:
+def _pinned_temperature(out: Path | None) -> tuple[bool, Any]:
     """Whether the run in ``out`` pinned a temperature, and which; (False, None) where
-    there is no readable run (a resume then checks the folder and says what is wrong)."""
+    there is no readable run (a resume then checks the folder and says what is wrong) or
+    it answered nothing (a new run takes such a folder over, with its own settings)."""
+    if out is None or not (out / RUN_CONFIG).exists():
+        return False, None
     try:
+        if answered_nothing(out):
+            return False, None
         pinned = _read_run_json(out).get("pinned", {})
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RunError):
         return False, None
     return ("temperature" in pinned, pinned.get("temperature")) if isinstance(
         pinned, dict) else (False, None)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from execbench.api import BuildConfig, ReportConfig, RunConfig, checked_run, report, run
+from execbench.models.base import GenerateConfig
 from execbench.rundir import Results
 from execbench.settings import SettingError
 from execbench.suite import SuiteFile
@@ -84,10 +85,27 @@ def test_settings_are_refused_by_field_as_the_command_refuses_them_by_flag(
                                     tasks=["prediction", "x"]), fresh)
     assert checked.tasks == ["input", "output", "x"]  # the tasks its suite lacks stay named
     assert checked.generate.temperature == 0.0  # one sample each: greedy, said
-    with pytest.raises(SettingError, match="^n above 1 needs temperature: 0.2 "):
+    with pytest.raises(SettingError, match="^n above 1 or top_p needs temperature: 0.2 "):
         checked_run(RunConfig(suite="s", model="openai/gpt-4o", n=5), fresh)
-    assert checked_run(RunConfig(suite="s", model="reference/oracle", n=5),
-                       fresh).generate.temperature is None  # a reference samples nothing
+    with pytest.raises(SettingError, match="^n above 1 or top_p needs temperature"):
+        checked_run(RunConfig(suite="s", model="openai/gpt-4o",
+                              generate=GenerateConfig(top_p=0.9)), fresh)
+    # models that take no temperature but their own keep none, whatever n
+    for model, options in (("reference/oracle", {}), ("openai/o3", {}),
+                           ("openai-api/x/gpt-5-mini", {}),
+                           ("anthropic/claude-x", {"thinking": '{"type": "enabled"}'})):
+        kept = checked_run(RunConfig(suite="s", model=model, n=5, model_args=options), fresh)
+        assert kept.generate.temperature is None, model
+    assert checked_run(RunConfig(suite="s", model="anthropic/claude-x", model_args={
+        "thinking": '{"type": "disabled"}'})).generate.temperature == 0.0
+    # a folder whose run.json is no run's: nothing pinned is read from it (the run itself
+    # then says what is wrong with the folder)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for text in ("{", "[1]", '{"pinned": 3}'):
+        (broken / "run.json").write_text(text)
+        assert checked_run(RunConfig(suite="s", model="openai/gpt-4o"),
+                           broken).generate.temperature == 0.0
 
     with pytest.raises(SettingError, match="^figure needs a layout that has a figure "):
         report(ReportConfig(runs=[tmp_path], figure=True))

@@ -480,7 +480,8 @@ def test_a_stated_output_of_another_type_is_a_mismatch_as_the_scorer_sees_it(
     # the scorer's typed equality: 2.0 is not 2 and True is not 1, while NaN is NaN
     stated = [("def f(x):\n    return x * 1.0\n", "2"), ("def f(x):\n    return x == 1\n", "1"),
               ("def f(x):\n    return float('nan')\n", "float('nan')"),
-              ("def f(x):\n    return x + 1\n", "2")]
+              ("def f(x):\n    return x + 1\n", "2"),
+              ("def f(x):\n    return [map(str, [x])]\n", "['1']")]
     source = write_jsonl(tmp_path / "typed.jsonl", [json.dumps({
         "id": f"p{n}", "entry_point": "f", "code": code,
         "calls": [{"args": "2" if n == 0 else "1", "expected": expected}]})

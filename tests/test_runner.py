@@ -408,8 +408,23 @@ def test_the_temperature_is_stated_never_left_to_the_provider(
     pinned = json.loads((tmp_path / "greedy" / runner.RUN_CONFIG).read_text())["pinned"]
     assert pinned["temperature"] == 0.0
     assert many.exit_code == 2 and not (tmp_path / "many").exists()
-    assert ("-n above 1 needs --temperature: 0.2 to report pass@1 as CRUXEval does, 0.8 for "
-            "pass@5 and beyond") in flat(many.stderr)
+    assert ("-n above 1 or --top-p needs --temperature: 0.2 to report pass@1 as CRUXEval "
+            "does, 0.8 for pass@5 and beyond") in flat(many.stderr)
+
+
+def test_a_resume_takes_the_temperature_its_run_pinned(small: tuple[Path, list[dict]],
+                                                        tmp_path: Path) -> None:
+    # one sample each at the stated 0, then grown to three: the run goes on as it began
+    suite, instances = small
+    out = tmp_path / "run"
+    with FakeServer(scripted(instances, mixed)) as server:
+        first = execbench(*run_args(suite, server, out))
+        before = len(server.requests)
+        grown = execbench(*run_args(suite, server, out, "-n", 3))
+        sent = {request.body.get("temperature") for request in server.requests[before:]}
+        asked = len(server.requests) - before
+    assert first.exit_code == 0 and grown.exit_code == 0, grown.stderr
+    assert sent == {0.0} and asked == 2 * before
 
 
 def test_a_run_that_pinned_no_temperature_resumes_as_it_began(

@@ -32,7 +32,7 @@ UNREACHABLE = 3
 (2) and failed requests (1), so that a batch job can wait for the server and resume."""
 
 FLAGS = {"n": "-n", "limit": "--limit", "shots": "--shots",
-         "max_connections": "--max-connections",
+         "max_connections": "--max-connections", "top_p": "--top-p",
          "max_connection_failures": "--max-connection-failures",
          "max_retries": "--max-retries", "retry_base_delay": "--retry-delay",
          "timeout": "--timeout", "sample_deadline": "--sample-deadline",

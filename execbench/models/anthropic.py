@@ -54,6 +54,12 @@ NONSTREAMING_TOKENS = {
 """Models whose non-streaming requests Anthropic's SDK limits to fewer tokens than
 ``STREAM_ABOVE`` (its ``MODEL_NONSTREAMING_TOKENS``)."""
 
+def _thinks(thinking: object) -> bool:
+    """Extended thinking is on (``-M thinking={"type": "enabled", ...}``): the API then
+    takes no temperature but 1."""
+    return isinstance(thinking, dict) and thinking.get("type") != "disabled"
+
+
 class AnthropicModel(HttpModel):
     """A model served at ``{base_url}/v1/messages``.
 
@@ -91,8 +97,7 @@ class AnthropicModel(HttpModel):
 
     def reasons(self) -> bool:
         """Extended thinking asked for with ``-M thinking=...``."""
-        thinking = self.extra_fields.get("thinking")
-        return isinstance(thinking, dict) and thinking.get("type") != "disabled"
+        return _thinks(self.extra_fields.get("thinking"))
 
     def served_name(self) -> str:
         return self.model
@@ -211,4 +216,6 @@ PROVIDER = Provider(_create, (ModelKind(
     "21,333 tokens, or the model's lower limit, stream)"),),
     (("temperature", "1 (the API's)"),
      ("top_p", "not sent (recent models refuse it beside a temperature)"),
-     ("max_tokens", f"{DEFAULT_MAX_TOKENS} (the API requires one)")))
+     ("max_tokens", f"{DEFAULT_MAX_TOKENS} (the API requires one)")),
+    own_temperature=lambda name, options: _thinks(
+        parse_model_args({"thinking": options.get("thinking", "null")}, {}, name)["thinking"]))

@@ -38,6 +38,10 @@ REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d+(?:-|$)|gpt-5)", re.IGNORECASE)
 proxy that prefixes the name (``openai/o3``). The API refuses ``max_tokens`` for them (it
 wants ``max_completion_tokens``) and any temperature or top_p but the default."""
 
+def _reasoning_model(name: str) -> bool:
+    return REASONING_MODEL.search(name) is not None
+
+
 RESERVED = {
     "model": "the model name",
     "messages": "the task's prompt",
@@ -96,7 +100,7 @@ class OpenAIModel(HttpModel):
         extra = parse_model_args(model_args or {}, RESERVED, name, documented)
         super().__init__(name, base_urls, headers, extra, clock)
         self.model = model
-        self.reasoning = REASONING_MODEL.search(model) is not None
+        self.reasoning = _reasoning_model(model)
         self.auto_stream = not official
         self.official = official
         self._context: ServerContext | None = None
@@ -296,11 +300,13 @@ OPENAI = Provider(_official, (ModelKind(
     "stream=true to stream replies"),),
     (("temperature", "1 (the API's; reasoning models take no other)"),
      ("top_p", "1 (the API's; reasoning models take no other)"),
-     ("max_tokens", "not sent: up to the model's output limit")))
+     ("max_tokens", "not sent: up to the model's output limit")),
+    own_temperature=lambda name, options: _reasoning_model(name))
 
 OPENAI_API = Provider(_compatible, (ModelKind(
     "openai-api/<name>/<model>", "any OpenAI-compatible server (vLLM, SGLang, Ollama, "
     "llama.cpp): --model-base-url or <NAME>_BASE_URL",
     "<NAME>_BASE_URL, <NAME>_API_KEY (optional)",
     "extra request fields, passed as given (top_k=20, ...); stream=true|false "
-    "(default: replies over 21,333 tokens stream)"),), SERVER_DEFAULTS)
+    "(default: replies over 21,333 tokens stream)"),), SERVER_DEFAULTS,
+    own_temperature=lambda name, options: _reasoning_model(name))

@@ -9,7 +9,7 @@ that provider's module (the HTTP client is the slow import).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +44,9 @@ class Provider:
     sampling: tuple[tuple[str, str], ...] = ()
     """What each sampling setting (temperature, top_p, max_tokens) is when the run leaves
     it unset, in words: the provider's own default, which differs between providers."""
+    own_temperature: Callable[[str, Mapping[str, str]], bool] = lambda name, options: False
+    """Whether the model (its whole name, its ``-M`` options) takes no temperature but its
+    own, so that a run sends none and states none (``RunConfig.decoding_stated``)."""
 
 
 SERVER_DEFAULTS = (

@@ -29,7 +29,7 @@ from execbench.suite.variants import BUGGY, MUTANT, vary
 from execbench.tasks.base import BuildContext, Instance, OptionError
 from execbench.tasks.registry import check_options, get_task
 from execbench.tasks.roles import Task
-from execbench.values import LiteralError, encode, equal, parse_literal
+from execbench.values import LiteralError, encode, equal, is_exact, parse_literal
 
 CHUNK_CALLS = 250
 """About how many calls a build traces and turns into instances at a time (whole programs,
@@ -253,7 +253,8 @@ def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
     as the scorer compares an answer with the truth (typed: ``240`` is not ``240.0``, NaN is
     NaN), so that the list names every call whose stated output would be scored wrong."""
     expected = program.calls[index].expected
-    if expected is None or trace.status != "ok" or trace.value is None:
+    if expected is None or trace.status != "ok" or trace.value is None \
+            or not is_exact(trace.value):  # no literal form: no answer is scored against it
         return False
     try:
         return not equal(encode(parse_literal(expected)), trace.value)

@@ -188,7 +188,6 @@ class _BugTask(Roles):
         call = f"{program.entry_point}({program.calls[call_index].args})"
         shown = found.trace.value_repr if found.how == WRONG_VALUE else (
             found.trace.exception["type"] if found.trace.exception else found.trace.status)
-        assert shown is not None, "a wrong value is a returned one, which has a repr"
         return bug, BugQuestion(f"assert {call} == {trace.value_repr}",
                                 BugNote(bug.type, bug.symptoms, found.how, shown))
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from execbench.json_types import JSON, JSONObject
 from execbench.tasks.common.json_fields import (
+    as_object,
     count,
     ints_of,
     list_of,
@@ -23,6 +24,7 @@ from execbench.tasks.common.json_fields import (
     object_of,
     objects_of,
     text_of,
+    text_or_none,
 )
 from execbench.values import Encoded
 
@@ -36,8 +38,9 @@ class BugNote:
     symptoms: str
     reveals: str
     """``sources.bugs``: ``wrong value``, ``raises`` or ``no result``."""
-    buggy_result: str
-    """The buggy call's value (its repr), exception type, or run status."""
+    buggy_result: str | None
+    """The buggy call's value (its repr), exception type, or run status; None for a wrong
+    value with no literal form (``range(3)`` inside a tuple)."""
 
     def to_record(self) -> JSONObject:
         return {"type": self.type, "symptoms": self.symptoms, "reveals": self.reveals,
@@ -46,7 +49,7 @@ class BugNote:
     @classmethod
     def from_record(cls, record: Mapping[str, JSON]) -> BugNote:
         return cls(text_of(record, "type"), text_of(record, "symptoms"),
-                   text_of(record, "reveals"), text_of(record, "buggy_result"))
+                   text_of(record, "reveals"), text_or_none(record, "buggy_result"))
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,6 @@ class BugPredictionSummary:
     def from_record(cls, record: JSON) -> BugPredictionSummary:
         """A missing share reads None, a missing count 0 (all of them where the entry is
         no object)."""
-        found = record if isinstance(record, dict) else {}
+        found = as_object(record)
         return cls(number(found, "buggy"), count(found, "buggy_samples"),
                    number(found, "fixed"), count(found, "fixed_samples"))

@@ -144,6 +144,6 @@ class CounterfactualQuestion:
     def from_record(cls, data: Mapping[str, JSON]) -> CounterfactualQuestion:
         truth = object_of(data, "truth")
         return cls(Target.from_record(truth), text_of(truth, "witness"),
-                   ints_of(truth, "original_lines"), Given.listed(list_of(data, "given")),
+                   ints_of(truth, "original_lines"), Given.listed(data),
                    text_of(data, "mode"), text_of(data, "target_rule"),
                    Complexity.from_record(object_of(data, "shape")))

@@ -22,6 +22,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from execbench.json_types import JSON, JSONObject
 from execbench.tasks.common.json_fields import (
+    as_object,
     bool_of,
     count,
     int_of,
@@ -270,7 +271,7 @@ class MutationSummary(_Grouped[MutationMetrics]):
     def from_record(cls, record: JSON) -> MutationSummary:
         """The summary a ``task_metrics.mutation`` entry states (none where it is no
         object)."""
-        return cls(*_grouped(record if isinstance(record, dict) else {},
+        return cls(*_grouped(as_object(record),
                              MutationMetrics.from_record))
 
 
@@ -282,5 +283,5 @@ class ChoiceSummary(_Grouped[ChoiceMetrics]):
     def from_record(cls, record: JSON) -> ChoiceSummary:
         """The summary a ``task_metrics.choice`` entry states (none where it is no
         object)."""
-        return cls(*_grouped(record if isinstance(record, dict) else {},
+        return cls(*_grouped(as_object(record),
                              ChoiceMetrics.from_record))

@@ -84,7 +84,7 @@ class InputQuestion:
     def from_record(cls, data: Mapping[str, JSON]) -> InputQuestion:
         truth = object_of(data, "truth")
         return cls(list_of(truth, "output"), text_or_none(truth, "output_repr"),
-                   Given.listed(list_of(data, "given")), text_or_none(data, "stated_args"))
+                   Given.listed(data), text_or_none(data, "stated_args"))
 
 
 @dataclass(frozen=True)

@@ -169,6 +169,11 @@ def test_each_question_is_posed_with_the_code_it_shows(built) -> None:
         assert list(record)[-1] == "code" and list(record)[:2] == ["test", "bug"]
         # the code is the instance's, not its data's: a question reads back without it
         assert type(posed).from_record(record) == replace(posed, code=None)
+    # a wrong value with no literal form has no repr to show (suites built before kept null)
+    unshown = replace(note, buggy_result=None)
+    assert BugNote.from_record(unshown.to_record()) == unshown
+    with pytest.raises(ValueError, match="'buggy_result' is not a string or null"):
+        BugNote.from_record({**note.to_record(), "buggy_result": 3})
 
 
 # --- localization -------------------------------------------------------------------------

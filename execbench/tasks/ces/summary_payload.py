@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from execbench.json_types import JSON, JSONObject
 from execbench.tasks.common.json_fields import (
+    as_object,
     counts,
     mapping,
     number,
@@ -123,7 +124,7 @@ class Group:
 
     @classmethod
     def from_record(cls, record: JSON) -> Group:
-        found = record if isinstance(record, dict) else {}
+        found = as_object(record)
         return cls(optional_count(found, "samples"), number(found, "coherent_correct"),
                    number(found, "coherent_incorrect"), number(found, "incoherent_correct"),
                    number(found, "incoherent_incorrect"), optional_count(found, "errors"),
@@ -158,7 +159,7 @@ class Consistency:
 
     @classmethod
     def from_record(cls, record: JSON) -> Consistency:
-        found = record if isinstance(record, dict) else {}
+        found = as_object(record)
         return cls(number(found, "strong"), number(found, "weak"), number(found, "random"),
                    optional_count(found, "programs"), number(found, "different_coverage"))
 
@@ -200,7 +201,7 @@ class SimulationSummary:
     def from_record(cls, record: JSON) -> SimulationSummary:
         """The summary of a ``task_metrics.simulation`` record; an older or partial one
         reads with None for what it lacks (and no groups where a mapping is missing)."""
-        found = record if isinstance(record, dict) else {}
+        found = as_object(record)
         return cls(Group.from_record(found.get("all")),
                    {name: Group.from_record(g)
                     for name, g in mapping(found, "by_category").items()},

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from execbench.tasks.common.json_fields import (
+    as_object,
     count,
     mapping,
     number,
@@ -119,7 +120,7 @@ class Share:
 
 def _groups(record: Mapping[str, JSON], key: str) -> dict[str, Share]:
     """The shares of a group of the summary; a share that is no object reads as none."""
-    return {name: Share.from_record(share if isinstance(share, dict) else {})
+    return {name: Share.from_record(as_object(share))
             for name, share in mapping(record, key).items()}
 
 
@@ -147,6 +148,6 @@ class KindSummary:
     def from_record(cls, record: JSON) -> KindSummary:
         """The summary a record states, its missing parts empty (an older run's has no
         ``by_language``; none where the entry is no object)."""
-        found = record if isinstance(record, dict) else {}
+        found = as_object(record)
         return cls(_groups(found, "by_kind"), _groups(found, "by_values"),
                    _groups(found, "by_language"), Share.from_record(mapping(found, "all")))

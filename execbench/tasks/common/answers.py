@@ -21,7 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from execbench.tasks.base import UNPARSABLE, Score, SkipInstance
-from execbench.tasks.common.json_fields import int_or_none, text_of, text_or_none
+from execbench.tasks.common.json_fields import (
+    int_or_none,
+    objects_of,
+    text_of,
+    text_or_none,
+)
 from execbench.values import (
     Encoded,
     LiteralError,
@@ -126,15 +131,9 @@ class Given:
                    text_or_none(record, "keyword"))
 
     @classmethod
-    def listed(cls, records: Sequence[JSON]) -> tuple[Given, ...]:
-        """The arguments a record's list of them names (``ValueError`` for an item that is
-        no object)."""
-        given = []
-        for record in records:
-            if not isinstance(record, dict):
-                raise ValueError(f"a given argument's record is not an object: {record!r}")
-            given.append(cls.from_record(record))
-        return tuple(given)
+    def listed(cls, record: Mapping[str, JSON]) -> tuple[Given, ...]:
+        """The arguments a record's ``given`` list names."""
+        return tuple(cls.from_record(item) for item in objects_of(record, "given"))
 
 
 def given_arguments(args: str) -> tuple[Given, ...]:

@@ -136,7 +136,12 @@ def count(record: Mapping[str, JSON], key: str) -> int:
 
 def mapping(record: Mapping[str, JSON], key: str) -> Mapping[str, JSON]:
     """A nested object; empty where absent or not an object."""
-    value = record.get(key)
+    return as_object(record.get(key))
+
+
+def as_object(value: JSON) -> JSONObject:
+    """A summary's record (a ``task_metrics`` entry, one of its groups); empty where it is
+    no object."""
     return value if isinstance(value, dict) else {}
 
 

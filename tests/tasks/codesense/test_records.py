@@ -91,5 +91,5 @@ def test_a_malformed_record_fails_where_it_is_read() -> None:
         ConcreteTruth.from_record({"value": ["int", 1], "text": 1})
     with pytest.raises(KeyError):
         OutputQuestion.from_record({"truth": {"repr": "1"}})
-    with pytest.raises(ValueError, match="given argument"):
-        Given.listed(["lambda x: x"])
+    with pytest.raises(ValueError, match="'given' is not a list of objects"):
+        Given.listed({"given": ["lambda x: x"]})
