@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
 from execbench.mutation import Mutant, mutant_for, mutation_call
@@ -48,6 +48,7 @@ from execbench.tasks.generalization_payload import (
     ChoiceMetrics,
     ChoiceQuestion,
     ChoiceSummary,
+    M,
     MutationMetrics,
     MutationQuestion,
     MutationSummary,
@@ -316,7 +317,6 @@ def _choice_metrics(samples: list[Kept],
                          answers[0], answers[1])
 
 
-M = TypeVar("M", MutationMetrics, ChoiceMetrics)
 
 
 def _by_source(samples: list[Kept], instances: dict[str, Instance],

@@ -257,8 +257,7 @@ def _grouped(record: Mapping[str, JSON],
     """A grouped summary's parts, in its record's order; a missing group reads empty."""
 
     def groups(key: str) -> dict[str, M]:
-        return {name: read(group if isinstance(group, dict) else {})
-                for name, group in mapping(record, key).items()}
+        return {name: read(as_object(group)) for name, group in mapping(record, key).items()}
 
     return read(mapping(record, "all")), groups("by_source"), groups("by_loc")
 
@@ -271,8 +270,7 @@ class MutationSummary(_Grouped[MutationMetrics]):
     def from_record(cls, record: JSON) -> MutationSummary:
         """The summary a ``task_metrics.mutation`` entry states (none where it is no
         object)."""
-        return cls(*_grouped(as_object(record),
-                             MutationMetrics.from_record))
+        return cls(*_grouped(as_object(record), MutationMetrics.from_record))
 
 
 @dataclass(frozen=True)
@@ -283,5 +281,4 @@ class ChoiceSummary(_Grouped[ChoiceMetrics]):
     def from_record(cls, record: JSON) -> ChoiceSummary:
         """The summary a ``task_metrics.choice`` entry states (none where it is no
         object)."""
-        return cls(*_grouped(as_object(record),
-                             ChoiceMetrics.from_record))
+        return cls(*_grouped(as_object(record), ChoiceMetrics.from_record))
