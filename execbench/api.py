@@ -196,9 +196,38 @@ def checked_run(config: RunConfig, out: Path | None = None) -> RunConfig:
     every setting is one a run can use (else ``SettingError``)."""
     config.validate()
     config = config.decoding_stated(out)
-    if config.tasks is None:
-        return config
-    return replace(config, tasks=task_names(config.tasks, known_only=False))
+    if config.tasks is not None:
+        config = replace(config, tasks=task_names(config.tasks, known_only=False))
+    _check_templates(config)
+    return config
+
+
+def _check_templates(config: RunConfig) -> None:
+    """Refuse, before anything is sent, a ``--template`` some task of the run cannot use
+    (or that fails on its first question), one that names a task the run does not ask,
+    and examples drawn for a task that writes its prompt in code
+    (``asking.check_templates``); the suite's tasks are the run's unless ``tasks`` names
+    them. A suite that cannot be read is left to the run to report."""
+    from execbench.suite import SuiteError, SuiteFile
+    from execbench.tasks import get_task
+    from execbench.tasks.asking import PromptTemplateError, check_templates
+    from execbench.tasks.protocol import EVERY_TASK, FIXED
+
+    if not config.templates and config.shot_pick == FIXED:
+        return
+    try:
+        suite = SuiteFile.open(Path(config.suite))
+    except (SuiteError, OSError):
+        return
+    names = config.tasks if config.tasks is not None else suite.manifest.recipe.tasks
+    stray = sorted(set(config.templates) - {*names, EVERY_TASK})
+    if stray:
+        said = _plain(f"names {', '.join(stray)}, not a task of this run ({', '.join(names)})")
+        raise SettingError("{0} " + said, "templates")
+    try:
+        check_templates(config.protocol(), [get_task(name) for name in names], suite)
+    except (PromptTemplateError, SuiteError) as exc:
+        raise SettingError(f"{{0}}: {_plain(str(exc))}", "templates") from None
 
 
 def default_out(model: str, suite: Path) -> Path:

@@ -1,7 +1,7 @@
 """``execbench export``: a suite as training data, in the shapes trainers read.
 
-One row per instance: the prompt as the chat messages ``execbench run`` sends (its shots
-and system message included, the number of shots recorded), the ground truth as the
+One row per instance: the prompt as the chat messages ``execbench run`` sends (in the
+style and with the shots asked, both recorded), the ground truth as the
 self-contained JSON ``rewards`` scores against (``rewards.truth_text``), and provenance
 (source, program, family, mutation, date, licence). Three layouts:
 
@@ -40,7 +40,9 @@ from execbench.jsonfiles import utf8, write_atomic
 from execbench.program import PYTHON
 from execbench.rundir import prompt_hash
 from execbench.suite import SuiteFile
+from execbench.tasks.asking import ask
 from execbench.tasks.base import Instance
+from execbench.tasks.protocol import SHIPPED, Protocol
 from execbench.tasks.registry import get_task
 from execbench.text_safety import each_text, encodable
 
@@ -62,6 +64,8 @@ class ExportOptions:
     splits: dict[str, float] = field(default_factory=lambda: {"train": 1.0})
     seed: int = 0
     shots: int = 0
+    style: str = SHIPPED
+    """The prompt style (``protocol.STYLES``), as ``execbench run --prompt``."""
     exclude: tuple[Path, ...] = ()
     """Evaluation suites whose programs no row may share."""
     tasks: tuple[str, ...] | None = None
@@ -229,12 +233,13 @@ def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummar
     left_out = {row["id"] for row in dropped}
     formats = {named.name: named.format for named in manifest.sources}
     rows = dict.fromkeys(options.splits, 0)
+    asked = Protocol(style=options.style, shots=options.shots)
     with _replacing(out) as folder:
         with _Writer(options.layout, folder, list(options.splits)) as writer:
             kept = (i for i in _chosen(source, options.tasks) if i.id not in left_out)
             for index, instance in enumerate(kept):
                 task = get_task(instance.task)
-                messages = task.asking.prompt(instance, options.shots)
+                messages = ask(task, instance, asked)
                 named = family(instance)
                 split = split_of[named]
                 info = {"split": split, "index": index, "id": instance.id, "task": instance.task,
@@ -244,7 +249,8 @@ def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummar
                             instance.mutation, sort_keys=True),
                         "date": instance.date,
                         "licence": _licence(instance.source, formats, options),
-                        "shots": options.shots, "prompt_sha256": prompt_hash(messages),
+                        "shots": options.shots, "prompt_style": options.style,
+                        "prompt_sha256": prompt_hash(messages),
                         "suite_sha256": sha}
                 truth = truth_text(instance, manifest.recipe.limits)
                 writer.add(split, _row(options.layout, instance, task.family, messages, truth,
@@ -253,7 +259,8 @@ def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummar
                 rows[split] += 1
         record = {"schema_version": EXPORT_SCHEMA, "execbench_version": __version__,
                   "suite": str(suite), "instances_sha256": sha, "layout": options.layout,
-                  "seed": options.seed, "shots": options.shots, "splits": options.splits,
+                  "seed": options.seed, "shots": options.shots, "prompt_style": options.style,
+                  "splits": options.splits,
                   "tasks": list(options.tasks) if options.tasks is not None else None,
                   "rows": rows,
                   "families": {name: sum(1 for chosen in split_of.values() if chosen == name)

@@ -48,13 +48,14 @@ from execbench.models.base import GenerateConfig, Generation
 from execbench.results import DeclaredMetric, Paired, Session, TaskMetrics, Usage
 from execbench.settings import SettingError, at_least_one
 from execbench.tasks.base import Instance, Score
+from execbench.tasks.protocol import FIXED, SHIPPED, SHOT_PICKS, STYLES, Protocol
 
 SAMPLES = "samples.jsonl"
 RUN_CONFIG = "run.json"
 RESULTS = "results.json"
 
 PINNED = ("suite_sha256", "model", "model_args", "shots", "temperature", "top_p",
-          "max_tokens", "seed")
+          "max_tokens", "seed", "protocol")
 """Settings that change what a sample means: resuming with other values would mix runs.
 The endpoint is not one of them: the same model may come back at another host or port (a
 scheduler's usual case), and each sample records the endpoint that answered it; run.json
@@ -91,6 +92,22 @@ class RunConfig:
     """Price per million input tokens, for the cost estimate (not pinned: prices change)."""
     price_output: float | None = None
     """Price per million output tokens."""
+    prompt: str = SHIPPED
+    """The prompt style (``--prompt``, ``protocol.STYLES``)."""
+    shot_pick: str = FIXED
+    """Which worked examples ``shots`` shows (``--shot-pick``, ``protocol.SHOT_PICKS``)."""
+    system: str | None = None
+    """A system message sent before every prompt (``--system``)."""
+    templates: dict[str, str] = field(default_factory=dict)
+    """Template texts replacing the shipped prompts, by task (``protocol.EVERY_TASK`` for
+    all): kept whole in ``run.json``, so that ``show`` and the page render the prompts
+    that were sent."""
+
+    def protocol(self) -> Protocol:
+        """How the run asks its questions: every prompt it sends or shows is made with it."""
+        return Protocol(style=self.prompt, shots=self.shots, shot_pick=self.shot_pick,
+                        system=self.system, templates=self.templates,
+                        seed=self.generate.seed or 0)
 
     def record(self) -> dict[str, Any]:
         """The one serialisation of a run's settings: ``run.json`` holds it, with the
@@ -103,8 +120,17 @@ class RunConfig:
                 "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
                 "base_url": self.base_url, "model_args": self.model_args,
                 "generate": asdict(self.generate), "price_input": self.price_input,
-                "price_output": self.price_output,
+                "price_output": self.price_output, **self._asked(),
                 "sampling_defaults": sampling_defaults(self.model)}
+
+    def _asked(self) -> dict[str, Any]:
+        """How the run asks, where not as shipped (``prompt``, ``shot_pick``, ``system``,
+        ``templates``): a run asked as shipped records what it always did."""
+        asked = {"prompt": self.prompt, "shot_pick": self.shot_pick, "system": self.system,
+                 "templates": self.templates}
+        shipped: dict[str, Any] = {"prompt": SHIPPED, "shot_pick": FIXED, "system": None,
+                                   "templates": {}}
+        return {key: value for key, value in asked.items() if value != shipped[key]}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> RunConfig:
@@ -120,13 +146,23 @@ class RunConfig:
                    base_url=record.get("base_url", pinned.get("base_url")),
                    model_args=value("model_args"),
                    generate=GenerateConfig(**record["generate"]),
-                   price_input=record.get("price_input"), price_output=record.get("price_output"))
+                   price_input=record.get("price_input"), price_output=record.get("price_output"),
+                   prompt=record.get("prompt", SHIPPED),
+                   shot_pick=record.get("shot_pick", FIXED), system=record.get("system"),
+                   templates=_templates(record.get("templates")))
 
     def validate(self) -> None:
         """Raise ``SettingError`` for settings no run can use, before anything is written."""
         at_least_one({"n": self.n, "limit": self.limit})
         if self.shots not in range(MAX_SHOTS + 1):
             raise SettingError(f"{{0}} must be 0 to {MAX_SHOTS}", "shots")
+        if self.prompt not in STYLES:
+            raise SettingError(f"{{0}} must be one of {', '.join(STYLES)}", "prompt")
+        if self.shot_pick not in SHOT_PICKS:
+            raise SettingError(f"{{0}} must be one of {', '.join(SHOT_PICKS)}", "shot_pick")
+        if self.shot_pick != FIXED and not self.shots:
+            raise SettingError("{0} picks the examples {1} shows: give {1} 1 or more",
+                               "shot_pick", "shots")
         self.generate.validate()
         if (self.price_input is None) != (self.price_output is None):
             raise SettingError("{0} and {1} go together (a cost needs both)", "price_input",
@@ -179,8 +215,20 @@ class RunConfig:
         """What a resume or a re-score must find unchanged (``PINNED``)."""
         values = {"model": self.model, "base_url": self.base_url,
                   "model_args": self.model_args, "shots": self.shots,
-                  **asdict(self.generate), "suite_sha256": suite_sha256}
+                  **asdict(self.generate), "suite_sha256": suite_sha256,
+                  "protocol": self.protocol().pinned()}
         return {k: values[k] for k in PINNED}
+
+
+def _templates(found: Any) -> dict[str, str]:
+    """``run.json``'s templates, as task name -> text (another's run folder may hold
+    anything there: ``TypeError``, which reading the folder reports)."""
+    if found is None:
+        return {}
+    if not isinstance(found, dict) or not all(isinstance(key, str) and isinstance(text, str)
+                                              for key, text in found.items()):
+        raise TypeError("templates should map task names to template texts")
+    return found
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:

@@ -60,6 +60,7 @@ from execbench.rundir import (
 from execbench.sandbox.pool import Limits, Sandbox
 from execbench.suite import SuiteFile
 from execbench.tasks import Score, Task, get_task
+from execbench.tasks.asking import DrawnExamples, PromptTemplateError, ask, drawn_from
 from execbench.tasks.base import ERROR, Instance
 from execbench.tasks.registry import judge, pairings
 
@@ -148,9 +149,12 @@ class _Generator:
     """
 
     def __init__(self, model: Model, config: RunConfig, scorer: _Scorer, log: SampleLog,
-                 progress: Callable[[Sample], None] | None) -> None:
+                 progress: Callable[[Sample], None] | None,
+                 drawn: DrawnExamples | None) -> None:
         self.model, self.config, self.scorer, self.log = model, config, scorer, log
         self.progress = progress
+        self.protocol = config.protocol()
+        self.drawn = drawn
         self.prompts: OrderedDict[str, tuple[Task, list[dict[str, str]], str]] = \
             OrderedDict()
         self.batch: list[_Answered] = []
@@ -208,7 +212,10 @@ class _Generator:
         made = self.prompts.get(instance.id)
         if made is None:
             task = get_task(instance.task)
-            messages = task.asking.prompt(instance, self.config.shots)
+            try:
+                messages = ask(task, instance, self.protocol, self.drawn)
+            except PromptTemplateError as exc:
+                raise RunError(f"{instance.id}: {exc}") from None
             made = self.prompts[instance.id] = task, messages, prompt_hash(messages)
             if len(self.prompts) > PROMPTS_KEPT:
                 self.prompts.popitem(last=False)
@@ -410,15 +417,23 @@ def _generate(config: RunConfig, out: Path, planned: Plan,
         try:
             await model.start(config.generate, out)
             logs.append(SampleLog(out))  # only once a server answers: no empty log before
-            generator = _Generator(model, config, scorer, logs[0], progress)
+            generator = _Generator(model, config, scorer, logs[0], progress, drawn)
             refused = await generator.fit(planned, notice)
+            if notice is not None:  # what the model found, e.g. a replay's unmatched ids
+                for line in model.notices():
+                    notice(line)
             await generator.run(pair for pair in planned.work()
                                 if (pair[0].id, pair[1]) not in refused)
         finally:
             await model.aclose()
 
     try:
-        with _collect_less():
+        with _collect_less(), drawn_from(planned.suite, config.protocol()) as drawn:
+            if drawn is not None and notice is not None:
+                asked = {instance.id: instance for instance, _ in planned.work()}
+                short = drawn.shortfall(asked.values(), config.protocol())
+                if short is not None:
+                    notice(short)
             asyncio.run(main())
     finally:
         for log in logs:

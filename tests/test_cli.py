@@ -378,7 +378,8 @@ def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_pat
     said = refused("build", good, "--out", tmp_path / "s", "--tasks", "counterfactual",
                    "-T", "taget=min")
     assert said == ("unknown -T key 'taget'; did you mean 'target'? task options: "
-                    "blocks (block), body (counterfactual), mode (counterfactual), questions "
+                    "blocks (block), body (counterfactual), mode (counterfactual), options "
+                    "(coverage), questions "
                     "(alias, block, branch, loop, statement), target (counterfactual), test "
                     "(counterfactual, coverage), tests (simulation), values (loop, output, "
                     "statement)")

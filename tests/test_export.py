@@ -23,6 +23,8 @@ from execbench.export import (
 from execbench.rewards import read_truth
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
+from execbench.tasks.protocol import Protocol
 from tests.helpers.cli import execbench
 from tests.helpers.data import padded_suite
 
@@ -100,7 +102,7 @@ def test_the_three_layouts_hold_the_same_rows(suites: dict[str, Path], tmp_path:
             assert v["prompt"] == j["prompt"]
             assert v["extra_info"] == {key: j[key] for key in v["extra_info"]}
             instance = by_id[j["id"]]
-            assert j["prompt"] == get_task(instance.task).asking.prompt(instance, 1)
+            assert j["prompt"] == ask(get_task(instance.task), instance, Protocol(shots=1))
             assert read_truth(j["ground_truth"]).instance == instance
             assert (j["data_source"], j["ability"]) == (f"execbench/{instance.task}",
                                                         get_task(instance.task).family)

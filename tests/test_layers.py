@@ -30,10 +30,13 @@ LAYERS = (
     ("execbench.cli",),
 )
 REGISTRY = ("execbench.tasks", "execbench.tasks.base", "execbench.tasks.registry",
+            "execbench.tasks.protocol", "execbench.tasks.asking",
             "execbench.tasks.roles")
 """What suite/ and reports/ may import from the tasks: the registry, the roles a task plays
-and the records they exchange; and a family's typed instance fields and summary (a module
-named ``payload`` or ``*_payload``), which its report reads."""
+and the records they exchange, how a question is posed (``protocol``, ``asking``: the one
+way a prompt is made, which ``show`` and the page make again); and a family's typed
+instance fields and summary (a module named ``payload`` or ``*_payload``), which its
+report reads."""
 
 
 def _layer(module: str) -> int:

@@ -5,6 +5,9 @@ go through the same extraction and scoring as a model's, so a single sample shor
 correct is a bug in building or scoring. Each source is built with every registered task
 and the oracle answers all of it once:
 
+Each is answered again in direct style with two examples drawn from the suite (the first
+``DIRECT_LIMIT`` instances of each task), so every task renders in both prompt styles.
+
 * in the default run, the first 30 programs of the built-in HumanEval (HumanEval/25's
   counterfactual witness is written ``3 * 19`` in its test, which the scorer does not read
   as a literal), 20 DSL-List programs and the first 10 of HumanEvalPack;
@@ -61,6 +64,8 @@ SOURCES = [
                  id="dsl-20-abstract", marks=pytest.mark.slow),
 ]
 
+DIRECT_LIMIT = 25
+"""Instances per task the oracle answers again in direct style with drawn examples."""
 KNOWN = {"humaneval-30": "humaneval/HumanEval/25", "humaneval-80": "humaneval/HumanEval/25",
          "humaneval-30-abstract": "humaneval/HumanEval/25",
          "humanevalpack-40": "humanevalpack/Python/25"}
@@ -96,3 +101,9 @@ def test_oracle_answers_every_task_correctly(source: str, options: dict[str, Any
     wrong = {key: (s.verdict, s.detail, s.answer) for key, s in samples.items()
              if s.verdict != "correct"}
     assert wrong == {}, f"{len(wrong)} of {len(samples)} oracle samples are not correct"
+    # the other prompt style, with examples drawn from the suite, on the first instances
+    # of each task: every prompt renders, and the answers read as they did
+    run(RunConfig(suite=str(suite), model="reference/oracle", prompt="direct", shots=2,
+                  shot_pick="same-kind", limit=DIRECT_LIMIT), tmp_path / "direct")
+    direct = read_samples(tmp_path / "direct" / "samples.jsonl")
+    assert direct and all(s.verdict == "correct" for s in direct.values())

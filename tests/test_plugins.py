@@ -166,7 +166,7 @@ TINY = {
             def build(self, program, call_index, trace, ctx):
                 return [TypeName(type(decode(trace.value)).__name__)]
 
-            def prompt(self, instance, shots):
+            def prompt(self, instance, protocol):
                 return [{"role": "user", "content": f"{instance.code}\\nWhat type of value "
                          f"does {instance.call} return? Its name alone, on the last line."}]
 

@@ -26,7 +26,9 @@ from execbench.rundir import RunConfig, prompt_hash, read_samples
 from execbench.runner import SAMPLES, rescore, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.dexbench_payload import CoverageQuestion
+from execbench.tasks.protocol import Protocol
 from tests.fakeserver import FakeServer, Reply
 from tests.helpers.data import shared_data
 from tests.helpers.fake_model import FAKE_MODEL
@@ -106,7 +108,7 @@ def test_rewards_equal_the_verdicts_of_run_and_score(exported: dict[str, Any],
     marker = str(tmp_path / "ran")
     scripted = _responses(instances, marker)
     n = len(next(iter(scripted.values())))
-    by_prompt = {prompt_hash(get_task(i.task).asking.prompt(i, 0)): i.id for i in instances}
+    by_prompt = {prompt_hash(ask(get_task(i.task), i, Protocol(shots=0))): i.id for i in instances}
 
     def responder(body: dict, attempt: int) -> Reply:
         return Reply(text=scripted[by_prompt[prompt_hash(body["messages"])]][body["seed"]])

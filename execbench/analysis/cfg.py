@@ -237,6 +237,42 @@ def prime_paths(succ: dict[int, list[int]], max_paths: int = MAX_PRIME_PATHS) ->
     return PrimePaths(tuple(sorted(p for p in set(ended) if p not in inside)), True)
 
 
+def entry_exit_paths(graph: FunctionGraph, max_paths: int = 200) -> list[tuple[int, ...]]:
+    """Paths from the function's entry to its exit (a node with no successor within the
+    function), each node at most once, at most ``max_paths`` of them in depth-first order.
+    A loop's body is gone through at most once: an edge back to a node on the path goes on
+    through it to the first nodes not yet on it (the loop's way out, past every loop it
+    closes), so each path is one way through the branches."""
+    if graph.entry is None:
+        return []
+
+    def onward(path: tuple[int, ...]) -> list[int]:
+        """The next nodes off the path, going on through nodes already on it (loop
+        headers an edge goes back to, however deeply nested)."""
+        found: list[int] = []
+        seen: set[int] = set()
+        todo = list(graph.succ.get(path[-1], ()))
+        while todo:
+            target = todo.pop(0)
+            if target in seen:
+                continue
+            seen.add(target)
+            if target in path:
+                todo += graph.succ.get(target, [])
+            else:
+                found.append(target)
+        return found
+
+    paths: list[tuple[int, ...]] = []
+    stack: list[tuple[int, ...]] = [(graph.entry,)]
+    while stack and len(paths) < max_paths:
+        path = stack.pop()
+        if not graph.succ.get(path[-1]):
+            paths.append(path)
+        stack += [(*path, target) for target in reversed(onward(path))]
+    return paths
+
+
 def call_sequences(graph: FunctionGraph, events: Sequence[Sequence[int]],
                    frames: Sequence[Mapping[str, object]]) -> list[list[int]]:
     """The node sequence of each call of ``graph``'s function in a trace's line events

@@ -241,6 +241,15 @@ def cyclomatic(tree: ast.AST) -> int:
     return 1 + points
 
 
+def code_category(code: str) -> str:
+    """The construct category (``category``) of source text; ``unparsed`` when it does
+    not parse."""
+    try:
+        return category(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "unparsed"
+
+
 def category(tree: ast.AST) -> str:
     has_if = any(isinstance(n, ast.If) for n in ast.walk(tree))
     has_loop = any(isinstance(n, _LOOPS) for n in ast.walk(tree))

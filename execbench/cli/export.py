@@ -23,6 +23,9 @@ def export(
     seed: Annotated[int, typer.Option(help="Seed of the split's draw.")] = 0,
     shots: Annotated[int, typer.Option(
         help="Worked examples in each prompt, as `execbench run --shots`.")] = 0,
+    prompt: Annotated[str, typer.Option(
+        help="Prompt style, as `execbench run --prompt`: shipped, reasoning or direct.")
+    ] = "shipped",
     exclude_suite: Annotated[list[Path] | None, typer.Option(
         "--exclude-suite", help="An evaluation suite: rows whose program family or "
                                 "normalised program text it holds are dropped (repeatable).")
@@ -37,12 +40,15 @@ def export(
     messages, a self-contained ground truth for `execbench.rewards`, and provenance."""
     from execbench.export import ExportError, ExportOptions, export_suite, parse_splits
     from execbench.suite import SuiteError
+    from execbench.tasks.protocol import STYLES
 
     if shots < 0:
         fail("--shots must be 0 or more")
+    if prompt not in STYLES:
+        fail(f"--prompt must be one of {', '.join(STYLES)}")
     try:
         options = ExportOptions(
-            layout=layout, splits=parse_splits(split), seed=seed, shots=shots,
+            layout=layout, splits=parse_splits(split), seed=seed, shots=shots, style=prompt,
             exclude=tuple(exclude_suite or ()),
             tasks=tuple(task_list(tasks)) if tasks is not None else None,
             licences=pairs(licence or [], "--licence"))

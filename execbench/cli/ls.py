@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from execbench.cli.app import fail, out
+from execbench.cli.app import fail, flag, out
 
 if TYPE_CHECKING:
     from execbench.registry import Registry
@@ -108,12 +108,68 @@ LISTINGS: dict[str, Callable[[], list[str]]] = {
 """What ``execbench ls WHAT`` prints, one line per entry (indented lines detail it)."""
 
 
+def _template_vars() -> list[str]:
+    """Each task's template variables (``--template`` files may use these only)."""
+    from execbench.tasks.registry import TASKS
+    from execbench.tasks.templating import COMMON_VARS
+
+    lines = ["every task's template gets:"]
+    lines += [f"  {var.name:14} {var.description}" for var in COMMON_VARS]
+    for name, task, note in _loaded(TASKS):
+        if task is None:
+            lines.append(f"\n{name}: {note}")
+            continue
+        own = task.asking.template_vars
+        if not own:
+            lines.append(f"\n{name}: writes its prompt in code, takes no template")
+            continue
+        shipped = ", ".join(f"{n}.j2" for n in task.asking.template_names)
+        lines.append(f"\n{name} (shipped: {shipped}):")
+        lines += [f"  {var.name:14} {var.description}" for var in own]
+    return lines
+
+
+def _shipped_template(name: str) -> str:
+    """The shipped template of task ``name`` (its main one), or of the template called
+    ``name`` (``codesense``, which several tasks share)."""
+    from execbench.plugins import PluginError
+    from execbench.tasks.registry import TASKS
+    from execbench.tasks.templating import shipped
+
+    try:
+        task = TASKS.get(name) if name in TASKS else None
+    except PluginError as exc:
+        fail(str(exc))
+    if task is not None:
+        if not task.asking.template_names:
+            fail(f"task {name!r} writes its prompt in code and ships no template")
+        return shipped(task.asking.template_names[0])
+    names = sorted({n for _, found, _ in _loaded(TASKS) if found is not None
+                    for n in found.asking.template_names})
+    if name not in names:
+        fail(f"no task or shipped template named {name!r}; tasks: {', '.join(TASKS.names())}; "
+             f"templates: {', '.join(names)}")
+    return shipped(name)
+
+
 def list_things(what: Annotated[str, typer.Argument(
-        help="tasks, formats, models, layouts, rewards, or a suite folder.")] = "tasks") -> None:
+        help="tasks, formats, models, layouts, rewards, or a suite folder.")] = "tasks",
+        template_vars: Annotated[bool, flag(
+            "--template-vars", "With tasks: the variables each task's prompt template is "
+                               "rendered with.")] = False,
+        template: Annotated[str | None, typer.Option(
+            metavar="TASK", help="With tasks: print the shipped prompt template of TASK, "
+                                 "to start a --template file from.")] = None) -> None:
     """List the tasks (with their -T options), source formats, model kinds (with their
     environment variables and -M keys), report layouts, reward options (`serve-rewards
     --reward`), or what a suite holds."""
-    if what in LISTINGS:
+    if (template_vars or template is not None) and what != "tasks":
+        fail("--template-vars and --template go with `execbench ls tasks`")
+    if template is not None:
+        typer.echo(_shipped_template(template), nl=False)
+    elif template_vars:
+        out.print("\n".join(_template_vars()), highlight=False, markup=False)
+    elif what in LISTINGS:
         out.print("\n".join(LISTINGS[what]()), highlight=False, markup=False)
     elif Path(what).is_dir():
         _list_suite(Path(what))

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from execbench.rundir import RunConfig, Sample
+    from execbench.tasks.asking import DrawnExamples
     from execbench.tasks.base import Instance
+    from execbench.tasks.protocol import Protocol
 
 UNREACHABLE = 3
 """Exit status of a run that stopped because no model server answers: apart from bad input
@@ -38,7 +40,8 @@ FLAGS = {"n": "-n", "limit": "--limit", "shots": "--shots",
          "timeout": "--timeout", "sample_deadline": "--sample-deadline",
          "server_start_timeout": "--server-start-timeout",
          "price_input": "--price-input", "price_output": "--price-output",
-         "tasks": "--tasks", "temperature": "--temperature"}
+         "tasks": "--tasks", "temperature": "--temperature", "prompt": "--prompt",
+         "shot_pick": "--shot-pick", "templates": "--template"}
 """The flag of each setting ``api.checked_run`` checks, for its messages."""
 
 CHARS_PER_TOKEN = 4
@@ -67,8 +70,23 @@ MaxConnections = Annotated[int, typer.Option(help="Concurrent requests.")]
 Limit = Annotated[int | None, typer.Option(help="At most N instances per task.")]
 Tasks = Annotated[str | None, typer.Option(help="Only these tasks (comma-separated).")]
 Shots = Annotated[int, typer.Option(
-    help="Worked examples in each prompt, 0 to 3 (the CodeSense tasks and abstract "
-         "values take up to 3; other tasks show their one example for any N >= 1).")]
+    help="Worked examples in each prompt, 0 to 3 (with --shot-pick fixed, the CodeSense "
+         "tasks and abstract values take up to 3, other tasks show their own one for any "
+         "N >= 1; drawn from the suite, N each).")]
+PromptStyle = Annotated[str, typer.Option(
+    "--prompt", help="Prompt style: shipped (each task's own prompt), reasoning (work the "
+                     "run out first, then answer) or direct (the answer alone).")]
+ShotPick = Annotated[str, typer.Option(
+    help="Which worked examples --shots shows: fixed (the task's own), or drawn from the "
+         "suite: random, same-kind (the same statement kind or construct category), "
+         "same-function (another question on the same function). Seeded by --seed.")]
+Templates = Annotated[list[str], typer.Option(
+    "--template", metavar="[TASK=]FILE",
+    help="A Jinja template replacing a task's prompt (repeatable; FILE alone: every task "
+         "of the run). `execbench ls tasks --template output` prints the shipped one to "
+         "start from, `--template-vars` what a template may use.")]
+System = Annotated[str | None, typer.Option(
+    help="A system message sent before every prompt.")]
 BaseUrls = Annotated[list[str], typer.Option(
     metavar="URL",
     help="Base URL of the model's server; several (repeated, or separated by commas) "
@@ -110,7 +128,10 @@ def run(
     suite: Suite, model: ModelName, out_dir: OutDir = None, samples: Samples = 1,
     temperature: Temperature = None, top_p: TopP = None, max_tokens: MaxTokens = None,
     seed: Seed = None, max_connections: MaxConnections = 16, limit: Limit = None,
-    tasks: Tasks = None, shots: Shots = 0,
+    tasks: Tasks = None, shots: Shots = 0, prompt: PromptStyle = "shipped",
+    shot_pick: ShotPick = "fixed",
+    template: Templates = [],  # noqa: B006
+    system: System = None,
     model_base_url: BaseUrls = [],  # noqa: B006
     model_arg: ModelArgs = [],  # noqa: B006
     max_retries: MaxRetries = 5, timeout: Timeout = None,
@@ -134,6 +155,7 @@ def run(
         tasks=None if tasks is None else tasks.split(","),
         base_url=",".join(model_base_url) or None, model_args=pairs(model_arg, "-M"),
         retry_errors=retry_errors, price_input=price_input, price_output=price_output,
+        prompt=prompt, shot_pick=shot_pick, system=system, templates=_templates(template),
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,
                                 max_retries=max_retries, timeout=timeout,
@@ -153,6 +175,33 @@ def run(
         _dry_run(config, out_dir)
     else:
         _evaluate(config, out_dir, progress_every)
+
+
+def _templates(given: list[str]) -> dict[str, str]:
+    """``--template [TASK=]FILE`` values read, by task (``protocol.EVERY_TASK`` for a
+    file given alone); a file that cannot be read as a template fails in one line."""
+    from execbench.tasks.protocol import EVERY_TASK
+    from execbench.tasks.templating import MAX_TEMPLATE
+
+    read: dict[str, str] = {}
+    for spec in given:
+        task, equals, path = spec.partition("=")
+        if not equals or "/" in task or not task:
+            task, path = EVERY_TASK, spec
+        if task in read:
+            fail(f"--template: two templates for {'every task' if task == EVERY_TASK else task}")
+        file = Path(path)
+        try:
+            if not file.is_file():
+                fail(f"--template: {file} is not a file")
+            if file.stat().st_size > 4 * MAX_TEMPLATE:
+                fail(f"--template: {file} is larger than a template may be")
+            read[task] = file.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            fail(f"--template: {file} is not UTF-8 text")
+        except OSError as exc:
+            fail(f"--template: {file} cannot be read ({exc.strerror})")
+    return read
 
 
 def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
@@ -225,7 +274,8 @@ def _print_usage(results: dict[str, Any]) -> None:
     answered = usage["samples"] - counts["verdicts"].get("error", 0)
     unreported = usage.get("samples_without_usage", 0) - (usage["samples"] - answered)
     if answered and unreported >= answered:
-        who = "model" if results["run"]["model"].startswith("reference/") else "server"
+        who = "model" if results["run"]["model"].startswith(("reference/", "replay/")) \
+            else "server"
         said += f"the {who} reported no token usage"
     else:
         said += f"{usage['input_tokens']:,} input and {usage['output_tokens']:,} output tokens"
@@ -260,21 +310,37 @@ def _dry_run(config: RunConfig, out_dir: Path) -> None:
         warn(f"the run would stop here: {exc}")
     try:
         text = _dry_run_text(config, out_dir, planned.work(), planned.todo, planned.total)
-    except SuiteError as exc:  # the suite changed since the preview read it
+    except (SuiteError, runner.RunError) as exc:  # the suite changed since the preview
         fail(str(exc))
     out.print(text, highlight=False, markup=False)
 
 
 def _dry_run_text(config: RunConfig, out_dir: Path, work: Iterable[tuple[Instance, int]],
                   todo: int, total: int) -> str:
+    from execbench.suite import SuiteFile
+    from execbench.tasks.asking import drawn_from
+
+    protocol = config.protocol()
+    with drawn_from(SuiteFile.open(Path(config.suite)), protocol) as drawn:
+        return _dry_run_lines(config, out_dir, work, todo, total, protocol, drawn)
+
+
+def _dry_run_lines(config: RunConfig, out_dir: Path, work: Iterable[tuple[Instance, int]],
+                   todo: int, total: int, protocol: Protocol,
+                   drawn: DrawnExamples | None) -> str:
+    from execbench.runner import RunError
     from execbench.tasks import get_task
+    from execbench.tasks.asking import PromptTemplateError, ask
 
     per_task: dict[str, list[int]] = {}  # requests and prompt characters
     firsts: dict[str, tuple[str, list[dict[str, str]]]] = {}
     made: tuple[str, int] = ("", 0)
     for instance, _ in work:
         if made[0] != instance.id:  # an instance's samples share one prompt
-            messages = get_task(instance.task).asking.prompt(instance, config.shots)
+            try:
+                messages = ask(get_task(instance.task), instance, protocol, drawn)
+            except PromptTemplateError as exc:
+                raise RunError(f"{instance.id}: {exc}") from None
             made = (instance.id, sum(len(message["content"]) for message in messages))
             firsts.setdefault(instance.task, (instance.id, messages))
         counts = per_task.setdefault(instance.task, [0, 0])

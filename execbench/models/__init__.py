@@ -25,6 +25,7 @@ MODELS.register_lazy("vllm", "execbench.models.managed:VLLM")
 MODELS.register_lazy("sglang", "execbench.models.managed:SGLANG")
 MODELS.register_lazy("hf", "execbench.models.hf:PROVIDER")
 MODELS.register_lazy("reference", "execbench.models.reference:PROVIDER")
+MODELS.register_lazy("replay", "execbench.models.replay:PROVIDER")
 
 
 def get_model(
@@ -36,7 +37,7 @@ def get_model(
     here, before any request is sent, so a run fails in its first second rather than after
     queueing work. ``base_url`` overrides the provider's URL from the environment; it may
     list several, separated by commas, to spread requests over replicas.
-    ``model_args`` (``-M``) are a reference or hf model's options, and extra request fields
+    ``model_args`` (``-M``) are a reference, replay or hf model's options, and extra request fields
     for the HTTP providers: checked against the API's documented fields for ``openai/``
     and ``anthropic/``, passed as given to the servers behind ``openai-api/``, which take
     fields of their own.

@@ -157,6 +157,11 @@ class Model(Protocol):
         run's, before anything is sent or written)."""
         ...
 
+    def notices(self) -> list[str]:
+        """Lines the user should read before the answers come: what :meth:`check` found
+        that is no reason to refuse the run (a replay's answers that name no instance)."""
+        ...
+
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:
         """Get ready for the first request (probe the server, start one); raise
         :class:`ModelError` if that cannot be done."""
@@ -184,6 +189,9 @@ class ModelBase:
 
     def check(self, instances: Sequence[Instance]) -> None:
         return None
+
+    def notices(self) -> list[str]:
+        return []
 
     async def start(self, config: GenerateConfig, run_dir: Path) -> None:
         return None

@@ -178,7 +178,8 @@ def render_html(run_dirs: list[Path], results: Sequence[Results],
     samples, count, logged, warnings = browser_data.pack(run_dirs, run_labels(results),
                                                          progress)
     page = env.get_template("report.html.j2").render(
-        runs=[{"label": label, **result.to_record()["run"], "counts": result.counts}
+        runs=[{"label": label, **result.to_record()["run"], "counts": result.counts,
+               "protocol": result.config.protocol().label()}
               for label, result in zip(run_labels(results), results, strict=True)],
         leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,

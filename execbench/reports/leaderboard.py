@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from execbench.reports.layouts import Layout, View, register_layout
-from execbench.reports.tables import Table, percent, run_labels
+from execbench.reports.tables import Table, model_labels, percent, run_labels
 from execbench.results import DeclaredMetric, Group
 from execbench.rundir import Results
 from execbench.tasks.base import CORRECT, INCORRECT
@@ -49,11 +49,12 @@ def readable(group: Group) -> bool:
 
 def rows(results: Sequence[Results], metrics: list[DeclaredMetric]) -> list[Row]:
     """One row per model: a model's runs of different tasks (a CRUXEval run, a DexBench
-    run, ...) share its row. Runs of one model that share a task (two prompts, say) cannot
-    be merged and keep a row each, labelled with their folder."""
+    run, ...) share its row when they were asked the same way (``model_labels``). Runs of
+    one model that share a task cannot be merged and keep a row each, labelled with their
+    folder."""
     by_model: dict[str, list[int]] = {}
-    for index, result in enumerate(results):
-        by_model.setdefault(result.model, []).append(index)
+    for index, label in enumerate(model_labels(results)):
+        by_model.setdefault(label, []).append(index)
     labels = run_labels(results)
     groups: list[tuple[str, list[int]]] = []
     for model, members in by_model.items():

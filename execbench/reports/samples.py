@@ -21,7 +21,9 @@ from execbench.rundir import (
 )
 from execbench.suite import SuiteError, SuiteFile
 from execbench.tasks import get_task
+from execbench.tasks.asking import DrawnExamples, PromptTemplateError, ask, drawn_from
 from execbench.tasks.base import Instance
+from execbench.tasks.protocol import Protocol
 
 if TYPE_CHECKING:
     from execbench.json_types import JSONObject
@@ -127,7 +129,8 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
         by_id = {}
         if not stale:
             warnings.append(f"{run_dir}: prompts and truths cannot be shown: {exc}")
-    shown = [_shown(sample, by_id.get(sample.instance_id), config.shots) for sample in kept]
+    protocol = config.protocol()
+    shown = _shown_all(kept, by_id, protocol, Path(config.suite) if by_id else None)
     changed = sum(bool(one.prompt_changed) for one in shown)
     if changed and not stale:
         warnings.append(f"{run_dir}: {changed} prompts differ from those sent (the suite or "
@@ -135,11 +138,26 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     return RunSamples(config.model, str(run_dir), shown, matched, warnings)
 
 
-def _shown(sample: Sample, instance: Instance | None, shots: int) -> ShownSample:
+def _shown_all(kept: list[Sample], by_id: dict[str, Instance], protocol: Protocol,
+               suite: Path | None) -> list[ShownSample]:
+    """Each sample with its prompt made again as it was sent (drawing its worked examples
+    from the suite where the run drew them)."""
+    if suite is None:
+        return [_shown(sample, None, protocol, None) for sample in kept]
+    with drawn_from(SuiteFile.open(suite), protocol) as drawn:
+        return [_shown(sample, by_id.get(sample.instance_id), protocol, drawn)
+                for sample in kept]
+
+
+def _shown(sample: Sample, instance: Instance | None, protocol: Protocol,
+           drawn: DrawnExamples | None) -> ShownSample:
     """The sample with its prompt made again and its instance's truth, where the suite
     still holds the instance."""
     if instance is None:
         return ShownSample(sample)
-    messages = get_task(instance.task).asking.prompt(instance, shots)
+    try:
+        messages = ask(get_task(instance.task), instance, protocol, drawn)
+    except PromptTemplateError:
+        return ShownSample(sample)
     return ShownSample(sample, messages, prompt_hash(messages) != sample.prompt_hash,
                  json.dumps(instance.truth, ensure_ascii=False))

@@ -69,16 +69,28 @@ class Table:
     """Decimals a number is shown with in text, markdown and CSV."""
 
 
+def model_labels(results: Sequence[Results]) -> list[str]:
+    """One label per run: the model, and, where the runs were not all asked the same way,
+    how each was asked (``qwen [direct, 1 shot]``), so that runs of other prompt styles,
+    examples or templates never share a label (or a leaderboard row) unsaid."""
+    protocols = [result.config.protocol().label() for result in results]
+    if len(set(protocols)) < 2:
+        return [result.model for result in results]
+    return [f"{result.model} [{protocol}]"
+            for result, protocol in zip(results, protocols, strict=True)]
+
+
 def run_labels(results: Sequence[Results]) -> list[str]:
-    """One label per run: the model, with the run directory added only where needed.
+    """One label per run: its ``model_labels`` label, with the run directory added only
+    where needed.
 
     Most comparisons are between models, so the model name alone reads best; two runs of
-    the same model (say, different prompts) would be indistinguishable without the
-    directory.
+    the same model asked the same way would be indistinguishable without the directory.
     """
-    models = Counter(result.model for result in results)
-    return [f"{result.model} ({result.run_dir})" if models[result.model] > 1 else result.model
-            for result in results]
+    labels = model_labels(results)
+    seen = Counter(labels)
+    return [f"{label} ({result.run_dir})" if seen[label] > 1 else label
+            for label, result in zip(labels, results, strict=True)]
 
 
 def available_ks(results: Sequence[Results]) -> list[int]:

@@ -23,8 +23,10 @@ How, and why each choice keeps the run as it would have been:
   statement would call) that records each item as the loop takes it. An iterable that is
   its own iterator (a generator, ``zip``, ``map``) is not materialised ahead of the loop,
   which would run its code early; its value is the list of items the loop took, recorded
-  as it took them (first ``max_items``). Any other iterable is recorded as it was when the
-  loop started.
+  as it took them (first ``max_items``). So is a dict view's, though it encodes as the
+  list of its items (``values.encoding``): a simulation asks a view's items as the loop
+  took them, as for a ``range``. Any other iterable is recorded as it was when the loop
+  started.
 * Values are typed JSON (``values.encode``), bounded by ``max_value_nodes``; recording stops
   after ``max_properties`` records per run (``properties_truncated``).
 * Records are grouped per statement line and, within a line, per execution (loops) or
@@ -48,7 +50,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox import recording, tracer
-from execbench.values import encode
+from execbench.values import encode, view_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -266,7 +268,8 @@ class PropertiesRecorder(recording.Recorder):
         record: dict[str, Any] | None = None
         if self._room():
             record = {"at": self._tick(),
-                      "iterable": None if iterator is iterable else self._encode(iterable),
+                      "iterable": None if iterator is iterable
+                      or view_name(iterable) is not None else self._encode(iterable),
                       "parts": self._values(pending["parts"], pending["sizes"][0]), "items": [],
                       "items_at": [], "items_truncated": False}
             self.records.setdefault(line, []).append(record)

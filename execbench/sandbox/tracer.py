@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 from execbench.registry import Registry
 from execbench.sandbox.monitor import MonitorRecorder
 from execbench.sandbox.recording import PROGRAM_FILE, CompiledProgram, Recorder
-from execbench.values import encode, is_exact, to_literal
+from execbench.values import encode, is_exact, to_literal, view_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -161,6 +161,9 @@ def result_value(value: Any, objects: bool = False) -> dict[str, Any]:
     """The ``value`` and ``value_repr`` fields of a trace for a returned value."""
     enc = encode(value, objects=objects)
     text = to_literal(enc) if is_exact(enc) else enc[-1] if enc[0] == "object" else None
+    view = view_name(value)
+    if view is not None and text is not None:  # as Python prints it: dict_keys([1, 2])
+        text = f"{view}({text})"
     return {"value": enc, "value_repr": text}
 
 

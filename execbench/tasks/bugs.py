@@ -29,7 +29,7 @@ import ast
 import difflib
 import io
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.spans import first_line
 from execbench.sources.bugs import WRONG_VALUE, Bug, Revealing, error_revealing_call
@@ -40,7 +40,6 @@ from execbench.tasks.base import (
     INCORRECT,
     BuildContext,
     Instance,
-    Message,
     Metric,
     Place,
     Score,
@@ -58,10 +57,12 @@ from execbench.tasks.bugs_payload import (
     RepairQuestion,
 )
 from execbench.tasks.common.answers import EMPTY, unparsable
+from execbench.tasks.common.balance import NO, YES, balance_metrics, class_balance
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
+from execbench.tasks.templating import NUMBERED_CODE, TemplateVar
 from execbench.values import equal, is_exact
 
 if TYPE_CHECKING:
@@ -70,11 +71,7 @@ if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
-
-_REASONING = """\
-Before answering, explain inside <REASONING> and </REASONING> how the test's call runs \
-on this code, step by step: the values the variables take, the branches taken, the loop \
-iterations, and the value the call returns or the error it raises."""
+    from execbench.tasks.protocol import Protocol
 
 _EXAMPLE_BUGGY = '''\
 def count_vowels(text):
@@ -97,14 +94,6 @@ count starts at 0 and the loop takes "O", "a", "k". "O".lower() is "o", which is
 "aeiou": count becomes 1. "a" gives 2. "k".lower() is "k", not a vowel. The call returns \
 2, which is what the test expects, and the docstring's rule (either case) is what the \
 code does."""
-
-
-def _shown(code: str, test: str) -> str:
-    return f"[PYTHON]\n{code}\n[/PYTHON]\n[TEST]\n{test}\n[/TEST]"
-
-
-def _answered(reasoning: str, answer: str) -> str:
-    return f"<REASONING>\n{reasoning}\n</REASONING>\n[ANSWER]\n{answer}\n[/ANSWER]"
 
 
 def bug_lines(canonical: str, buggy: str, entry_point: str) -> list[int]:
@@ -158,10 +147,22 @@ def _lines(code: str) -> list[str]:
     return io.StringIO(code, newline="").readlines()
 
 
+def _example(code: str, worked: str, answer: str) -> dict[str, str]:
+    """A worked example on the shared ``count_vowels`` test."""
+    return {"code": code, "numbered_code": numbered(code), "test": _EXAMPLE_TEST,
+            "worked": worked, "answer": f"[ANSWER]\n{answer}\n[/ANSWER]"}
+
+
+_BUG_VARS = (TemplateVar("test", "the test, an assertion the function should pass"),
+             NUMBERED_CODE,
+             TemplateVar("entry_point", "the name of the function tested"))
+
+
 class _BugTask(Roles):
     """What the three tasks share: the program's bug, its error-revealing call, the test."""
 
     family = "ces"
+    template_vars = _BUG_VARS
 
     def _revealing(self, program: Program, ctx: BuildContext) -> tuple[Bug, Revealing]:
         bug = Bug.of(program)
@@ -191,19 +192,22 @@ class _BugTask(Roles):
         return bug, BugQuestion(f"assert {call} == {trace.value_repr}",
                                 BugNote(bug.type, bug.symptoms, found.how, shown))
 
-    def _prompt(self, intro: str, examples: list[tuple[str, str]], shown: str,
-                answer_format: str, shots: int) -> list[Message]:
-        parts = [intro, _REASONING, answer_format]
-        if shots:
-            for example, response in examples:
-                parts += [f"Example:\n\n{example}", response]
-            parts.append("Now the function to examine:")
-        parts.append(shown)
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+    def _variables(self, instance: Instance, test: str, examples: list[dict[str, str]],
+                   protocol: Protocol) -> dict[str, Any]:
+        """The three tasks' variables: the test, the code (numbered too), and with any
+        ``--shots`` every example the task has."""
+        return {"test": test, "numbered_code": numbered(instance.code),
+                "entry_point": instance.entry_point,
+                "examples": examples if protocol.shots else []}
+
+
+_TRUTH = {"buggy": YES, "fixed": NO}
+"""The answer each bug-prediction variant is right with (its class, ``common.balance``)."""
 
 
 class BugPrediction(_BugTask):
     name = "bug-prediction"
+    template_names = ("bug-prediction",)
     description = "say whether a function is buggy, given its docstring and a test"
     needs_sandbox = False
     summary_data: tuple[str, ...] = ("variant",)
@@ -213,7 +217,8 @@ class BugPrediction(_BugTask):
                 Metric("buggy", Place.summary(self.name, "buggy"),
                        description="share of answers right on the buggy variants"),
                 Metric("fixed", Place.summary(self.name, "fixed"),
-                       description="share of answers right on the fixed variants"))
+                       description="share of answers right on the fixed variants"),
+                *balance_metrics(self.name))
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
@@ -221,17 +226,11 @@ class BugPrediction(_BugTask):
         return [PredictionQuestion(shown.test, shown.bug, True, code=bug.code),
                 PredictionQuestion(shown.test, shown.bug, False)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        intro = ("Below is a Python function, whose docstring says what it should do, and a "
-                 "test of it. Decide whether the function is buggy: whether the test fails "
-                 "on it (the call returns something other than the expected value, or "
-                 "raises).")
-        answer_format = ("Then write `yes` (the function is buggy) or `no` (it is correct), "
-                         "and nothing else, between [ANSWER] and [/ANSWER].")
-        examples = [(_shown(_EXAMPLE_BUGGY, _EXAMPLE_TEST), _answered(_EXAMPLE_BUGGY_RUN, "yes")),
-                    (_shown(_EXAMPLE_FIXED, _EXAMPLE_TEST), _answered(_EXAMPLE_FIXED_RUN, "no"))]
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        examples = [_example(_EXAMPLE_BUGGY, _EXAMPLE_BUGGY_RUN, "yes"),
+                    _example(_EXAMPLE_FIXED, _EXAMPLE_FIXED_RUN, "no")]
         test = PredictionQuestion.from_record(instance.data).test
-        return self._prompt(intro, examples, _shown(instance.code, test), answer_format, shots)
+        return self._variables(instance, test, examples, protocol)
 
     def reference_response(self, instance: Instance) -> str:
         return f"[ANSWER]\n{PredictionQuestion.from_record(instance.data).answer}\n[/ANSWER]"
@@ -257,11 +256,13 @@ class BugPrediction(_BugTask):
             mine = [s for s in samples if instances[s.instance_id].variant == variant]
             return sum(bool(s.correct) for s in mine) / len(mine) if mine else None, len(mine)
 
-        return BugPredictionSummary(*share("buggy"), *share("fixed"))
+        return BugPredictionSummary(*share("buggy"), *share("fixed"), class_balance(
+            samples, lambda s: _TRUTH.get(instances[s.instance_id].variant or "")))
 
 
 class BugLocalization(_BugTask):
     name = "bug-localization"
+    template_names = ("bug-localization",)
     description = "name the line of a buggy function where the bug is, given a failing test"
     needs_sandbox = False
 
@@ -273,16 +274,10 @@ class BugLocalization(_BugTask):
             raise SkipInstance("the buggy function has the canonical one's lines")
         return [LocalizationQuestion(shown.test, shown.bug, tuple(lines), code=bug.code)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        intro = ("Below is a Python function with numbered lines, whose docstring says what "
-                 "it should do, and a test of it that fails. Find the line where the bug is.")
-        answer_format = ("Then write the number of that line, and nothing else, between "
-                         "[ANSWER] and [/ANSWER].")
-        example = _shown(numbered(_EXAMPLE_BUGGY), _EXAMPLE_TEST)
-        return self._prompt(intro, [(example, _answered(_EXAMPLE_BUGGY_RUN, "5"))],
-                            _shown(numbered(instance.code),
-                                   LocalizationQuestion.from_record(instance.data).test),
-                            answer_format, shots)
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        example = _example(_EXAMPLE_BUGGY, _EXAMPLE_BUGGY_RUN, "5")
+        test = LocalizationQuestion.from_record(instance.data).test
+        return self._variables(instance, test, [example], protocol)
 
     def reference_response(self, instance: Instance) -> str:
         line = LocalizationQuestion.from_record(instance.data).lines[0]
@@ -302,6 +297,7 @@ class BugLocalization(_BugTask):
 
 class BugRepair(_BugTask):
     name = "bug-repair"
+    template_names = ("bug-repair",)
     description = "rewrite a buggy function so that the problem's tests pass"
     needs_sandbox = True
     runs_model_code = True
@@ -317,18 +313,11 @@ class BugRepair(_BugTask):
                                function_source(program.code, program.entry_point),
                                code=bug.code)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        intro = ("Below is a Python function, whose docstring says what it should do, and a "
-                 "test of it that fails. Fix the bug.")
-        answer_format = (f"Then write the corrected function `{instance.entry_point}`, whole, "
-                         "in a ```python code block between [ANSWER] and [/ANSWER]. It replaces "
-                         "the buggy one in the same module, so the module's imports and other "
-                         "functions stay available.")
-        fixed = f"```python\n{_EXAMPLE_FIXED}\n```"
-        return self._prompt(intro, [(_shown(_EXAMPLE_BUGGY, _EXAMPLE_TEST),
-                                     _answered(_EXAMPLE_BUGGY_RUN, fixed))],
-                            _shown(instance.code, RepairQuestion.from_record(instance.data).test),
-                            answer_format, shots)
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        example = _example(_EXAMPLE_BUGGY, _EXAMPLE_BUGGY_RUN,
+                           f"```python\n{_EXAMPLE_FIXED}\n```")
+        test = RepairQuestion.from_record(instance.data).test
+        return self._variables(instance, test, [example], protocol)
 
     def reference_response(self, instance: Instance) -> str:
         function = RepairQuestion.from_record(instance.data).function

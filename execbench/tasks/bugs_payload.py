@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from execbench.json_types import JSON, JSONObject
+from execbench.tasks.common.balance import BALANCE, ClassBalance
 from execbench.tasks.common.json_fields import (
     as_object,
     count,
@@ -169,15 +170,22 @@ class BugPredictionSummary:
     buggy_samples: int
     fixed: float | None
     fixed_samples: int
+    balance: ClassBalance | None = None
+    """The majority class rate and balanced accuracy (``common.balance``; ``yes`` is the
+    buggy variants' answer); None with no samples, and in a record from before it."""
 
     def to_record(self) -> JSONObject:
-        return {"buggy": self.buggy, "buggy_samples": self.buggy_samples,
-                "fixed": self.fixed, "fixed_samples": self.fixed_samples}
+        record: JSONObject = {"buggy": self.buggy, "buggy_samples": self.buggy_samples,
+                              "fixed": self.fixed, "fixed_samples": self.fixed_samples}
+        if self.balance is not None:
+            record[BALANCE] = self.balance.to_record()
+        return record
 
     @classmethod
     def from_record(cls, record: JSON) -> BugPredictionSummary:
         """A missing share reads None, a missing count 0 (all of them where the entry is
-        no object)."""
+        no object), a missing balance None."""
         found = as_object(record)
         return cls(number(found, "buggy"), count(found, "buggy_samples"),
-                   number(found, "fixed"), count(found, "fixed_samples"))
+                   number(found, "fixed"), count(found, "fixed_samples"),
+                   ClassBalance.from_record(found.get(BALANCE)))

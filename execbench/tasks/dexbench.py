@@ -29,17 +29,18 @@ part), ``prompt_misread`` (the target's deciding line ran but its body did not).
 
 from __future__ import annotations
 
+import ast
 import json
 import random
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from execbench.analysis.cfg import entry_exit_paths, function_graphs
 from execbench.analysis.shape import Shape, shape_of
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
     BuildContext,
     Instance,
-    Message,
     Metric,
     NotApplicable,
     Pairing,
@@ -71,6 +72,13 @@ from execbench.tasks.dexbench_payload import (
 )
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
+from execbench.tasks.templating import (
+    CALL,
+    ENTRY_POINT,
+    GIVEN_NOTE,
+    NUMBERED_CODE,
+    TemplateVar,
+)
 from execbench.tasks.witness import find_witness
 from execbench.values import LiteralError, distinct
 
@@ -79,6 +87,7 @@ if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
+    from execbench.tasks.protocol import Protocol
 
 TARGET = TaskOption("target", ("max", "min", "random"),
                     "which unexecuted branch body is the target: the largest, the smallest, "
@@ -92,13 +101,15 @@ TEST = TaskOption("test", ("random", "first"),
                   "which call that leaves code unexecuted both DexBench tasks pose: a seeded "
                   "choice (the paper) or the first in the source's order (DexBench's "
                   "released code)")
+MAX_OPTIONS = 6
+"""The most executed-line sets ``-T options=listed`` offers."""
+OPTIONS = TaskOption("options", ("free", "listed"),
+                     "free: the model names the executed lines; listed: the prompt offers "
+                     f"up to {MAX_OPTIONS} executed-line sets to choose from, the truth among "
+                     "them (an approximation of DexBench's structured-prompt variant, after "
+                     "CRISPE's feasible coverage options)")
 MODE = TaskOption("mode", ("mutate", "generate"),
                   "mutate shows the original call to change; generate hides it")
-
-_INTRO = ("Below is a Python program between [PYTHON] and [/PYTHON], each line prefixed by "
-          "its number, followed by a task between [TASK] and [/TASK].")
-_REASONING = ("You may reason first, inside <REASONING> and </REASONING>. Then give the final "
-              "answer between [ANSWER] and [/ANSWER].")
 
 _EXAMPLE = """\
 def g(n):
@@ -137,6 +148,12 @@ class _DualSelection(Roles):
 
 class CoveragePrediction(_DualSelection):
     name = "coverage"
+    options: tuple[TaskOption, ...] = (TEST, OPTIONS)
+    template_names = ("coverage",)
+    template_vars = (NUMBERED_CODE, CALL,
+                     TemplateVar("options", "with -T options=listed, the executed-line sets "
+                                 "offered to choose from (each a list of line numbers); "
+                                 "else empty"))
     description = "list the lines a call executes (DexBench forward reasoning)"
     needs_sandbox = False
 
@@ -149,23 +166,22 @@ class CoveragePrediction(_DualSelection):
               ctx: BuildContext) -> list[Recordable]:
         shape = shape_of(program.code)
         blocks = sorted(tuple(sorted(b)) for b in shape.blocks)
-        return [CoverageQuestion(tuple(sorted(shape.normalise(trace.lines))),
-                                 tuple(sorted(shape.executable)), tuple(blocks),
-                                 Complexity.of(shape))]
+        lines = tuple(sorted(shape.normalise(trace.lines)))
+        options: tuple[tuple[int, ...], ...] = ()
+        if OPTIONS.value(ctx) == "listed":
+            rng = random.Random(f"{ctx.seed}/{program.id}/{call_index}/options")
+            options = coverage_options(program.code, program.entry_point, lines, rng)
+        return [CoverageQuestion(lines, tuple(sorted(shape.executable)), tuple(blocks),
+                                 Complexity.of(shape), options)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        parts = [_INTRO]
-        if shots:
-            example_truth = json.dumps({"executed_lines": [1, 2, 3, 4, 5, 6]})
-            parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n"
-                         f"[TASK]\n{_coverage_task('g(2)')}\n[/TASK]\n\n"
-                         f"[ANSWER]\n{example_truth}\n[/ANSWER]")
-        call = instance.call
-        parts.append(f"[PYTHON]\n{numbered(instance.code)}\n[/PYTHON]\n\n"
-                     f"[TASK]\n{_coverage_task(call)}\n[/TASK]")
-        parts.append(_REASONING + ' The answer is a JSON object with one key, "executed_lines",'
-                     " whose value is the ascending list of line numbers.")
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        example = {"code": _EXAMPLE, "numbered_code": numbered(_EXAMPLE), "call": "g(2)",
+                   "worked": "", "answer": "[ANSWER]\n" + json.dumps(
+                       {"executed_lines": [1, 2, 3, 4, 5, 6]}) + "\n[/ANSWER]"}
+        options = CoverageQuestion.from_record(instance.data).options
+        return {"numbered_code": numbered(instance.code), "call": instance.call,
+                "options": [list(option) for option in options],
+                "examples": [example][:protocol.shots]}
 
     def reference_response(self, instance: Instance) -> str:
         lines = CoverageQuestion.from_record(instance.data).lines
@@ -196,11 +212,38 @@ class CoveragePrediction(_DualSelection):
                      extra={"failure": failure} if failure else {})
 
 
-def _coverage_task(call: str) -> str:
-    return (f"The program runs as a module, and then `{call}` is called. Which lines execute at "
-            "least once, counting the module-level lines (such as `def` and `import`) as well "
-            "as the lines run by the call? Count a statement that spans several lines by its "
-            "first line only.")
+def coverage_options(code: str, entry_point: str, truth: tuple[int, ...],
+                     rng: random.Random) -> tuple[tuple[int, ...], ...]:
+    """Up to ``MAX_OPTIONS`` executed-line sets a call could have, the truth among them,
+    in ascending order so that its place says nothing: one per way through the entry
+    point's branches (``cfg.entry_exit_paths``) and, since a loop may take other branches
+    on later turns, the unions of two, each with the lines outside the function that the
+    call ran (the module's, those of functions it called). The set of every line of the
+    function is never offered: the task asks only about calls that leave some line
+    unexecuted, so it would be a give-away wrong option. Where fewer than two other sets
+    are left, the truth with one basic block added or taken away joins them. An
+    approximation of DexBench's feasible options: a union of two paths, or a near miss,
+    may be one no input takes."""
+    tree = ast.parse(code)
+    lines = [node.lineno for node in tree.body if isinstance(
+        node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point]
+    graph = function_graphs(code).get(max(lines)) if lines else None
+    if graph is None:
+        return (truth,)
+    whole = frozenset(graph.succ)
+    outside = frozenset(truth) - whole
+    paths = {frozenset(path) for path in entry_exit_paths(graph)}
+    candidates = paths | {a | b for a in paths for b in paths if a != b}
+    others = sorted({tuple(sorted(outside | c)) for c in candidates
+                     if outside | c != frozenset(truth) and c != whole})
+    if len(others) < 2:  # too few ways through: the truth with a block more or fewer
+        blocks = [frozenset(b) & whole for b in shape_of(code).blocks if frozenset(b) & whole]
+        near = {frozenset(truth) ^ block for block in blocks}
+        others = sorted({*others, *(tuple(sorted(c)) for c in near
+                                    if c and c != frozenset(truth) and c | outside != whole
+                                    | outside)})
+    chosen = rng.sample(others, min(MAX_OPTIONS - 1, len(others)))
+    return tuple(sorted([truth, *chosen]))
 
 
 def parse_lines(text: str) -> set[int] | None:
@@ -269,6 +312,16 @@ class CounterfactualMutation(_DualSelection):
     needs_sandbox = True
     pairings = (Pairing("dual", "coverage", "counterfactual"),)
     options = (TEST, TARGET, BODY, MODE)
+    template_names = ("counterfactual",)
+    template_vars = (
+        NUMBERED_CODE, ENTRY_POINT,
+        TemplateVar("args", "the call's arguments, as the source gives them"),
+        TemplateVar("mode", "'mutate' (change the shown call's arguments) or 'generate' "
+                    "(find arguments, no call shown): -T mode"),
+        TemplateVar("goal", "what must happen, e.g. 'the body of the `if` at line 4 runs'"),
+        TemplateVar("not_yet", "what the shown call does not do, e.g. 'the body of the "
+                    "`if` at line 4 does not run'"),
+        GIVEN_NOTE)
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description="R_cf: the target branch runs"),
@@ -302,29 +355,23 @@ class CounterfactualMutation(_DualSelection):
         return [CounterfactualQuestion(target, witness, tuple(sorted(covered)), given, mode,
                                        rule, Complexity.of(shape))]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         question = CounterfactualQuestion.from_record(instance.data)
-        entry = instance.entry_point
-        goal, not_yet = _goal(question.target), _not_yet(question.target)
-        if question.mode == "generate":
-            task = f"Find arguments for `{entry}` such that, when it is called after the module " \
-                   f"has run, {goal}."
-        else:
-            task = f"After the module has run, `{entry}({instance.args})` is called; with " \
-                   f"these arguments, {not_yet}. Change the arguments so that {goal}."
-        task += given_note(question.given)
-        parts = [_INTRO]
-        if shots:
-            parts.append(f"[PYTHON]\n{numbered(_EXAMPLE)}\n[/PYTHON]\n\n[TASK]\nAfter the "
-                         "module has run, `g(1)` is called; with these arguments, the body of "
-                         "the `if` at line 4 does not run. Change the arguments so that the "
-                         "body of the `if` at line 4 runs.\n[/TASK]\n\n[ANSWER]\n2\n[/ANSWER]")
-        parts.append(f"[PYTHON]\n{numbered(instance.code)}\n[/PYTHON]\n\n[TASK]\n{task}\n"
-                     "[/TASK]")
-        parts.append(_REASONING + " The answer holds only the arguments, written as Python "
-                     "literals separated by commas as they would appear between the call's "
-                     "parentheses (for example: [\"a\", \"bb\"], 0.5).")
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+        body = "the body of the `if` at line 4"
+        example = {"code": _EXAMPLE, "numbered_code": numbered(_EXAMPLE), "worked": "",
+                   "mode": "mutate", "entry_point": "g", "args": "1",
+                   "goal": f"{body} runs", "not_yet": f"{body} does not run",
+                   "given_note": "", "answer": "[ANSWER]\n2\n[/ANSWER]"}
+        return {"numbered_code": numbered(instance.code), "entry_point": instance.entry_point,
+                "args": instance.args, "mode": question.mode,
+                "goal": _goal(question.target), "not_yet": _not_yet(question.target),
+                "given_note": given_note(question.given),
+                "examples": [example][:protocol.shots]}
+
+    def worked_call(self, instance: Instance) -> tuple[str, str, str]:
+        """The run on the witness, the arguments ``reference_response`` answers."""
+        witness = CounterfactualQuestion.from_record(instance.data).witness
+        return instance.code, instance.entry_point, witness
 
     def reference_response(self, instance: Instance) -> str:
         witness = CounterfactualQuestion.from_record(instance.data).witness

@@ -73,19 +73,28 @@ class CoverageQuestion:
     blocks: tuple[tuple[int, ...], ...]
     """The basic blocks: one run in part is a skipped statement."""
     shape: Complexity
+    options: tuple[tuple[int, ...], ...] = ()
+    """With ``-T options=listed``, the executed-line sets the prompt offers to choose from
+    (the truth among them); empty otherwise, and then not in the record."""
 
     def to_record(self) -> JSONObject:
-        return {"truth": {"lines": list(self.lines), "executable": list(self.executable),
-                          "blocks": [list(block) for block in self.blocks]},
-                "shape": self.shape.to_record()}
+        record: JSONObject = {
+            "truth": {"lines": list(self.lines), "executable": list(self.executable),
+                      "blocks": [list(block) for block in self.blocks]},
+            "shape": self.shape.to_record()}
+        if self.options:
+            record["options"] = [list(option) for option in self.options]
+        return record
 
     @classmethod
     def from_record(cls, data: Mapping[str, JSON]) -> CoverageQuestion:
         truth = object_of(data, "truth")
         blocks = list_of(truth, "blocks")
+        options = list_of(data, "options") if "options" in data else []
         return cls(ints_of(truth, "lines"), ints_of(truth, "executable"),
                    tuple(ints(block, "blocks") for block in blocks),
-                   Complexity.from_record(object_of(data, "shape")))
+                   Complexity.from_record(object_of(data, "shape")),
+                   tuple(ints(option, "options") for option in options))
 
 
 @dataclass(frozen=True)

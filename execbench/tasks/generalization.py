@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
 from execbench.mutation import Mutant, mutant_for, mutation_call
@@ -32,14 +32,19 @@ from execbench.tasks.base import (
     Breakdown,
     BuildContext,
     Instance,
-    Message,
     Metric,
     Place,
     Score,
     SkipInstance,
     pass_at_1,
 )
-from execbench.tasks.common.answers import json_value, read_value, unparsable
+from execbench.tasks.common.answers import (
+    json_value,
+    read_value,
+    string_match_metric,
+    unparsable,
+    value_string_match,
+)
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.generalization_payload import (
     MUTANT,
@@ -60,6 +65,7 @@ from execbench.tasks.generalization_payload import (
 from execbench.tasks.prediction import OutputPrediction, assertion_response
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
+from execbench.tasks.templating import CALL, TemplateVar
 from execbench.values import LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
@@ -68,6 +74,7 @@ if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
+    from execbench.tasks.protocol import Protocol
 
 
 class _Paired(Roles):
@@ -139,8 +146,11 @@ class MutationPrediction(_Paired):
                 _summary_metric(self.name, "OR", "the mutant's output given for the "
                                 "original", higher=False),
                 _summary_metric(self.name, "MR", "the original's output given for the "
-                                "mutant (recall, not reasoning)", higher=False))
+                                "mutant (recall, not reasoning)", higher=False),
+                string_match_metric(self.name, "all"))
     _output = OutputPrediction()
+    template_names = _output.template_names
+    template_vars = _output.template_vars
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
@@ -150,8 +160,11 @@ class MutationPrediction(_Paired):
                 MutationQuestion(pair.facts(MUTANT), pair.changed, pair.original,
                                  pair.mutation, pair.mutant.code)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        return self._output.prompt(instance, shots)
+    def template_of(self, instance: Instance) -> str:
+        return self._output.template_of(instance)
+
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        return self._output.prompt_vars(instance, protocol)
 
     def reference_response(self, instance: Instance) -> str:
         return self._output.reference_response(instance)
@@ -166,6 +179,7 @@ class MutationPrediction(_Paired):
         question = MutationQuestion.from_record(instance.data)
         extra = question.facts.to_record()
         text = answer_text(response)
+        extra["string_match"] = value_string_match(text, question.truth.repr)
         try:
             value = read_value(text)
         except LiteralError as exc:
@@ -179,8 +193,26 @@ class MutationPrediction(_Paired):
         return MutationSummary(*_by_source(samples, instances, _prediction_metrics))
 
 
+_CHOICE_EXAMPLE = {
+    "call": "f([-1, 0, 3])",
+    "code_a": "def f(xs):\n    return [x * 2 for x in xs if x > 0]",
+    "code_b": "def f(xs):\n    return [x * 2 for x in xs if x >= 0]",
+    "worked": "Program A keeps the items above 0. Of -1, 0 and 3 only 3 is kept, and it is "
+              "doubled: the call returns [6].",
+    "answer": '[ANSWER]\n{"chosen_program": "A", "assertion": "assert f([-1, 0, 3]) == [6]"}'
+              "\n[/ANSWER]"}
+"""The worked example ``--shots`` shows (the two programs differ in one comparison)."""
+
+
 class ExecutionChoice(_Paired):
     name = "choice"
+    template_names = ("choice",)
+    template_vars = (
+        CALL,
+        TemplateVar("code_a", "program A (the original or the mutant, in the instance's "
+                    "order)"),
+        TemplateVar("code_b", "program B"))
+    template_needs = (frozenset({"code_a"}), frozenset({"code_b"}))
     description = "choose the original or the mutant (unlabelled) and predict its output"
     needs_sandbox = False
 
@@ -189,7 +221,8 @@ class ExecutionChoice(_Paired):
                 _summary_metric(self.name, "Pref", "share of answers choosing the original"),
                 _summary_metric(self.name, "MC", "output right when the mutant was chosen"),
                 _summary_metric(self.name, "MR", "the original's output given when the "
-                                "mutant was chosen", higher=False))
+                                "mutant was chosen", higher=False),
+                string_match_metric(self.name, "all"))
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
@@ -200,19 +233,15 @@ class ExecutionChoice(_Paired):
                                *((original, changed) if order == "OM" else (changed, original)),
                                pair.mutation) for order in ORDERS]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        call = instance.call
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         question = ChoiceQuestion.from_record(instance.data)
-        text = (
-            f"Below are two Python programs, A and B, and a call `{call}`. Pick the program "
-            "whose behaviour you are more confident you can work out, follow the call through "
-            "it step by step, and predict the exact value the call returns with that program. "
-            "Give the answer between [ANSWER] and [/ANSWER] as a JSON object with two keys: "
-            '"chosen_program" ("A" or "B") and "assertion", the line '
-            f'"assert {call} == <value>" with the value as a Python literal.\n\n'
-            f"Program A:\n[PYTHON]\n{question.a.code}\n[/PYTHON]\n\n"
-            f"Program B:\n[PYTHON]\n{question.b.code}\n[/PYTHON]")
-        return [{"role": "user", "content": text}]
+        return {"call": instance.call, "code_a": question.a.code, "code_b": question.b.code,
+                "examples": [_CHOICE_EXAMPLE][:protocol.shots]}
+
+    def worked_call(self, instance: Instance) -> tuple[str, str, str]:
+        """The run of program A, the one ``reference_response`` chooses."""
+        return ChoiceQuestion.from_record(instance.data).a.code, instance.entry_point, \
+            instance.args
 
     def _response(self, instance: Instance, label: str) -> str:
         call = instance.call
@@ -230,7 +259,8 @@ class ExecutionChoice(_Paired):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         question = ChoiceQuestion.from_record(instance.data)
-        extra: JSONObject = {"boolean": question.facts.boolean, "loc": question.facts.loc}
+        extra: JSONObject = {"boolean": question.facts.boolean, "loc": question.facts.loc,
+                             "string_match": False}
         text = answer_text(response)
         answer = json_value(text) if text else None
         if not isinstance(answer, dict) or answer.get("chosen_program") not in ("A", "B") \
@@ -240,6 +270,8 @@ class ExecutionChoice(_Paired):
         label = answer["chosen_program"]
         other = "B" if label == "A" else "A"
         extra["chose"] = ORIGINAL if label == question.original_label else MUTANT
+        extra["string_match"] = value_string_match(answer["assertion"],
+                                                   question.shown(label).outcome.repr)
         try:
             value = read_value(answer["assertion"])
         except LiteralError as exc:
@@ -296,7 +328,8 @@ def _prediction_metrics(samples: list[Kept],
                 reverted.append(sum(_reverted(s) for s in group) / len(group))
         rates.append(Rates(_mean(correct), _mean(reverted)))
         problems.append(count)
-    return MutationMetrics(rates[0], rates[1], problems[0], problems[1])
+    return MutationMetrics(rates[0], rates[1], problems[0], problems[1],
+                           _string_matched(samples))
 
 
 def _choice_metrics(samples: list[Kept],
@@ -314,7 +347,13 @@ def _choice_metrics(samples: list[Kept],
         answers.append(len(picked))
     return ChoiceMetrics(_mean([_chose(s) == ORIGINAL for s in chosen]), len(samples), errors,
                          len(samples) - len(chosen) - errors, rates[0], rates[1],
-                         answers[0], answers[1])
+                         answers[0], answers[1], _string_matched(samples))
+
+
+def _string_matched(samples: list[Kept]) -> float | None:
+    """The share of samples the lenient string comparison accepts (a failed request is
+    not accepted); None with no samples."""
+    return _mean([bool(s.added("string_match")) for s in samples])
 
 
 

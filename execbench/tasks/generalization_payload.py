@@ -180,31 +180,39 @@ class Rates:
 @dataclass(frozen=True)
 class MutationMetrics:
     """OC, OR, MC, MR: for each program, the fraction of each problem's samples right
-    (reverted), averaged over problems; and the problems each rests on."""
+    (reverted), averaged over problems; and the problems each rests on. ``string_match``:
+    the share of all samples whose answer the lenient string comparison accepts
+    (``common.answers``; None with no samples, or in a record from before it)."""
 
     original: Rates
     mutant: Rates
     original_problems: int
     mutant_problems: int
+    string_match: float | None = None
 
     def to_record(self) -> JSONObject:
-        return {"OC": self.original.correct, "OR": self.original.reverted,
-                "O_problems": self.original_problems,
-                "MC": self.mutant.correct, "MR": self.mutant.reverted,
-                "M_problems": self.mutant_problems}
+        record: JSONObject = {"OC": self.original.correct, "OR": self.original.reverted,
+                              "O_problems": self.original_problems,
+                              "MC": self.mutant.correct, "MR": self.mutant.reverted,
+                              "M_problems": self.mutant_problems}
+        return _with_string_match(record, self.string_match)
 
     @classmethod
     def from_record(cls, record: Mapping[str, JSON]) -> MutationMetrics:
         return cls(Rates(number(record, "OC"), number(record, "OR")),
                    Rates(number(record, "MC"), number(record, "MR")),
-                   count(record, "O_problems"), count(record, "M_problems"))
+                   count(record, "O_problems"), count(record, "M_problems"),
+                   number(record, "string_match"))
 
 
 @dataclass(frozen=True)
 class ChoiceMetrics:
     """Pref (the share of answers that chose the original, of those that chose), the
     answers counted apart, and OC/OR (MC/MR) over the answers choosing the original
-    (mutant)."""
+    (mutant). ``string_match``: the share of all answers whose stated output the lenient
+    string comparison accepts for the program they chose (``common.answers``; an answer
+    that made no readable choice is not accepted; None with no answers, or in a record
+    from before it)."""
 
     preference: float | None
     answers: int
@@ -216,14 +224,16 @@ class ChoiceMetrics:
     mutant: Rates
     original_answers: int
     mutant_answers: int
+    string_match: float | None = None
 
     def to_record(self) -> JSONObject:
-        return {"Pref": self.preference, "answers": self.answers, "errors": self.errors,
-                "unparsable": self.unparsable,
-                "OC": self.original.correct, "OR": self.original.reverted,
-                "O_answers": self.original_answers,
-                "MC": self.mutant.correct, "MR": self.mutant.reverted,
-                "M_answers": self.mutant_answers}
+        record: JSONObject = {"Pref": self.preference, "answers": self.answers,
+                              "errors": self.errors, "unparsable": self.unparsable,
+                              "OC": self.original.correct, "OR": self.original.reverted,
+                              "O_answers": self.original_answers,
+                              "MC": self.mutant.correct, "MR": self.mutant.reverted,
+                              "M_answers": self.mutant_answers}
+        return _with_string_match(record, self.string_match)
 
     @classmethod
     def from_record(cls, record: Mapping[str, JSON]) -> ChoiceMetrics:
@@ -231,7 +241,16 @@ class ChoiceMetrics:
                    count(record, "unparsable"),
                    Rates(number(record, "OC"), number(record, "OR")),
                    Rates(number(record, "MC"), number(record, "MR")),
-                   count(record, "O_answers"), count(record, "M_answers"))
+                   count(record, "O_answers"), count(record, "M_answers"),
+                   number(record, "string_match"))
+
+
+def _with_string_match(record: JSONObject, share: float | None) -> JSONObject:
+    """``record`` with the string-match share last, where there is one (a group with
+    samples): the records of groups without keep the keys they always had."""
+    if share is not None:
+        record["string_match"] = share
+    return record
 
 
 M = TypeVar("M", MutationMetrics, ChoiceMetrics)

@@ -33,7 +33,7 @@ items, ``[[], []]`` does not), and the shown output is what an answer is checked
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from execbench.program import LANGUAGES, PYTHON
 from execbench.tasks.base import (
@@ -41,11 +41,12 @@ from execbench.tasks.base import (
     INCORRECT,
     BuildContext,
     Instance,
-    Message,
+    Metric,
     NotApplicable,
     Score,
     SkipInstance,
     build_step_budget,
+    pass_at_1,
 )
 from execbench.tasks.codesense import prompts as codesense_prompts
 from execbench.tasks.codesense.facts import InputsFact, OutputFact
@@ -60,8 +61,11 @@ from execbench.tasks.common.answers import (
     given_arguments,
     given_note,
     read_value,
+    string_match_metric,
     unparsable,
+    value_string_match,
 )
+from execbench.tasks.common.code import numbered
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.objects import OBJECTS_NOTE, UNSHOWN, holds_objects, unshown
 from execbench.tasks.common.restate import stated_as_values
@@ -70,11 +74,13 @@ from execbench.tasks.prediction_payload import (
     CodeSenseQuestion,
     InputQuestion,
     OutputQuestion,
+    ValueSummary,
     codesense_question,
     in_codesense_style,
 )
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
+from execbench.tasks.templating import ENTRY_POINT, GIVEN_NOTE, TemplateVar
 from execbench.values import LiteralError, equal, is_exact, to_literal
 
 if TYPE_CHECKING:
@@ -84,20 +90,8 @@ if TYPE_CHECKING:
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
     from execbench.tasks.common.abstract_payload import KindSummary
+    from execbench.tasks.protocol import Protocol
     from execbench.values import Encoded
-
-_OUTPUT_INTRO = """\
-Below is a Python function together with an assertion that calls it. Work out what the \
-call returns by following the code step by step, then complete the assertion with that \
-value. Write the value as a Python literal (no variables, no function calls, no \
-expressions to evaluate). Put the completed assertion, and nothing else, between \
-[ANSWER] and [/ANSWER]."""
-
-_INPUT_INTRO = """\
-Below is a Python function together with an assertion stating the value it returned. Find \
-arguments for which the call returns exactly that value; if several exist, any one will \
-do. Write every argument as a Python literal. Put the completed assertion, and nothing \
-else, between [ANSWER] and [/ANSWER]."""
 
 _EXAMPLE_CODE = """\
 def f(words, sep):
@@ -107,14 +101,19 @@ _EXAMPLE_ARGS = "['ox', 'cat', 'bird'], '-'"
 _EXAMPLE_OUTPUT = "'CAT-BIRD'"
 
 
-def _block(code: str, assertion: str) -> str:
-    return f"[PYTHON]\n{code}\n{assertion}\n[/PYTHON]"
-
-
 def assertion_response(instance: Instance, value: str) -> str:
     """An answer stating that the instance's call returns ``value`` (a literal text)."""
     call = instance.call
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
+
+
+_OUTPUT_VARS = (*codesense_prompts.TEMPLATE_VARS, ENTRY_POINT)
+_INPUT_VARS = (*codesense_prompts.TEMPLATE_VARS, ENTRY_POINT,
+               TemplateVar("output", "the value the call returned, as Python prints it "
+                           "(empty for published inputs)"),
+               GIVEN_NOTE)
+"""Both tasks ask some instances in CodeSense's style (published records), so they give
+the ``codesense`` template's variables too; empty where an instance has none."""
 
 
 def _published(trace: Trace, language: str) -> CodeSenseQuestion:
@@ -140,6 +139,16 @@ def _require_ok(trace: Trace) -> tuple[Encoded, str | None]:
     return trace.value, trace.value_repr
 
 
+def _value_summary(samples: list[Kept]) -> ValueSummary:
+    """Strict and string-match accuracy over all samples and per source (a failed request
+    counts against both)."""
+    sources: dict[str, list[Kept]] = {}
+    for sample in samples:
+        sources.setdefault(sample.source, []).append(sample)
+    return ValueSummary(abstract.share(samples),
+                        {name: abstract.share(group) for name, group in sorted(sources.items())})
+
+
 def _codesense_summary(samples: list[Kept], instances: dict[str, Instance]
                        ) -> KindSummary | None:
     """For questions in CodeSense's style, the CodeSense tasks' summary (strict and
@@ -157,6 +166,8 @@ class OutputPrediction(Roles):
     options = (abstract.VALUES,)
     restated = (("repr", "value"), ("text", "value"))
     summary_data: tuple[str, ...] = SUMMARY_DATA
+    template_names = ("output", "codesense")
+    template_vars = _OUTPUT_VARS
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
@@ -182,23 +193,35 @@ class OutputPrediction(Roles):
         truth = replace(category, value=value, repr=shown)
         return [CodeSenseQuestion("output", truth)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        if (asked := codesense_question(instance)) is not None:
-            text = codesense_prompts.render(OutputFact({}, instance.language), asked.values,
-                                            shots, instance.code, instance.call)
-            return [{"role": "user", "content": text}]
-        question = OutputQuestion.from_record(instance.data)
-        parts = [f"{_OUTPUT_INTRO}\n{OBJECTS_NOTE}" if question.objects else _OUTPUT_INTRO]
-        if shots:
-            parts.append(_block(_EXAMPLE_CODE, f"assert f({_EXAMPLE_ARGS}) == ??"))
-            parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
-        call = instance.call
-        parts.append(_block(instance.code, f"assert {call} == ??"))
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+    def template_of(self, instance: Instance) -> str:
+        return self.template_names[codesense_question(instance) is not None]
+
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        """The ``output`` template's variables, and, since a suite may ask some outputs
+        in CodeSense's style (``template_of``), the ``codesense`` template's too, so that
+        one template of the user's can ask every instance."""
+        asked = codesense_question(instance)
+        fact = OutputFact({}, instance.language)
+        values = "concrete" if asked is None else asked.values
+        objects = asked is None and OutputQuestion.from_record(instance.data).objects
+        shown = codesense_prompts.variables(fact, values, protocol, instance.code,
+                                            instance.call, objects=objects)
+        if asked is None:
+            shown["examples"] = [
+                {"code": _EXAMPLE_CODE, "call": f"f({_EXAMPLE_ARGS})", "worked": "",
+                 "answer": f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n"
+                           "[/ANSWER]"}][:protocol.shots]
+        return {**shown, "entry_point": instance.entry_point}
+
+    def metrics(self) -> tuple[Metric, ...]:
+        return (pass_at_1(self.name), string_match_metric(self.name, "all"))
 
     def summarize(self, samples: list[Kept],
-                  instances: dict[str, Instance]) -> KindSummary | None:
-        return _codesense_summary(samples, instances)
+                  instances: dict[str, Instance]) -> KindSummary | ValueSummary:
+        """CodeSense's summary where some questions were asked in its style, else the
+        strict and string-match shares over all samples and per source; both hold the
+        string-match share at ``all.string_match``."""
+        return _codesense_summary(samples, instances) or _value_summary(samples)
 
     def reference_response(self, instance: Instance) -> str:
         if (asked := codesense_question(instance)) is not None:
@@ -213,16 +236,18 @@ class OutputPrediction(Roles):
                 return abstract.score(response, asked.truth, extra)
             return score_concrete(OutputFact({}, instance.language), asked.truth, response,
                                   extra)
+        question = OutputQuestion.from_record(instance.data)
         text = answer_text(response)
+        matched: JSONObject = {"string_match": value_string_match(text, question.shown)}
         try:
             value = read_value(text)
         except LiteralError as exc:
-            return unparsable(text, str(exc))
+            return unparsable(text, str(exc), matched)
         if not is_exact(value):  # past the encoder's caps: no literal to compare or show
-            return unparsable(text, "the answer's value is too large to read in full")
-        expected = OutputQuestion.from_record(instance.data).value
-        verdict = CORRECT if equal(value, expected) else INCORRECT
-        return Score(verdict, answer=to_literal(value))
+            return unparsable(text, "the answer's value is too large to read in full",
+                              matched)
+        verdict = CORRECT if equal(value, question.value) else INCORRECT
+        return Score(verdict, answer=to_literal(value), extra=matched)
 
 
 class InputPrediction(Roles):
@@ -232,6 +257,8 @@ class InputPrediction(Roles):
     family = "prediction"
     restated = (("output_repr", "output"), ("text", "value"))
     summary_data: tuple[str, ...] = SUMMARY_DATA
+    template_names = ("input", "codesense")
+    template_vars = _INPUT_VARS
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
@@ -252,23 +279,37 @@ class InputPrediction(Roles):
                                f"what the dataset's expressions return ({got})")
         return [InputQuestion(value, shown, given_arguments(stated), stated)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+    def template_of(self, instance: Instance) -> str:
+        return self.template_names[codesense_question(instance) is not None]
+
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        """The ``input`` template's variables, or for published inputs (asked in
+        CodeSense's style, ``template_of``) the ``codesense`` template's."""
         if (asked := codesense_question(instance)) is not None:
-            text = codesense_prompts.render(_inputs_fact(asked), "concrete", shots,
-                                            instance.code, instance.call)
-            return [{"role": "user", "content": text}]
+            shown = codesense_prompts.variables(_inputs_fact(asked), "concrete", protocol,
+                                                instance.code, instance.call)
+            return {**shown, "entry_point": instance.entry_point, "output": "",
+                    "given_note": ""}
         question = InputQuestion.from_record(instance.data)
-        parts = [_INPUT_INTRO + given_note(question.given)]
-        if shots:
-            parts.append(_block(_EXAMPLE_CODE, f"assert f(??) == {_EXAMPLE_OUTPUT}"))
-            parts.append(f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n[/ANSWER]")
-        parts.append(_block(instance.code,
-                            f"assert {instance.entry_point}(??) == {question.output_shown}"))
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+        unused = {name: "" for name in ("introduction", "answer_format", "question")}
+        example = {"code": _EXAMPLE_CODE, "entry_point": "f", "output": _EXAMPLE_OUTPUT,
+                   "worked": "", "answer": f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == "
+                                          f"{_EXAMPLE_OUTPUT}\n[/ANSWER]"}
+        return {**unused, "numbered_code": numbered(instance.code), "code_tag": "PYTHON",
+                "objects": False, "objects_note": OBJECTS_NOTE,
+                "entry_point": instance.entry_point, "call": instance.call,
+                "output": question.output_shown, "given_note": given_note(question.given),
+                "examples": [example][:protocol.shots]}
 
     def summarize(self, samples: list[Kept],
                   instances: dict[str, Instance]) -> KindSummary | None:
         return _codesense_summary(samples, instances)
+
+    def worked_call(self, instance: Instance) -> tuple[str, str, str]:
+        """The run on the arguments ``reference_response`` states."""
+        question = InputQuestion.from_record(instance.data)
+        args = instance.args if question.stated_args is None else question.stated_args
+        return instance.code, instance.entry_point, args
 
     def reference_response(self, instance: Instance) -> str:
         """The dataset's call, with arguments written as expressions stated as their values

@@ -11,15 +11,23 @@ keys, so the order fields are written in is not part of a suite's bytes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from execbench import values
 from execbench.json_types import JSON, JSONObject
 from execbench.tasks.base import Instance
 from execbench.tasks.codesense.facts import InputsFact
 from execbench.tasks.codesense.payload import Truth, read_truth, values_of
+from execbench.tasks.common.abstract_payload import Share
 from execbench.tasks.common.answers import Given
-from execbench.tasks.common.json_fields import list_of, object_of, text_of, text_or_none
+from execbench.tasks.common.json_fields import (
+    as_object,
+    list_of,
+    mapping,
+    object_of,
+    text_of,
+    text_or_none,
+)
 from execbench.values import Encoded
 
 CODESENSE_KINDS = ("output", "input")
@@ -129,3 +137,30 @@ def codesense_question(instance: Instance) -> CodeSenseQuestion | None:
     """The instance's question when it is asked in CodeSense's style, else None."""
     return CodeSenseQuestion.from_record(instance.data, instance.language) \
         if in_codesense_style(instance) else None
+
+
+@dataclass(frozen=True)
+class ValueSummary:
+    """``task_metrics.output`` of a run whose output questions are all plain ones: the
+    strict (type-aware) accuracy and the string-match accuracy (``common.answers``), over
+    all samples and per source, as ``Share``\\ s. A run with questions asked in
+    CodeSense's style keeps CodeSense's summary (``KindSummary``) instead, whose ``all``
+    holds the same two numbers. Read leniently: the record of an older run (before the
+    output task had a summary) is absent, and a malformed part reads as none."""
+
+    overall: Share = Share()
+    """All the samples (the record's ``all``)."""
+    by_source: Mapping[str, Share] = field(default_factory=dict)
+    """Per source, in name order."""
+
+    def to_record(self) -> JSONObject:
+        return {"all": self.overall.to_record(),
+                "by_source": {name: share.to_record()
+                              for name, share in self.by_source.items()}}
+
+    @classmethod
+    def from_record(cls, record: JSON) -> ValueSummary:
+        found = as_object(record)
+        return cls(Share.from_record(mapping(found, "all")),
+                   {name: Share.from_record(as_object(share))
+                    for name, share in mapping(found, "by_source").items()})

@@ -25,7 +25,7 @@ A plugin task, in a package of its own (``execbench.plugins``)::
         description = "the type of the value a call returns"
         family = "types"
         def build(self, program, call_index, trace, ctx): ...
-        def prompt(self, instance, shots): ...
+        def prompt(self, instance, protocol): ...
         def reference_response(self, instance): ...
         def score(self, instance, response, sandbox): ...
 
@@ -40,9 +40,11 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from execbench.analysis.shape import code_category
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 from execbench.tasks.base import pass_at_1
 from execbench.tasks.common.shown import shown_truth
+from execbench.tasks.templating import CODE_VARIABLES
 
 if TYPE_CHECKING:
     from execbench.json_types import Recordable
@@ -60,6 +62,8 @@ if TYPE_CHECKING:
         Score,
         TaskOption,
     )
+    from execbench.tasks.protocol import Protocol
+    from execbench.tasks.templating import TemplateVar
 
 
 class Building(ABC):
@@ -106,12 +110,53 @@ class Building(ABC):
 class Asking(ABC):
     """How a task poses an instance, and how its truth is stated as an answer.
 
-    A task that ``reference/original`` can answer also defines
+    A built-in task writes its prompt as a shipped template (``tasks/prompts/NAME.j2``,
+    named by ``template_names``) and gives the variables it is rendered with
+    (``prompt_vars``, documented by ``template_vars``), so that a user's ``--template``
+    can replace it; a task that writes its prompt in code overrides ``prompt`` instead and
+    takes no template. A task that ``reference/original`` can answer also defines
     ``original_response(instance) -> str``."""
 
-    @abstractmethod
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
-        """The messages that ask the instance, with ``shots`` worked examples."""
+    template_names: tuple[str, ...] = ()
+    """The shipped templates the task renders, its main one first."""
+    template_vars: tuple[TemplateVar, ...] = ()
+    """The variables ``prompt_vars`` gives beyond ``templating.COMMON_VARS``."""
+    template_needs: tuple[frozenset[str], ...] = (CODE_VARIABLES,)
+    """What a user's template must show: one variable of each set (by default the code,
+    plain or numbered), else it asks about something it never shows."""
+
+    def prompt(self, instance: Instance, protocol: Protocol) -> list[Message]:
+        """The messages that ask the instance under ``protocol`` (its style, its worked
+        examples), for a task that writes its prompt in code (``asking.ask`` renders the
+        template of one that has ``template_names``, ``asking.ask``)."""
+        raise NotImplementedError(f"{type(self).__name__} has neither a template nor a "
+                                  "prompt written in code")
+
+    def template_of(self, instance: Instance) -> str:
+        """The shipped template that asks ``instance`` (a task may ask some of its
+        instances in another's style)."""
+        return self.template_names[0]
+
+    def variables(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        """Every variable a template of the task is rendered with."""
+        return {"style": protocol.style, "shots": protocol.shots, "code": instance.code,
+                "examples": [], **self.prompt_vars(instance, protocol)}
+
+    def example_kind(self, instance: Instance) -> str:
+        """What ``--shot-pick same-kind`` matches an example on: by default the construct
+        category of the code (CES's: loop and condition, condition, loop, neither)."""
+        return code_category(instance.code)
+
+    def worked_call(self, instance: Instance) -> tuple[str, str, str]:
+        """The code, entry point and arguments whose run a drawn example works out in
+        reasoning style: the call its answer (``reference_response``) is about; by default
+        the instance's own."""
+        return instance.code, instance.entry_point, instance.args
+
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
+        """The task's own template variables (``template_vars``) for ``instance``, its
+        worked examples (``examples``) among them."""
+        raise NotImplementedError(f"{type(self).__name__} has no template variables")
 
     @abstractmethod
     def reference_response(self, instance: Instance) -> str:

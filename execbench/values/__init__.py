@@ -10,16 +10,25 @@ from __future__ import annotations
 
 from execbench.values.alike import MAX_ALIKE, distinct
 from execbench.values.decoding import decode, shown, to_literal
-from execbench.values.encoding import MAX_OBJECT_DEPTH, Encoder, encode, opaque_reason
+from execbench.values.encoding import (
+    MAX_OBJECT_DEPTH,
+    VIEW_NAMES,
+    Encoder,
+    encode,
+    opaque_reason,
+    view_name,
+)
 from execbench.values.equality import canonical, equal
 from execbench.values.errors import LiteralError
 from execbench.values.literals import (
     MAX_LITERAL_CHARS,
+    is_view,
     literal_value,
     parse_call_nodes,
     parse_expression,
     parse_literal,
     read_encoded,
+    view_items,
 )
 from execbench.values.shape import Encoded, is_encoding, is_exact, parts, tags
 
@@ -27,5 +36,6 @@ __all__ = [
     "MAX_ALIKE", "MAX_LITERAL_CHARS", "MAX_OBJECT_DEPTH", "Encoded", "Encoder", "LiteralError",
     "canonical", "decode", "distinct", "encode", "equal", "is_encoding", "is_exact",
     "literal_value", "opaque_reason", "parse_call_nodes", "parse_expression", "parse_literal",
-    "read_encoded", "shown", "tags", "parts", "to_literal",
+    "read_encoded", "shown", "tags", "parts", "to_literal", "VIEW_NAMES", "view_name",
+    "is_view", "view_items",
 ]

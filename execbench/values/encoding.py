@@ -13,6 +13,7 @@ from __future__ import annotations
 import keyword
 import re
 import types
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from execbench.values.texts import Texts
@@ -70,8 +71,17 @@ _FLAGS = type.__dict__["__flags__"]
 _QUALNAME = type.__dict__["__qualname__"]
 _NAME = type.__dict__["__name__"]
 _MODULE = type.__dict__["__module__"]
+_VIEWS = frozenset({type({}.keys()), type({}.values()), type({}.items()),
+                    type(OrderedDict().keys()), type(OrderedDict().values()),
+                    type(OrderedDict().items())})
+"""Dict views (``dict_keys`` and the others, and ``OrderedDict``'s ``odict_keys`` ...),
+encoded as the list of what iterating them gives, in order (a ``dict_items`` as its
+``(key, value)`` tuples): Python prints ``dict_keys([1, 2])``, which says everything the
+view holds, and an answer written so is read as that list (``literals``), so a view is
+compared as its contents. Iterating one runs no code of the program's classes."""
+VIEW_NAMES = frozenset(_QUALNAME.__get__(view) for view in _VIEWS)
 _RESERVED_NAMES = frozenset({"set", "frozenset", "tuple", "list", "dict", "float", "complex",
-                             "None", "True", "False"})
+                             "None", "True", "False", *VIEW_NAMES})
 """Names an answer's ``Name(...)`` cannot mean as a class (``read_encoded``)."""
 _OBJECT_ATTRIBUTES = (AttributeError, TypeError, ValueError, LookupError, RecursionError)
 
@@ -126,16 +136,17 @@ class Encoder:
             return ["bytes", obj.hex()]
         if t is complex:
             return ["complex", _float_text(obj.real), _float_text(obj.imag)]
-        if t in (list, tuple, set, frozenset):
+        if t in (list, tuple, set, frozenset) or t in _VIEWS:
             items = []
             for x in obj:
                 if budget.nodes <= 0:  # the rest is cut, and marked once
-                    return ["truncated", t.__name__]
+                    return ["truncated", _QUALNAME.__get__(t)]
                 items.append(self._encode(x, budget, depth - 1, objects))
             if t in (set, frozenset):
                 self.texts = self.texts or Texts()
                 items = self.texts.sorted(items)
-            return self._noted([t.__name__, items])
+            # a view's items, in order, under the tag ``list`` (see ``_VIEWS``)
+            return self._noted(["list" if t in _VIEWS else t.__name__, items])
         if t is dict:
             pairs = []
             for k, v in obj.items():
@@ -175,6 +186,14 @@ class Encoder:
                 return ["truncated", name]
             fields.append([attribute, self._encode(value, budget, depth - 1, objects - 1)])
         return self._noted(["instance", name, fields])
+
+
+def view_name(value: Any) -> str | None:
+    """The class name of a dict view (``dict_keys``, ``odict_items``, ...), None for any
+    other value: a returned view's repr is written as Python prints it,
+    ``dict_keys([1, 2])``, around the literal of the list it encodes as."""
+    t = type(value)
+    return _QUALNAME.__get__(t) if t in _VIEWS else None
 
 
 def opaque_reason(t: type) -> str | None:

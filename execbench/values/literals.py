@@ -2,9 +2,12 @@
 
 An AST walk accepts literals only, plus the few calls ``repr`` writes that
 ``ast.literal_eval`` refuses (``set()``, ``frozenset({...})``, ``float('nan')``,
-``complex(1, 2)``); ``read_encoded`` also reads an object written ``Point(x=1)`` as its
-encoding, with nothing looked up, imported or called. The text is a model's, so its
-size and its sets' hashes are bounded before anything is built."""
+``complex(1, 2)``, and dict views: ``dict_keys([1, 2])``, ``dict_values([...])``,
+``dict_items([(k, v), ...])`` and ``OrderedDict``'s ``odict_keys`` ..., each read as the
+list it holds, as the tracer encodes a view); ``read_encoded`` also reads an object
+written ``Point(x=1)`` as its encoding, with nothing looked up, imported or called. The
+text is a model's, so its size and its sets' hashes are bounded before anything is
+built."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from execbench.values.alike import Alike, dict_of, distinct
 from execbench.values.decoding import decode
-from execbench.values.encoding import encode
+from execbench.values.encoding import VIEW_NAMES, encode
 from execbench.values.errors import LiteralError
 from execbench.values.shape import inner
 from execbench.values.texts import Texts
@@ -91,6 +94,8 @@ _CONSTRUCTORS = {"set": set, "frozenset": frozenset, "tuple": tuple, "list": lis
 
 def _constructor(node: ast.Call) -> Any:
     name = node.func.id if isinstance(node.func, ast.Name) else None
+    if name in VIEW_NAMES:
+        return [_value(item) for item in view_items(node)]
     if node.keywords or len(node.args) > 2:
         raise LiteralError(f"not a literal: call of {name}")
     args = [_value(a) for a in node.args]
@@ -107,6 +112,34 @@ def _constructor(node: ast.Call) -> Any:
     if name == "complex" and len(args) == 2 and all(type(a) in (int, float) for a in args):
         return complex(*args)
     raise LiteralError(f"not a literal: call of {name}")
+
+
+def view_items(node: ast.Call) -> list[ast.expr]:
+    """The item nodes of a dict view written as Python prints one, ``NAME([item, ...])``
+    (one list display, no keyword), each item of a ``*_items`` view a ``(key, value)``
+    tuple display (or ``...``); ``LiteralError`` for any other form. Only the form is
+    checked here, on the nodes, before any item is read: a view is its list of items. The
+    caller has checked that ``NAME`` is a view's (``is_view``)."""
+    name = _dotted(node.func)
+    if node.keywords or len(node.args) != 1 or not isinstance(node.args[0], ast.List):
+        raise LiteralError(f"a {name} is written {name}([item, ...])")
+    items = node.args[0].elts
+    if name is not None and name.endswith("_items") and not all(
+            isinstance(item, ast.Tuple) and len(item.elts) == 2 or _elided(item)
+            for item in items):
+        raise LiteralError(f"each item of a {name} is a (key, value) pair")
+    return items
+
+
+def _elided(node: ast.expr) -> bool:
+    """``...``, which a simulation answer may write for items left out (the reader of
+    values refuses it where it reads it)."""
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
+def is_view(node: ast.AST) -> bool:
+    """Whether ``node`` is a call of a dict view's name (``dict_keys(...)``)."""
+    return isinstance(node, ast.Call) and _dotted(node.func) in VIEW_NAMES
 
 
 _ITERABLE = (list, tuple, str, bytes, set, frozenset, dict)
@@ -168,7 +201,8 @@ def _dotted(node: ast.expr) -> str | None:
 
 def _names_object(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and (name := _dotted(node.func)) is not None \
-        and name not in _CONSTRUCTORS and name not in ("float", "complex")
+        and name not in _CONSTRUCTORS and name not in ("float", "complex") \
+        and name not in VIEW_NAMES
 
 
 class _ObjectReader:
@@ -207,6 +241,8 @@ class _ObjectReader:
                     [self.read(item) for item in node.elts]]
         if isinstance(node, ast.Set):
             return ["set", self._members(node.elts)]
+        if isinstance(node, ast.Call) and is_view(node):
+            return ["list", [self.read(item) for item in view_items(node)]]
         if isinstance(node, ast.Call) and _dotted(node.func) == "frozenset" \
                 and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], ast.Set | ast.List | ast.Tuple):

@@ -13,6 +13,7 @@ import pytest
 
 from execbench.analysis.cfg import (
     call_sequences,
+    entry_exit_paths,
     function_graphs,
     prime_paths,
     toured,
@@ -45,6 +46,15 @@ def test_a_loop_with_an_if_by_hand() -> None:
     assert graph.edges() == LOOP_IF_EDGES
     found = prime_paths(graph.succ)
     assert found.complete and set(found.paths) == LOOP_IF_PRIME
+
+
+def test_entry_exit_paths_take_each_branch_and_leave_each_loop_once() -> None:
+    graph = function_graphs(LOOP_IF)[1]
+    assert sorted(entry_exit_paths(graph)) == [(2, 3, 4, 5, 6), (2, 3, 4, 6), (2, 3, 6)]
+    assert len(entry_exit_paths(graph, max_paths=2)) == 2
+    nested = "def h(a, b):\n" + "".join(f"    if a > {i}:\n        b += {i}\n"
+                                          for i in range(12)) + "    return b\n"
+    assert len(entry_exit_paths(function_graphs(nested)[1])) == 200  # 4,096, cut
 
 
 CONSTRUCTS = """\

@@ -46,6 +46,8 @@ def test_every_listed_model_is_made_by_get_model(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setenv(var, value)
     names = listed("models")
     assert "reference/shortcut" in names
+    # replay/<file> reads its file when made: replay/m is the one written here
+    (tmp_path / "m").write_text('{"instance_id": "x", "response": "1"}\n')
     for pattern in names:
         # hf/ loads its model when made: a folder that is not there, so nothing is fetched
         name = f"hf/{tmp_path / 'no-model'}" if pattern.startswith("hf/") else a_name(pattern)

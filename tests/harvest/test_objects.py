@@ -15,7 +15,9 @@ from execbench.harvest.project import NO_CALL_KEPT, harvest
 from execbench.runner import RunConfig, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.common.objects import OBJECTS_NOTE
+from execbench.tasks.protocol import Protocol
 
 SHAPES = '''\
 import collections
@@ -179,7 +181,7 @@ def test_object_instances_are_asked_and_scored_field_by_field(harvested,
     output = get_task("output")
     [moved] = [i for i in instances if i.task == "output" and "moved" in i.call]
     assert moved.data["objects"] is True
-    prompt = output.asking.prompt(moved, 0)[0]["content"]
+    prompt = ask(output, moved, Protocol(shots=0))[0]["content"]
     assert OBJECTS_NOTE in prompt and "moved(Point(x=1, y=2), 3)" in prompt
     for answer, verdict in [("Point(y=2, x=4)", "correct"), ("Point(x=4, y=2.0)", "incorrect"),
                             ("Point(x=4)", "incorrect"), ("Pt(x=4, y=2)", "incorrect"),
@@ -188,7 +190,7 @@ def test_object_instances_are_asked_and_scored_field_by_field(harvested,
         assert output.judging.score(moved, response, None).verdict == verdict, answer
     # a run without objects keeps its prompt as it was
     plain = [i for i in instances if i.task == "output" and not i.data.get("objects")]
-    assert not plain or OBJECTS_NOTE not in output.asking.prompt(plain[0], 0)[0]["content"]
+    assert not plain or OBJECTS_NOTE not in ask(output, plain[0], Protocol(shots=0))[0]["content"]
     results = run(RunConfig(suite=str(tmp_path / "suite"), model="reference/oracle"),
                   tmp_path / "run")
     assert {task: results["metrics"][task]["all"]["pass@1"] for task in TASKS} == \

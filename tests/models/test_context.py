@@ -17,6 +17,8 @@ import pytest
 from execbench.models.base import ContextWindow, GenerateConfig
 from execbench.models.openai import OpenAIModel
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
+from execbench.tasks.protocol import Protocol
 from tests.fakeserver import LLAMA, VLLM, Context, FakeServer, Reply, prompt_tokens
 from tests.helpers.cli import execbench
 from tests.test_runner import PROGRAMS, flat, make_suite, raw_lines
@@ -35,7 +37,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int
                       for n in range(40))
     programs[LONG] = (f"def {LONG}(x):\n{padding}    return x\n", "1")
     folder, instances = make_suite(tmp_path_factory.mktemp("context"), programs)
-    tokens = {inst.id: prompt_tokens(get_task(inst.task).asking.prompt(inst, 0))
+    tokens = {inst.id: prompt_tokens(ask(get_task(inst.task), inst, Protocol(shots=0)))
               for inst in instances}
     return folder, tokens
 

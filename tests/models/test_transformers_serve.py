@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -215,6 +216,25 @@ def test_the_model_samples_when_asked(suite: Path, server: str, greedy: Path,
     greedy_texts = texts(greedy)
     differ = [key for key, text in texts(out).items() if text != greedy_texts[key]]
     assert len(differ) >= REQUESTS // 2, "sampling at temperature 1 gave the greedy texts"
+
+
+def test_a_direct_prompt_is_sent_as_rendered_and_answered(suite: Path, server: str,
+                                                          greedy: Path, tmp_path: Path
+                                                          ) -> None:
+    """The same run in direct style, with a system message: the server answers every
+    sample, the prompt it was sent differs from the reasoning one (the logged prompt
+    hashes differ), and the run pins its style."""
+    out = tmp_path / "run"
+    done = execbench(*run_args(suite, server, out, "--prompt", "direct", "--system",
+                               "Answer tersely."))
+    assert done.exit_code == 0, done.stderr
+    records = raw_lines(out)
+    check_answered(records)
+    reasoning = {rec["instance_id"]: rec["prompt_hash"] for rec in raw_lines(greedy)}
+    assert all(rec["prompt_hash"] != reasoning[rec["instance_id"]] for rec in records)
+    assert all(rec["input_tokens"] > 0 for rec in records)
+    pinned = json.loads((out / "run.json").read_text())["pinned"]["protocol"]
+    assert pinned["style"] == "direct" and pinned["system"] == "Answer tersely."
 
 
 def test_streamed_replies_are_the_same_answers(suite: Path, server: str, greedy: Path,

@@ -23,7 +23,8 @@ def test_every_family_and_breakdown_is_charted(report_runs: list[Path]) -> None:
     assert [family for family, _ in drawn.families] == ["ces", "codesense", "dexbench",
                                                         "generalization", "prediction"]
     prediction = dict(drawn.families)["prediction"]
-    assert _titles(prediction) == ["input pass@1 (%), n=5", "output pass@1 (%), n=5"]
+    assert _titles(prediction) == ["input pass@1 (%), n=5", "output pass@1 (%), n=5",
+                                   "output string match (%), n=5"]
     assert prediction[0].count('class="bar"') == 2 and prediction[0].count('class="ci"') == 2
     assert len(drawn.pass_at_k) == 8  # every task: the oracle drew two samples
     assert drawn.pass_at_k[0].count('class="point"') == 3
@@ -43,8 +44,11 @@ def _results(verdicts: list[str], n: int = 1) -> Results:
 
 def test_runs_that_answered_nothing_are_pale_and_numbers_in_order() -> None:
     drawn = charts([_results(["correct", "incorrect"]), _results(["error"] * 3)])
-    [(_, [panel])] = drawn.families
-    assert _titles([panel]) == ["output pass@1 (%)"]  # the runs' counts differ
+    # Results made from samples alone hold no summary: the string-match panel has no bars.
+    [(_, [panel, matched])] = drawn.families
+    assert _titles([panel, matched]) == ["output pass@1 (%)",  # the runs' counts differ
+                                         "output string match (%)"]
+    assert 'class="bar"' not in matched
     assert "n=2" in panel and "n=3 no answer" in panel and panel.count("opacity:.35") == 1
     [by_size] = drawn.breakdowns
     assert [label for label in re.findall(r'class="label"[^>]*>([^<]*)<', by_size)] == [

@@ -10,7 +10,9 @@ from typer.testing import Result
 
 from execbench.runner import RunConfig, load_run_config
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.base import Instance
+from execbench.tasks.protocol import Protocol
 from tests.helpers.cli import execbench
 
 
@@ -32,7 +34,7 @@ def test_show_filters_and_renders_the_prompt_that_was_sent(report_runs: list[Pat
     for record in shown["samples"]:
         assert (record["task"], record["verdict"]) == ("output", "incorrect")
         instance = instances[record["instance_id"]]
-        assert record["prompt"] == get_task("output").asking.prompt(instance, 0)
+        assert record["prompt"] == ask(get_task("output"), instance, Protocol(shots=0))
         assert record["prompt_changed"] is False
         assert json.loads(record["truth"]) == instance.data["truth"]
         assert record["response"] and record["answer"]

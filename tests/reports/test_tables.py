@@ -65,19 +65,21 @@ def test_one_table_per_family_of_estimates(runs: list[Results]) -> None:
     dexbench, prediction = tables
     assert [row[0] for row in dexbench.rows] == ["gamma"]  # only runs with the family's tasks
     assert prediction.headers == ["run", "benchmark", "input pass@1", "input pass@5",
-                                  "output pass@1", "output pass@5"]
+                                  "output pass@1", "output pass@5", "output string match"]
     alpha, beta = prediction.rows
     assert alpha[:4] == ["alpha", "cruxeval, humaneval", Estimate(0.0, (0.0, 0.0), 1),
                          Estimate(0.0, None, 1)]
     assert alpha[4].value == pytest.approx(70.0) and alpha[4].instances == 2
     assert alpha[5] == Estimate(100.0, None, 2)
-    # beta never ran the input task, and with n=1 it has no pass@5.
-    assert beta == ["beta", "cruxeval", None, None, Estimate(50.0, (0.0, 100.0), 2), None]
+    # beta never ran the input task, and with n=1 it has no pass@5. Results made from
+    # samples alone have no summary: the string-match share is unknown, its count stated.
+    assert beta == ["beta", "cruxeval", None, None, Estimate(50.0, (0.0, 100.0), 2), None,
+                    Estimate(None, None, 2)]
 
 
 def test_the_chosen_ks_are_the_columns(runs: list[Results]) -> None:
     [table] = family_tables(runs, [2])
-    assert table.headers[2:] == ["input pass@2", "output pass@2"]
+    assert table.headers[2:] == ["input pass@2", "output pass@2", "output string match"]
 
 
 def test_rows_by_source(runs: list[Results]) -> None:
@@ -140,7 +142,7 @@ def test_markdown_tables_stay_apart(runs: list[Results]) -> None:
     assert blocks[0] == "### prediction: headline metrics (%)"
     lines = blocks[1].splitlines()
     assert lines[0] == "| run | benchmark | input pass@1 n=1 | input pass@5 n=1 | " \
-                       "output pass@1 n=2 | output pass@5 n=2 |"
+                       "output pass@1 n=2 | output pass@5 n=2 | output string match n=2 |"
     assert set(lines[1].replace("|", "").split()) == {"---"}
     assert lines[3].startswith("| beta | cruxeval | - |")
     assert "### Verdicts (samples)" in blocks
@@ -156,8 +158,10 @@ def test_csv_is_one_table_with_estimates_as_numbers(runs: list[Results]) -> None
     parsed = list(csv.reader(io.StringIO(render([table], "csv"))))
     assert parsed[0] == ["run", "benchmark", "input pass@1", "input pass@1 low",
                          "input pass@1 high", "input pass@1 instances", "output pass@1",
-                         "output pass@1 low", "output pass@1 high", "output pass@1 instances"]
-    assert parsed[2] == ["beta", "cruxeval", "", "", "", "", "50.0", "0.0", "100.0", "2"]
+                         "output pass@1 low", "output pass@1 high", "output pass@1 instances",
+                         "output string match", "output string match instances"]
+    assert parsed[2] == ["beta", "cruxeval", "", "", "", "", "50.0", "0.0", "100.0", "2", "",
+                         "2"]
     both = list(csv.DictReader(io.StringIO(render([table, verdict_table(runs)], "csv"))))
     assert [row["table"] for row in both] == [table.title] * 2 + ["Verdicts (samples)"] * 2
     assert both[3]["error"] == "1" and both[3]["output pass@1"] == ""

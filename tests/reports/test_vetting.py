@@ -14,11 +14,13 @@ from execbench.reports.vetting import BUG_TASKS, CLASSES, SIMULATION, vet
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs_payload import LocalizationQuestion
 from execbench.tasks.ces.payload import Property, SimulationQuestion
 from execbench.tasks.ces.simulation import answer_lines
 from execbench.tasks.ces.summary_payload import AT_OUTPUT, Divergence, Judged
+from execbench.tasks.protocol import Protocol
 from execbench.values import to_literal
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
@@ -137,7 +139,7 @@ def _scripted(bugs: list[Instance], simulations: list[Instance]
 
 
 def prompt_text(task: Any, instance: Instance) -> str:
-    return task.asking.prompt(instance, 0)[-1]["content"]
+    return ask(task, instance, Protocol(shots=0))[-1]["content"]
 
 
 @pytest.mark.slow

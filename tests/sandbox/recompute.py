@@ -120,7 +120,7 @@ import sys
 def recompute(code, entry_point, args, plan, per_line, max_items):
     import itertools
     import json
-    from execbench.values import encode
+    from execbench.values import encode, view_name
 
     plan = {int(line): (kind, texts, set(body))
             for line, (kind, texts, body) in json.loads(plan).items()}
@@ -133,7 +133,7 @@ def recompute(code, entry_point, args, plan, per_line, max_items):
     def value(text, env, kind):
         try:
             found = eval(text, env)
-            if kind == "loop" and iter(found) is found:
+            if kind == "loop" and (iter(found) is found or view_name(found) is not None):
                 return ["iterator", [encode(x) for x in itertools.islice(found, max_items)]]
         except Exception as exc:
             return ["error", type(exc).__name__]

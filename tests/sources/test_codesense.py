@@ -18,6 +18,7 @@ from execbench.suite import BuildOptions, build_suite
 from execbench.tasks.common import abstract
 from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data
+from tests.helpers.oracle import direct_oracle
 
 DATA = SHARED_DATA / "codesense"
 
@@ -413,6 +414,7 @@ def _build_run_report(tmp_path: Path, source: Path, *options: str) -> dict[str, 
     assert done.exit_code == 0, done.stderr
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
     assert done.exit_code == 0, done.stderr
+    direct_oracle(suite, tmp_path / "direct")
     done = execbench("report", run)
     assert done.exit_code == 0, done.stderr
     manifest = json.loads((suite / "manifest.json").read_text())

@@ -14,6 +14,7 @@ from execbench.sources import load_source
 from execbench.suite import BuildOptions, build_suite
 from tests.helpers.cli import execbench
 from tests.helpers.data import SHARED_DATA, needs_shared_data
+from tests.helpers.oracle import direct_oracle
 
 DATA = SHARED_DATA / "codesense"
 needs_data = needs_shared_data("codesense/aliasing_dataset_c.jsonl.gz")
@@ -160,6 +161,7 @@ def test_each_published_c_and_java_file_builds_and_the_oracle_scores_full_marks(
     assert len(manifest["skipped"]) == records - kept + sum(kept - n for n in tasks.values())
     done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
     assert done.exit_code == 0, done.stderr
+    direct_oracle(suite, tmp_path / "direct")
     results = json.loads((run / "results.json").read_text())
     for task in tasks:
         assert results["metrics"][task]["all"]["pass@1"] == 1.0, task

@@ -20,6 +20,7 @@ from execbench.runner import RunConfig, read_samples, run
 from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.base import Instance
 from execbench.tasks.bugs import bug_lines
 from execbench.tasks.bugs_payload import (
@@ -31,7 +32,9 @@ from execbench.tasks.bugs_payload import (
     RepairCall,
     RepairQuestion,
 )
+from execbench.tasks.common.balance import ClassBalance, ClassShare
 from execbench.tasks.prediction_payload import OutputQuestion
+from execbench.tasks.protocol import Protocol
 from tests.conftest import QUICK
 from tests.helpers.data import shared_data
 from tests.sources.test_bugs import ADD, write_toys
@@ -89,13 +92,14 @@ def test_the_test_shows_the_canonical_value_and_the_code_its_docstring(built) ->
     assert asked.bug == BugNote("excess logic", "incorrect output", "wrong value", "[3]")
     assert "xs[9]" in buggy.code and "xs[9]" not in fixed.code
     assert (asked.answer, PredictionQuestion.from_record(fixed.data).answer) == ("yes", "no")
-    text = PREDICTION.asking.prompt(buggy, 0)[0]["content"]
+    text = ask(PREDICTION, buggy, Protocol(shots=0))[0]["content"]
     assert "Half of each number, rounded down." in text
     assert "[TEST]\nassert halves([4, 6]) == [2, 3]\n[/TEST]" in text
     assert "<REASONING>" in text and "count_vowels" not in text
-    shot = PREDICTION.asking.prompt(buggy, 1)[0]["content"]
+    shot = ask(PREDICTION, buggy, Protocol(shots=1))[0]["content"]
     assert shot.count("count_vowels(\"Oak\")") == 2  # a buggy and a correct example
-    assert LOCALIZATION.asking.prompt(_one(built, "bug-localization", "Toy/1"), 1)[0]["content"] \
+    located = _one(built, "bug-localization", "Toy/1")
+    assert ask(LOCALIZATION, located, Protocol(shots=1))[0]["content"] \
         .count("count_vowels(\"Oak\")") == 1
 
 
@@ -127,14 +131,24 @@ def test_prediction_reports_the_share_right_on_each_variant(built) -> None:
                     correct=i.variant == "buggy")
                for i in instances.values() if i.task == "bug-prediction"]
     summary = PREDICTION.reporting.summarize(samples, instances)
-    assert summary == BugPredictionSummary(1.0, 3, 0.0, 3)
+    # Always "yes": right on every buggy variant, wrong on every fixed one. The variants
+    # come in pairs, so the majority class is half, and so is the balanced accuracy.
+    balance = ClassBalance(0.5, "no", 0.5, {"no": ClassShare(3, 0.0),
+                                            "yes": ClassShare(3, 1.0)})
+    assert summary == BugPredictionSummary(1.0, 3, 0.0, 3, balance)
     assert json.dumps(summary.to_record()) == json.dumps(
-        {"buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3})
+        {"buggy": 1.0, "buggy_samples": 3, "fixed": 0.0, "fixed_samples": 3,
+         "balance": {"majority": 0.5, "majority_class": "no", "balanced_accuracy": 0.5,
+                     "classes": {"no": {"samples": 3, "recall": 0.0},
+                                 "yes": {"samples": 3, "recall": 1.0}}}})
     assert [m.at.keys for m in PREDICTION.reporting.metrics()][1:] == [
-        ("task_metrics", "bug-prediction", "buggy"), ("task_metrics", "bug-prediction", "fixed")]
+        ("task_metrics", "bug-prediction", "buggy"), ("task_metrics", "bug-prediction", "fixed"),
+        ("task_metrics", "bug-prediction", "balance", "majority"),
+        ("task_metrics", "bug-prediction", "balance", "balanced_accuracy")]
     one_buggy = [sample for sample in samples if sample.correct][:1]
     assert PREDICTION.reporting.summarize(one_buggy, instances) == \
-        BugPredictionSummary(1.0, 1, None, 0)
+        BugPredictionSummary(1.0, 1, None, 0,
+                             ClassBalance(1.0, "yes", 1.0, {"yes": ClassShare(1, 1.0)}))
 
 
 def test_the_prediction_summary_reads_back_and_reads_an_old_record() -> None:
@@ -144,6 +158,7 @@ def test_the_prediction_summary_reads_back_and_reads_an_old_record() -> None:
     assert BugPredictionSummary.from_record({}) == BugPredictionSummary(None, 0, None, 0)
     assert BugPredictionSummary.from_record({"buggy": 1, "fixed": 0.25}) == \
         BugPredictionSummary(1, 0, 0.25, 0)
+    assert BugPredictionSummary.from_record({"balance": [1]}).balance is None
 
 
 def test_each_question_is_posed_with_the_code_it_shows(built) -> None:
@@ -183,7 +198,8 @@ def test_localization_truth_on_the_toys(built) -> None:
         return LocalizationQuestion.from_record(_one(built, "bug-localization", toy).data).lines
 
     assert (lines("Toy/0"), lines("Toy/2")) == ((3, 4), (4, 5))
-    text = LOCALIZATION.asking.prompt(_one(built, "bug-localization", "Toy/2"), 0)[0]["content"]
+    located = _one(built, "bug-localization", "Toy/2")
+    text = ask(LOCALIZATION, located, Protocol(shots=0))[0]["content"]
     assert "4      while n != 0:" in text
 
 

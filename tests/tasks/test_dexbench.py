@@ -27,6 +27,7 @@ from execbench.sandbox.pool import Job, Sandbox
 from execbench.sources import load_source
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.base import BuildContext, Instance
 from execbench.tasks.dexbench import choose_target, read_arguments
 from execbench.tasks.dexbench_payload import (
@@ -35,6 +36,7 @@ from execbench.tasks.dexbench_payload import (
     CoverageQuestion,
     Target,
 )
+from execbench.tasks.protocol import Protocol
 from tests.conftest import QUICK
 from tests.coverage_runner import measure
 from tests.helpers.corpus import Corpus
@@ -337,7 +339,7 @@ def test_chain_reading_takes_an_if_with_its_arms(sandbox: Sandbox) -> None:
     question = counterfactual_of(instance)
     assert (question.target, question.original_lines) == (chain, (1, 2, 3))
     assert "the body of the `elif` at line 4 or of an `elif`/`else` arm after it runs" in \
-        COUNTERFACTUAL.asking.prompt(instance, 0)[0]["content"]
+        ask(COUNTERFACTUAL, instance, Protocol(shots=0))[0]["content"]
     # Reaching line 9 (the last arm) reaches the target.
     assert COUNTERFACTUAL.judging.score(instance, answer("0.5"), sandbox).correct
 
@@ -396,8 +398,8 @@ def test_generate_mode_hides_the_original_call(sandbox: Sandbox) -> None:
     mutate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args)
     generate = make_instance(COUNTERFACTUAL, sandbox, SAMPLE_492, args, mode="generate")
     assert counterfactual_of(generate).mode == "generate"
-    mutate_text = COUNTERFACTUAL.asking.prompt(mutate, 1)[0]["content"]
-    generate_text = COUNTERFACTUAL.asking.prompt(generate, 1)[0]["content"]
+    mutate_text = ask(COUNTERFACTUAL, mutate, Protocol(shots=1))[0]["content"]
+    generate_text = ask(COUNTERFACTUAL, generate, Protocol(shots=1))[0]["content"]
     assert f"`f({args})`" in mutate_text
     assert "abbkebanuuwrzvr" not in generate_text
     assert "the body of the `while` at line 4 runs" in generate_text
@@ -556,7 +558,7 @@ def test_coverage_scoring(coverage_492: dict, text: str, verdict: str, score: fl
 
 
 def test_coverage_prompt_numbers_the_lines(coverage_492: dict) -> None:
-    text = COVERAGE.asking.prompt(coverage_492, 0)[0]["content"]
+    text = ask(COVERAGE, coverage_492, Protocol(shots=0))[0]["content"]
     assert "6      else:" in text
     assert "`f('abbkebanuuwrzvr', 'm')`" in text
 
@@ -660,3 +662,28 @@ def test_truth_is_coverage_py_statement_lines(
     documented = {program: (lines, set()) for program, (lines, _) in STATEMENT_DIFFERENCES.items()
                   if program.startswith(source)}
     assert statements_differ == documented
+
+
+def test_listed_options_hold_the_truth_and_the_oracle_picks_it(tmp_path: Path) -> None:
+    """``-T options=listed``: each coverage question offers a few executed-line sets in
+    ascending order, the truth among them, and the prompt lists them; without the option
+    the instance has no options field (a suite keeps its bytes)."""
+    listed, free = tmp_path / "listed", tmp_path / "free"
+    build_suite(["humaneval"], listed, BuildOptions(tasks=["coverage"], limit=25,
+                                                    task_options={"options": "listed"}))
+    build_suite(["humaneval"], free, BuildOptions(tasks=["coverage"], limit=25))
+    instances = load_suite(listed)[1]
+    assert instances and all("options" not in i.data for i in load_suite(free)[1])
+    several = 0
+    for instance in instances:
+        question = CoverageQuestion.from_record(instance.data)
+        assert question.lines in question.options and len(question.options) <= 6
+        assert list(question.options) == sorted(question.options)
+        several += len(question.options) > 1
+        prompt = ask(COVERAGE, instance, Protocol())[0]["content"]
+        assert all(f"- {', '.join(map(str, option))}\n" in prompt + "\n"
+                   for option in question.options)
+    assert several >= len(instances) // 2
+    run(RunConfig(suite=str(listed), model="reference/oracle"), tmp_path / "run")
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").open()]
+    assert samples and all(s["verdict"] == "correct" for s in samples)

@@ -27,7 +27,8 @@ import pytest
 
 from execbench.sources.debugger_values import read_text
 from execbench.tasks.base import Instance
-from execbench.tasks.ces.answers import parse_pattern, read_answer
+from execbench.tasks.ces.answers import parse_pattern, read_answer, stated_output
+from execbench.tasks.common.answers import stated_text
 from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_text, codesense_answer_text
 from execbench.tasks.dexbench import parse_lines
 from execbench.tasks.registry import judge
@@ -180,6 +181,25 @@ CASES = {
     "set with an object": (lambda t: read_encoded(parse_expression(t)),
                            lambda n: "{P(x=1), " + _alike_ints(n) + "}", 1000,
                            MAX_LITERAL_CHARS),
+    # dict views: keys that hash alike are listed, never built into a set; pairs checked
+    # on the syntax tree once; an object among the items
+    "dict view of keys": (parse_literal, lambda n: "dict_keys([" + _alike_ints(n) + "])",
+                          1000, MAX_LITERAL_CHARS),
+    "dict view of items": (parse_literal, lambda n: "dict_items([" + ", ".join(
+        f"({k * ALIKE}, 0)" for k in range(n)) + "])", 1000, MAX_LITERAL_CHARS),
+    "dict view with an object": (lambda t: read_encoded(parse_expression(t)),
+                                 lambda n: "dict_values([P(x=1), " + _alike_ints(n) + "])",
+                                 1000, MAX_LITERAL_CHARS),
+    # the string comparison's reading of a stated value: quotes, brackets and equalities
+    # that never settle, escapes, one assert line after another
+    "stated text": (stated_text, lambda n: "assert f(" + "'==' == (\"" * n, 1500,
+                    MAX_ANSWER_CHARS),
+    "stated text escapes": (stated_text, lambda n: "assert f('" + "\\'==" * n, 1500,
+                            MAX_ANSWER_CHARS),
+    "stated text assert lines": (stated_text, lambda n: "assert f(1) == 2\n" * n, 1500,
+                                 MAX_ANSWER_CHARS),
+    "simulation output text": (stated_output, lambda n: "[output] = x\n" * n, 2000,
+                               MAX_ANSWER_CHARS),
     # coverage answers: a JSON list of line numbers that hash alike
     "coverage json": (parse_lines, lambda n: '{"executed_lines": [' + _alike_ints(n) + "]}",
                       1500, MAX_ANSWER_CHARS),
@@ -217,6 +237,9 @@ DEPTH_CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]
     # a simulation value nested deep, '...' at the end of the innermost list
     "simulation nesting": (parse_pattern, lambda d: ("[" * d + "2, " * 20_000 + "..., 1"
                                                      + "]" * d,), 150),
+    # dict views within dict views, as deep as Python's parser takes
+    "nested dict views": (parse_literal, lambda d: ("dict_keys([" * d + "2, " * 20_000 + "1"
+                                                    + "])" * d,), 90),
     # C and Java answers: braces nested to the reader's limit
     "debugger braces": (read_text, lambda d: ("{" * d + "1," * 3000 + "1" + "}" * d,), 49),
     # sets within sets, and dicts within dicts: their members sorted, written, compared

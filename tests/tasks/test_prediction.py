@@ -16,8 +16,10 @@ from execbench.program import Call, Program
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
 from execbench.tasks.base import BuildContext, Instance, SkipInstance
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.protocol import Protocol
 from tests.conftest import QUICK
 
 PROGRAMS = [
@@ -207,7 +209,7 @@ def test_input_argument_written_as_an_expression_is_stated_as_its_value(
     instance = instances["input/scale"]
     # `3 * 19` would be the answer itself; `-(2)` is a literal and keeps its text.
     assert instance.data["given"] == [] and instance.data["stated_args"] == "57, k=-(2)"
-    assert "3 * 19" not in INPUT.asking.prompt(instance, 0)[0]["content"]
+    assert "3 * 19" not in ask(INPUT, instance, Protocol(shots=0))[0]["content"]
     assert "57, k=-(2)" in INPUT.asking.reference_response(instance)
     assert INPUT.judging.score(instance, "[ANSWER]scale(3 * 19, k=-2)[/ANSWER]",
                        sandbox).verdict == "unparsable"

@@ -21,6 +21,7 @@ from execbench.suite import BuildOptions, build_suite
 from execbench.tasks import registry
 from execbench.tasks.base import Breakdown, Instance, Metric, Place, Score, SkipInstance, pass_at_1
 from execbench.tasks.common.extract import answer_text
+from execbench.tasks.protocol import Protocol
 from execbench.tasks.roles import Roles, Task
 from execbench.values import decode
 from tests.helpers.results import make_results
@@ -60,7 +61,7 @@ class Parity(Roles):
             raise SkipInstance("the call does not return an int")
         return [Even(decode(trace.value) % 2 == 0)]
 
-    def prompt(self, instance: Instance, shots: int) -> list[dict[str, str]]:
+    def prompt(self, instance: Instance, protocol: Protocol) -> list[dict[str, str]]:
         return [{"role": "user", "content": f"{instance.code}\nIs "
                  f"{instance.entry_point}({instance.args}) even? "
                  "Answer yes or no in [ANSWER][/ANSWER]."}]

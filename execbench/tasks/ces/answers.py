@@ -21,7 +21,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from execbench.values import LiteralError, encode, equal, literal_value, parse_expression
+from execbench.values import (
+    LiteralError,
+    encode,
+    equal,
+    is_view,
+    literal_value,
+    parse_expression,
+    view_items,
+)
 
 OUTPUT = "output"
 # Linear on one line: only the tag's own parts may backtrack, each over characters the
@@ -69,6 +77,18 @@ def read_answer(text: str, labels: dict[str, str]) -> dict[str, str]:
         if value is not None:
             found[tag] = value
     return found
+
+
+def stated_output(text: str) -> str | None:
+    """The text after ``=`` on the last ``[output]`` line, read as text: what the string
+    comparison judges when the value does not parse (an unquoted string), which
+    ``read_answer`` passes over; None without such a line. One pass over the lines."""
+    stated = None
+    for line in text.splitlines():
+        match = _TAG.match(line)
+        if match and match.group(1) == OUTPUT:
+            stated = _after_label(match.group(2), None) or stated
+    return stated
 
 
 def _after_label(rest: str, label: str | None) -> str | None:
@@ -182,6 +202,10 @@ def _pattern(node: ast.expr, dotted: set[int]) -> Pattern:
     """The pattern of ``node``; ``dotted`` holds the nodes with a ``...`` at any depth."""
     if id(node) not in dotted:
         return encode(literal_value(node))
+    if is_view(node):  # dict_keys([1, ..., 9]): the list it holds, as the reader reads it
+        assert isinstance(node, ast.Call)
+        view_items(node)
+        return _pattern(node.args[0], dotted)
     if isinstance(node, ast.List | ast.Tuple):
         kind = "list" if isinstance(node, ast.List) else "tuple"
         dots = [i for i, e in enumerate(node.elts) if _is_ellipsis(e)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import shape_of
 from execbench.sandbox.trace import TraceOptions
@@ -33,7 +33,6 @@ from execbench.tasks.base import (
     Breakdown,
     BuildContext,
     Instance,
-    Message,
     Metric,
     Place,
     Score,
@@ -43,7 +42,7 @@ from execbench.tasks.base import (
 )
 from execbench.tasks.ces import coverage, examples
 from execbench.tasks.ces.annotate import annotate
-from execbench.tasks.ces.answers import OUTPUT, read_answer
+from execbench.tasks.ces.answers import OUTPUT, read_answer, stated_output
 from execbench.tasks.ces.calibrate import calibrate
 from execbench.tasks.ces.payload import (
     Coverage,
@@ -57,11 +56,18 @@ from execbench.tasks.ces.rules import Stated, divergence, judge, stated
 from execbench.tasks.ces.sites import properties_of, properties_problem
 from execbench.tasks.ces.summary import summarize
 from execbench.tasks.ces.summary_payload import CATEGORIES, CLASSES, SimulationSummary
-from execbench.tasks.common.answers import EMPTY, read_value, unparsable
+from execbench.tasks.common.answers import (
+    EMPTY,
+    read_value,
+    string_match,
+    string_match_metric,
+    unparsable,
+)
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.returns import no_value
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
+from execbench.tasks.templating import CALL, TemplateVar
 from execbench.values import Encoded, LiteralError, equal, to_literal
 
 if TYPE_CHECKING:
@@ -70,33 +76,9 @@ if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
+    from execbench.tasks.protocol import Protocol
 
 PROPERTIES = TraceOptions(recorder="properties")
-
-_INTRO = """\
-Simulate a run of the Python program below by hand. The program runs as a module, then \
-the call given after it is made. Some lines end with a comment listing placeholders: \
-`[tag] what = ??` stands for the list of values `what` has at that line over the whole \
-run, in the order they occur (write [] for a line the run never reaches; the comments are \
-on every such line, reached or not).
-
-* On a `for` line: each loop variable, once per iteration (over every execution of the \
-loop, all in one list); the iterable and each of its parts, once per execution of the \
-`for` statement. Write an iterable that is a list, tuple, string, dict or set as its value \
-when the loop starts, and any other (range, zip, enumerate, map, a generator, a dict view) \
-as the list of the items the loop took from it.
-* On an `if`, `elif` or `while` line, once per evaluation of its condition: the condition \
-and each operand of its `and`/`or` as True or False (None for an operand that \
-short-circuiting skipped), and `taken`, True when the body ran next. A `while` line also \
-lists the variables its condition reads, with the values it read."""
-
-_FORMAT = """\
-You may reason first, inside <REASONING> and </REASONING>. Then, between [ANSWER] and \
-[/ANSWER], write one line per placeholder: its tag, `=`, and the list, such as \
-`[3a] = [0, 1, 2]`. A long list may leave out its middle as `[0, 1, ..., 98, 99]`; the \
-items written around `...` must then be right. End with the value the call returns: \
-`[output] = VALUE`. Write every value as a Python literal."""
-
 
 TESTS = TaskOption("tests", (str(coverage.DEFAULT_TESTS),), "calls per program, those "
                    "touring different prime paths first", whole=True)
@@ -118,6 +100,12 @@ def _listed(values: list[Encoded]) -> str:
 
 class Simulation(Roles):
     name = "simulation"
+    template_names = ("simulation",)
+    template_vars = (
+        TemplateVar("annotated", "the code, each line a placeholder is asked on ending with "
+                    "a comment that lists its tags (`# [3a] word = ??`)"),
+        CALL)
+    template_needs = (frozenset({"annotated"}),)
     description = ("simulate a run: values at every loop and condition, and the output; "
                    "scored for coherence (CES)")
     needs_sandbox = True
@@ -140,6 +128,11 @@ class Simulation(Roles):
             Metric("suspicious", share("incoherent_correct"), higher_is_better=False,
                    headline=True, description="share of samples with the right output "
                    "after an incoherent simulation"),
+            Metric("output right", share("output_right"), headline=True,
+                   description="share of samples whose [output] is the value returned "
+                   "(type-aware comparison), coherent or not"),
+            string_match_metric(self.name, "all", name="output string match",
+                                key="output_string_match"),
             Metric("coherent & wrong", share("coherent_incorrect"), higher_is_better=False,
                    description="share of samples simulated coherently to a wrong output"),
             Metric("incoherent & wrong", share("incoherent_incorrect"),
@@ -194,18 +187,13 @@ class Simulation(Roles):
         category = {i.program_id: ProgramFacts.from_record(i.data).category for i in instances}
         return {name: sum(c == name for c in category.values()) for name in CATEGORIES}
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         question = SimulationQuestion.from_record(instance.data)
-        parts = [_INTRO]
-        if shots:
-            example = question.example
-            parts.append(f"A worked example:\n\n[PYTHON]\n{example.annotated}[/PYTHON]\n"
-                         f"Call: `{example.call}`\n\n{example.answer}")
-            parts.append("Now the program to simulate:")
-        parts.append(f"[PYTHON]\n{question.annotated}[/PYTHON]\n"
-                     f"Call: `{instance.call}`")
-        parts.append(_FORMAT)
-        return [{"role": "user", "content": "\n\n".join(parts)}]
+        example = question.example
+        shown = {"annotated": example.annotated, "call": example.call, "worked": "",
+                 "answer": example.answer}
+        return {"annotated": question.annotated, "call": instance.call,
+                "examples": [shown] if protocol.shots else []}
 
     def reference_response(self, instance: Instance) -> str:
         truth = _truth(instance)
@@ -229,6 +217,8 @@ class Simulation(Roles):
         truth = question.truth
         labels = truth.labels()
         found = read_answer(text, labels)
+        extra["output_string_match"] = string_match(found.get(OUTPUT) or stated_output(text),
+                                                    truth.repr)
         if OUTPUT not in found:
             return unparsable(None, _format_missed(found), extra)
         try:

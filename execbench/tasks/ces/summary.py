@@ -12,6 +12,7 @@ The summary's types, which the report reads back, are in ``summary_payload``.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from execbench.kept import Kept
@@ -50,7 +51,15 @@ def _group(samples: list[_Read]) -> Group:
         unparsable=sum(s.verdict == UNPARSABLE for s, _ in samples),
         rules={rule: sum(rule in judged.rules for _, judged in samples) for rule in RULES},
         divergence=dict(sorted(Counter(p.kind for p in points).items())),
-        quadruples=dict(sorted(Counter(p.quadruple for p in points).items())))
+        quadruples=dict(sorted(Counter(p.quadruple for p in points).items())),
+        output_right=_share(samples, lambda judged: judged.output_right),
+        output_string_match=_share(samples, lambda judged: judged.output_matched))
+
+
+def _share(samples: list[_Read], holds: Callable[[Judged], bool]) -> float | None:
+    """The share of samples whose judgement ``holds`` (a failed request or an unreadable
+    answer does not); None for no samples."""
+    return sum(holds(judged) for _, judged in samples) / len(samples) if samples else None
 
 
 def _consistency(samples: list[_Read], instances: dict[str, Instance]) -> Consistency:

@@ -83,6 +83,11 @@ class Judged:
     """The coherence rules that fired."""
     divergence: Divergence | None = None
     """Where it first went wrong, for a coherent simulation with a wrong output."""
+    output_right: bool = False
+    """The stated output is the value returned (type-aware), coherent or not."""
+    output_matched: bool = False
+    """The stated output's text passes the lenient string comparison with the value's
+    repr (``common.answers.string_match``), even where it does not parse."""
 
     @classmethod
     def of(cls, extra: JSONObject | None) -> Judged:
@@ -91,7 +96,8 @@ class Judged:
         return cls(optional_text(found, "class"),
                    tuple(r for r in rules if isinstance(r, str)) if isinstance(rules, list)
                    else (),
-                   Divergence.from_record(found.get("divergence")))
+                   Divergence.from_record(found.get("divergence")),
+                   found.get("output_right") is True, found.get("output_string_match") is True)
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,11 @@ class Group:
     """Divergence kind -> samples, sorted by kind."""
     quadruples: Mapping[str, int]
     """Statement state at the divergence point -> samples, sorted."""
+    output_right: float | None = None
+    """The share of samples whose stated output is right (type-aware), coherent or not."""
+    output_string_match: float | None = None
+    """The share of samples whose stated output the lenient string comparison accepts
+    (``common.answers``): an unquoted string counts. None in a record from before it."""
 
     def to_record(self) -> JSONObject:
         return {"samples": self.samples, "coherent_correct": self.coherent_correct,
@@ -120,7 +131,9 @@ class Group:
                 "incoherent_correct": self.incoherent_correct,
                 "incoherent_incorrect": self.incoherent_incorrect, "errors": self.errors,
                 "unparsable": self.unparsable, "rules": dict(self.rules),
-                "divergence": dict(self.divergence), "quadruples": dict(self.quadruples)}
+                "divergence": dict(self.divergence), "quadruples": dict(self.quadruples),
+                "output_right": self.output_right,
+                "output_string_match": self.output_string_match}
 
     @classmethod
     def from_record(cls, record: JSON) -> Group:
@@ -129,7 +142,8 @@ class Group:
                    number(found, "coherent_incorrect"), number(found, "incoherent_correct"),
                    number(found, "incoherent_incorrect"), optional_count(found, "errors"),
                    optional_count(found, "unparsable"), counts(found, "rules"),
-                   counts(found, "divergence"), counts(found, "quadruples"))
+                   counts(found, "divergence"), counts(found, "quadruples"),
+                   number(found, "output_right"), number(found, "output_string_match"))
 
 
 NO_GROUP = Group.from_record({})

@@ -95,6 +95,12 @@ class Fact:
         return self.intro.format(language=self.language.name)
 
     @property
+    def direct_introduction(self) -> str:
+        """The introduction of a prompt that asks for the answer alone (``--prompt
+        direct``): the same, where it asks for no working."""
+        return self.introduction
+
+    @property
     def format_line(self) -> str:
         """The answer format a concrete answer is asked in."""
         return self.answer_format.format(value_format=self.language.value_format)
@@ -426,6 +432,11 @@ class OutputFact(Fact):
     task = "output"
     intro = ("Below is a {language} function together with a call to it. Work out what the "
              "call returns by following the code step by step.")
+
+    @property
+    def direct_introduction(self) -> str:
+        return (f"Below is a {self.language.name} function together with a call to it. Say "
+                "what the call returns.")
 
     def question(self, call: str) -> str:
         return f"Call: {call}\n\nWhat does the call return?"

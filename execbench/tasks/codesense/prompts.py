@@ -12,6 +12,7 @@ against the facts derived from its run).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from execbench.json_types import JSONObject
 from execbench.program import PYTHON
@@ -28,6 +29,8 @@ from execbench.tasks.codesense.facts import (
 from execbench.tasks.common import abstract
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.objects import OBJECTS_NOTE
+from execbench.tasks.protocol import DIRECT, Protocol
+from execbench.tasks.templating import CALL, NUMBERED_CODE, TemplateVar
 from execbench.values import Encoded
 
 
@@ -135,25 +138,42 @@ def answer_text(fact: Fact, values: str, value: Encoded) -> str:
     return f"[ANSWER]\n{text}\n[/ANSWER]"
 
 
-def question(fact: Fact, code: str, call: str) -> str:
-    """The question part of a prompt (without the format line)."""
-    return f"{fact.language.code(numbered(code))}\n\n{fact.question(call)}"
-
-
-def render(fact: Fact, values: str, shots: int, code: str, call: str,
-           objects: bool = False) -> str:
-    """The whole prompt: intro, answer format, ``shots`` worked examples, the question.
+def variables(fact: Fact, values: str, protocol: Protocol, code: str, call: str,
+              objects: bool = False) -> dict[str, Any]:
+    """The variables of the ``codesense`` template: the fact's introduction (in the
+    protocol's style), answer format and question, the numbered code, and the first
+    ``protocol.shots`` worked examples of its kind.
     The worked examples are Python functions answered with Python literals, so a question
     in another language gets none (its format line says how its values are written).
     With ``objects`` (the run's values hold objects) the format says how they are
     written."""
-    answer_format = ABSTRACT if values == "abstract" else fact.format_line
-    parts = [fact.introduction, f"{answer_format}\n{OBJECTS_NOTE}" if objects
-             else answer_format]
     examples = EXAMPLES.get(type(fact), ()) if fact.language.key == PYTHON else ()
-    for example in examples[:shots]:
-        shown = type(fact)(example.fact)
-        parts.append("Example:\n\n" + question(shown, example.code, example.call))
-        parts.append(answer_text(shown, values, example.value))
-    parts.append(question(fact, code, call))
-    return "\n\n".join(parts)
+    shown = [_asked(type(fact)(example.fact), example.code, example.call)
+             | {"answer": answer_text(type(fact)(example.fact), values, example.value),
+                "worked": ""}
+             for example in examples[:protocol.shots]]
+    introduction = fact.direct_introduction if protocol.style == DIRECT else fact.introduction
+    return {**_asked(fact, code, call), "introduction": introduction,
+            "answer_format": ABSTRACT if values == "abstract" else fact.format_line,
+            "objects": objects, "objects_note": OBJECTS_NOTE, "call": call,
+            "examples": shown}
+
+
+def _asked(fact: Fact, code: str, call: str) -> dict[str, Any]:
+    """The question's part of the variables: the code as shown, and what is asked."""
+    return {"code": code, "numbered_code": numbered(code), "code_tag": fact.language.tag,
+            "question": fact.question(call)}
+
+
+TEMPLATE_VARS = (
+    TemplateVar("introduction", "what the question is about, for its kind of fact"),
+    TemplateVar("answer_format", "how to write the answer (a value, or with -T "
+                "values=abstract its category after the category definitions)"),
+    TemplateVar("question", "the question itself (the call, the statement, the line)"),
+    NUMBERED_CODE,
+    TemplateVar("code_tag", "the tag around the code: PYTHON, C or JAVA"),
+    CALL,
+    TemplateVar("objects", "True when the run's values hold objects"),
+    TemplateVar("objects_note", "how an object is written in an answer"),
+)
+"""The ``codesense`` template's variables beyond the common ones."""

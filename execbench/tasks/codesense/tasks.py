@@ -20,7 +20,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.trace import TraceOptions
 from execbench.tasks.base import (
@@ -29,10 +30,8 @@ from execbench.tasks.base import (
     Breakdown,
     BuildContext,
     Instance,
-    Message,
     Metric,
     NotApplicable,
-    Place,
     Score,
     SkipInstance,
     TaskOption,
@@ -47,13 +46,20 @@ from execbench.tasks.codesense.facts import (
     LoopFact,
     NoFacts,
     StatementFact,
+    YesNoFact,
     facts_for,
 )
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion, Truth, reference_text
 from execbench.tasks.common import abstract
 from execbench.tasks.common.abstract import VALUES
 from execbench.tasks.common.abstract_payload import SUMMARY_DATA, AbstractTruth, Filing, KindSummary
-from execbench.tasks.common.answers import EMPTY, string_match, unparsable
+from execbench.tasks.common.answers import (
+    EMPTY,
+    string_match,
+    string_match_metric,
+    unparsable,
+)
+from execbench.tasks.common.balance import balance_metrics, class_balance, yes_no
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.tasks.common.objects import holds_objects, unshown
 from execbench.tasks.registry import register
@@ -66,6 +72,7 @@ if TYPE_CHECKING:
     from execbench.program import Program
     from execbench.sandbox.pool import Sandbox
     from execbench.sandbox.trace import Trace
+    from execbench.tasks.protocol import Protocol
 
 STATES = TraceOptions(states=True)
 
@@ -155,13 +162,22 @@ class CodeSenseTask(Roles):
     restated = (("text", "value"),)
     fact_type: type[Fact]
     """The kind of fact the task asks about."""
+    template_names = ("codesense",)
+    template_vars = prompts.TEMPLATE_VARS
 
     def metrics(self) -> tuple[Metric, ...]:
-        return (pass_at_1(self.name, description=f"share of {self.name} instances answered "
-                          "right (type-aware comparison)"),
-                Metric("string match", Place.summary(self.name, "all", "string_match"),
-                       description="share of samples CodeSense's normalised string "
-                       "comparison accepts"))
+        """pass@1 and the string-match share (a headline: the default report and the
+        leaderboard show it beside pass@1); for a yes/no task, the suite's majority class
+        rate and the balanced accuracy too (``common.balance``)."""
+        found = (pass_at_1(self.name, description=f"share of {self.name} instances answered "
+                           "right (type-aware comparison)"),
+                 string_match_metric(self.name, "all"))
+        return (*found, *balance_metrics(self.name)) if self._yes_no else found
+
+    @property
+    def _yes_no(self) -> bool:
+        """Whether the task's answers are yes or no (``branch``, ``alias``)."""
+        return issubclass(self.fact_type, YesNoFact)
 
     def _values(self, ctx: BuildContext) -> str:
         return VALUES.value(ctx) if VALUES in self.options else "concrete"
@@ -221,11 +237,15 @@ class CodeSenseTask(Roles):
     def _question(self, instance: Instance) -> FactQuestion:
         return FactQuestion.from_record(instance.data, self.fact_type, instance.language)
 
-    def prompt(self, instance: Instance, shots: int) -> list[Message]:
+    def example_kind(self, instance: Instance) -> str:
+        """The kind of fact asked (a statement's kind, a loop's question, a block's
+        size): CodeSense's same-kind examples."""
+        return self._question(instance).fact.kind
+
+    def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         question = self._question(instance)
-        text = prompts.render(question.fact, question.values, shots, instance.code,
-                              instance.call, objects=question.objects)
-        return [{"role": "user", "content": text}]
+        return prompts.variables(question.fact, question.values, protocol,
+                                 instance.code, instance.call, objects=question.objects)
 
     def reference_response(self, instance: Instance) -> str:
         return f"[ANSWER]\n{reference_text(self._question(instance).truth)}\n[/ANSWER]"
@@ -243,7 +263,14 @@ class CodeSenseTask(Roles):
         return dict(sorted(counts.items())) or None
 
     def summarize(self, samples: list[Kept], instances: dict[str, Instance]) -> KindSummary:
-        return abstract.summarize_by_kind(samples, instances)
+        """Strict and string-match accuracy by kind, values and language; for a yes/no
+        task, with the class balance of its samples (each filed under its instance's
+        truth, which ``summary_data`` keeps, so a failed request counts too)."""
+        summary = abstract.summarize_by_kind(samples, instances)
+        if not self._yes_no:
+            return summary
+        return replace(summary, balance=class_balance(
+            samples, lambda s: yes_no(instances[s.instance_id].data.get("truth"))))
 
 
 class StatementPrediction(CodeSenseTask):
@@ -272,12 +299,14 @@ class LoopPrediction(CodeSenseTask):
 class BranchPrediction(CodeSenseTask):
     fact_type = BranchFact
     name = fact_type.task
+    summary_data: tuple[str, ...] = (*SUMMARY_DATA, "truth")
     description = "predict whether a line runs during a call, yes or no (CodeSense)"
 
 
 class AliasPrediction(CodeSenseTask):
     fact_type = AliasFact
     name = fact_type.task
+    summary_data: tuple[str, ...] = (*SUMMARY_DATA, "truth")
     description = ("predict whether two pointers, each at a statement, point to the same "
                    "memory, yes or no (CodeSense; published C records only)")
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from execbench.kept import Kept
 
 __all__ = ["CATEGORIES", "DEFINITIONS", "VALUES", "category", "normalise", "random_category",
-           "read_category", "score", "summarize_by_kind", "truth"]
+           "read_category", "score", "share", "summarize_by_kind", "truth"]
 
 VALUES = TaskOption("values", ("concrete", "abstract"),
                     "ask for the value itself, or its category (CodeSense's Table 6)")
@@ -151,7 +151,7 @@ def score(response: str | None, truth: AbstractTruth, extra: JSONObject) -> Scor
                  extra=extra)
 
 
-def _share(samples: list[Kept]) -> Share:
+def share(samples: list[Kept]) -> Share:
     """Strict accuracy over the samples a type-aware verdict exists for (those scored
     ``comparable: False``, published values that are no literal, are left out of it and
     counted in ``not_comparable``: strict is None when none is left); string-match
@@ -179,7 +179,7 @@ def summarize_by_kind(samples: list[Kept], instances: dict[str, Instance]) -> Ki
         by_language.setdefault(instance.language, []).append(sample)
 
     def shares(groups: dict[str, list[Kept]]) -> dict[str, Share]:
-        return {name: _share(group) for name, group in sorted(groups.items())}
+        return {name: share(group) for name, group in sorted(groups.items())}
 
     return KindSummary(shares(by_kind), shares(by_values), shares(by_language),
-                       _share(samples))
+                       share(samples))

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from execbench.tasks.common.balance import BALANCE, ClassBalance
 from execbench.tasks.common.json_fields import (
     as_object,
     count,
@@ -136,18 +137,27 @@ class KindSummary:
     """Empty in a summary from before runs were split by language."""
     overall: Share = Share()
     """All the samples (the record's ``all``)."""
+    balance: ClassBalance | None = None
+    """For a yes/no task (``branch``, ``alias``), the majority class rate and balanced
+    accuracy (``common.balance``); written only there, so other tasks' records keep
+    their bytes."""
 
     def to_record(self) -> JSONObject:
         def groups(shares: Mapping[str, Share]) -> JSONObject:
             return {name: share.to_record() for name, share in shares.items()}
 
-        return {"by_kind": groups(self.by_kind), "by_values": groups(self.by_values),
-                "by_language": groups(self.by_language), "all": self.overall.to_record()}
+        record: JSONObject = {
+            "by_kind": groups(self.by_kind), "by_values": groups(self.by_values),
+            "by_language": groups(self.by_language), "all": self.overall.to_record()}
+        if self.balance is not None:
+            record[BALANCE] = self.balance.to_record()
+        return record
 
     @classmethod
     def from_record(cls, record: JSON) -> KindSummary:
         """The summary a record states, its missing parts empty (an older run's has no
-        ``by_language``; none where the entry is no object)."""
+        ``by_language`` nor ``balance``; none where the entry is no object)."""
         found = as_object(record)
         return cls(_groups(found, "by_kind"), _groups(found, "by_values"),
-                   _groups(found, "by_language"), Share.from_record(mapping(found, "all")))
+                   _groups(found, "by_language"), Share.from_record(mapping(found, "all")),
+                   ClassBalance.from_record(found.get(BALANCE)))

@@ -5,10 +5,18 @@ are rebuilt from literals (or, for a dataset argument that is not a literal, fro
 dataset's own text when the answer repeats it exactly). Nothing here evaluates model text.
 When nothing can be read, the ``unparsable`` score's detail names what was expected.
 
-``string_match`` replays how CodeSense's evaluation compares an answer with the truth: both
-as text, stripped, lower-cased, with quotes trimmed from the ends and runs of whitespace
-made one space, then compared for equality. Tasks that ask in CodeSense's style record it
-beside their verdict, so results can be set against the published numbers.
+``string_match`` replays how CodeSense's evaluation compares an answer with the truth, and
+is the one lenient comparison every task with a value answer records beside its strict
+verdict (``extra["string_match"]``). Both texts are normalised the same way, then compared
+for equality: trailing semicolons dropped, surrounding whitespace stripped, lower-cased,
+every quote character (``'`` then ``"``) trimmed from both ends, and each run of
+whitespace made one space. Nothing is parsed, so an answer the literal parser refuses can
+still match: ``abcdefghij`` for ``'abcdefghij'`` (unquoted), ``TRUE`` for ``True``. It is
+a text comparison, so it also refuses what strict accepts when written otherwise than
+the truth's repr (``[1,2]`` for ``[1, 2]``, keys in another order, ``1.50`` for ``1.5``).
+Tasks that ask for an assertion compare its right-hand side (``stated_text``). Tasks that
+ask in CodeSense's style compare the answer as CodeSense does, so results can be set
+against the published numbers.
 """
 
 from __future__ import annotations
@@ -16,10 +24,12 @@ from __future__ import annotations
 import ast
 import inspect
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from execbench.results import Metric, Place
 from execbench.tasks.base import UNPARSABLE, Score, SkipInstance
 from execbench.tasks.common.json_fields import (
     int_or_none,
@@ -283,3 +293,68 @@ def _normalised(text: str) -> str:
 def string_match(answer: str | None, truth: str) -> bool:
     """Whether CodeSense's string comparison accepts ``answer`` for the truth's text."""
     return answer is not None and _normalised(answer) == _normalised(truth)
+
+
+def string_match_metric(task: str, *where: str, name: str = "string match",
+                        key: str = "string_match") -> Metric:
+    """The string-match share a task's summary holds at ``where`` + ``key``, declared as a
+    headline metric so that the default report and the leaderboard show it beside the
+    strict one."""
+    return Metric(name, Place.summary(task, *where, key), headline=True,
+                  description="share of samples whose answer, read as text, equals the "
+                  "truth's text once both are normalised as CodeSense compares them "
+                  "(lenient: an unquoted string counts; see execbench/tasks/common/"
+                  "answers.py)")
+
+
+def value_string_match(answer: str | None, truth: str) -> bool:
+    """``string_match`` of the value an answer states (``stated_text``) with the truth's
+    text: the lenient column of every task whose answer is a value."""
+    return string_match(stated_text(answer), truth)
+
+
+_MARKS = re.compile(r"==|[\\'\"()\[\]{}]")
+"""What ``stated_text`` looks at: an equality, a quote, an escape, a bracket."""
+
+
+def stated_text(answer: str | None) -> str | None:
+    """The text an answer gives as its value, read as text (it may not parse): from its
+    last line that starts with ``assert`` to its end (else all of it), the part after
+    the first ``==`` outside strings and brackets, else that whole part without the
+    ``assert``. One pass, jumping between the characters that matter."""
+    if answer is None:
+        return None
+    lines = answer.splitlines()
+    asserts = [i for i, line in enumerate(lines) if _ASSERT.match(line)]
+    text = "\n".join(lines[asserts[-1]:]).strip() if asserts else answer.strip()
+    if asserts:
+        text = text[len("assert"):]
+    right = _after_equality(text)
+    return (text if right is None else right).strip()
+
+
+_ASSERT = re.compile(r"\s*assert\b")
+
+
+def _after_equality(text: str) -> str | None:
+    """What follows the first ``==`` outside strings (one or three quotes) and brackets;
+    None without one."""
+    depth, quote, at = 0, "", 0
+    while (found := _MARKS.search(text, at)) is not None:
+        mark, start, at = found.group(), found.start(), found.end()
+        if quote:
+            if mark == "\\":
+                at += 1  # the escaped character, whatever it is
+            elif text.startswith(quote, start):
+                quote, at = "", start + len(quote)
+        elif mark == "==":
+            if depth == 0:
+                return text[at:]
+        elif mark in "'\"":
+            quote = mark * 3 if text.startswith(mark * 3, start) else mark
+            at = start + len(quote)
+        elif mark in "([{":
+            depth += 1
+        elif mark in ")]}":
+            depth = max(depth - 1, 0)
+    return None

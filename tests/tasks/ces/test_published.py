@@ -123,3 +123,27 @@ def test_cess_whole_iterables_of_loops_left_early_are_right(tmp_path: Path,
         judged.append((made.program_id, tag, score.extra["class"], score.extra["fired"]))
     assert len(cases) == WHOLE_ITERABLE_CASES
     assert [j for j in judged if j[2] != "coherent_correct"] == []
+
+
+@pytest.mark.parametrize("problem", ["HumanEval_95", "HumanEval_95__0", "HumanEval_95__1"])
+def test_cess_dict_views_read_as_logged(sandbox: Sandbox, problem: str) -> None:
+    """CES logs HumanEval/95's ``dict.keys()`` as Python prints it, ``dict_keys([...])``;
+    the oracle's answer with that iterable written so, verbatim, is coherent and correct
+    (it was unreadable, so Rule 3 fired: 3 of the 33 whole iterables judged incoherent).
+    In __1 the loop leaves at its first key, so the logged view is the whole iterable."""
+    record = _program(problem)
+    made = instance(sandbox, record["code"], record["entry_point"], record["calls"][0])
+    tests = json.loads(gzip.decompress(published("ces/ces_humaneval.json.gz").read_bytes()))
+    logged = [(int(line), value) for line, expression, value
+              in _LOGGED.findall(tests["tests"][problem]["control"])
+              if _canonical(expression) == "dict.keys()"]
+    [prop] = [p for p in truth(made).properties
+              if p.kind == "iterable" and _canonical(p.label) == "dict.keys()"]
+    assert [line for line, _ in logged] == [prop.line] and logged[0][1].startswith("dict_keys(")
+    stated = f"[{logged[0][1]}]"
+    response = re.sub(rf"^\[{prop.id}\] = .*$", lambda _: f"[{prop.id}] = {stated}",
+                      TASK.reference_response(made), flags=re.MULTILINE)
+    assert stated in response
+    score = TASK.score(made, response, sandbox)
+    assert (score.verdict, score.extra["class"], score.extra["fired"]) == (
+        "correct", "coherent_correct", {})

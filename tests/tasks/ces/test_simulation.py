@@ -17,8 +17,11 @@ from execbench.analysis.shape import shape_of
 from execbench.cli import app
 from execbench.sandbox.pool import Sandbox
 from execbench.suite import BuildOptions, SuiteError, build_suite, load_suite
+from execbench.tasks.asking import ask
 from execbench.tasks.ces import examples
 from execbench.tasks.ces.payload import ProgramFacts
+from execbench.tasks.protocol import Protocol
+from execbench.tasks.roles import Task
 from tests.helpers.data import shared_data
 from tests.tasks.ces.test_rules import COUNT, TASK, asked, instance
 
@@ -28,13 +31,13 @@ PAPER_TABLE_1 = {"CO": 24, "LO": 12, "LC": 75, "Others": 53}
 
 def test_the_prompt_shows_every_placeholder_the_call_and_the_example(sandbox: Sandbox) -> None:
     made = instance(sandbox, COUNT, "g", "0")  # the loop body never runs: still annotated
-    text = TASK.prompt(made, 1)[0]["content"]
+    text = ask(Task.of(TASK), made, Protocol(shots=1))[0]["content"]
     assert "if i > 0 and i % 2 == 0:  # [4a] i > 0 and i % 2 == 0 = ??  [4b] i > 0 = ??" in text
     assert "Call: `g(0)`" in text and "[output] = VALUE" in text
     example = asked(made).example
     assert example.name == "if inside for"
     assert example.answer in text and example.annotated in text
-    assert example.answer not in TASK.prompt(made, 0)[0]["content"]
+    assert example.answer not in ask(Task.of(TASK), made, Protocol(shots=0))[0]["content"]
 
 
 @pytest.mark.parametrize("example", examples.POOL, ids=lambda e: e.name)

@@ -43,11 +43,16 @@ def _run() -> SimulationSummary:
     instances = {key: _instance(key, category, covered) for key, category, covered in (
         ("p/0", "LC", cover), ("p/1", "LC", other), ("q/0", "CO", cover), ("q/1", "CO", cover))}
     point = {"kind": "iterable", "id": "4a", "line": 4, "label": "w", "quadruple": "TF--"}
-    samples = [_sample("p/0", "coherent_correct", "correct", rules=[]),
-               _sample("p/1", "coherent_correct", "correct", source="r", rules=[]),
-               _sample("q/0", "incoherent_correct", rules=["rule1", "rule3"]),
-               _sample("q/1", "coherent_incorrect", rules=[], divergence=point),
-               _sample("q/1", None, "unparsable")]
+    right = {"output_right": True, "output_string_match": True}
+    samples = [_sample("p/0", "coherent_correct", "correct", rules=[], **right),
+               _sample("p/1", "coherent_correct", "correct", source="r", rules=[], **right),
+               _sample("q/0", "incoherent_correct", rules=["rule1", "rule3"],
+                       output_right=True, output_string_match=False),
+               _sample("q/1", "coherent_incorrect", rules=[], divergence=point,
+                       output_right=False, output_string_match=False),
+               # an unquoted string: no readable output, but the string comparison takes it
+               Kept(instance_id="q/1", task="simulation", source="s", sample=1,
+                    verdict="unparsable", correct=False, extra={"output_string_match": True})]
     return summarize(samples, instances)
 
 
@@ -58,6 +63,7 @@ def test_shares_rules_divergence_and_consistency() -> None:
             every.unparsable, every.errors) == (5, 0.4, 0.2, 1, 0)
     assert every.rules == {"rule1": 1, "rule2": 0, "rule3": 1}
     assert every.divergence == {"iterable": 1} and every.quadruples == {"TF--": 1}
+    assert (every.output_right, every.output_string_match) == (0.6, 0.6)
     assert found.category("LC").coherent_correct == 1.0
     assert (found.category("LO").samples, found.category("LO").coherent_correct) == (0, None)
     assert list(found.by_category) == ["CO", "LO", "LC", "Others"]
@@ -78,10 +84,13 @@ def test_the_record_keeps_its_keys_in_order() -> None:
     assert every == {"samples": 5, "coherent_correct": 0.4, "coherent_incorrect": 0.2,
                      "incoherent_correct": 0.2, "incoherent_incorrect": 0.0, "errors": 0,
                      "unparsable": 1, "rules": {"rule1": 1, "rule2": 0, "rule3": 1},
-                     "divergence": {"iterable": 1}, "quadruples": {"TF--": 1}}
+                     "divergence": {"iterable": 1}, "quadruples": {"TF--": 1},
+                     "output_right": 0.6, "output_string_match": 0.6}
+    # The output's two shares come last: what the summary always wrote stays in order.
     assert list(every) == ["samples", "coherent_correct", "coherent_incorrect",
                            "incoherent_correct", "incoherent_incorrect", "errors",
-                           "unparsable", "rules", "divergence", "quadruples"]
+                           "unparsable", "rules", "divergence", "quadruples", "output_right",
+                           "output_string_match"]
     consistency = record["consistency"]
     assert isinstance(consistency, dict)
     assert list(consistency) == ["strong", "weak", "random", "programs", "different_coverage"]

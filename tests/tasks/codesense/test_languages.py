@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from execbench.suite import BuildOptions, build_suite, load_suite
+from execbench.tasks.asking import ask
 from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Instance
+from execbench.tasks.protocol import Protocol
 from execbench.tasks.registry import get_task
 
 C_CODE = "char\nfirst(const char *s, int *n)\n{\n\tchar c = s[0];\n\t*n = 1;\n\treturn c;\n}"
@@ -40,7 +42,7 @@ def statement(tmp_path: Path) -> Instance:
 
 
 def test_a_c_statement_prompt_speaks_c(statement: Instance) -> None:
-    prompt = get_task("statement").asking.prompt(statement, shots=3)[0]["content"]
+    prompt = ask(get_task("statement"), statement, Protocol(shots=3))[0]["content"]
     assert prompt.startswith("Below is a C function")
     assert "[C]\n1  char\n" in prompt and "[PYTHON]" not in prompt
     assert "as GDB prints it" in prompt
@@ -71,7 +73,7 @@ def test_alias_questions(tmp_path: Path) -> None:
                 "Aliasing": answer, "Function Input": {}} for i, answer in enumerate(["No",
                                                                                      "Yes"])]
     no, yes = _suite(tmp_path, records)
-    prompt = get_task("alias").asking.prompt(no, 0)[0]["content"]
+    prompt = ask(get_task("alias"), no, Protocol(shots=0))[0]["content"]
     assert "Pointer A: `n` when `*n = 1;` runs (line 5)." in prompt
     assert "Pointer B: `s` when `char c = s[0];` runs (line 4)." in prompt
     assert _verdict(no, "no") == (CORRECT, True)
@@ -91,12 +93,12 @@ def test_java_outputs_and_published_inputs(tmp_path: Path) -> None:
         "output": [{"name": "unknown", "type": "java.lang.String", "value": "hi bo"}]}]),
         key=lambda instance: instance.task, reverse=True)
     assert output.language == inputs.language == "java"
-    prompt = get_task("output").asking.prompt(output, 0)[0]["content"]
+    prompt = ask(get_task("output"), output, Protocol(shots=0))[0]["content"]
     assert "[JAVA]" in prompt and "as JDB prints it" in prompt
     assert 'greet(name = "bo", times = 2)' in prompt
     assert _verdict(output, '"hi bo"') == (CORRECT, True)
     assert _verdict(output, '"hi  bo"')[0] == INCORRECT
-    prompt = get_task("input").asking.prompt(inputs, 0)[0]["content"]
+    prompt = ask(get_task("input"), inputs, Protocol(shots=0))[0]["content"]
     assert "The call returned: hi bo" in prompt and "`name`, `times`" in prompt
     assert _verdict(inputs, '{times = 2, name = "bo"}')[0] == CORRECT   # any order
     assert _verdict(inputs, '{name = "bo", times = 3}')[0] == INCORRECT

@@ -7,8 +7,19 @@ import pytest
 from execbench.sandbox.pool import Job, Sandbox
 from execbench.sandbox.trace import TraceOptions
 from execbench.tasks.codesense.facts import BranchFact, Fact, LoopFact, OutputFact, facts_for
-from execbench.tasks.codesense.prompts import EXAMPLES, render
+from execbench.tasks.codesense.prompts import EXAMPLES, variables
+from execbench.tasks.protocol import Protocol
+from execbench.tasks.templating import render as render_template
+from execbench.tasks.templating import shipped
 from execbench.values import equal
+
+
+def render(fact: Fact, values: str, shots: int, code: str, call: str) -> str:
+    """The shipped CodeSense prompt of ``fact``, as shipped."""
+    protocol = Protocol(shots=shots)
+    return render_template(shipped("codesense"), {
+        "style": protocol.style, "shots": shots,
+        **variables(fact, values, protocol, code, call)})
 
 
 def _run(sandbox: Sandbox, code: str, call: str):

@@ -14,6 +14,8 @@ from typing import Any
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
+from execbench.tasks.asking import ask
+from execbench.tasks.protocol import Protocol
 from tests.helpers.data import published, shared_data
 from tests.helpers.fake_model import fake_model
 
@@ -26,7 +28,7 @@ def _answered(tmp_path: Path, source: Path, answers: dict[str, str], *,
     suite = tmp_path / "suite"
     build_suite([str(source)], suite, BuildOptions(tasks=None, limit=limit, workers=1))
     _, instances, _ = load_suite(suite)
-    replies = {get_task(instance.task).asking.prompt(instance, 0)[-1]["content"]:
+    replies = {ask(get_task(instance.task), instance, Protocol(shots=0))[-1]["content"]:
                answers[instance.program_id.rsplit("/", 1)[1]] for instance in instances}
     with fake_model(replies.__getitem__) as model:
         run(RunConfig(suite=str(suite), **model), tmp_path / "run")
