@@ -179,14 +179,16 @@ def run(
 
 def _templates(given: list[str]) -> dict[str, str]:
     """``--template [TASK=]FILE`` values read, by task (``protocol.EVERY_TASK`` for a
-    file given alone); a file that cannot be read as a template fails in one line."""
+    file given alone, or one whose name only looks like ``TASK=FILE``); a file that cannot
+    be read as a template fails in one line."""
     from execbench.tasks.protocol import EVERY_TASK
+    from execbench.tasks.registry import TASKS
     from execbench.tasks.templating import MAX_TEMPLATE
 
     read: dict[str, str] = {}
     for spec in given:
         task, equals, path = spec.partition("=")
-        if not equals or "/" in task or not task:
+        if not equals or task not in TASKS:  # a file name with "=" in it is a file
             task, path = EVERY_TASK, spec
         if task in read:
             fail(f"--template: two templates for {'every task' if task == EVERY_TASK else task}")

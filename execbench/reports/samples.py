@@ -131,6 +131,11 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
             warnings.append(f"{run_dir}: prompts and truths cannot be shown: {exc}")
     protocol = config.protocol()
     shown = _shown_all(kept, by_id, protocol, Path(config.suite) if by_id else None)
+    unmade = sum(1 for one in shown if one.prompt is None
+                 and one.sample.instance_id in by_id)
+    if unmade:
+        warnings.append(f"{run_dir}: {unmade} prompts cannot be made again: the run's "
+                        "template fails on them now")
     changed = sum(bool(one.prompt_changed) for one in shown)
     if changed and not stale:
         warnings.append(f"{run_dir}: {changed} prompts differ from those sent (the suite or "
