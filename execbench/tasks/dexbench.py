@@ -70,6 +70,7 @@ from execbench.tasks.dexbench_payload import (
     CoverageQuestion,
     Target,
 )
+from execbench.tasks.protocol import REASONING
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
 from execbench.tasks.templating import (
@@ -118,6 +119,17 @@ def g(n):
         if i % 2:
             total += i
     return total"""
+
+
+_COVERAGE_WORKED = """\
+Line 1 defines g when the module runs. The call runs line 2 (total = 0), then the loop on \
+line 3 for i = 0 and i = 1. Line 4 tests i % 2: 0 for i = 0, so line 5 is skipped; 1 for \
+i = 1, so line 5 runs (total = 1). Line 6 returns 1. Lines 1 to 6 all run."""
+_COUNTERFACTUAL_WORKED = """\
+With n = 1 the loop on line 3 runs once, for i = 0, and 0 % 2 is 0: the body of the `if` \
+never runs. With n = 2 it runs for i = 1 too, and 1 % 2 is 1: line 5 runs."""
+"""The fixed examples worked out, shown in reasoning style only (the shipped prompt shows
+the bare answer)."""
 
 
 class _DualSelection(Roles):
@@ -176,7 +188,8 @@ class CoveragePrediction(_DualSelection):
 
     def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         example = {"code": _EXAMPLE, "numbered_code": numbered(_EXAMPLE), "call": "g(2)",
-                   "worked": "", "answer": "[ANSWER]\n" + json.dumps(
+                   "worked": _COVERAGE_WORKED if protocol.style == REASONING else "",
+                   "answer": "[ANSWER]\n" + json.dumps(
                        {"executed_lines": [1, 2, 3, 4, 5, 6]}) + "\n[/ANSWER]"}
         options = CoverageQuestion.from_record(instance.data).options
         return {"numbered_code": numbered(instance.code), "call": instance.call,
@@ -358,7 +371,8 @@ class CounterfactualMutation(_DualSelection):
     def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         question = CounterfactualQuestion.from_record(instance.data)
         body = "the body of the `if` at line 4"
-        example = {"code": _EXAMPLE, "numbered_code": numbered(_EXAMPLE), "worked": "",
+        example = {"code": _EXAMPLE, "numbered_code": numbered(_EXAMPLE),
+                   "worked": _COUNTERFACTUAL_WORKED if protocol.style == REASONING else "",
                    "mode": "mutate", "entry_point": "g", "args": "1",
                    "goal": f"{body} runs", "not_yet": f"{body} does not run",
                    "given_note": "", "answer": "[ANSWER]\n2\n[/ANSWER]"}

@@ -78,6 +78,7 @@ from execbench.tasks.prediction_payload import (
     codesense_question,
     in_codesense_style,
 )
+from execbench.tasks.protocol import REASONING
 from execbench.tasks.registry import register
 from execbench.tasks.roles import Roles, Task
 from execbench.tasks.templating import ENTRY_POINT, GIVEN_NOTE, TemplateVar
@@ -99,6 +100,15 @@ def f(words, sep):
     return sep.join(kept)"""
 _EXAMPLE_ARGS = "['ox', 'cat', 'bird'], '-'"
 _EXAMPLE_OUTPUT = "'CAT-BIRD'"
+_EXAMPLE_WORKED = """\
+Line 2 keeps the words longer than two letters, upper-cased: 'ox' is dropped, so kept is \
+['CAT', 'BIRD']. Line 3 joins them with '-': the call returns 'CAT-BIRD'."""
+_EXAMPLE_INPUT_WORKED = """\
+The output joins upper-cased words with '-', so sep is '-' and the kept words were 'cat' \
+and 'bird' (any case), each longer than two letters; a shorter word such as 'ox' would be \
+dropped, so it may be there too."""
+"""The fixed example worked out, shown in reasoning style only (the shipped prompt shows
+the bare answer)."""
 
 
 def assertion_response(instance: Instance, value: str) -> str:
@@ -208,7 +218,8 @@ class OutputPrediction(Roles):
                                             instance.call, objects=objects)
         if asked is None:
             shown["examples"] = [
-                {"code": _EXAMPLE_CODE, "call": f"f({_EXAMPLE_ARGS})", "worked": "",
+                {"code": _EXAMPLE_CODE, "call": f"f({_EXAMPLE_ARGS})",
+                 "worked": _EXAMPLE_WORKED if protocol.style == REASONING else "",
                  "answer": f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n"
                            "[/ANSWER]"}][:protocol.shots]
         return {**shown, "entry_point": instance.entry_point}
@@ -293,7 +304,8 @@ class InputPrediction(Roles):
         question = InputQuestion.from_record(instance.data)
         unused = {name: "" for name in ("introduction", "answer_format", "question")}
         example = {"code": _EXAMPLE_CODE, "entry_point": "f", "output": _EXAMPLE_OUTPUT,
-                   "worked": "", "answer": f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == "
+                   "worked": _EXAMPLE_INPUT_WORKED if protocol.style == REASONING else "",
+                   "answer": f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == "
                                           f"{_EXAMPLE_OUTPUT}\n[/ANSWER]"}
         return {**unused, "numbered_code": numbered(instance.code), "code_tag": "PYTHON",
                 "objects": False, "objects_note": OBJECTS_NOTE,
