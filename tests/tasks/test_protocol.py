@@ -89,7 +89,7 @@ def test_every_style_renders_every_task_and_reads_the_same_answers(every_task: P
         shipped, reasoning, direct = (ask(task, instance, Protocol(style=style, shots=1))[0]
                                       ["content"] for style in STYLES)
         assert "<REASONING>" in reasoning or "step by step" in reasoning, instance.id
-        if instance.task not in NEUTRAL | {"simulation"}:  # its example worked out
+        if instance.task != "simulation":  # its example worked out (a simulation's is)
             assert "<REASONING>\n" in reasoning, instance.id
         assert "at once" in direct, instance.id
         assert "<REASONING>" not in direct and "step by step" not in direct, instance.id

@@ -29,7 +29,7 @@ from execbench.tasks.codesense.facts import (
 from execbench.tasks.common import abstract
 from execbench.tasks.common.code import numbered
 from execbench.tasks.common.objects import OBJECTS_NOTE
-from execbench.tasks.protocol import DIRECT, Protocol
+from execbench.tasks.protocol import DIRECT, REASONING, Protocol
 from execbench.tasks.templating import CALL, NUMBERED_CODE, TemplateVar
 from execbench.values import Encoded
 
@@ -41,6 +41,8 @@ class Example:
     fact: JSONObject
     value: Encoded
     """The answer's value (typed JSON)."""
+    worked: str = ""
+    """The run worked out, shown before the answer in reasoning style."""
 
 
 _SCALE = """\
@@ -82,10 +84,27 @@ def f(words, sep):
     return sep.join(kept)"""
 
 
+_SCALE_RUN = ("total starts at 0. The loop takes x = 1 (total becomes 1 * 3 = 3), then "
+              "x = 2 (total becomes 3 + 6 = 9). name = 'Box'.lower() is 'box'. 9 > 3, so "
+              "the call returns 'box'.")
+_SWAP_RUN = ("temp = a[0] is 5. a[0] = a[2] makes a [9, 7, 9]. a[2] = temp makes a "
+             "[9, 7, 5], which the call returns.")
+_VOWELS_RUN = ("The loop on line 3 takes 'i', 'd', 'e', 'a': four turns. n is 1 after 'i', "
+               "still 1 after 'd', 2 after 'e' and 3 after 'a'; the call returns 3.")
+_SIGN_RUN = ("x is -2. x > 0 is false, so line 3 does not run; x < 0 is true, so line 5 runs "
+             "and returns 'negative': line 6 never runs.")
+
+
+def _joined(words: list[str], sep: str) -> str:
+    kept = [w.upper() for w in words if len(w) > 2]
+    return (f"kept holds the words longer than two letters, upper-cased: {kept!r}; joined "
+            f"with {sep!r} that is {sep.join(kept)!r}, which the call returns.")
+
+
 def _block(size: int, lines: list[int], after: dict[str, Encoded]) -> Example:
     return Example(_SWAP, "swap([5, 7, 9], 0, 2)",
                    BlockRun(size, tuple(lines), after).to_record(),
-                   ["dict", [[["str", k], v] for k, v in after.items()]])
+                   ["dict", [[["str", k], v] for k, v in after.items()]], _SWAP_RUN)
 
 
 _LIST_957 = ["list", [["int", 9], ["int", 7], ["int", 9]]]
@@ -94,13 +113,14 @@ EXAMPLES: dict[type[Fact], tuple[Example, ...]] = {
         Example(_SCALE, "scale([1, 2], 3)",
                 {"task": "statement", "line": 4, "statement": "total += x * k",
                  "kind": "arithmetic", "before": {"total": ["int", 0], "x": ["int", 1],
-                                                  "k": ["int", 3]}}, ["int", 3]),
+                                                  "k": ["int", 3]}}, ["int", 3], _SCALE_RUN),
         Example(_SCALE, "scale([1, 2], 3)",
                 {"task": "statement", "line": 5, "statement": "name = 'Box'.lower()",
-                 "kind": "call", "before": {}}, ["str", "box"]),
+                 "kind": "call", "before": {}}, ["str", "box"], _SCALE_RUN),
         Example(_SCALE, "scale([1, 2], 3)",
                 {"task": "statement", "line": 6, "statement": "if total > 3:",
-                 "kind": "branch", "before": {"total": ["int", 9]}}, ["bool", True]),
+                 "kind": "branch", "before": {"total": ["int", 9]}}, ["bool", True],
+                _SCALE_RUN),
     ),
     BlockFact: (
         _block(1, [2], {"temp": ["int", 5]}),
@@ -110,23 +130,25 @@ EXAMPLES: dict[type[Fact], tuple[Example, ...]] = {
     ),
     LoopFact: (
         Example(_VOWELS, "count_vowels('idea')",
-                {"task": "loop", "line": 3, "question": "iterations"}, ["int", 4]),
+                {"task": "loop", "line": 3, "question": "iterations"}, ["int", 4],
+                _VOWELS_RUN),
         Example(_VOWELS, "count_vowels('idea')",
                 {"task": "loop", "line": 3, "question": "body", "variable": "n",
-                 "iteration": 2}, ["int", 1]),
+                 "iteration": 2}, ["int", 1], _VOWELS_RUN),
         Example(_VOWELS, "count_vowels('idea')",
                 {"task": "loop", "line": 3, "question": "after", "variable": "n"},
-                ["int", 3]),
+                ["int", 3], _VOWELS_RUN),
     ),
     BranchFact: (
-        Example(_SIGN, "sign(-2)", {"task": "branch", "line": 3}, ["bool", False]),
-        Example(_SIGN, "sign(-2)", {"task": "branch", "line": 5}, ["bool", True]),
-        Example(_SIGN, "sign(-2)", {"task": "branch", "line": 6}, ["bool", False]),
+        Example(_SIGN, "sign(-2)", {"task": "branch", "line": 3}, ["bool", False], _SIGN_RUN),
+        Example(_SIGN, "sign(-2)", {"task": "branch", "line": 5}, ["bool", True], _SIGN_RUN),
+        Example(_SIGN, "sign(-2)", {"task": "branch", "line": 6}, ["bool", False], _SIGN_RUN),
     ),
     OutputFact: (
-        Example(_JOIN, "f(['ox', 'cat', 'bird'], '-')", {}, ["str", "CAT-BIRD"]),
-        Example(_JOIN, "f(['ox', 'cat'], '+')", {}, ["str", "CAT"]),
-        Example(_JOIN, "f(['ox'], '+')", {}, ["str", ""]),
+        Example(_JOIN, "f(['ox', 'cat', 'bird'], '-')", {}, ["str", "CAT-BIRD"],
+                _joined(["ox", "cat", "bird"], "-")),
+        Example(_JOIN, "f(['ox', 'cat'], '+')", {}, ["str", "CAT"], _joined(["ox", "cat"], "+")),
+        Example(_JOIN, "f(['ox'], '+')", {}, ["str", ""], _joined(["ox"], "+")),
     ),
 }
 """Worked examples of each kind, in the order ``--shots`` takes them."""
@@ -150,7 +172,7 @@ def variables(fact: Fact, values: str, protocol: Protocol, code: str, call: str,
     examples = EXAMPLES.get(type(fact), ()) if fact.language.key == PYTHON else ()
     shown = [_asked(type(fact)(example.fact), example.code, example.call)
              | {"answer": answer_text(type(fact)(example.fact), values, example.value),
-                "worked": ""}
+                "worked": example.worked if protocol.style == REASONING else ""}
              for example in examples[:protocol.shots]]
     introduction = fact.direct_introduction if protocol.style == DIRECT else fact.introduction
     return {**_asked(fact, code, call), "introduction": introduction,
