@@ -267,6 +267,9 @@ class ReportConfig:
     """Also draw the layout's figure (``Report.figure``, a PNG; the plot extra)."""
     width: int = 100
     """Characters a text table may take; a wider one is split."""
+    compare: bool = False
+    """Two runs' paired differences on the instances both answered, in place of the
+    layout's tables (``reports.compare``)."""
 
     def chosen_layout(self) -> Layout:
         """The layout, once it can show what was asked of it (else ``SettingError``)."""
@@ -334,8 +337,16 @@ def report(config: ReportConfig) -> Report:
     mismatch = coverage_warning(results)
     if mismatch is not None:
         warnings.append(mismatch)
-    tables = layout.sections(results, View(ks=_ks(config.k, results),
-                                           by_source=config.by_source))
+    if config.compare:
+        from execbench.reports.compare import compare_table
+
+        if len(results) != 2:
+            raise SettingError(f"{{0}} takes two runs with results, not {len(results)}",
+                               "compare")
+        tables = [compare_table(*results)]
+    else:
+        tables = layout.sections(results, View(ks=_ks(config.k, results),
+                                               by_source=config.by_source))
     if config.verdicts:
         tables.append(verdict_table(results))
     try:

@@ -31,6 +31,10 @@ def report(
     plot: Annotated[Path | None, typer.Option(
         help="With a layout that has a figure (generalization): also write it as a PNG "
              "(needs the plot extra).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="Two runs: the paired difference of each per-instance number "
+                          "(pass@1, string match, score) on the instances both answered, "
+                          "with its bootstrap interval and whether it excludes 0.")] = False,
     html: Annotated[Path | None, typer.Option(
         help="Also write one self-contained HTML page: leaderboard, every layout present "
              "with its figures (the plot extra), verdicts and failures, and a sample browser.")
@@ -38,14 +42,14 @@ def report(
 ) -> None:
     """Compare runs: a layout's tables on stdout (and, with --html, a page to open)."""
     from execbench.api import ReportConfig
-    from execbench.api import report as compare
+    from execbench.api import report as make_report
     from execbench.settings import SettingError
 
     config = ReportConfig(runs=run_dirs, layout=layout, fmt=fmt, k=_ks(k),
                           by_source=by_source, verdicts=verdicts, figure=plot is not None,
-                          width=shutil.get_terminal_size().columns)
+                          width=shutil.get_terminal_size().columns, compare=compare)
     try:
-        made = compare(config)
+        made = make_report(config)
     except SettingError as exc:
         fail_setting(exc, FLAGS)
     for folder in made.skipped:
@@ -61,7 +65,8 @@ def report(
         _write_html(html, run_dirs, made.results)
 
 
-FLAGS = {"figure": "--plot", "layout": "--layout", "by_source": "--by-source", "k": "--k"}
+FLAGS = {"figure": "--plot", "layout": "--layout", "by_source": "--by-source", "k": "--k",
+         "compare": "--compare"}
 """The flag of each setting ``ReportConfig`` names in its messages."""
 
 
