@@ -16,7 +16,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from execbench.kept import Kept
-from execbench.results import Cost, Group, Latency, Paired, PairedGroup, TaskMetrics, Usage
+from execbench.results import (
+    Cost,
+    Group,
+    Latency,
+    Paired,
+    PairedGroup,
+    Quadrants,
+    TaskMetrics,
+    Usage,
+)
 from execbench.tasks.base import ERROR
 
 
@@ -201,6 +210,20 @@ def paired_summary(samples: Iterable[Kept], n: int, first: str,
     for key in keys:
         groups[sources[key]].append(key)
 
+    def quadrants(members: list[str]) -> Quadrants | None:
+        """The shares of matched sample pairs in each quadrant, each call weighing one."""
+        shares = [0.0, 0.0, 0.0, 0.0]
+        counted = 0
+        for key in members:
+            common = by_index[(key, first)].keys() & by_index[(key, second)].keys()
+            if not common:
+                continue
+            counted += 1
+            for i in common:
+                a, b = by_index[(key, first)][i], by_index[(key, second)][i]
+                shares[(0 if b else 1) if a else (2 if b else 3)] += 1 / len(common)
+        return Quadrants(*(share / counted for share in shares)) if counted else None
+
     def block(members: list[str]) -> PairedGroup:
         independent_at: list[float | None] = []
         paired_at: list[float | None] = []
@@ -217,7 +240,8 @@ def paired_summary(samples: Iterable[Kept], n: int, first: str,
                     paired.append(pass_at_k(len(common), both, k))
             independent_at.append(sum(independent) / len(independent) if independent else None)
             paired_at.append(sum(paired) / len(paired) if paired else None)
-        return PairedGroup(len(members), tuple(independent_at), tuple(paired_at))
+        return PairedGroup(len(members), tuple(independent_at), tuple(paired_at),
+                           quadrants(members))
 
     return Paired(tasks=(first, second), all=block(keys),
                   by_source={source: block(groups[source]) for source in sorted(groups)})

@@ -10,7 +10,7 @@ lack (written only when they say something) stay absent when they would be empty
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 Record = dict[str, Any]
@@ -133,6 +133,9 @@ class PairedGroup:
     """The product of the two tasks' pass@k, for k = 1, 2, ..."""
     paired_pass_at: tuple[float | None, ...]
     """pass@k over sample i of one task matched with sample i of the other."""
+    quadrants: Quadrants | None = None
+    """Where the matched samples fall: right on both tasks, on the first only, on the
+    second only, on neither; None in results written before they were counted."""
 
     def number(self, key: str) -> float | None:
         for prefix, values in (("paired_pass@", self.paired_pass_at), ("pass@", self.pass_at)):
@@ -147,15 +150,39 @@ class PairedGroup:
                                                       strict=True), start=1):
             record[_pass_key(k)] = independent
             record[f"paired_{_pass_key(k)}"] = paired
+        if self.quadrants is not None:
+            record["quadrants"] = asdict(self.quadrants)
         return record
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> PairedGroup:
         n = _ks(record)
+        found = record.get("quadrants")
+        quadrants = None
+        if isinstance(found, dict) and all(isinstance(found.get(name), int | float)
+                                           for name in QUADRANTS):
+            quadrants = Quadrants(*(float(found[name]) for name in QUADRANTS))
         return cls(pairs=record["pairs"],
                    pass_at=tuple(record[_pass_key(k)] for k in range(1, n + 1)),
                    paired_pass_at=tuple(record[f"paired_{_pass_key(k)}"]
-                                        for k in range(1, n + 1)))
+                                        for k in range(1, n + 1)),
+                   quadrants=quadrants)
+
+
+QUADRANTS = ("both", "first_only", "second_only", "neither")
+
+
+@dataclass(frozen=True)
+class Quadrants:
+    """The shares of matched sample pairs (sample i of one task with sample i of the
+    other, each pair weighted so that every (program, call) counts once) right on both
+    tasks, on the first only, on the second only, on neither: DexBench's per-program
+    view of forward against backward reasoning."""
+
+    both: float
+    first_only: float
+    second_only: float
+    neither: float
 
 
 @dataclass(frozen=True)

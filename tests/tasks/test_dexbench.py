@@ -628,11 +628,29 @@ def test_paired_summary_pairs_sources_and_errors() -> None:
     ]
     summary = paired_summary(samples, 1, "coverage", "counterfactual").to_record()
     assert summary["tasks"] == ["coverage", "counterfactual"]
-    assert summary["all"] == {"pairs": 2, "pass@1": 0.5, "paired_pass@1": 0.5}
+    quadrant = dict.fromkeys(("both", "first_only", "second_only", "neither"), 0.0)
+    assert summary["all"] == {"pairs": 2, "pass@1": 0.5, "paired_pass@1": 0.5,
+                              "quadrants": {**quadrant, "both": 0.5, "first_only": 0.5}}
     assert summary["by_source"] == {
-        "one": {"pairs": 1, "pass@1": 1.0, "paired_pass@1": 1.0},
-        "two": {"pairs": 1, "pass@1": 0.0, "paired_pass@1": 0.0},
+        "one": {"pairs": 1, "pass@1": 1.0, "paired_pass@1": 1.0,
+                "quadrants": {**quadrant, "both": 1.0}},
+        "two": {"pairs": 1, "pass@1": 0.0, "paired_pass@1": 0.0,
+                "quadrants": {**quadrant, "first_only": 1.0}},
     }
+
+
+def test_each_call_falls_in_a_quadrant_and_weighs_one() -> None:
+    """Four calls with one sample, one in each quadrant, and a fifth with two samples, one
+    right on both and one on neither: each call weighs a fifth."""
+    answers = {"a/0": [(True, True)], "b/0": [(True, False)], "c/0": [(False, True)],
+               "d/0": [(False, False)], "e/0": [(True, True), (False, False)]}
+    samples = [record(task, key, index, right)
+               for key, pairs in answers.items() for index, both in enumerate(pairs)
+               for task, right in zip(("coverage", "counterfactual"), both, strict=True)]
+    shares = paired_summary(samples, 1, "coverage", "counterfactual").all.quadrants
+    assert shares is not None
+    assert (shares.both, shares.first_only, shares.second_only, shares.neither) == \
+        pytest.approx((0.3, 0.2, 0.2, 0.3))
 
 
 # --- ground truth against coverage.py ---------------------------------------------------------
