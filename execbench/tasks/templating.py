@@ -6,13 +6,14 @@ Every built-in prompt is a Jinja template rendered with the variables its task d
 
 A shipped template is execbench's own and renders here. A user's template is text someone
 else may have written, so it is parsed, checked and rendered in a child process of its own
-(``template_worker``), in Jinja's immutable sandbox (no attribute of Python's internals, no
-method that changes a value, no constant folded while it compiles), with its address space
-capped at ``WORKER_MEMORY`` and each request at ``RENDER_SECONDS``: a template that loops
-for ever or builds a huge value costs that child, which is killed and started again, and
-the run is told in one line. The rendered prompt is capped at ``MAX_RENDERED`` characters.
-A template is checked before anything is sent: it must parse, include no other template,
-name only variables its task declares, and show what its task asks about.
+(``execbench.template_worker``), in Jinja's immutable sandbox (no attribute of Python's
+internals, no method that changes a value, no constant folded while it compiles), with its
+address space capped at ``WORKER_MEMORY`` and each request at ``RENDER_SECONDS``: a
+template that loops for ever or builds a huge value costs that child, which is killed and
+started again, and the run is told in one line. The rendered prompt is capped at
+``MAX_RENDERED`` characters. A template is checked before anything is sent: it must
+parse, include no other template, name only variables its task declares, and show what
+its task asks about.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ RENDER_SECONDS = 10.0
 """The longest a user's template may take to be checked or rendered once."""
 WORKER_MEMORY = 1 << 30
 """The address space of the child process that renders users' templates (bytes)."""
+START_SECONDS = 120.0
+"""The longest the child may take to start (not counted in any request's time)."""
 CODE_VARIABLES = frozenset({"code", "numbered_code"})
 """What most tasks' templates must show (one of them): the code asked about."""
 
@@ -71,22 +74,6 @@ GIVEN_NOTE = TemplateVar("given_note", "a sentence naming arguments that cannot 
 """Variables several tasks give, described once."""
 
 
-def environment() -> Any:
-    """The sandboxed Jinja environment every template renders in: strict undefined, no
-    constant folding (a folded constant is computed while the template compiles, before any
-    guard), and no source of chance (``random``, ``lipsum``), so that a prompt made again
-    (``show``, the page) is the one that was sent."""
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True,
-                                        lstrip_blocks=True, keep_trailing_newline=False,
-                                        autoescape=False, optimized=False)
-    env.filters.pop("random", None)
-    env.globals.pop("lipsum", None)
-    return env
-
-
 @cache
 def shipped(name: str) -> str:
     """The text of a shipped template (``tasks/prompts/NAME.j2``)."""
@@ -96,6 +83,8 @@ def shipped(name: str) -> str:
 
 @cache
 def _compiled(text: str) -> Any:
+    from execbench.template_worker import environment
+
     return environment().from_string(text)
 
 
@@ -174,13 +163,20 @@ class _Worker:
                                   f"{WORKER_MEMORY >> 20} MiB")
 
     def _start(self) -> subprocess.Popen[bytes]:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from execbench.tasks.template_worker import main; main()",
+        process = subprocess.Popen(
+            [sys.executable, "-c", "from execbench.template_worker import main; main()",
              str(WORKER_MEMORY), str(MAX_RENDERED)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
             close_fds=True)
-        return self.process
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], START_SECONDS)
+        if not ready or process.stdout.readline() != b"ready\n":
+            process.kill()
+            process.wait()
+            raise PromptTemplateError("the process that renders templates did not start")
+        self.process = process
+        return process
 
     def stop(self) -> None:
         if self.process is not None:
