@@ -55,19 +55,35 @@ def truth_shown(task: str, truth: Any) -> str:
     return shown_truth(truth, {}) if found is None else found.reporting.show_truth(truth)
 
 
+AST_RACE = "AST constructor recursion depth mismatch"
+"""What CPython 3.11 raises (``SystemError``) when a parse in one thread disturbs one in
+another: its ast module counts recursion per interpreter, not per thread (gh-106905). A run
+scores answers in several threads at once, so an answer may meet it with nothing wrong in
+its text; it is judged again (``AST_RACE_RETRIES`` times at most)."""
+AST_RACE_RETRIES = 3
+
+
 def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> Score:
     """The verdict on one response, as every scorer gives it (``run``, ``score``, the
     rewards): the instance's task judges it, with the sandbox when the task runs code, and
     an exception from the task becomes ``SCORING_ERROR`` (one odd answer must not stop a
     run, nor a trainer's batch). An answer over ``extract.MAX_ANSWER_CHARS`` is
     ``UNPARSABLE``, its detail and ``extra["answer_cut"]`` saying how much was over: a
-    verdict on its head alone would count a right start followed by a wrong end right."""
+    verdict on its head alone would count a right start followed by a wrong end right. A
+    scoring that meets CPython's ``AST_RACE`` is judged again."""
     judging = get_task(instance.task).judging
-    start_counting_cuts()
-    try:
-        score = judging.score(instance, response, sandbox if judging.needs_sandbox else None)
-    except Exception as exc:  # noqa: BLE001 - recorded as the verdict
-        return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
+    for attempt in range(AST_RACE_RETRIES + 1):
+        start_counting_cuts()
+        try:
+            score = judging.score(instance, response,
+                                  sandbox if judging.needs_sandbox else None)
+            break
+        except SystemError as exc:
+            if AST_RACE in str(exc) and attempt < AST_RACE_RETRIES:
+                continue
+            return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
+        except Exception as exc:  # noqa: BLE001 - recorded as the verdict
+            return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
     cut = answer_cut()
     if cut:
         return Score(UNPARSABLE, detail=f"answer over {MAX_ANSWER_CHARS} characters: "

@@ -163,3 +163,35 @@ def test_every_built_in_task_declares_a_family_and_a_headline_metric() -> None:
         assert task.family != "other" and any(m.headline for m in task.reporting.metrics()), name
         assert task.reporting.layout is None or task.reporting.layout in layouts(), name
     assert {p.name for p in registry.pairings().values()} == {"dual"}
+
+
+class Disturbed(Parity):
+    """The toy, whose first ``disturbed`` scorings meet CPython's AST race."""
+
+    name = "toy-disturbed"
+
+    def __init__(self, disturbed: int) -> None:
+        self.left = disturbed
+
+    def score(self, instance: Instance, response: str | None, sandbox: Any) -> Score:
+        if self.left:
+            self.left -= 1
+            raise SystemError(f"{registry.AST_RACE} (before=51, after=48)")
+        return super().score(instance, response, sandbox)
+
+
+@pytest.mark.parametrize(("disturbed", "verdict"), [(1, "correct"), (3, "correct"),
+                                                    (4, "scoring_error")])
+def test_a_scoring_that_meets_the_ast_race_is_judged_again(disturbed: int,
+                                                           verdict: str) -> None:
+    """CPython 3.11 counts ast recursion per interpreter (gh-106905): a parse in one
+    scoring thread can make one in another raise SystemError. Three retries, then the
+    scoring error as for any other exception."""
+    task = registry.register(Task.of(Disturbed(disturbed)))
+    try:
+        instance = Instance(id="toy-disturbed/p/0", task=task.name, source="s",
+                            program_id="p", call_index=0, code="def f(x):\n    return x\n",
+                            entry_point="f", args="2", data={"truth": True})
+        assert registry.judge(instance, "[ANSWER]yes[/ANSWER]", None).verdict == verdict
+    finally:
+        registry.TASKS.unregister(task.name)
