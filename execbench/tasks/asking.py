@@ -88,7 +88,7 @@ def check_templates(protocol: Protocol, tasks: list[Task], suite: SuiteReader | 
 @contextmanager
 def drawn_from(suite: SuiteReader, protocol: Protocol) -> Iterator[DrawnExamples | None]:
     """What draws the examples of a run asked under ``protocol`` from ``suite`` (None when
-    its examples are the tasks' own), with a sandbox for worked steps in reasoning style,
+    its examples are the tasks' own), with a sandbox for worked steps outside direct style,
     stopped when done."""
     from execbench.sandbox.pool import Sandbox
 
