@@ -574,7 +574,9 @@ def test_oracle_scores_full_marks(cruxeval: tuple[Path, dict, list[dict]],
         assert results["metrics"][task]["all"]["pass@1"] == 1.0
     assert results["metrics"]["coverage"]["all"]["score"] == 1.0
     dual = results["paired_metrics"]["dual"]["all"]
-    assert dual == {"pairs": pairs, "pass@1": 1.0, "paired_pass@1": 1.0}
+    assert dual == {"pairs": pairs, "pass@1": 1.0, "paired_pass@1": 1.0,
+                    "quadrants": {"both": 1.0, "first_only": 0.0, "second_only": 0.0,
+                                  "neither": 0.0}}
 
 
 def test_constant_answer_gets_partial_relaxed_credit(cruxeval: tuple[Path, dict, list[dict]],
