@@ -31,6 +31,9 @@ def report(
     plot: Annotated[Path | None, typer.Option(
         help="With a layout that has a figure (generalization): also write it as a PNG "
              "(needs the plot extra).")] = None,
+    plots: Annotated[Path | None, typer.Option(
+        help="Write the figure of every layout the runs have (see --html) into this folder, "
+             "each as LAYOUT.png and LAYOUT.svg (needs the plot extra).")] = None,
     compare: Annotated[bool, typer.Option(
         "--compare", help="Two runs: the paired difference of each per-instance number "
                           "(pass@1, string match, score) on the instances both answered, "
@@ -61,8 +64,23 @@ def report(
         plot.parent.mkdir(parents=True, exist_ok=True)
         plot.write_bytes(made.figure)
         err.print(f"plot written to {plot}", highlight=False)
+    if plots is not None:
+        _write_plots(plots, made.results)
     if html is not None:
         _write_html(html, run_dirs, made.results)
+
+
+def _write_plots(folder: Path, results: list[Results]) -> None:
+    from execbench.reports.layouts import figure_files
+
+    try:
+        files = figure_files(results)
+    except RuntimeError as exc:  # no matplotlib
+        fail(f"--plots: {exc}")
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    err.print(f"{len(files)} plot files written to {folder}", highlight=False)
 
 
 FLAGS = {"figure": "--plot", "layout": "--layout", "by_source": "--by-source", "k": "--k",

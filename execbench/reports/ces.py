@@ -10,8 +10,9 @@ Every table function returns a typed ``Table``; the figure needs the ``plot`` ex
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
+from execbench.reports.layouts import Layout, View, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 from execbench.tasks.ces.summary_payload import (
@@ -107,7 +108,7 @@ def consistency_table(results: Sequence[Results]) -> Table:
                  keys=2)
 
 
-def figure(results: Sequence[Results]) -> bytes:
+def figure(results: Sequence[Results]) -> Any:
     """Figure 6 style: per run, the share of programs simulated with strong, weak and
     random consistency as stacked bars, and the share whose calls differ in coverage as a
     line (the most a run could have strong)."""
@@ -128,7 +129,7 @@ def figure(results: Sequence[Results]) -> bytes:
     axis.set_ylim(0, 105)
     axis.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     fig.tight_layout()
-    return png(fig)
+    return fig
 
 
 def _sections(results: Sequence[Results], view: View) -> list[Table]:

@@ -15,9 +15,10 @@ only when a figure is asked for.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from execbench.program import LANGUAGES
-from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
+from execbench.reports.layouts import Layout, View, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 from execbench.tasks.common.abstract_payload import KindSummary, Share
@@ -153,7 +154,7 @@ def _sections(results: Sequence[Results], view: View) -> list[Table]:
     return found
 
 
-def figure(results: Sequence[Results]) -> bytes:
+def figure(results: Sequence[Results]) -> Any:
     """Figure 4/3a/5a style: one panel per task present, strict accuracy per kind as
     grouped bars (one bar per run), the string-match accuracy as a hollow marker above."""
     plt = pyplot()
@@ -179,7 +180,7 @@ def figure(results: Sequence[Results]) -> bytes:
     axes[0][0].set_ylabel("% correct (bars: strict, dashes: string)")
     axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
     fig.tight_layout()
-    return png(fig)
+    return fig
 
 
 def _shows(result: Results) -> bool:

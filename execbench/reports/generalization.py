@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from execbench.analysis.shape import bin_order
-from execbench.reports.layouts import Layout, View, png, pyplot, register_layout
+from execbench.reports.layouts import Layout, View, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 from execbench.tasks.generalization_payload import (
@@ -82,7 +83,7 @@ def loc_table(results: Sequence[Results]) -> Table:
                  note=NOTE + " problems: original programs in the bin.")
 
 
-def figure(results: Sequence[Results]) -> bytes:
+def figure(results: Sequence[Results]) -> Any:
     """Fig. 4 style: one panel per run with the mutation task (at most three to a row),
     OC/MC/OR/MR against lines of code, each bin labelled with its number of problems.
     Lines that coincide stay visible: each metric is drawn with its own marker size and a
@@ -122,7 +123,7 @@ def figure(results: Sequence[Results]) -> bytes:
     for row in axes:
         row[0].set_ylabel("% of samples")
     fig.tight_layout()
-    return png(fig)
+    return fig
 
 
 def _sections(results: Sequence[Results], view: View) -> list[Table]:

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from execbench.reports import browser_data
 from execbench.reports.charts import charts
-from execbench.reports.layouts import View, layouts
+from execbench.reports.layouts import View, shown_layouts
 from execbench.reports.leaderboard import headline, rows
 from execbench.reports.tables import (
     Table,
@@ -33,7 +33,6 @@ from execbench.reports.tables import (
 )
 from execbench.results import DeclaredMetric
 from execbench.rundir import Results
-from execbench.tasks import get_task, task_names
 from execbench.text_safety import visible
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -129,29 +128,17 @@ def _breakdown(results: Sequence[Results]) -> list[Table]:
 
 
 def _sections(results: Sequence[Results]) -> list[_Section]:
-    """The default layout for every run, then the layout of every task family present for
-    the runs that have its tasks, each with its tables and, where it has one and
+    """The layouts ``shown_layouts`` picks, each with its tables and, where it has one and
     matplotlib is installed, its figure."""
-    def layouts_of(result: Results) -> set[str]:
-        # A run may hold a task this execbench no longer has: it shows in the default layout.
-        return {layout for task in set(result.metrics) & set(task_names())
-                if (layout := get_task(task).reporting.layout) is not None} | {
-            name for name, layout in layouts().items()
-            if layout.shows is not None and layout.shows(result)}
-
-    wanted = sorted(set().union(*map(layouts_of, results)))
     sections = []
-    for name in ["default", *wanted]:
-        # A family's layout shows the runs that have its tasks.
-        shown = results if name == "default" else [r for r in results if name in layouts_of(r)]
-        layout = layouts()[name]
+    for layout, shown in shown_layouts(results):
         figure, note = None, ""
         if layout.figure is not None:
             try:
                 figure = base64.b64encode(layout.draw(shown)).decode("ascii")
             except RuntimeError as exc:
                 note = str(exc)
-        sections.append(_Section(name, layout.description,
+        sections.append(_Section(layout.name, layout.description,
                                  layout.sections(shown, View(ks=available_ks(shown))),
                                  figure, note))
     return sections

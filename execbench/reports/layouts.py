@@ -33,25 +33,29 @@ class Layout:
     description: str
     sections: Callable[[Sequence[Results], View], list[Table]]
     """The tables of the layout for some runs' results."""
-    figure: Callable[[Sequence[Results]], bytes] | None = None
-    """Draws the layout's figure as PNG bytes (``--plot``, the HTML report), where it has
-    one; needs matplotlib (the ``plot`` extra) and raises ``RuntimeError`` without it."""
+    figure: Callable[[Sequence[Results]], Any] | None = None
+    """Draws the layout's figure as a matplotlib figure (``--plot``, ``--plots``, the HTML
+    report), where it has one; needs matplotlib (the ``plot`` extra) and raises
+    ``RuntimeError`` without it."""
     by_source: bool = False
     """Whether ``--by-source`` changes the layout (it is refused elsewhere)."""
     shows: Callable[[Results], bool] | None = None
     """Whether a run has something the layout shows though none of its tasks is of the
     layout's family (CodeSense-style output and input questions); None: only its family."""
 
-    def draw(self, results: Sequence[Results]) -> bytes:
-        """The layout's ``figure`` of ``results``, their text (run labels, task and category
+    def draw(self, results: Sequence[Results], fmt: str = "png") -> bytes:
+        """The layout's ``figure`` of ``results`` as ``fmt`` (one of ``FIGURE_FORMATS``)
+        bytes, their text (run labels, task and category
         names: from run folders anyone may share) as it can be drawn: control characters
         and lone surrogates as escapes (a lone surrogate has no glyph, and stops the
         drawing) and each ``$`` as ``\\$``, drawn as itself (a pair would be read as
         mathematics, and a bad one stops the drawing too)."""
         if self.figure is None:
             raise RuntimeError(f"the {self.name} layout has no figure")
-        return self.figure([Results.from_record(each_text(result.to_record(), _drawable))
-                            for result in results])
+        if fmt not in FIGURE_FORMATS:
+            raise ValueError(f"figures are drawn as {' or '.join(FIGURE_FORMATS)}, not {fmt}")
+        return _saved(self.figure([Results.from_record(each_text(result.to_record(), _drawable))
+                                   for result in results]), fmt)
 
 
 def _drawable(text: str) -> str:
@@ -83,9 +87,44 @@ def pyplot() -> Any:
     return plt
 
 
-def png(figure: Any) -> bytes:
-    """A matplotlib figure as PNG bytes; the figure is closed."""
+FIGURE_FORMATS = ("png", "svg")
+"""What a layout's figure is written as: PNG for the page and a quick look, SVG for a
+paper (``report --plots`` writes both)."""
+
+
+def _saved(figure: Any, fmt: str) -> bytes:
+    """A matplotlib figure as ``fmt`` bytes; the figure is closed. An SVG names no date,
+    so the same runs give the same file."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
+    figure.savefig(buffer, format=fmt, dpi=110,
+                   metadata={"Date": None} if fmt == "svg" else None)
     pyplot().close(figure)
     return buffer.getvalue()
+
+
+def shown_layouts(results: Sequence[Results]) -> list[tuple[Layout, list[Results]]]:
+    """The default layout with every run, then each layout some run has something for (its
+    tasks' family's, or one whose ``shows`` accepts it) with those runs, by name: what the
+    page and ``report --plots`` show."""
+    from execbench.tasks import get_task, task_names
+
+    def layouts_of(result: Results) -> set[str]:
+        # A run may hold a task this execbench no longer has: it shows in the default layout.
+        return {layout for task in set(result.metrics) & set(task_names())
+                if (layout := get_task(task).reporting.layout) is not None} | {
+            name for name, layout in layouts().items()
+            if layout.shows is not None and layout.shows(result)}
+
+    named = [set(layouts_of(result)) for result in results]
+    wanted = sorted(set().union(*named))
+    return [(LAYOUTS.get("default"), list(results))] + [
+        (LAYOUTS.get(name), [r for r, has in zip(results, named, strict=True) if name in has])
+        for name in wanted]
+
+
+def figure_files(results: Sequence[Results]) -> dict[str, bytes]:
+    """``report --plots``: the figure of every layout ``shown_layouts`` picks, as
+    ``<layout>.png`` and ``<layout>.svg``; ``RuntimeError`` without matplotlib."""
+    return {f"{layout.name}.{fmt}": layout.draw(shown, fmt)
+            for layout, shown in shown_layouts(results) if layout.figure is not None
+            for fmt in FIGURE_FORMATS}

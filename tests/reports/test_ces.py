@@ -10,7 +10,6 @@ import pytest
 from execbench.reports.ces import (
     consistency_table,
     divergence_table,
-    figure,
     rules_table,
     table1,
 )
@@ -53,7 +52,7 @@ def test_the_ces_layout_is_registered_and_shows_every_table() -> None:
 
 
 def test_the_consistency_figure_is_drawn() -> None:
-    assert figure([_result("m1", 0.5), _result("m2", 0.25)]).startswith(b"\x89PNG")
+    assert layouts()["ces"].draw([_result("m1", 0.5), _result("m2", 0.25)]).startswith(b"\x89PNG")
 
 
 def test_an_older_or_partial_summary_reports_what_it_has() -> None:

@@ -10,7 +10,6 @@ import pytest
 
 from execbench.reports.codesense import (
     NOT_COMPARABLE,
-    figure,
     kinds_table,
     language_table,
     values_table,
@@ -71,7 +70,8 @@ def test_the_layout_is_registered_and_says_so_when_no_run_has_the_tasks() -> Non
 
 def test_the_figure_is_a_png() -> None:
     pytest.importorskip("matplotlib")
-    assert figure([_result("m1", 0.5), _result("m2", 0.25)]).startswith(b"\x89PNG")
+    drawn = layouts()["codesense"].draw([_result("m1", 0.5), _result("m2", 0.25)])
+    assert drawn.startswith(b"\x89PNG")
 
 
 def test_accuracy_by_language_when_runs_span_languages() -> None:

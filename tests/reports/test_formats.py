@@ -104,15 +104,15 @@ def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
     pytest.importorskip("matplotlib")
     import struct
 
-    from execbench.reports.generalization import figure
+    from execbench.reports.layouts import layouts
 
     results = [read_results(run) for run in report_runs]
 
     def size(png: bytes) -> tuple[int, int]:
         return struct.unpack(">II", png[16:24])
 
-    one_row = size(figure(results))
-    two_rows = size(figure(results * 2))  # four panels: three, then one
+    one_row = size(layouts()["generalization"].draw(results))
+    two_rows = size(layouts()["generalization"].draw(results * 2))  # four panels: three, then one
     assert two_rows[0] > one_row[0] and two_rows[1] == 2 * one_row[1]
 
 

@@ -273,10 +273,20 @@ def test_figures_draw_odd_labels(report_runs: list[Path], tmp_path: Path) -> Non
     pytest.importorskip("matplotlib")
     foreign = _renamed(report_runs[0], tmp_path / "foreign", HOSTILE_MODEL + " $\\undefined{x}$")
     page = tmp_path / "page.html"
+    plots = tmp_path / "plots"
     _, stderr = _ran("report", foreign, "--html", page, "--layout", "generalization",
-                     "--plot", tmp_path / "figure.png")
+                     "--plot", tmp_path / "figure.png", "--plots", plots)
     _for_a_terminal(stderr, "report --plot (stderr)")
     assert (tmp_path / "figure.png").read_bytes().startswith(b"\x89PNG")
     text = page.read_bytes().decode("utf-8")
     assert text.count("data:image/png;base64,") == 3  # generalization, codesense, ces
     assert "No figure" not in text
+    written = {path.name: path.read_bytes() for path in plots.iterdir()}
+    assert set(written) == {f"{name}.{fmt}" for name in ("ces", "codesense", "generalization")
+                            for fmt in ("png", "svg")}
+    for name, data in written.items():
+        if name.endswith(".png"):
+            assert data.startswith(b"\x89PNG")
+        else:
+            svg = data.decode("utf-8")
+            assert "<svg" in svg and "<path" in svg and "\ud800" not in svg
