@@ -268,11 +268,16 @@ class ReportConfig:
     width: int = 100
     """Characters a text table may take; a wider one is split."""
     compare: bool = False
-    """Two runs' paired differences on the instances both answered, in place of the
-    layout's tables (``reports.compare``)."""
+    """Two runs' paired differences on the instances both answered: the
+    ``paired-differences`` layout, for exactly two runs (``reports.compare``)."""
+    model_cards: Path | str | None = None
+    """A TOML file of model cards (``models.cards``) giving the runs' models a release date
+    and training cutoff where a run has none of its own (runs made before dates were
+    recorded); a run's own dates win."""
 
     def chosen_layout(self) -> Layout:
         """The layout, once it can show what was asked of it (else ``SettingError``)."""
+        from execbench.reports.compare import COMPARE_LAYOUT
         from execbench.reports.layouts import LAYOUTS, layouts
         from execbench.reports.tables import FORMATS
 
@@ -281,14 +286,17 @@ class ReportConfig:
                                f"{', '.join(FORMATS)}")
         if self.layout not in LAYOUTS:
             raise SettingError(_plain(str(LAYOUTS.unknown([self.layout]))))
-        chosen = LAYOUTS.get(self.layout)
+        if self.compare and self.layout not in ("default", COMPARE_LAYOUT):
+            raise SettingError(f"{{0}} is the {COMPARE_LAYOUT} layout; it takes no other "
+                               f"layout than that ({self.layout})", "compare", "layout")
+        chosen = LAYOUTS.get(COMPARE_LAYOUT if self.compare else self.layout)
         if self.figure and chosen.figure is None:
             drawn = [name for name, item in layouts().items() if item.figure is not None]
             raise SettingError(f"{{0}} needs a layout that has a figure ({{1}} "
-                               f"{' or '.join(drawn)}); the {self.layout} layout has none",
+                               f"{' or '.join(drawn)}); the {chosen.name} layout has none",
                                "figure", "layout")
         if self.by_source and not chosen.by_source:
-            raise SettingError(f"{{0}} concerns the default layout; the {self.layout} layout "
+            raise SettingError(f"{{0}} concerns the default layout; the {chosen.name} layout "
                                "has its own rows", "by_source")
         return chosen
 
@@ -330,23 +338,28 @@ def report(config: ReportConfig) -> Report:
         stale = stale_suite(folder)
         if stale:
             warnings.append(stale)
-        results.append(read_results(folder))
+        try:
+            results.append(read_results(folder))
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            skipped.append(f"{folder}: its {RESULTS} cannot be read "
+                           f"({type(exc).__name__}: {exc})")
+    if config.model_cards is not None:
+        results = _with_cards(results, Path(config.model_cards))
+    left_out = _plain("".join(f"; {why}" for why in skipped))
     if not results:
-        raise SettingError(_plain("no run with results to report"
-                                  + "".join(f"; {why}" for why in skipped)))
+        raise SettingError("no run with results to report" + left_out)
     mismatch = coverage_warning(results)
     if mismatch is not None:
         warnings.append(mismatch)
-    if config.compare:
-        from execbench.reports.compare import compare_table
-
-        if len(results) != 2:
-            raise SettingError(f"{{0}} takes two runs with results, not {len(results)}",
-                               "compare")
-        tables = [compare_table(*results)]
-    else:
-        tables = layout.sections(results, View(ks=_ks(config.k, results),
-                                               by_source=config.by_source))
+    if config.compare and len(results) != 2:
+        raise SettingError(f"{{0}} takes two runs with results, not {len(results)}"
+                           + left_out, "compare")
+    if len(results) < layout.min_runs:
+        raise SettingError(f"the {layout.name} layout compares runs: give at least "
+                           f"{layout.min_runs}, not {len(results)}"
+                           + left_out, "layout")
+    tables = layout.sections(results, View(ks=_ks(config.k, results),
+                                           by_source=config.by_source))
     if config.verdicts:
         tables.append(verdict_table(results))
     try:
@@ -355,6 +368,37 @@ def report(config: ReportConfig) -> Report:
         raise SettingError(f"{{0}}: {_plain(str(exc))}", "figure") from None
     return Report(tables, render(tables, config.fmt, width=config.width), results, skipped,
                   warnings, figure)
+
+
+def _with_cards(results: list[Results], path: Path) -> list[Results]:
+    """``results`` with each run's missing dates taken from its model's card in ``path``
+    (``SettingError`` for a card file that cannot be read)."""
+    from execbench.models.cards import CardError, read_cards, with_cards
+
+    try:
+        cards = read_cards(path)
+    except CardError as exc:
+        raise SettingError("{0}: " + _plain(str(exc)), "model_cards") from None
+    if results and not any(result.model in cards for result in results):
+        from execbench.text_safety import visible
+
+        def listed(names: set[str]) -> str:
+            return visible(", ".join(repr(name) for name in sorted(names)[:5]) or "none",
+                           lines=False)
+
+        raise SettingError("{0} " + _plain(
+            f"{visible(str(path), lines=False)} has no card for any of the runs' models "
+            f"({listed({r.model for r in results})}); its cards: {listed(set(cards))}"),
+            "model_cards")
+    dated = []
+    for result in results:
+        try:
+            dates = with_cards(result.config.dates(), result.model, cards)
+        except CardError as exc:
+            raise SettingError("{0}: " + _plain(str(exc)), "model_cards") from None
+        dated.append(replace(result, config=replace(
+            result.config, model_release=dates.release, model_cutoff=dates.cutoff)))
+    return dated
 
 
 def _ks(given: Sequence[int] | None, results: list[Results]) -> list[int]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import __version__
 from execbench.jsonfiles import utf8, write_atomic
 from execbench.program import PYTHON

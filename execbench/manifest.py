@@ -17,6 +17,7 @@ import platform
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import SCHEMA_VERSION, __version__
 from execbench.sandbox.pool import Limits
 

@@ -27,6 +27,7 @@ from execbench.results import (
     Usage,
 )
 from execbench.tasks.base import ERROR
+from execbench.tasks.common.taxonomy_payload import LABEL_KEY
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -58,6 +59,12 @@ def bootstrap_ci(
     different draw of benchmark problems of the same kind. A private ``random.Random`` keeps
     it reproducible without touching the global generator. One value has no spread to
     resample, so its interval collapses to the value; no values give ``(nan, nan)``.
+
+    Benchmark scores take few distinct levels (0/1, -1/0/1 for paired differences, k/n
+    with n samples), and a resample's sum then depends only on how many copies of each
+    level it drew: a multinomial count, drawn exactly in a handful of binomial draws
+    however many values there are. Data with fewer than ``VALUES_PER_LEVEL`` values per
+    distinct value are resampled value by value, which is as quick there.
     """
     if resamples < 1:
         raise ValueError(f"resamples must be at least 1, got {resamples}")
@@ -71,11 +78,123 @@ def bootstrap_ci(
         return (only, only)
     rng = random.Random(seed)
     pool = [float(v) for v in values]
-    # random.choices + sum keeps the inner loop in C: 10,000 values x 1,000 resamples in
-    # about a second without numpy.
-    means = sorted(sum(rng.choices(pool, k=size)) / size for _ in range(resamples))
+    counts = Counter(pool)
+    if len(counts) * VALUES_PER_LEVEL <= size:
+        means = _level_means(sorted(counts.items()), size, resamples, rng)
+    else:
+        # random.choices + sum keeps the inner loop in C.
+        means = [sum(rng.choices(pool, k=size)) / size for _ in range(resamples)]
+    means.sort()
     tail = (1.0 - level) / 2.0
     return (_percentile(means, tail), _percentile(means, 1.0 - tail))
+
+
+# A level's binomial draw costs about as much as drawing 25 values one by one, so counting
+# levels pays where there are at least this many values per level (measured by
+# bench/bootstrap.py's second table).
+VALUES_PER_LEVEL = 32
+
+
+def _level_means(levels: list[tuple[float, int]], size: int, resamples: int,
+                 rng: random.Random) -> list[float]:
+    """Means of ``resamples`` bootstrap resamples of data holding each level ``count``
+    times. The counts of a resample are Multinomial(size; count / size), drawn as each
+    level's binomial share of what the levels before it left."""
+    means = []
+    for _ in range(resamples):
+        left, mass, total = size, size, []
+        for value, count in levels[:-1]:
+            drawn = _binomial(left, count / mass, rng)
+            total.append(value * drawn)
+            left -= drawn
+            mass -= count
+        total.append(levels[-1][0] * left)
+        means.append(math.fsum(total) / size)
+    return means
+
+
+def _binomial(n: int, p: float, rng: random.Random) -> int:
+    """An exact Binomial(n, p) draw from ``rng.random()`` and ``math`` alone, so a seed gives
+    the same draws on every Python version (``random.binomialvariate`` is 3.12 and later)."""
+    if n <= 0 or p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return n
+    if p > 0.5:
+        return n - _binomial(n, 1.0 - p, rng)
+    if n * p < 10.0:
+        return _binomial_inversion(n, p, rng)
+    return _binomial_btrs(n, p, rng)
+
+
+def _binomial_inversion(n: int, p: float, rng: random.Random) -> int:
+    """Inversion from 0: walk the pmf up until it covers a uniform draw (expected n*p + 1
+    steps). Should rounding leave the uniform past every term, it draws again."""
+    ratio = p / (1.0 - p)
+    first = math.exp(n * math.log1p(-p))
+    while True:
+        u = rng.random()
+        k, term = 0, first
+        while u >= term:
+            u -= term
+            k += 1
+            term *= ratio * (n - k + 1) / k
+            if k > n or term == 0.0:
+                break
+        else:
+            return k
+
+
+def _binomial_btrs(n: int, p: float, rng: random.Random) -> int:
+    """Hörmann's transformed rejection with squeeze (BTRS, 1993) for p <= 1/2 and
+    n*p >= 10: a candidate from a hat over the pmf, kept by comparing a uniform with the
+    pmf's ratio to its value at the mode, about 1.2 pairs of uniforms a draw whatever n."""
+    q = 1.0 - p
+    spq = math.sqrt(n * p * q)
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    squeeze = 0.92 - 4.2 / b
+    alpha = (2.83 + 5.1 / b) * spq
+    log_odds = math.log(p / q)
+    mode = math.floor((n + 1) * p)
+    while True:
+        u = rng.random() - 0.5
+        v = rng.random()
+        us = 0.5 - abs(u)
+        k = math.floor((2.0 * a / us + b) * u + c)
+        if k < 0 or k > n:
+            continue
+        if us >= 0.07 and v <= squeeze:
+            return k
+        # log pmf(k) - log pmf(mode)
+        ratio = (_log_factorial_ratio(mode, k) + _log_factorial_ratio(n - mode, n - k)
+                 + (k - mode) * log_odds)
+        if math.log(v * alpha / (a / (us * us) + b)) <= ratio:
+            return k
+
+
+def _log_factorial_ratio(a: int, b: int) -> float:
+    """log(a!) - log(b!), without the cancellation of two huge ``lgamma`` values when both
+    are large (Stirling's series with the difference of logs as ``log1p``), so the
+    acceptance test above stays accurate for any n."""
+    if min(a, b) < 16:
+        return math.lgamma(a + 1) - math.lgamma(b + 1)
+    return (_stirling(a, b) + _stirling_tail(a) - _stirling_tail(b))
+
+
+def _stirling(a: int, b: int) -> float:
+    """(a + 1/2) log(a + 1) - (b + 1/2) log(b + 1) - (a - b), the main part of
+    log(a!) - log(b!) by Stirling, written so that no two large terms cancel."""
+    return (a + 0.5) * math.log1p((a - b) / (b + 1)) + (a - b) * (math.log(b + 1) - 1.0)
+
+
+def _stirling_tail(x: int) -> float:
+    """log(x!) minus its Stirling main part, (x + 1/2) log(x + 1) - (x + 1) + log(2 pi)/2:
+    the series in 1/(x + 1), accurate to about 1e-14 from x = 15."""
+    z = x + 1.0
+    z2 = z * z
+    return (1.0 / 12.0 - (1.0 / 360.0 - (1.0 / 1260.0 - 1.0 / (1680.0 * z2)) / z2) / z2) / z
 
 
 def _percentile(ordered: Sequence[float], q: float) -> float:
@@ -137,7 +256,7 @@ def _split(samples: list[Kept], n: int, key: Callable[[Kept], str]
     return {name: _group_metrics(parts[name], n) for name in sorted(parts)}
 
 
-def _is_correct(sample: Kept) -> bool:
+def is_correct(sample: Kept) -> bool:
     """Whether a sample counts as solved; a failed request never does, whatever it claims."""
     return bool(sample.correct) and sample.verdict != ERROR
 
@@ -156,7 +275,7 @@ def _group_metrics(samples: list[Kept], n: int) -> Group:
     # Instances in id order: the log's order depends on which request finished first, and
     # the bootstrap must not.
     groups = [per_instance[key] for key in sorted(per_instance)]
-    tallies = [(len(group), sum(_is_correct(s) for s in group)) for group in groups]
+    tallies = [(len(group), sum(is_correct(s) for s in group)) for group in groups]
     instances = len(tallies)
 
     passes: list[float | None] = []
@@ -174,11 +293,13 @@ def _group_metrics(samples: list[Kept], n: int) -> Group:
             instance_scores.append(sum(scores) / len(scores))
     failures = Counter(failure for s in samples
                        if isinstance(failure := s.added("failure"), str))
+    errors = Counter(label for s in samples if isinstance(label := s.added(LABEL_KEY), str))
     return Group(instances=instances, samples=len(samples), pass_at=tuple(passes),
                  rested_on=tuple(rested_on), accuracy=sum(fractions) / instances,
                  accuracy_ci95=bootstrap_ci(fractions), verdicts=verdict_counts(samples),
                  score=sum(instance_scores) / len(instance_scores) if instance_scores else None,
-                 failures={name: failures[name] for name in sorted(failures)})
+                 failures={name: failures[name] for name in sorted(failures)},
+                 errors={name: errors[name] for name in sorted(errors)})
 
 
 def paired_summary(samples: Iterable[Kept], n: int, first: str,
@@ -203,8 +324,8 @@ def paired_summary(samples: Iterable[Kept], n: int, first: str,
             continue
         key = sample.instance_id.split("/", 1)[1]
         sources[key] = sample.source
-        tallies[key][sample.task].append(_is_correct(sample))
-        by_index[(key, sample.task)][sample.sample] = _is_correct(sample)
+        tallies[key][sample.task].append(is_correct(sample))
+        by_index[(key, sample.task)][sample.sample] = is_correct(sample)
     keys = sorted(k for k, t in tallies.items() if t[first] and t[second])
     groups: dict[str, list[str]] = defaultdict(list)
     for key in keys:

@@ -46,6 +46,9 @@ class Group:
     """The mean partial credit, where the task gives one."""
     failures: Mapping[str, int] = field(default_factory=dict)
     """How many samples broke each rule of the answer format (``Score.extra["failure"]``)."""
+    errors: Mapping[str, int] = field(default_factory=dict)
+    """How many wrong or unreadable samples got each error label (``common.taxonomy``);
+    empty in results written before labels existed, and where every answer was right."""
 
     def pass_at_k(self, k: int) -> float | None:
         return self.pass_at[k - 1] if 1 <= k <= len(self.pass_at) else None
@@ -75,6 +78,8 @@ class Group:
         record["verdicts"] = dict(self.verdicts)
         if self.failures:
             record["failures"] = dict(self.failures)
+        if self.errors:
+            record["errors"] = dict(self.errors)
         return record
 
     @classmethod
@@ -87,7 +92,8 @@ class Group:
                                               record["instances"]) for k in range(1, n + 1)),
                    accuracy=record["accuracy"], accuracy_ci95=(low, high),
                    verdicts=dict(record["verdicts"]), score=record.get("score"),
-                   failures=dict(record.get("failures", {})))
+                   failures=dict(record.get("failures", {})),
+                   errors=dict(record.get("errors", {})))
 
 
 def _groups(record: Mapping[str, Any]) -> dict[str, Group]:

@@ -40,26 +40,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import SCHEMA_VERSION, __version__
 from execbench.json_types import JSONObject
 from execbench.jsonfiles import dumps, file_sha256, utf8, write_atomic
 from execbench.kept import Kept
 from execbench.models.base import GenerateConfig, Generation
+from execbench.models.cards import CardError, ModelDates
 from execbench.results import DeclaredMetric, Paired, Session, TaskMetrics, Usage
 from execbench.settings import SettingError, at_least_one
 from execbench.tasks.base import Instance, Score
 from execbench.tasks.protocol import FIXED, SHIPPED, SHOT_PICKS, STYLES, Protocol
+from execbench.text_safety import visible
 
 SAMPLES = "samples.jsonl"
 RUN_CONFIG = "run.json"
 RESULTS = "results.json"
 
 PINNED = ("suite_sha256", "model", "model_args", "shots", "temperature", "top_p",
-          "max_tokens", "seed", "protocol")
+          "max_tokens", "seed", "protocol", "model_dates")
 """Settings that change what a sample means: resuming with other values would mix runs.
 The endpoint is not one of them: the same model may come back at another host or port (a
 scheduler's usual case), and each sample records the endpoint that answered it; run.json
-lists every base URL the run used (``base_urls``)."""
+lists every base URL the run used (``base_urls``). The model's dates (``model_dates``)
+say which model answered: they are pinned where given, and absent where not, so that runs
+without them keep their bytes and runs pinned before they existed resume."""
 SUITE_FILES = ("instances.jsonl", "manifest.json")
 """What marks a folder as a suite (``suite.INSTANCES``, ``suite.MANIFEST``): a run is never
 written into one."""
@@ -102,6 +107,12 @@ class RunConfig:
     """Template texts replacing the shipped prompts, by task (``protocol.EVERY_TASK`` for
     all): kept whole in ``run.json``, so that ``show`` and the page render the prompts
     that were sent."""
+    model_release: str | None = None
+    """The model's release date, a day or a month (``--model-release``, ``models.cards``):
+    the release-date report places the run by it."""
+    model_cutoff: str | None = None
+    """The model's training cutoff, a day or a month (``--model-cutoff``): the
+    cutoff-split report tells instances dated after it from those on or before."""
 
     def protocol(self) -> Protocol:
         """How the run asks its questions: every prompt it sends or shows is made with it."""
@@ -120,7 +131,7 @@ class RunConfig:
                 "shots": self.shots, "limit": self.limit, "tasks": self.tasks,
                 "base_url": self.base_url, "model_args": self.model_args,
                 "generate": asdict(self.generate), "price_input": self.price_input,
-                "price_output": self.price_output, **self._asked(),
+                "price_output": self.price_output, **self._asked(), **self._dated(),
                 "sampling_defaults": sampling_defaults(self.model)}
 
     def _asked(self) -> dict[str, Any]:
@@ -132,6 +143,15 @@ class RunConfig:
                                    "templates": {}}
         return {key: value for key, value in asked.items() if value != shipped[key]}
 
+    def dates(self) -> ModelDates:
+        """The model's release date and training cutoff, where the run was given them."""
+        return ModelDates(self.model_release, self.model_cutoff)
+
+    def _dated(self) -> dict[str, str]:
+        """The model's dates where given: a run without them records what it always did."""
+        dated = {"model_release": self.model_release, "model_cutoff": self.model_cutoff}
+        return {key: value for key, value in dated.items() if value is not None}
+
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> RunConfig:
         """Read ``record()``'s form, or a ``run.json`` written before it (which kept the
@@ -141,6 +161,7 @@ class RunConfig:
         def value(key: str) -> Any:
             return record[key] if key in record else pinned[key]
 
+        dates = _dates(record)
         return cls(suite=record["suite"], model=value("model"), n=record["n"],
                    shots=value("shots"), limit=record["limit"], tasks=record["tasks"],
                    base_url=record.get("base_url", pinned.get("base_url")),
@@ -149,7 +170,8 @@ class RunConfig:
                    price_input=record.get("price_input"), price_output=record.get("price_output"),
                    prompt=record.get("prompt", SHIPPED),
                    shot_pick=record.get("shot_pick", FIXED), system=record.get("system"),
-                   templates=_templates(record.get("templates")))
+                   templates=_templates(record.get("templates")),
+                   model_release=dates.release, model_cutoff=dates.cutoff)
 
     def validate(self) -> None:
         """Raise ``SettingError`` for settings no run can use, before anything is written."""
@@ -170,6 +192,11 @@ class RunConfig:
         if any(price is not None and price < 0 for price in (self.price_input,
                                                              self.price_output)):
             raise SettingError("{0} and {1} must be >= 0", "price_input", "price_output")
+        try:
+            ModelDates.checked(self.model_release, self.model_cutoff,
+                               ("model_release", "model_cutoff"))
+        except CardError as exc:
+            raise SettingError(str(exc).replace("{", "{{").replace("}", "}}")) from None
 
     def decoding_stated(self, out: Path | None) -> RunConfig:
         """The run with the temperature it samples at said, never left to the provider
@@ -216,8 +243,21 @@ class RunConfig:
         values = {"model": self.model, "base_url": self.base_url,
                   "model_args": self.model_args, "shots": self.shots,
                   **asdict(self.generate), "suite_sha256": suite_sha256,
-                  "protocol": self.protocol().pinned()}
-        return {k: values[k] for k in PINNED}
+                  "protocol": self.protocol().pinned(),
+                  "model_dates": self.dates().pinned()}
+        return {k: values[k] for k in PINNED if k != "model_dates" or values[k] is not None}
+
+
+def _dates(record: dict[str, Any]) -> ModelDates:
+    """``run.json``'s model dates (absent: none), each read as ``--model-release`` reads
+    it; another's run folder may hold anything there: ``ValueError``, which reading the
+    folder reports."""
+    try:
+        dates = ModelDates.checked(record.get("model_release"), record.get("model_cutoff"),
+                                   ("model_release", "model_cutoff"))
+    except CardError as exc:
+        raise ValueError(str(exc)) from None
+    return dates
 
 
 def _templates(found: Any) -> dict[str, str]:
@@ -479,12 +519,25 @@ def check_pinned(out: Path, pinned: dict[str, Any], remedy: str) -> dict[str, An
     if not (out / RUN_CONFIG).exists():
         return None
     earlier = _read_run_json(out)
-    changed = [k for k in PINNED if earlier.get("pinned", {}).get(k) != pinned[k]]
+    before = earlier.get("pinned", {})
+    changed = [k for k in PINNED if before.get(k) != pinned.get(k)]
     if changed and answered_nothing(out):
         return None
     if changed:
-        raise RunError(f"{out} holds a run with different {', '.join(changed)}; {remedy}")
+        said = ", ".join(changed)
+        if "model_dates" in changed:
+            said += (f" (the run's: {_dates_said(before.get('model_dates'))}; given now: "
+                     f"{_dates_said(pinned.get('model_dates'))})")
+        raise RunError(f"{out} holds a run with different {said}; {remedy}")
     return earlier
+
+
+def _dates_said(pinned: Any) -> str:
+    """A pinned ``model_dates`` in words, for the refusal to resume."""
+    if not isinstance(pinned, dict):
+        return "none"
+    return ", ".join(f"{key} {visible(str(pinned[key]), lines=False)}"
+                     for key in ("release", "cutoff") if key in pinned) or "none"
 
 
 def pin(out: Path, pinned: dict[str, Any], config: RunConfig) -> None:
@@ -677,5 +730,8 @@ class Results:
 
 
 def read_results(folder: Path) -> Results:
-    """A run folder's ``results.json``."""
-    return Results.from_record(json.loads((folder / RESULTS).read_text(encoding="utf-8")))
+    """A run folder's ``results.json``, its ``run_dir`` the folder it was read from: the
+    file names the folder the run was made in, which may have moved since, or never held
+    it (reports read the run's samples from ``run_dir``)."""
+    found = Results.from_record(json.loads((folder / RESULTS).read_text(encoding="utf-8")))
+    return replace(found, run_dir=str(folder))

@@ -511,12 +511,22 @@ def test_plot_and_by_source_need_a_layout_that_has_them(tiny: Path, tmp_path: Pa
     run = tmp_path / "run"
     assert execbench("run", "--suite", tiny, "--model", "reference/oracle",
                      "--out", run).exit_code == 0
+    from execbench.reports.layouts import layouts
+
+    drawn = " or ".join(name for name, layout in layouts().items() if layout.figure)
+    assert {"ces", "codesense", "dexbench", "generalization"} <= set(drawn.split(" or "))
     assert refused("report", run, "--plot", tmp_path / "p.png") == (
-        "--plot needs a layout that has a figure (--layout ces or codesense or generalization); "
+        f"--plot needs a layout that has a figure (--layout {drawn}); "
         "the default layout has none")
     assert refused("report", run, "--layout", "leaderboard", "--by-source") == (
         "--by-source concerns the default layout; the leaderboard layout has its own rows")
     assert not (tmp_path / "p.png").exists()
+    # --plots draws what the runs' layouts have: for the oracle on this suite, nothing
+    drawn_none = execbench("report", run, "--plots", tmp_path / "plots")
+    assert drawn_none.exit_code == 0
+    assert "--plots: no layout these runs have draws a figure" in " ".join(
+        drawn_none.stderr.split())
+    assert not (tmp_path / "plots").exists()
 
 
 def test_ls_formats_describes_every_format_and_dsl() -> None:

@@ -19,7 +19,7 @@ LAYERS = (
      "execbench.values", "execbench.sandbox", "execbench.analysis", "execbench.jsonfiles",
      "execbench.spool", "execbench.executors", "execbench.safe_read", "execbench.text_safety",
      "execbench.plugins", "execbench.results", "execbench.kept", "execbench.json_types",
-     "execbench.template_worker"),
+     "execbench.template_worker", "execbench.import_guard"),
     ("execbench.sources", "execbench.mutation"),
     ("execbench.harvest",),
     ("execbench.tasks",),

@@ -8,8 +8,11 @@ import random
 
 import pytest
 
+from execbench import metrics
 from execbench.kept import Kept
 from execbench.metrics import (
+    _binomial,
+    _log_factorial_ratio,
     bootstrap_ci,
     pass_at_k,
     percentile,
@@ -111,6 +114,87 @@ class TestBootstrap:
     def test_invalid_arguments_raise(self, kwargs: dict) -> None:
         with pytest.raises(ValueError):
             bootstrap_ci(self.values, **kwargs)
+
+
+class TestBootstrapByLevels:
+    """Data with few distinct values resample by counting each level's draws; the
+    intervals must be those of resampling value by value, up to Monte Carlo error."""
+
+    def test_pinned_intervals(self) -> None:
+        # The same on 3.11-3.13 (only random() and math are used). Normal approximations:
+        # 0.7 +- 1.96 * sqrt(0.21 / 1000) = [0.672, 0.728]; 0.1 +- 1.96 * sqrt(0.39 / 1000)
+        # = [0.061, 0.139].
+        assert bootstrap_ci([1.0] * 700 + [0.0] * 300) == (0.671, 0.728)
+        assert bootstrap_ci([-1.0] * 150 + [0.0] * 600 + [1.0] * 250) == (0.064, 0.138)
+
+    @pytest.mark.parametrize("levels", [{0.0: 300, 1.0: 700}, {-1.0: 150, 0.0: 600, 1.0: 250},
+                                        {0.0: 40, 0.25: 30, 0.5: 20, 0.75: 60, 1.0: 50}])
+    def test_agrees_with_drawing_values_one_by_one(self, levels: dict[float, int],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+        values = [value for value, count in levels.items() for _ in range(count)]
+        random.Random(4).shuffle(values)
+        counted = bootstrap_ci(values, resamples=2000, seed=1)
+        monkeypatch.setattr(metrics, "VALUES_PER_LEVEL", len(values) + 1)
+        one_by_one = bootstrap_ci(values, resamples=2000, seed=1)
+        assert counted != one_by_one  # the two ways really ran
+        size = len(values)
+        mean = sum(values) / size
+        error = math.sqrt(sum((v - mean) ** 2 for v in values) / size / size)
+        for low, high in (counted, one_by_one):
+            assert low == pytest.approx(mean - 1.96 * error, abs=0.25 * error)
+            assert high == pytest.approx(mean + 1.96 * error, abs=0.25 * error)
+
+    def test_one_level_has_no_spread(self) -> None:
+        assert bootstrap_ci([0.5] * 100) == (0.5, 0.5)
+
+    @pytest.mark.parametrize(("n", "p"), [
+        (0, 0.3), (1, 0.0), (1, 0.5), (7, 1.0), (20, 0.1), (40, 0.5), (1000, 0.97),
+        (10**9, 5e-9), (10**12, 0.5), (10**12, 0.999999)])
+    def test_binomial_mean_and_variance(self, n: int, p: float) -> None:
+        rng = random.Random(11)
+        draws = [_binomial(n, p, rng) for _ in range(20_000)]
+        assert all(0 <= k <= n for k in draws)
+        mean = sum(draws) / len(draws)
+        variance = sum((k - mean) ** 2 for k in draws) / (len(draws) - 1)
+        expected = n * p * (1 - p)
+        if expected == 0:
+            assert set(draws) == {round(n * p)}
+            return
+        # 4.5 standard errors of the mean; the sample variance's is about 1% here.
+        assert abs(mean - n * p) <= 4.5 * math.sqrt(expected / len(draws))
+        assert variance == pytest.approx(expected, rel=0.05)
+
+    @pytest.mark.parametrize(("n", "p"), [(30, 0.5), (200, 0.03), (60, 0.8), (5000, 0.01)])
+    def test_binomial_follows_the_pmf(self, n: int, p: float) -> None:
+        """Chi-square over every outcome expected at least 5 times: for these seeds it
+        stays well under its 99.9% point (df + 4.5 sqrt(2 df) is above it for df >= 10)."""
+        rng = random.Random(12)
+        draws = 50_000
+        seen = [0] * (n + 1)
+        for _ in range(draws):
+            seen[_binomial(n, p, rng)] += 1
+        chi2, cells = 0.0, 0
+        for k in range(n + 1):
+            expected = draws * math.exp(math.lgamma(n + 1) - math.lgamma(k + 1)
+                                        - math.lgamma(n - k + 1) + k * math.log(p)
+                                        + (n - k) * math.log1p(-p))
+            if expected >= 5:
+                chi2 += (seen[k] - expected) ** 2 / expected
+                cells += 1
+        assert chi2 < (cells - 1) + 4.5 * math.sqrt(2 * (cells - 1))
+
+    @pytest.mark.parametrize(("a", "b"), [(20, 17), (100, 1000), (16, 5), (3, 40),
+                                          (10**6, 10**6 - 300)])
+    def test_log_factorial_ratio(self, a: int, b: int) -> None:
+        assert _log_factorial_ratio(a, b) == pytest.approx(
+            math.lgamma(a + 1) - math.lgamma(b + 1), rel=1e-11)
+
+    def test_log_factorial_ratio_of_huge_neighbours(self) -> None:
+        # log((n + 2)! / n!) = log(n + 1) + log(n + 2), where two lgamma values of 2.6e13
+        # would have lost every digit.
+        n = 10**12
+        assert _log_factorial_ratio(n + 2, n) == pytest.approx(
+            math.log(n + 1) + math.log(n + 2), rel=1e-12)
 
 
 def hand_made_samples() -> list[Kept]:

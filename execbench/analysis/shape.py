@@ -14,6 +14,13 @@
   (1 + decision points), and the construct category: CO (an ``if`` but no loop), LO (a
   loop but no ``if``), LC (both), Others (neither); only ``if``/``for``/``while``
   statements count, not comprehensions or conditional expressions.
+* **Bins**: every binning of a size that tasks and reports group by is defined here, next
+  to the others: ``LOC_BINS`` (a program's lines of code, the generalization study's DSL
+  bins), ``FUNCTION_SIZE_BINS`` (the lines of code of the function a CodeSense question is
+  asked in, the CodeSense paper's Table 12) and ``BLOCK_SIZE_BINS`` (the statements of a
+  CodeSense block question). ``bin_order`` sorts the names of all of them. A function's
+  lines of code are counted by ``function_loc``: ``loc``'s rule on the function's own text,
+  in Python, C or Java.
 """
 
 from __future__ import annotations
@@ -210,6 +217,53 @@ def bin_order(name: str) -> tuple[int, str]:
     return (low + (1 if name.startswith(">") else -1 if name.startswith("<") else 0), name)
 
 
+@dataclass(frozen=True)
+class SizeBins:
+    """Ranges of a whole-number size, each named by its bounds (``"10-19"``, ``"3"``, and
+    ``"20+"`` for the open last one); a size below the first range is ``"<N"``. Reports
+    keep the raw sizes in ``results.json`` and bin them when they show them, so that the
+    bins can change without scoring a run again."""
+
+    bins: tuple[tuple[int, int | None], ...]
+    """(lowest, highest) sizes of each range, in order; the last may be open (None)."""
+    labels: tuple[str, ...] = ()
+    """A word for each range, where a paper names them (``small``), shown before it."""
+
+    @staticmethod
+    def _name(low: int, high: int | None) -> str:
+        return f"{low}+" if high is None else str(low) if low == high else f"{low}-{high}"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every range's name, in order."""
+        return tuple(self._name(low, high) for low, high in self.bins)
+
+    def of(self, size: int) -> str:
+        """The name of the range ``size`` falls in."""
+        for low, high in self.bins:
+            if low <= size and (high is None or size <= high):
+                return self._name(low, high)
+        return f"<{self.bins[0][0]}" if size < self.bins[0][0] else f">{self.bins[-1][1]}"
+
+    def label(self, name: str) -> str:
+        """A range's name with its word where it has one (``small: 1-9``)."""
+        words = dict(zip(self.names, self.labels, strict=False))
+        return f"{words[name]}: {name}" if name in words else name
+
+
+FUNCTION_SIZE_BINS = SizeBins(((1, 9), (10, 19), (20, None)), ("small", "medium", "large"))
+"""The lines of code of the function a CodeSense question is asked in (``function_loc``):
+the CodeSense paper's function sizes (Table 12, Appendix A.14), small up to 9 lines,
+medium up to 19, large from 20. The paper's table writes medium as ``10 < length <= 19``,
+which files a 10-line function nowhere; it is medium here."""
+
+BLOCK_SIZE_BINS = SizeBins(((1, 1), (2, 2), (3, 3), (4, 7), (8, 15), (16, 31), (32, 63),
+                            (64, None)))
+"""The statements of a CodeSense block question (its kind ``block-k``): the paper's block
+sizes 1, 2 and 3 each alone (its Figure 3a), then doubling ranges for the longer blocks
+the published C file asks about (up to 247 statements)."""
+
+
 def loc(code: str) -> int:
     """Lines holding code: not blank, not only a comment (docstrings count, as in most
     tools). The one lines-of-code rule: suites, the DSL's bins and reports all use it."""
@@ -224,6 +278,60 @@ def loc(code: str) -> int:
         pass
     return sum(1 for n, text in enumerate(code.splitlines(), 1)
                if text.strip() and n not in comment_only)
+
+
+def c_like_loc(code: str) -> int:
+    """``loc``'s rule for C and Java text: lines holding code, not blank and not only
+    comment (``//`` to the line's end, ``/* ... */`` over any lines). A string or
+    character literal is code, and a comment mark inside one is not a comment; a literal
+    ends at its line's end (one the text leaves open does not swallow the rest)."""
+    counted: set[int] = set()
+    state = ""  # in code (empty), a ``//`` or ``/*`` comment, or a literal (its quote)
+    line, index, end = 1, 0, len(code)
+    while index < end:
+        char = code[index]
+        if char == "\n":
+            line += 1
+            state = "" if state != "/*" else state
+        elif state == "/*":
+            if code.startswith("*/", index):
+                state, index = "", index + 1
+        elif state in ("'", '"'):
+            counted.add(line)
+            if char == "\\" and code[index + 1:index + 2] not in ("", "\n"):
+                index += 1
+            elif char == state:
+                state = ""
+        elif state == "":
+            if code.startswith(("//", "/*"), index):
+                state, index = code[index:index + 2], index + 1
+            elif not char.isspace():
+                counted.add(line)
+                state = char if char in "'\"" else ""
+        index += 1
+    return len(counted)
+
+
+@lru_cache(maxsize=4096)
+def function_loc(code: str, entry_point: str, language: str = "python") -> int:
+    """The lines of code of the function a question is asked in (``FUNCTION_SIZE_BINS``
+    bins them). Python: ``loc`` of the top-level function ``entry_point`` names, from its
+    first decorator to its last line (a module's other functions and imports do not
+    count), or of the whole text where no such function parses. C and Java: the whole text
+    (a published record is the one function), by ``c_like_loc``. The CodeSense authors'
+    ``code_length`` counts every non-blank line, comment lines too."""
+    if language != "python":
+        return c_like_loc(code)
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return loc(code)
+    function = next((node for node in tree.body if isinstance(
+        node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == entry_point), None)
+    if function is None:
+        return loc(code)
+    first = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+    return loc("\n".join(code.splitlines()[first - 1:function.end_lineno]))
 
 
 def cyclomatic(tree: ast.AST) -> int:

@@ -15,7 +15,7 @@ from execbench.cli import (
     serve_rewards,
     show,
 )
-from execbench.cli.app import app, plugin_errors_said
+from execbench.cli.app import app, one_line_summaries, plugin_errors_said
 
 __all__ = ["app"]
 
@@ -29,3 +29,4 @@ app.command()(plugin_errors_said(export.export))
 app.command("serve-rewards")(plugin_errors_said(serve_rewards.serve_rewards))
 app.command("ls")(plugin_errors_said(ls.list_things))
 app.command()(plugin_errors_said(doctor.doctor))
+one_line_summaries()

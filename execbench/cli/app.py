@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import __version__
 from execbench.settings import SettingError, at_least_one
 from execbench.text_safety import visible
@@ -80,6 +81,17 @@ def plugin_errors_said(function: Callable[P, None]) -> Callable[P, None]:
             fail(str(exc))
 
     return checked
+
+
+def one_line_summaries() -> None:
+    """Give each command without one a short help of its docstring's first paragraph on
+    one line. Without it, the rich help's command list keeps the docstring's own line
+    breaks (typer joins them only for a command's own help), so ``execbench --help`` broke
+    its lines mid-sentence wherever the source did, whatever the terminal's width."""
+    for info in app.registered_commands:
+        doc = info.callback.__doc__ if info.callback is not None else None
+        if info.short_help is None and doc:
+            info.short_help = " ".join(doc.strip().split("\n\n")[0].split())
 
 
 def fail(message: str, code: int = 2) -> NoReturn:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from execbench.cli.app import (
     ExecutorName,
@@ -22,6 +23,8 @@ from execbench.cli.app import (
 from execbench.cli.progress import Progress, ProgressEvery, check_every
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from execbench.executors import ExecutorChoice
     from execbench.harvest.options import HarvestOptions, HarvestResult
 
@@ -34,8 +37,9 @@ FLAGS = {"max_calls": "--max-calls", "max_events": "--max-events",
 
 def harvest(
     out_file: Annotated[Path, typer.Option(
-        "--out", "-o", help="FILE.jsonl for one project; a folder for several (or for "
-        "--projects): one file per project, a merged harvest.jsonl, resumable.")],
+        "--out", "-o", help="FILE.jsonl for one project (pytest's output in FILE.log); a "
+        "folder for several (or for --projects): one file per project and its pytest log, "
+        "a merged harvest.jsonl, resumable.")],
     projects: Annotated[list[Path] | None, typer.Argument(
         help="Project folders or source archives (.tar.gz, .tgz, .tar, .zip); each "
              "one's pytest suite runs.", show_default=False)] = None,
@@ -75,7 +79,11 @@ def harvest(
     progress_every: ProgressEvery = 10.0,
 ) -> None:
     """Run each project's pytest suite, recording calls of its functions, and write them
-    as a generic JSONL source (recorded traces) for `execbench build`."""
+    as a generic JSONL source (recorded traces) for `execbench build`.
+
+    A project whose tests did not run (import or collection errors, no tests, a session
+    that crashed) fails with pytest's errors and a hint: exit status 1, and the next run
+    tries it again."""
     import shlex
 
     from execbench.executors import EXECUTORS, ExecutorError
@@ -114,30 +122,36 @@ def harvest(
 
 
 def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -> None:
-    """One project into one file, its summary printed."""
+    """One project into one file, its summary printed; pytest's output in ``FILE.log``.
+    Tests that did not run: their errors and a hint, nothing written, exit status 1."""
     import tempfile
 
+    from execbench.harvest.failures import TestsNotRun
     from execbench.harvest.many import projects_from, unpacked
     from execbench.harvest.project import harvest as run_harvest
 
     [found] = projects_from([project])
-    with Progress("harvest", "tests", every) as shown, \
-            tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
+    log = out_file.with_suffix(".log")
+    try:
+        with Progress("harvest", "tests", every) as shown, \
+                tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
 
-        def progress(status: dict[str, Any]) -> None:
-            shown.update(status["tests"], status["total"] or None, _recorded(status))
+            def progress(status: dict[str, Any]) -> None:
+                shown.update(status["tests"], status["total"] or None, _recorded(status))
 
-        root = found.path if found.path.is_dir() else \
-            unpacked(found.path, Path(scratch) / "unpacked")
-        result = run_harvest(root, out_file, options, progress=progress,
-                             warn=lambda message: warn(message, "skipped"))
+            root = found.path if found.path.is_dir() else \
+                unpacked(found.path, Path(scratch) / "unpacked")
+            result = run_harvest(root, out_file, options, progress=progress,
+                                 warn=lambda message: warn(message, "skipped"), log=log)
+    except TestsNotRun as exc:
+        err.print("[bold red]error:[/] " + escape(str(exc)), highlight=False)
+        _said(err, exc.errors, exc.hint, log, f"nothing written to {out_file}")
+        raise typer.Exit(1) from None
     out.print(_summary(result), highlight=False, markup=False)
     for message in result.jail_warnings:
         warn(message)
-    if result.ended_early:
-        err.print("the test run ended early; the end of its output:\n" + result.log[-2000:],
-                  highlight=False, markup=False)
-    err.print(f"wrote {result.functions['kept']} functions to {out_file}", highlight=False)
+    err.print(f"wrote {result.functions['kept']} functions to {out_file} (pytest's output: "
+              f"{log})", highlight=False, markup=False)
 
 
 def _many(given: list[Path], listing: Path | None, out_dir: Path, options: HarvestOptions,
@@ -175,6 +189,9 @@ def _many(given: list[Path], listing: Path | None, out_dir: Path, options: Harve
             failed += 1
             out.print(f"{outcome.project.name}: failed: {summary['error']}", highlight=False,
                       markup=False)
+            if summary.get("hint"):
+                _said(out, summary["errors"], summary["hint"],
+                      out_dir / "projects" / f"{outcome.project.name}.log")
             continue
         done, total = summary["tests"]
         hung = f", {len(summary['hung'])} stopped at --test-timeout" if summary["hung"] else ""
@@ -186,6 +203,13 @@ def _many(given: list[Path], listing: Path | None, out_dir: Path, options: Harve
               f"each in {out_dir / 'projects'})", highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def _said(console: Console, errors: list[str], hint: str, log: Path, *more: str) -> None:
+    """pytest's error lines (indented), the hint and where its whole output is."""
+    lines = [f"    {line}" for line in errors] or ["    (pytest printed nothing)"]
+    lines += [f"  hint: {hint}", f"  pytest's whole output: {log}", *(f"  {m}" for m in more)]
+    console.print("\n".join(lines), highlight=False, markup=False)
 
 
 def _recorded(status: dict[str, Any]) -> str:

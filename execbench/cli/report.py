@@ -42,6 +42,11 @@ def report(
         help="Also write one self-contained HTML page: leaderboard, every layout present "
              "with its figures (the plot extra), verdicts and failures, and a sample browser.")
     ] = None,
+    model_cards: Annotated[Path | None, typer.Option(
+        metavar="FILE.toml",
+        help="Model cards (a TOML table of release and cutoff per model name, as `run "
+             "--model-cards` reads) for runs that carry no dates of their own; a run's own "
+             "dates win.")] = None,
 ) -> None:
     """Compare runs: a layout's tables on stdout (and, with --html, a page to open)."""
     from execbench.api import ReportConfig
@@ -50,7 +55,8 @@ def report(
 
     config = ReportConfig(runs=run_dirs, layout=layout, fmt=fmt, k=_ks(k),
                           by_source=by_source, verdicts=verdicts, figure=plot is not None,
-                          width=shutil.get_terminal_size().columns, compare=compare)
+                          width=shutil.get_terminal_size().columns, compare=compare,
+                          model_cards=model_cards)
     try:
         made = make_report(config)
     except SettingError as exc:
@@ -67,7 +73,7 @@ def report(
     if plots is not None:
         _write_plots(plots, made.results)
     if html is not None:
-        _write_html(html, run_dirs, made.results)
+        _write_html(html, made.results)
 
 
 def _write_plots(folder: Path, results: list[Results]) -> None:
@@ -77,6 +83,10 @@ def _write_plots(folder: Path, results: list[Results]) -> None:
         files = figure_files(results)
     except RuntimeError as exc:  # no matplotlib
         fail(f"--plots: {exc}")
+    if not files:
+        warn("--plots: no layout these runs have draws a figure (`execbench ls layouts` "
+             "says which do); nothing written")
+        return
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in files.items():
         (folder / name).write_bytes(data)
@@ -84,7 +94,7 @@ def _write_plots(folder: Path, results: list[Results]) -> None:
 
 
 FLAGS = {"figure": "--plot", "layout": "--layout", "by_source": "--by-source", "k": "--k",
-         "compare": "--compare"}
+         "compare": "--compare", "model_cards": "--model-cards"}
 """The flag of each setting ``ReportConfig`` names in its messages."""
 
 
@@ -98,13 +108,13 @@ def _ks(text: str | None) -> list[int] | None:
         fail(f"--k takes comma-separated whole numbers, not {text!r}")
 
 
-def _write_html(path: Path, run_dirs: list[Path], results: list[Results]) -> None:
+def _write_html(path: Path, results: list[Results]) -> None:
     from execbench.cli.progress import Progress
     from execbench.jsonfiles import utf8
     from execbench.reports.html import render_html
     from execbench.runner import RunError
 
-    folders = [folder for folder in run_dirs if (folder / "results.json").is_file()]
+    folders = [Path(result.run_dir) for result in results]  # the folders read, in order
     try:
         with Progress("report", "runs") as shown:
             page, warnings = render_html(folders, results,

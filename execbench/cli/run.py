@@ -41,7 +41,8 @@ FLAGS = {"n": "-n", "limit": "--limit", "shots": "--shots",
          "server_start_timeout": "--server-start-timeout",
          "price_input": "--price-input", "price_output": "--price-output",
          "tasks": "--tasks", "temperature": "--temperature", "prompt": "--prompt",
-         "shot_pick": "--shot-pick", "templates": "--template"}
+         "shot_pick": "--shot-pick", "templates": "--template",
+         "model_release": "--model-release", "model_cutoff": "--model-cutoff"}
 """The flag of each setting ``api.checked_run`` checks, for its messages."""
 
 CHARS_PER_TOKEN = 4
@@ -119,6 +120,18 @@ PriceOutput = Annotated[float | None, typer.Option(
     help="Price per million output tokens, for the cost estimate.")]
 ServerStartTimeout = Annotated[float, typer.Option(
     help="Seconds a server the run starts (vllm/, sglang/) has to become healthy.")]
+ModelRelease = Annotated[str | None, typer.Option(
+    metavar="YYYY-MM[-DD]",
+    help="The model's release date, a day or a month: kept in run.json for the "
+         "release-date report (overrides --model-cards).")]
+ModelCutoff = Annotated[str | None, typer.Option(
+    metavar="YYYY-MM[-DD]",
+    help="The model's training cutoff, a day or a month (2023-10: through 2023-10-31): "
+         "kept in run.json for the cutoff-split report (overrides --model-cards).")]
+ModelCards = Annotated[Path | None, typer.Option(
+    metavar="FILE.toml",
+    help='Model cards: a TOML table per model name, e.g. ["openai/gpt-4o"] with '
+         'release = 2024-05-13 and cutoff = "2023-10"; gives the --model its dates.')]
 DryRun = Annotated[bool, flag(
     "--dry-run", "Send nothing and write nothing: show the first prompt of each task, the "
                  "number of requests and an estimate of the input tokens.")]
@@ -139,23 +152,31 @@ def run(
     retry_errors: RetryErrors = False, max_connection_failures: MaxConnectionFailures = 5,
     price_input: PriceInput = None, price_output: PriceOutput = None,
     server_start_timeout: ServerStartTimeout = 900.0, progress_every: ProgressEvery = 30.0,
-    dry_run: DryRun = False,
+    model_release: ModelRelease = None, model_cutoff: ModelCutoff = None,
+    model_cards: ModelCards = None, dry_run: DryRun = False,
 ) -> None:
     """Evaluate MODEL on SUITE; re-run the same command to resume."""
     from execbench import runner
     from execbench.api import checked_run, default_out
     from execbench.models.base import GenerateConfig
+    from execbench.models.cards import CardError, dates_for
     from execbench.settings import SettingError
 
     if sample_deadline is not None and sample_deadline < 0:
         fail("--sample-deadline must be >= 0 (0: no deadline)")
     check_every(progress_every)
+    try:
+        dates = dates_for(model, model_cards, model_release, model_cutoff,
+                          ("--model-release", "--model-cutoff"))
+    except CardError as exc:
+        fail(str(exc))
     config = runner.RunConfig(
         suite=str(suite), model=model, n=samples, shots=shots, limit=limit,
         tasks=None if tasks is None else tasks.split(","),
         base_url=",".join(model_base_url) or None, model_args=pairs(model_arg, "-M"),
         retry_errors=retry_errors, price_input=price_input, price_output=price_output,
         prompt=prompt, shot_pick=shot_pick, system=system, templates=_templates(template),
+        model_release=dates.release, model_cutoff=dates.cutoff,
         generate=GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
                                 seed=seed, max_connections=max_connections,
                                 max_retries=max_retries, timeout=timeout,
@@ -218,13 +239,18 @@ def _evaluate(config: RunConfig, out_dir: Path, progress_every: float) -> None:
     try:
         planned = runner.plan(config, out_dir)
         todo, total = planned.todo, planned.total
-        if todo < total:
-            err.print(f"resuming: {total - todo} of {total} samples already in {out_dir}")
-        with Progress(config.model, "samples", progress_every) as shown:
-            shown.update(0, todo, "waiting for the first answer")
-            tally = _Tally(todo, shown)
-            results = runner.run(config, out_dir, progress=tally.add, planned=planned,
-                                 notice=lambda line: warn(line, "note:"))
+        if not todo:  # nothing to ask: no progress, no waiting for an answer
+            err.print(f"complete: all {total} samples already in {out_dir}; the results "
+                      "follow", highlight=False)
+            results = runner.run(config, out_dir, planned=planned)
+        else:
+            if todo < total:
+                err.print(f"resuming: {total - todo} of {total} samples already in {out_dir}")
+            with Progress(config.model, "samples", progress_every) as shown:
+                shown.update(0, todo, "waiting for the first answer")
+                tally = _Tally(todo, shown)
+                results = runner.run(config, out_dir, progress=tally.add, planned=planned,
+                                     notice=lambda line: warn(line, "note:"))
     except Unreachable as exc:
         fail(str(exc), UNREACHABLE)
     except (runner.RunError, SuiteError, ModelError) as exc:

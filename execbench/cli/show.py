@@ -29,6 +29,7 @@ def show(
     the extracted answer, the truth and the verdict."""
     from execbench.reports.samples import Filter, load_samples
     from execbench.runner import RunError
+    from execbench.tasks.common.taxonomy_payload import error_label
     from execbench.text_safety import json_text, visible
 
     counts_at_least_one({"--limit": limit})
@@ -46,16 +47,21 @@ def show(
     if fmt == "json":
         # every reply as it was (lone surrogates too), as escapes where a terminal would act
         records = [one.to_record() for one in shown.samples]
-        sys.stdout.write(json_text(json.dumps({"model": shown.model, "samples": records},
+        dated = {f"model_{key}": value for key, value in (shown.dates.pinned() or {}).items()}
+        sys.stdout.write(json_text(json.dumps({"model": shown.model, **dated,
+                                               "samples": records},
                                               indent=2, ensure_ascii=False)) + "\n")
         return
+    model = "; ".join(part for part in (shown.model, shown.dates.label()) if part)
     for one in shown.samples:
         sample = one.sample
         say = [f"=== {sample.instance_id} sample {sample.sample}: {sample.verdict} "
-               f"({shown.model}) ===",
+               f"({model}) ===",
                f"answer: {sample.answer}", _truth(sample.task, one.truth)]
         if sample.detail:
             say.append(f"detail: {sample.detail}")
+        if (label := error_label(sample.extra)) is not None:
+            say.append(f"error: {label}")
         if one.prompt is None:
             say.append("--- prompt: not in the suite ---")
         else:

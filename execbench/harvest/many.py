@@ -10,11 +10,13 @@ each ``id`` prefixed with ``NAME:`` so that ids stay unique once merged) and ``N
 that were harvested, in the order the projects were given, so the same projects and
 settings give the same bytes whatever order they finished in.
 
-The key is a digest of the settings (``HarvestOptions``) and of the project's bytes (the
-archive's, or every file a harvest copies from the folder): a project whose summary holds
-the same key and no error is not harvested again. A project whose harvest fails (it cannot
-be unpacked, its tests cannot start) gets a summary with the error and no records; the
-others go on, and the next run tries it again.
+The key is a digest of the settings (``HarvestOptions``), of what the interpreter has
+installed (``installed``) and of the project's bytes (the archive's, or every file a
+harvest copies from the folder): a project whose summary holds the same key and no error
+is not harvested again. A project whose harvest fails (it cannot be unpacked, its tests
+cannot start or did not run: ``failures``) gets a summary with the error, pytest's error
+lines and a hint, and no records; the others go on, and the next run tries it again.
+pytest's whole output is kept as ``NAME.log`` beside, whatever became of the project.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import __version__
 from execbench.executors import LOCAL, ExecutorChoice, run_units
+from execbench.harvest.failures import TestsNotRun
+from execbench.harvest.installed import distributions_digest
 from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResult
 from execbench.harvest.project import copy_ignored, harvest
 from execbench.safe_read import FOLDER, LINK, Refused, Tree
@@ -117,10 +122,16 @@ def _name(path: Path) -> str:
     return name
 
 
-def project_key(project: Project, options: HarvestOptions) -> str:
-    """The digest that says a harvest of ``project`` with ``options`` is the one on disk."""
+def project_key(project: Project, options: HarvestOptions, installed: str | None = None
+                ) -> str:
+    """The digest that says a harvest of ``project`` with ``options``, by an interpreter
+    with the ``installed`` distributions (``distributions_digest``; asked if not given),
+    is the one on disk."""
+    if installed is None:
+        installed = distributions_digest(options.python)
     digest = hashlib.sha256()
-    digest.update(json.dumps({"execbench": __version__, **dataclasses.asdict(options)},
+    digest.update(json.dumps({"execbench": __version__, "installed": installed,
+                              **dataclasses.asdict(options)},
                              sort_keys=True, default=str).encode())
     for relative, fd in _contents(project.path):
         _add_file(digest, relative, fd)
@@ -304,8 +315,9 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
     folder.mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, Outcome] = {}
     jobs: list[_Job] = []
+    installed = distributions_digest(options.python)
     for project in projects:
-        outcome, key = _already(project, folder, options)
+        outcome, key = _already(project, folder, options, installed)
         if outcome is None:
             jobs.append(_Job(project, key, options))
         else:
@@ -357,15 +369,21 @@ class _Run:
     summary: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """pytest's error lines, for a session that did not run its tests."""
+    hint: str = ""
+    """What to try, for the same."""
+    log: bytes = b""
+    """pytest's whole output (``failures.keep_log``), when its tests started."""
 
 
-def _already(project: Project, folder: Path, options: HarvestOptions
+def _already(project: Project, folder: Path, options: HarvestOptions, installed: str
              ) -> tuple[Outcome | None, str]:
     """The outcome of a project that needs no harvest (done with the same key, or not
     readable), and its key."""
     records, summary_path = folder / f"{project.name}.jsonl", folder / f"{project.name}.json"
     try:
-        key = project_key(project, options)
+        key = project_key(project, options, installed)
     except OSError as exc:
         return _failed(project, summary_path, records, "", f"cannot read it: {exc}"), ""
     old = _read_summary(summary_path)
@@ -445,17 +463,20 @@ def harvest_unit(job: _Job) -> _Run:
                 source = Path(scratch) / name
                 source.write_bytes(data)
             root = source if source.is_dir() else unpacked(source, Path(scratch) / "unpacked")
-            scratch_out = Path(scratch) / "harvest.jsonl"
-            result = harvest(root, scratch_out, job.options, progress=each,
-                             warn=run.warnings.append)
+            scratch_out, log = Path(scratch) / "harvest.jsonl", Path(scratch) / "pytest.log"
+            try:
+                result = harvest(root, scratch_out, job.options, progress=each,
+                                 warn=run.warnings.append, log=log)
+            finally:
+                run.log = log.read_bytes() if log.is_file() else b""
             run.records = _prefixed(scratch_out, project.name)
+    except TestsNotRun as exc:
+        return _Run(error=str(exc), warnings=run.warnings, errors=exc.errors, hint=exc.hint,
+                    log=run.log)
     except (HarvestError, OSError) as exc:
-        return _Run(error=str(exc), warnings=run.warnings)
+        return _Run(error=str(exc), warnings=run.warnings, log=run.log)
     except Exception as exc:  # noqa: BLE001 - one project's files, however odd, fail it alone
-        return _Run(error=_one_line(exc), warnings=run.warnings)
-    if result.ended_early:
-        return _Run(error=f"the test run ended early: {result.last_line}",
-                    warnings=run.warnings)
+        return _Run(error=_one_line(exc), warnings=run.warnings, log=run.log)
     run.summary = summary_of(result)
     return run
 
@@ -464,8 +485,14 @@ def _record(job: _Job, run: _Run, folder: Path) -> Outcome:
     """A unit's result written as its project's files."""
     project = job.project
     records, summary_path = folder / f"{project.name}.jsonl", folder / f"{project.name}.json"
+    log = folder / f"{project.name}.log"
+    if run.log:
+        _write_whole(log, run.log)
+    else:
+        log.unlink(missing_ok=True)
     if run.error is not None:
-        return _failed(project, summary_path, records, job.key, run.error)
+        return _failed(project, summary_path, records, job.key, run.error,
+                       {"errors": run.errors, "hint": run.hint} if run.hint else {})
     # gone before the records change, so a run stopped in between leaves no summary that
     # could vouch for them
     summary_path.unlink(missing_ok=True)
@@ -485,18 +512,20 @@ def summary_of(result: HarvestResult) -> dict[str, Any]:
 
 
 def _failed(project: Project, summary_path: Path, records: Path, key: str,
-            error: str) -> Outcome:
+            error: str, more: dict[str, Any] | None = None) -> Outcome:
+    """A failed project's summary: its error (``more``: pytest's lines and a hint), no
+    records, so the next run tries it again."""
     records.unlink(missing_ok=True)
     summary = {"version": SUMMARY_VERSION, "project": project.name,
-               "path": str(project.path), "key": key, "error": error}
+               "path": str(project.path), "key": key, "error": error, **(more or {})}
     _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "failed", summary)
 
 
-def _write_whole(path: Path, text: str) -> None:
+def _write_whole(path: Path, text: str | bytes) -> None:
     """``text`` in ``path`` whole or not at all: a run stopped here leaves no half file."""
     partial = path.with_name(path.name + ".part")
-    partial.write_text(text, encoding="utf-8")
+    partial.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     partial.replace(path)
 
 

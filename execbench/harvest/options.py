@@ -20,7 +20,8 @@ from execbench.settings import SettingError, at_least_one
 
 class HarvestError(ValueError):
     """The harvest cannot run: no such folder, no interpreter, or the tests could not start
-    under it (pytest missing). A suite that fails or hangs is not an error."""
+    under it (pytest missing), or they did not run (``failures.TestsNotRun``). A suite
+    whose tests fail or hang is not an error."""
 
 
 @dataclass(frozen=True)

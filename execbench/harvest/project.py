@@ -8,7 +8,8 @@ the user's environment. A test that hangs costs itself, not the run: each has it
 time limit (``test_timeout``), the whole run another (``timeout``); processes the tests
 fork are not traced. It then writes the generic JSONL format (``sources.generic``): one
 record per function with its kept calls, each call's argument text and recorded trace, so
-``execbench build FILE.jsonl`` builds tasks on them without running anything.
+``execbench build FILE.jsonl`` builds tasks on them without running anything. A session
+that did not run its tests (``failures``) writes nothing: it raises, with pytest's words.
 
 What a record's ``code`` is: the function's own source from its ``def`` line to its last
 line, decorators left out (the recorded frame is the undecorated function's, and line 1 of
@@ -63,7 +64,7 @@ from types import ModuleType
 from typing import Any
 
 from execbench import registry, safe_read, values
-from execbench.harvest import child, deps, jail
+from execbench.harvest import child, deps, failures, jail
 from execbench.harvest.listing import Function, list_functions
 from execbench.harvest.options import DEFAULTS, HarvestError, HarvestOptions, HarvestResult
 from execbench.harvest.records import Records
@@ -84,8 +85,11 @@ COPY_IGNORED = (".git", "__pycache__", "*.pyc", ".tox", ".nox", ".pytest_cache",
 
 def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
             progress: Callable[[dict[str, Any]], None] | None = None,
-            warn: Callable[[str], None] = lambda message: None) -> HarvestResult:
-    """Run ``project``'s tests with the recorder and write ``out``; see the module doc."""
+            warn: Callable[[str], None] = lambda message: None,
+            log: Path | None = None) -> HarvestResult:
+    """Run ``project``'s tests with the recorder and write ``out``; see the module doc.
+    pytest's whole output goes to ``log`` (within ``failures.MAX_LOG_BYTES``), if given. A
+    session that did not run its tests writes nothing and raises ``failures.TestsNotRun``."""
     project = project.resolve()
     if not project.is_dir():
         raise HarvestError(f"{project} is not a folder")
@@ -102,7 +106,10 @@ def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
         functions = list_functions(copy, options.max_lines, result.warnings.append)
         for message in result.warnings:
             warn(message)
-        records = _run(Path(scratch), functions, options, result, progress)
+        records, said = _run(Path(scratch), functions, options, result, progress, log)
+    failed = failures.not_run(result, said, options)
+    if failed is not None:
+        raise failed
     _write(out, functions, records)
     return result
 
@@ -149,8 +156,9 @@ def _copy_file(tree: Tree, relative: str, target: Path) -> None:
 
 
 def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
-         result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None
-         ) -> dict[tuple[str, int], dict[str, Any]]:
+         result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None,
+         keep: Path | None
+         ) -> tuple[dict[tuple[str, int], dict[str, Any]], failures.PytestSaid]:
     jail_config, child_config = _prepare(scratch, functions, options)
     log_path = scratch / "pytest.log"
     reader = Records(functions, options.max_calls,
@@ -175,9 +183,13 @@ def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
     kept = reader.finish()
     if progress is not None:
         progress({"seconds": time.monotonic() - start, **reader.status()})
-    result.log = log_path.read_text(errors="replace")[-4000:]
+    with open(log_path, "rb") as handle:  # its end only: the tests may print gigabytes
+        handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4000))
+        result.log = handle.read().decode(errors="replace")
+    if keep is not None:
+        failures.keep_log(log_path, keep)
     _tally(result, reader, kept, functions, options.python)
-    return kept
+    return kept, failures.read_log(log_path, scratch / "project")
 
 
 def _ship(module: ModuleType, lib: Path) -> None:

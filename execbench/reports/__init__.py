@@ -3,8 +3,13 @@ every layout."""
 
 from execbench.reports import (  # noqa: F401
     ces,
+    ces_overlap,
     codesense,
+    compare,
+    cross_vetting,
+    dates,
     dexbench,
+    errors,
     generalization,
     leaderboard,
     overview,

@@ -20,6 +20,7 @@ from typing import Any
 
 from execbench.jsonfiles import utf8
 from execbench.reports.samples import load_samples
+from execbench.rundir import RunError
 from execbench.tasks.registry import truth_shown
 from execbench.text_safety import each_text, visible
 
@@ -47,11 +48,15 @@ def pack(run_dirs: list[Path], labels: list[str],
     prompts: dict[str, int] = {}
     runs, warnings, count, logged = [], [], 0, 0
     for run_dir, label in zip(run_dirs, labels, strict=True):
-        shown = load_samples(run_dir, per_task=PER_TASK)
-        warnings += shown.warnings
-        logged += shown.matched
         rows = []
-        for one in shown.samples:
+        try:
+            shown = load_samples(run_dir, per_task=PER_TASK)
+        except RunError as exc:  # its log or settings unreadable: the other runs still show
+            warnings.append(f"{run_dir}: its samples are not in the page's browser: {exc}")
+            shown = None
+        warnings += [] if shown is None else shown.warnings
+        logged += 0 if shown is None else shown.matched
+        for one in [] if shown is None else shown.samples:
             sample = one.sample
             key = (sample.instance_id, one.truth)
             if key not in instances:

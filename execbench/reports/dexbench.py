@@ -1,13 +1,15 @@
 """The DexBench report: forward, backward and dual scores per source, the strict versus
-relaxed view of coverage prediction, the failure taxonomy, and the suite's complexity."""
+relaxed view of coverage prediction, the failure taxonomy, and the suite's complexity; its
+figure places each run's calls in the four forward x backward quadrants."""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from execbench.reports.layouts import Layout, View, register_layout
+from execbench.reports.layouts import Layout, View, pyplot, register_layout
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 from execbench.suite import SuiteError, SuiteFile
@@ -79,6 +81,32 @@ def quadrant_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cel
                 [percent(shares.both), percent(shares.first_only),
                  percent(shares.second_only), percent(shares.neither)])])
     return headers, rows
+
+
+QUADRANTS = (("both", "tab:green"), ("forward only", "tab:blue"),
+             ("backward only", "tab:orange"), ("neither", "tab:red"))
+
+
+def figure(results: Sequence[Results]) -> Any:
+    """Per run and source, a bar of its calls split into the four quadrants (the table's
+    numbers); runs from before quadrants were counted have no bar."""
+    plt = pyplot()
+    _, rows = quadrant_table(results)
+    bars = [(f"{row[0]}\n{row[1]}", shares) for row in rows
+            if len(shares := [v for v in row[3:] if isinstance(v, float)]) == 4]
+    fig, axis = plt.subplots(figsize=(7.0, 0.45 * max(len(bars), 1) + 1.4))
+    left = [0.0] * len(bars)
+    for index, (name, colour) in enumerate(QUADRANTS):
+        widths = [shares[index] for _, shares in bars]
+        axis.barh(range(len(bars)), widths, left=left, color=colour, label=name)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    axis.set_yticks(range(len(bars)), [name for name, _ in bars], fontsize=8)
+    axis.invert_yaxis()
+    axis.set_xlim(0, 100)
+    axis.set_xlabel("% of calls (sample i of coverage and of counterfactual)")
+    axis.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=8)
+    fig.tight_layout()
+    return fig
 
 
 def failure_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cell]]]:
@@ -157,4 +185,4 @@ def _sections(results: Sequence[Results], view: View) -> list[Table]:
 
 register_layout(Layout("dexbench", "R_exec / R_cf / R_dual per source, forward against "
                        "backward per call, strict vs relaxed, failure taxonomy, suite "
-                       "complexity", _sections))
+                       "complexity (DexBench)", _sections, figure))

@@ -166,8 +166,10 @@ def render_html(run_dirs: list[Path], results: Sequence[Results],
                                                          progress)
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result.to_record()["run"], "counts": result.counts,
-               "protocol": result.config.protocol().label()}
+               "protocol": result.config.protocol().label(),
+               "dates": result.config.dates().label() or "-"}
               for label, result in zip(run_labels(results), results, strict=True)],
+        dated=any(result.config.dates() for result in results),
         leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,
         sample_note=None if count == logged else

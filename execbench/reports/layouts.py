@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from execbench.registry import Registry
@@ -42,6 +42,9 @@ class Layout:
     shows: Callable[[Results], bool] | None = None
     """Whether a run has something the layout shows though none of its tasks is of the
     layout's family (CodeSense-style output and input questions); None: only its family."""
+    min_runs: int = 1
+    """The fewest runs it shows anything for (a comparison needs two); the page and
+    ``--plots`` leave it out below that."""
 
     def draw(self, results: Sequence[Results], fmt: str = "png") -> bytes:
         """The layout's ``figure`` of ``results`` as ``fmt`` (one of ``FIGURE_FORMATS``)
@@ -54,8 +57,15 @@ class Layout:
             raise RuntimeError(f"the {self.name} layout has no figure")
         if fmt not in FIGURE_FORMATS:
             raise ValueError(f"figures are drawn as {' or '.join(FIGURE_FORMATS)}, not {fmt}")
-        return _saved(self.figure([Results.from_record(each_text(result.to_record(), _drawable))
-                                   for result in results]), fmt)
+        return _saved(self.figure([_drawn(result) for result in results]), fmt)
+
+
+def _drawn(result: Results) -> Results:
+    """The run's results with their text as it can be drawn, but for where the run and its
+    suite are: figures read samples and instances from there."""
+    drawn = Results.from_record(each_text(result.to_record(), _drawable))
+    return replace(drawn, run_dir=result.run_dir,
+                   config=replace(drawn.config, suite=result.config.suite))
 
 
 def _drawable(text: str) -> str:
@@ -117,9 +127,10 @@ def shown_layouts(results: Sequence[Results]) -> list[tuple[Layout, list[Results
 
     named = [set(layouts_of(result)) for result in results]
     wanted = sorted(set().union(*named))
-    return [(LAYOUTS.get("default"), list(results))] + [
+    shown = [(LAYOUTS.get("default"), list(results))] + [
         (LAYOUTS.get(name), [r for r, has in zip(results, named, strict=True) if name in has])
         for name in wanted]
+    return [(layout, runs) for layout, runs in shown if len(runs) >= layout.min_runs]
 
 
 def figure_files(results: Sequence[Results]) -> dict[str, bytes]:

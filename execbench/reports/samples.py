@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from execbench.models.cards import ModelDates
 from execbench.rundir import (
     SAMPLES,
     Sample,
@@ -60,6 +61,8 @@ class RunSamples:
     matched: int = 0
     """How many samples the filter matched (``samples`` holds the first of them)."""
     warnings: list[str] = field(default_factory=list)
+    dates: ModelDates = field(default_factory=ModelDates)
+    """The model's release date and training cutoff, where the run was given them."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = Non
     if changed and not stale:
         warnings.append(f"{run_dir}: {changed} prompts differ from those sent (the suite or "
                         "the prompt templates changed since the run)")
-    return RunSamples(config.model, str(run_dir), shown, matched, warnings)
+    return RunSamples(config.model, str(run_dir), shown, matched, warnings, config.dates())
 
 
 def _shown_all(kept: list[Sample], by_id: dict[str, Instance], protocol: Protocol,

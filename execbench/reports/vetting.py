@@ -21,8 +21,9 @@ bug-prediction,bug-localization,bug-repair``) and one run of ``simulation`` on a
 built with ``--buggy`` from the same source; a run can hold both. The bug lines come from
 the bug-localization instances of the bug run's suite, and which program an instance
 asks about from its record in its run's suite (its ``program_id``, or for a simulation of
-a buggy module the program the module was made from), so a run whose suite is gone is not
-vetted. Only the first sample of each
+a buggy module the program the module was made from), so a run whose suite is gone or
+changed since the run, or whose log does not read (``run_files``), is not vetted and the
+table's note says why. Only the first sample of each
 simulation instance is read, and only the buggy variant of bug prediction is vetted (a
 right "no bug" on the canonical program is not a bug found).
 """
@@ -31,14 +32,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
-from execbench.kept import Kept
+from execbench.json_types import JSONObject
+from execbench.metrics import is_correct
 from execbench.reports.layouts import Layout, View, register_layout
-from execbench.reports.tables import Cell, Table, percent
-from execbench.rundir import SAMPLES, Results, iter_samples
-from execbench.suite import SuiteError, SuiteFile
+from execbench.reports.run_files import Unread, run_instances, run_log
+from execbench.reports.tables import Cell, Table, percent, run_labels
+from execbench.rundir import Results
 from execbench.tasks.bugs_payload import LocalizationQuestion
 from execbench.tasks.ces.summary_payload import Judged
 
@@ -48,54 +49,111 @@ LOCALIZATION = "bug-localization"
 CLASSES = ("confident", "likely", "suspicious", "incoherent", "not simulated")
 
 
-def _samples(result: Results) -> list[Kept]:
-    """The run's samples, the last record of each winning (a resumed run with
-    ``--retry-errors`` logs a sample again), as results keep them (without their texts)."""
-    return [sample.kept() for sample in iter_samples(Path(result.run_dir) / SAMPLES)]
-
-
 @dataclass
-class _Suite:
-    """What vetting needs of a run's suite, by instance id: the program each bug-task
-    instance asks about (with its variant), the original program of each simulation of a
-    buggy module (``--buggy``), and the bug's lines per program."""
+class RunSuite:
+    """What vetting (and the success overlap) needs of a run's suite, by instance id: the
+    program each bug-task instance asks about (with its variant), the original program of
+    each simulation of a buggy module (``--buggy``), and the bug's lines per program. A
+    suite that is gone, unreadable or changed since the run gives nothing and says why
+    (``problem``)."""
 
     bug_tasks: dict[str, tuple[str, str | None]]
     buggy_simulations: dict[str, str]
     bug_lines: dict[str, tuple[int, ...]]
+    problem: str | None = None
 
     @classmethod
-    def read(cls, result: Results) -> _Suite:
+    def read(cls, result: Results) -> RunSuite:
         found = cls({}, {}, {})
         try:
-            for instance in SuiteFile.open(Path(result.config.suite)).instances():
+            for instance in run_instances(result):
                 if instance.task in BUG_TASKS:
                     found.bug_tasks[instance.id] = (instance.program_id, instance.variant)
                 if instance.task == LOCALIZATION:
-                    found.bug_lines[instance.program_id] = \
-                        LocalizationQuestion.from_record(instance.data).lines
+                    try:
+                        found.bug_lines[instance.program_id] = \
+                            LocalizationQuestion.from_record(instance.data).lines
+                    except (KeyError, ValueError):
+                        raise Unread(f"{instance.id}: not a bug-localization question") \
+                            from None
                 mutation = instance.mutation or {}
                 original = mutation.get("original_id")
                 if instance.task == SIMULATION and "bug_type" in mutation \
                         and isinstance(original, str):
                     found.buggy_simulations[instance.id] = original
-        except (SuiteError, OSError):
-            pass
+        except Unread as exc:
+            return cls({}, {}, {}, str(exc))
         return found
 
 
-def _simulations(results: Sequence[Results], samples: list[list[Kept]],
-                 suites: list[_Suite]) -> dict[str, dict[str, Judged]]:
+@dataclass
+class RunRead:
+    """What vetting and the success overlap keep of one run, read in one pass over its
+    log: per program, never per sample, so a run of any size costs its programs."""
+
+    model: str
+    suite: RunSuite
+    simulated: dict[str, Judged] = field(default_factory=dict)
+    """Per program, what the scoring said of the first sample (index 0) of its buggy
+    simulation (the first logged for the program wins)."""
+    first: dict[tuple[str, str], bool] = field(default_factory=dict)
+    """Per (bug task, program), whether sample 0 of the instance asking it is right (the
+    buggy variant for prediction; the fixed one is not read)."""
+    successes: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """Per (bug task, program), the right samples (any index; the buggy variant)."""
+    problem: str | None = None
+    """Why the run counts nothing: its suite or its log cannot be used."""
+
+    @classmethod
+    def read(cls, result: Results) -> RunRead:
+        suite = RunSuite.read(result)
+        found = cls(result.model, suite, problem=suite.problem)
+        if suite.problem is not None:
+            return found
+        try:
+            for sample in run_log(result):
+                found._add(sample.instance_id, sample.task, sample.sample,
+                           is_correct(sample), sample.extra)
+        except Unread as exc:
+            return cls(result.model, suite, problem=str(exc))
+        return found
+
+    def _add(self, instance_id: str, task: str, index: int, right: bool,
+             extra: JSONObject | None) -> None:
+        original = self.suite.buggy_simulations.get(instance_id)
+        if original is not None:
+            if index == 0 and task == SIMULATION:
+                self.simulated.setdefault(original, Judged.of(extra))
+            return
+        asked = self.suite.bug_tasks.get(instance_id)
+        # a record naming a task the instance is not of (someone else's log) is skipped
+        if asked is None or asked[1] == "fixed" or not instance_id.startswith(f"{task}/"):
+            return
+        if right:
+            self.successes[(task, asked[0])] += 1
+        if index == 0:
+            self.first.setdefault((task, asked[0]), right)
+
+
+def read_runs(results: Sequence[Results]) -> list[RunRead]:
+    return [RunRead.read(result) for result in results]
+
+
+def buggy_simulations(read: Sequence[RunRead]) -> dict[str, dict[str, Judged]]:
     """Per model, per program: what the scoring said of the first sample of its
-    simulation on the buggy program."""
+    simulation on the buggy program (the first run given that has one wins)."""
     found: dict[str, dict[str, Judged]] = {}
-    for result, logged, suite in zip(results, samples, suites, strict=True):
-        mine = found.setdefault(result.model, {})
-        for sample in logged:
-            original = suite.buggy_simulations.get(sample.instance_id)
-            if sample.sample == 0 and original is not None and original not in mine:
-                mine[original] = Judged.of(sample.extra)
+    for run in read:
+        mine = found.setdefault(run.model, {})
+        for program, judged in run.simulated.items():
+            mine.setdefault(program, judged)
     return found
+
+
+def unread_note(results: Sequence[Results], read: Sequence[RunRead]) -> str:
+    """The runs that count nothing, each with why (empty when every run was read)."""
+    return "".join(f" Not read: {label}: {run.problem}." for label, run in
+                   zip(run_labels(results), read, strict=True) if run.problem is not None)
 
 
 def vet(simulated: Judged | None, bug_lines: Sequence[int] | None) -> str:
@@ -114,21 +172,17 @@ def vet(simulated: Judged | None, bug_lines: Sequence[int] | None) -> str:
     return "suspicious"
 
 
-def vetting_table(results: Sequence[Results]) -> Table:
+def vetting_table(results: Sequence[Results], read: Sequence[RunRead] | None = None
+                  ) -> Table:
     """Per model and bug task: the successes and their classes (% of the successes)."""
-    samples = [_samples(result) for result in results]
-    suites = [_Suite.read(result) for result in results]
-    simulations = _simulations(results, samples, suites)
+    read = read_runs(results) if read is None else read
+    simulations = buggy_simulations(read)
     counts: dict[tuple[str, str], Counter[str]] = {}
-    for result, logged, suite in zip(results, samples, suites, strict=True):
-        model = result.model
-        for sample in logged:
-            asked = suite.bug_tasks.get(sample.instance_id)
-            if asked is None or not sample.correct or asked[1] == "fixed":
-                continue
-            program = asked[0]
-            verdict = vet(simulations.get(model, {}).get(program), suite.bug_lines.get(program))
-            counts.setdefault((model, sample.task), Counter())[verdict] += 1
+    for run in read:
+        for (task, program), right in run.successes.items():
+            verdict = vet(simulations.get(run.model, {}).get(program),
+                          run.suite.bug_lines.get(program))
+            counts.setdefault((run.model, task), Counter())[verdict] += right
     rows: list[list[Cell]] = []
     for (model, task), tally in sorted(counts.items()):
         total = sum(tally.values())
@@ -137,7 +191,8 @@ def vetting_table(results: Sequence[Results]) -> Table:
                  "(% of successes)", ["model", "task", "successes", *CLASSES], rows, keys=2,
                  note="confident: coherent simulation, right output; likely/suspicious: "
                       "coherent, wrong output, first wrong value at-or-after/before the bug's "
-                      "first line; incoherent: a coherence rule broken.")
+                      "first line; incoherent: a coherence rule broken; a failed request is "
+                      "never a success." + unread_note(results, read))
 
 
 def _sections(results: Sequence[Results], view: View) -> list[Table]:

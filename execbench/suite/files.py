@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import SCHEMA_VERSION
 from execbench.jsonfiles import file_sha256
 from execbench.manifest import Manifest

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import SCHEMA_VERSION
 from execbench.program import LANGUAGES, PYTHON
 from execbench.results import Metric, Place
@@ -216,6 +217,10 @@ class Score:
     score: float | None = None
     detail: str | None = None
     extra: JSONObject = field(default_factory=dict)
+    stated: Any = field(default=None, repr=False, compare=False)
+    """What the answer stated, as the task read it, where the error taxonomy
+    (``common.taxonomy``) needs more than ``answer`` to align it with the run (a
+    simulation's values per placeholder). Kept in memory only: never logged."""
 
     @property
     def correct(self) -> bool:

@@ -242,7 +242,7 @@ class OutputPrediction(Roles):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         if (asked := codesense_question(instance)) is not None:
-            extra: JSONObject = {"kind": "output", "values": asked.values}
+            extra = abstract.asked(instance, "output", asked.values)
             if isinstance(asked.truth, AbstractTruth):
                 return abstract.score(response, asked.truth, extra)
             return score_concrete(OutputFact({}, instance.language), asked.truth, response,
@@ -338,7 +338,7 @@ class InputPrediction(Roles):
         if (asked := codesense_question(instance)) is not None:
             assert isinstance(asked.truth, ConcreteTruth), "published inputs are values"
             return score_concrete(_inputs_fact(asked), asked.truth, response,
-                                  {"kind": "input", "values": "concrete"})
+                                  abstract.asked(instance, "input", "concrete"))
         text = answer_text(response)
         if text is None:
             return unparsable(None, EMPTY)

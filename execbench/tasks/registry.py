@@ -3,12 +3,14 @@ verdict every scorer gives, a truth as its task shows it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from execbench.registry import Registry
 from execbench.tasks.base import SCORING_ERROR, UNPARSABLE, OptionError, Pairing, Score
 from execbench.tasks.common.extract import MAX_ANSWER_CHARS, answer_cut, start_counting_cuts
 from execbench.tasks.common.shown import shown_truth
+from execbench.tasks.common.taxonomy import labelled
 from execbench.tasks.roles import Task
 
 if TYPE_CHECKING:
@@ -70,25 +72,40 @@ def judge(instance: Instance, response: str | None, sandbox: Sandbox | None) -> 
     run, nor a trainer's batch). An answer over ``extract.MAX_ANSWER_CHARS`` is
     ``UNPARSABLE``, its detail and ``extra["answer_cut"]`` saying how much was over: a
     verdict on its head alone would count a right start followed by a wrong end right. A
-    scoring that meets CPython's ``AST_RACE`` is judged again."""
+    wrong or unreadable answer gets its error label and line (``common.taxonomy``) here,
+    once for all tasks; a label is an aid to reading the verdict, so a rule that fails
+    leaves the verdict as it is, unlabelled. Scoring and labelling both parse code, and
+    either is done again where it meets CPython's ``AST_RACE``."""
     judging = get_task(instance.task).judging
-    for attempt in range(AST_RACE_RETRIES + 1):
+
+    def scored() -> Score:
         start_counting_cuts()
-        try:
-            score = judging.score(instance, response,
-                                  sandbox if judging.needs_sandbox else None)
-            break
-        except SystemError as exc:
-            if AST_RACE in str(exc) and attempt < AST_RACE_RETRIES:
-                continue
-            return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
-        except Exception as exc:  # noqa: BLE001 - recorded as the verdict
-            return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
+        return judging.score(instance, response, sandbox if judging.needs_sandbox else None)
+
+    try:
+        score = _past_the_ast_race(scored)
+    except Exception as exc:  # noqa: BLE001 - recorded as the verdict
+        return Score(SCORING_ERROR, detail=f"{type(exc).__name__}: {exc}"[:300])
     cut = answer_cut()
     if cut:
-        return Score(UNPARSABLE, detail=f"answer over {MAX_ANSWER_CHARS} characters: "
-                     f"{cut} more not read", extra={"answer_cut": cut})
-    return score
+        score = Score(UNPARSABLE, detail=f"answer over {MAX_ANSWER_CHARS} characters: "
+                      f"{cut} more not read", extra={"answer_cut": cut})
+    try:
+        return _past_the_ast_race(lambda: labelled(instance, response, score))
+    except Exception:  # noqa: BLE001 - the verdict stands without its label
+        return score
+
+
+def _past_the_ast_race(work: Callable[[], Score]) -> Score:
+    """``work()``, done again (``AST_RACE_RETRIES`` times at most) where it meets
+    ``AST_RACE``."""
+    for _ in range(AST_RACE_RETRIES):
+        try:
+            return work()
+        except SystemError as exc:
+            if AST_RACE not in str(exc):
+                raise
+    return work()
 
 
 def check_options(tasks: list[Task], given: dict[str, str]) -> None:

@@ -121,3 +121,95 @@ def test_a_bar_on_a_terminal_shows_outside_text_without_acting_on_it(
     out = shown.getvalue()
     assert "\x1b]0;TITLE" not in out and "\x1b[2J" not in out and "\x1b]8;" not in out
     assert "[link=https://evil.example]" in out
+
+
+class _Clock:
+    """A clock the test moves by hand: no test here depends on how fast anything runs."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_no_estimate_until_enough_is_done_to_mean_something() -> None:
+    """A time left needs 20 units done and either 5% of the total or 10 s of the stage."""
+    from execbench.cli.progress import Progress, estimate_left
+
+    clock = _Clock()
+    shown = Progress("model", "samples", clock=clock)
+    clock.now += 0.5
+    shown.update(1, 4_350)
+    assert shown.said() == "progress: model: 1/4,350 samples (0%), 2.0 samples/s"
+    clock.now += 4.5
+    shown.update(19, 4_350)  # 10 s would pass with 19, but 19 is too few
+    clock.now += 5.0
+    assert "left" not in shown.said()
+    shown.update(20, 4_350)  # 20 done, 10 s in: 4,330 left at 2 a second
+    assert shown.said() == ("progress: model: 20/4,350 samples (0%), 2.0 samples/s, "
+                            "about 2165 s left")
+    # 20 of 100 in 1 s (20%, over 5%): said before 10 s
+    assert estimate_left(20, 100, 1.0) == 4.0
+    assert estimate_left(20, 1_000, 9.9) is None  # 2% and under 10 s
+    assert estimate_left(50, 1_000, 2.0) == 38.0  # 5%
+    assert estimate_left(100, 100, 30.0) is None and estimate_left(50, None, 30.0) is None
+    # a new stage starts its own count and rate; nothing done, it says the command's time
+    shown.update(0, 10, stage="scoring")
+    clock.now += 3
+    assert shown.said() == "progress: scoring: 0/10 samples (0%), 13 s in"
+    clock.now += 10
+    shown.update(20, 400)  # 20 in 13 s of this stage (not 23 s of the command), 5%
+    assert shown.said().endswith("(5%), 1.5 samples/s, about 247 s left")
+
+
+def test_a_finished_stage_is_said_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timer's lines stop at 100% (the command writes its results after) and the end
+    adds no line saying the same again; a new stage is said anew."""
+    from execbench.cli import progress
+
+    lines: list[str] = []
+    monkeypatch.setattr(progress.err, "print", lambda text, **kwargs: lines.append(text))
+    clock = _Clock()
+    shown = progress.Progress("build", "calls", clock=clock)
+    shown.terminal = False
+    shown.update(2, 4)
+    shown.tick()
+    clock.now += 1
+    shown.update(4, 4)
+    for _ in range(4):  # four intervals while the results are written
+        shown.tick()
+        clock.now += 1
+    shown.update(4, 4, note="written")
+    shown.end()
+    shown.update(0, 3, stage="building output", unit="programs")
+    shown.tick()
+    shown.update(3, 3)
+    shown.end()
+    shown.end()
+    assert lines == ["progress: build: 2/4 calls (50%)",
+                     "progress: build: 4/4 calls (100%), 4.0 calls/s",
+                     "progress: building output: 0/3 programs (0%), 5 s in",
+                     "progress: building output: 3/3 programs (100%)"], lines
+
+
+def test_a_complete_run_resumed_says_so_and_goes_to_its_results(tmp_path: Path) -> None:
+    """Nothing left to ask: one line saying so, no progress, no waiting for an answer."""
+    from tests.helpers.cli import execbench
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"id": "p", "code": "def f(x):\n    return x + 1\n",
+                                  "entry_point": "f", "calls": ["1", "2"]}) + "\n")
+    built = execbench("build", source, "--tasks", "output", "--out", tmp_path / "suite")
+    assert built.exit_code == 0, built.stderr
+    args = ("run", "--suite", tmp_path / "suite", "--model", "reference/oracle",
+            "--out", tmp_path / "run")
+    first = execbench(*args)
+    assert first.exit_code == 0, first.stderr
+    again = execbench(*args)
+    assert again.exit_code == 0, again.stderr
+    lines = again.stderr.splitlines()
+    assert lines[0] == f"complete: all 2 samples already in {tmp_path / 'run'}; the results follow"
+    assert not any(line.startswith(("progress:", "resuming:")) for line in lines), lines
+    assert "waiting" not in again.stderr
+    assert again.stdout == first.stdout  # the same results table

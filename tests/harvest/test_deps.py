@@ -30,6 +30,7 @@ from execbench.harvest.deps import (
     environment,
     plain_requirement,
 )
+from execbench.harvest.failures import TestsNotRun
 from execbench.harvest.options import HarvestError, HarvestOptions
 from execbench.harvest.project import harvest
 from execbench.sandbox import landlock
@@ -192,8 +193,11 @@ def test_a_project_runs_with_its_declared_dependencies(tmp_path: Path,
     root = make_project(tmp_path / "project", "tinydep==1.0")
     local = ("--no-index", "--find-links", str(wheels))
 
-    without = harvest(root, tmp_path / "without.jsonl", HarvestOptions())
-    assert without.pytest_exit != 0 and without.calls.get("kept", 0) == 0  # import fails
+    with pytest.raises(TestsNotRun) as without:  # the import fails: no test runs
+        harvest(root, tmp_path / "without.jsonl", HarvestOptions())
+    assert "No module named 'tinydep'" in "\n".join(without.value.errors)
+    assert "tinydep" in without.value.hint and "--install-deps" in without.value.hint
+    assert not (tmp_path / "without.jsonl").exists()
 
     options = HarvestOptions(install_deps=True, pip_args=local)
     result = harvest(root, tmp_path / "with.jsonl", options)

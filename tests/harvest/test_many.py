@@ -186,9 +186,12 @@ def test_a_project_nested_too_deeply_for_recursion_ends_only_itself(
     lines = done.stdout.splitlines()
     # pytest itself reads pyproject.toml: in the jail, where it ends that project's tests
     assert lines[0].startswith(("hostile: harvested; tests 5 of 5",
-                                "hostile: failed: the test run ended early: RecursionError")), \
-        lines
-    assert lines[1].startswith("alpha: harvested; tests 5 of 5"), lines
+                                "hostile: failed: the tests did not run: ")), lines
+    if "failed" in lines[0]:  # pytest's last lines name the error; its hint follows
+        shown = lines[1:lines.index(next(line for line in lines if "hint:" in line))]
+        assert any("RecursionError" in line for line in shown), lines
+    assert next(line for line in lines if line.startswith("alpha: ")).startswith(
+        "alpha: harvested; tests 5 of 5"), lines
     warned = [line.partition("hostile: ")[2] for line in done.stderr.splitlines()]
     assert "pyproject.toml not read: nested too deeply (RecursionError)" in warned
     assert "pkg/deep.py: not read (nested too deeply: RecursionError)" in warned

@@ -1,5 +1,7 @@
 """The ``codesense`` report layout: strict and string-match accuracy per kind of each
-CodeSense task, and abstract against concrete values, from ``results.json`` records."""
+CodeSense task (block sizes in ranges), and abstract against concrete values, from
+``results.json`` records; its finer analyses (function size, statement kind by language,
+abstract category, spread over repeated runs) are in ``test_codesense_analyses``."""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ def test_kinds_follow_the_papers_order_and_runs_get_strict_and_string_columns() 
     assert table.rows[-1][0] == "all (6)"
     blocks = kinds_table(results, "block", "t", ())
     assert blocks is not None
-    assert [row[0] for row in blocks.rows] == ["block-2 (1)", "block-10 (1)", "all (2)"]
+    assert [row[0] for row in blocks.rows] == ["block 2 (1)", "block 8-15 (1)", "all (2)"]
     assert kinds_table(results, "loop", "t", ("iterations",)) is None
 
 
@@ -63,7 +65,11 @@ def test_abstract_and_concrete_runs_are_set_side_by_side() -> None:
 def test_the_layout_is_registered_and_says_so_when_no_run_has_the_tasks() -> None:
     layout = layouts()["codesense"]
     tables = layout.sections([_result("m1", 0.5)], View(ks=[1]))
-    assert [t.title.split()[0] for t in tables] == ["Statement", "Program", "Abstract"]
+    # A run scored before function sizes were recorded says so; one run is its own spread.
+    assert [t.title.split()[:3] for t in tables] == [
+        ["Statement", "values", "by"], ["Program", "state", "after"],
+        ["Accuracy", "by", "function"], ["Abstract", "against", "concrete"],
+        ["Spread", "of", "accuracy"]]
     empty = layout.sections([make_results()], View(ks=[1]))
     assert "none of these runs" in empty[0].rows[0][0]
 
@@ -116,7 +122,7 @@ def test_an_older_or_partial_summary_is_reported_as_far_as_it_goes() -> None:
     assert table.rows[-1] == ["all (6)", None, None, 25.0, 80.0, None, None, None, None]
     assert language_table(runs) is None
     assert [t.title.split()[0] for t in layouts()["codesense"].sections(runs, View(ks=[1]))
-            ] == ["Statement", "Program", "Abstract"]
+            ] == ["Statement", "Program", "Accuracy", "Abstract", "Spread"]
 
 
 @needs_shared_data("codesense/aliasing_dataset_c.jsonl.gz")

@@ -18,13 +18,16 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from execbench.reports.layouts import shown_layouts
 from execbench.rundir import Results, read_results
 from tests.helpers.cli import execbench, said
+from tests.helpers.data import shared_data
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -206,7 +209,43 @@ class DevTools:
         return result["result"].get("value")
 
 
-async def _drive(port: int) -> dict[str, Any]:
+FIGURES = ("Array.from(document.querySelectorAll('section.layout')).map(s => {"
+           " const img = s.querySelector('figure img');"
+           " return [s.id.replace('layout-', ''), img ? [img.complete,"
+           "   img.naturalWidth, img.naturalHeight,"
+           "   img.getBoundingClientRect().width] : null]; })")
+"""Per layout section of the page, in order: its name and, where it has a figure, whether
+the browser decoded it, its pixel size and the width it is laid out at."""
+
+
+def _in_chromium(page: Path, tmp_path: Path,
+                 drive: Callable[[DevTools], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+    """What ``drive`` saw of ``page`` opened in headless Chromium, once the page says it
+    is ready."""
+    profile = tmp_path / "profile"
+    browser = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
+                                "--window-size=1280,1600", page.as_uri()],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().strip()):
+            assert time.monotonic() < deadline, "Chromium did not open its DevTools port"
+            assert browser.poll() is None, "Chromium exited at start"
+            time.sleep(0.1)
+        return asyncio.run(asyncio.wait_for(
+            _connect(int(port_file.read_text().split()[0]), drive), timeout=120))
+    finally:
+        browser.terminate()
+        try:
+            browser.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            browser.kill()
+            browser.wait()
+
+
+async def _connect(port: int, drive: Callable[[DevTools], Awaitable[dict[str, Any]]]
+                   ) -> dict[str, Any]:
     import aiohttp
 
     async with aiohttp.ClientSession() as session:
@@ -219,42 +258,47 @@ async def _drive(port: int) -> dict[str, Any]:
                 if await tools.evaluate("document.body && document.body.dataset.ready") == "yes":
                     break
                 await asyncio.sleep(0.1)
-            seen: dict[str, Any] = {
-                "board": await tools.evaluate(
-                    "Array.from(document.querySelectorAll('#leaderboard tr.board-row th'))"
-                    ".map(th => th.textContent)"),
-                "fetched": await tools.evaluate(
-                    "performance.getEntriesByType('resource').map(e => e.name)"
-                    ".filter(name => !name.startsWith('data:'))"),
-                "before": await tools.evaluate(
-                    "[document.querySelectorAll('#samples .sample').length,"
-                    " document.getElementById('sample-count').textContent]"),
-                "charts": await tools.evaluate(
-                    "Array.from(document.querySelectorAll('svg.chart')).map(svg => {"
-                    " const box = svg.getBoundingClientRect();"
-                    " const bars = Array.from(svg.querySelectorAll('rect.bar'))"
-                    "   .map(bar => bar.getBoundingClientRect());"
-                    " return [svg.dataset.chart, bars.length,"
-                    "   svg.querySelectorAll('circle.point').length, box.width, box.height,"
-                    "   bars.filter(b => b.width > 0 && b.height > 0).length]; })"),
-                "opened": await tools.evaluate(
-                    "(async () => { const row = document.querySelector('#samples .sample');"
-                    " const before = row.querySelectorAll('dl, pre').length; row.open = true;"
-                    " await new Promise(done => setTimeout(done, 100));"
-                    " return [before, Array.from(row.querySelectorAll('dt'))"
-                    "   .map(dt => dt.textContent), row.querySelectorAll('pre').length]; })()"),
-            }
-            await tools.call("Emulation.setDeviceMetricsOverride", width=1280, height=1600,
-                             deviceScaleFactor=1, mobile=False)
-            shot = await tools.call("Page.captureScreenshot", format="png")
-            seen["png"] = base64.b64decode(shot["data"])
-            seen["after"] = await tools.evaluate(
-                "(() => { const s = document.getElementById('filter-verdict');"
-                " s.value = 'incorrect'; s.dispatchEvent(new Event('change'));"
-                " const cards = Array.from(document.querySelectorAll('#samples .sample'));"
-                " return [cards.length, document.getElementById('sample-count').textContent,"
-                " cards.every(c => c.classList.contains('incorrect')), location.hash]; })()")
-            return seen
+            return await drive(tools)
+
+
+async def _drive(tools: DevTools) -> dict[str, Any]:
+    seen: dict[str, Any] = {
+        "board": await tools.evaluate(
+            "Array.from(document.querySelectorAll('#leaderboard tr.board-row th'))"
+            ".map(th => th.textContent)"),
+        "fetched": await tools.evaluate(
+            "performance.getEntriesByType('resource').map(e => e.name)"
+            ".filter(name => !name.startsWith('data:'))"),
+        "before": await tools.evaluate(
+            "[document.querySelectorAll('#samples .sample').length,"
+            " document.getElementById('sample-count').textContent]"),
+        "charts": await tools.evaluate(
+            "Array.from(document.querySelectorAll('svg.chart')).map(svg => {"
+            " const box = svg.getBoundingClientRect();"
+            " const bars = Array.from(svg.querySelectorAll('rect.bar'))"
+            "   .map(bar => bar.getBoundingClientRect());"
+            " return [svg.dataset.chart, bars.length,"
+            "   svg.querySelectorAll('circle.point').length, box.width, box.height,"
+            "   bars.filter(b => b.width > 0 && b.height > 0).length]; })"),
+        "figures": await tools.evaluate(FIGURES),
+        "opened": await tools.evaluate(
+            "(async () => { const row = document.querySelector('#samples .sample');"
+            " const before = row.querySelectorAll('dl, pre').length; row.open = true;"
+            " await new Promise(done => setTimeout(done, 100));"
+            " return [before, Array.from(row.querySelectorAll('dt'))"
+            "   .map(dt => dt.textContent), row.querySelectorAll('pre').length]; })()"),
+    }
+    await tools.call("Emulation.setDeviceMetricsOverride", width=1280, height=1600,
+                     deviceScaleFactor=1, mobile=False)
+    shot = await tools.call("Page.captureScreenshot", format="png")
+    seen["png"] = base64.b64decode(shot["data"])
+    seen["after"] = await tools.evaluate(
+        "(() => { const s = document.getElementById('filter-verdict');"
+        " s.value = 'incorrect'; s.dispatchEvent(new Event('change'));"
+        " const cards = Array.from(document.querySelectorAll('#samples .sample'));"
+        " return [cards.length, document.getElementById('sample-count').textContent,"
+        " cards.every(c => c.classList.contains('incorrect')), location.hash]; })()")
+    return seen
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
@@ -262,26 +306,7 @@ async def _drive(port: int) -> dict[str, Any]:
 def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[Path],
                                                   tmp_path: Path) -> None:
     image = pytest.importorskip("PIL.Image", reason="the screenshot check needs Pillow")
-    profile = tmp_path / "profile"
-    browser = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
-                                "--window-size=1280,1600", page.as_uri()],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 60
-        while not (port_file.exists() and port_file.read_text().strip()):
-            assert time.monotonic() < deadline, "Chromium did not open its DevTools port"
-            assert browser.poll() is None, "Chromium exited at start"
-            time.sleep(0.1)
-        seen = asyncio.run(asyncio.wait_for(
-            _drive(int(port_file.read_text().split()[0])), timeout=120))
-    finally:
-        browser.terminate()
-        try:
-            browser.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            browser.kill()
-            browser.wait()
+    seen = _in_chromium(page, tmp_path, _drive)
 
     assert seen["board"] == ["reference/oracle", "reference/constant"]
     assert seen["fetched"] == []
@@ -290,6 +315,13 @@ def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[
     assert [chart[:3] for chart in drawn] == expected_charts(results)
     assert all(width > 200 and height > 80 for *_, width, height, _ in drawn)
     assert sum(visible for *_, visible in drawn) > 20  # bars with a length on screen
+    figures = dict(seen["figures"])
+    drawable = [layout.name for layout, _ in shown_layouts(results) if layout.figure]
+    assert list(figures) == [layout.name for layout, _ in shown_layouts(results)]
+    assert {"dexbench", "paired-differences", "ces", "codesense"} <= set(drawable)
+    for name in drawable:  # each figure decoded by the browser and laid out on the page
+        complete, width, height, shown = figures[name]
+        assert complete and width > 300 and height > 150 and shown > 200, (name, figures)
     before, facts, texts = seen["opened"]
     assert before == 0 and {"answer", "source"} <= set(facts) and texts == 2  # built on opening
     assert seen["before"] == [50, "114 of 114 samples match"]  # the first page of 50
@@ -304,3 +336,72 @@ def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[
     assert len(picture.getcolors(maxcolors=1 << 20)) > 50
     if os.environ.get("EXECBENCH_SCREENSHOT"):
         Path(os.environ["EXECBENCH_SCREENSHOT"]).write_bytes(seen["png"])
+
+
+async def _figures(tools: DevTools) -> dict[str, Any]:
+    return {"figures": await tools.evaluate(FIGURES),
+            "fetched": await tools.evaluate(
+                "performance.getEntriesByType('resource').map(e => e.name)"
+                ".filter(name => !name.startsWith('data:'))")}
+
+
+@pytest.fixture(scope="module")
+def every_layout(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory
+                 ) -> list[Path]:
+    """Runs that between them give every registered layout something to show: the report
+    runs (every family but the bugs: paired differences, vetted output, error labels),
+    the oracle on HumanEvalPack's bug tasks and on its buggy programs' simulation
+    (success overlap, vetting), and a dated model on dated contest programs (the cutoff
+    split, the release date)."""
+    from execbench.runner import RunConfig, run
+    from execbench.suite import BuildOptions, build_suite
+
+    folder = tmp_path_factory.mktemp("every-layout")
+    pack = str(shared_data("humanevalpack.jsonl.gz"))
+    for name, options in (
+            ("bugs", BuildOptions(tasks=["bug-prediction", "bug-localization", "bug-repair"],
+                                  limit=3, workers=1)),
+            ("buggy", BuildOptions(tasks=["simulation"], limit=3, buggy=True, workers=1))):
+        build_suite([pack], folder / f"{name}-suite", options)
+        run(RunConfig(suite=str(folder / f"{name}-suite"), model="reference/oracle"),
+            folder / name)
+    contest = folder / "contest.jsonl"
+    contest.write_text("".join(json.dumps({
+        "id": f"c{day}", "code": f"def f(x):\n    return x + {day}\n", "function_name": "f",
+        "input": "f(x = 1)", "output": str(1 + day), "contest_date": f"2023-{day:02}-01",
+        "difficulty": "easy"}) + "\n" for day in range(1, 13)))
+    build_suite([str(contest)], folder / "dated-suite", BuildOptions(tasks=["output"],
+                                                                      workers=1))
+    run(RunConfig(suite=str(folder / "dated-suite"), model="reference/oracle",
+                  model_release="2023-09-15", model_cutoff="2023-06"), folder / "dated")
+    return [*report_runs, folder / "bugs", folder / "buggy", folder / "dated"]
+
+
+@pytest.mark.slow  # about 40 s: three more suites built and run, every layout drawn
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
+                    "(/usr/bin/chromium; Debian: apt-get install chromium)")
+def test_every_layouts_figure_is_drawn_in_the_page_and_in_plots(
+        every_layout: list[Path], tmp_path: Path) -> None:
+    """Every registered layout that has a figure is shown for these runs: each is decoded
+    by the browser and laid out on the page, and ``--plots`` writes it as a PNG and an SVG
+    that open."""
+    pytest.importorskip("matplotlib")
+    image = pytest.importorskip("PIL.Image", reason="the figure check needs Pillow")
+    from execbench.reports.layouts import layouts
+
+    page, plots = tmp_path / "every.html", tmp_path / "plots"
+    done = execbench("report", *every_layout, "--html", page, "--plots", plots)
+    assert done.exit_code == 0, done.stderr
+    drawable = {name for name, layout in layouts().items() if layout.figure is not None}
+    seen = _in_chromium(page, tmp_path, _figures)
+    assert seen["fetched"] == []
+    figures = {name: shape for name, shape in seen["figures"] if shape is not None}
+    assert set(figures) == drawable, set(figures) ^ drawable
+    for name, (complete, width, height, shown) in figures.items():
+        assert complete and width > 300 and height > 150 and shown > 200, name
+    for name in drawable:
+        with image.open(plots / f"{name}.png") as drawn:
+            assert drawn.size[0] > 300 and drawn.size[1] > 150, name
+            assert len(drawn.convert("RGB").getcolors(maxcolors=1 << 20)) > 20, name
+        svg = (plots / f"{name}.svg").read_text(encoding="utf-8")
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "<path" in svg, name

@@ -279,14 +279,51 @@ def test_figures_draw_odd_labels(report_runs: list[Path], tmp_path: Path) -> Non
     _for_a_terminal(stderr, "report --plot (stderr)")
     assert (tmp_path / "figure.png").read_bytes().startswith(b"\x89PNG")
     text = page.read_bytes().decode("utf-8")
-    assert text.count("data:image/png;base64,") == 3  # generalization, codesense, ces
     assert "No figure" not in text
     written = {path.name: path.read_bytes() for path in plots.iterdir()}
-    assert set(written) == {f"{name}.{fmt}" for name in ("ces", "codesense", "generalization")
-                            for fmt in ("png", "svg")}
+    drawn = {name.removesuffix(".png") for name in written if name.endswith(".png")}
+    assert drawn >= {"ces", "codesense", "dexbench", "generalization"}
+    assert set(written) == {f"{name}.{fmt}" for name in drawn for fmt in ("png", "svg")}
+    assert text.count("data:image/png;base64,") == len(drawn)  # the page has them all
     for name, data in written.items():
         if name.endswith(".png"):
             assert data.startswith(b"\x89PNG")
         else:
             svg = data.decode("utf-8")
             assert "<svg" in svg and "<path" in svg and "\ud800" not in svg
+
+
+def test_figures_read_runs_from_where_they_are(report_runs: list[Path], tmp_path: Path) -> None:
+    """A figure gets its runs' text escaped for drawing, but not where the run and its
+    suite are: a folder whose name holds ``$`` or a control character is still read (the
+    paired-differences figure read no samples from such a folder, and drew nothing)."""
+    from execbench.reports.layouts import _drawn
+    from execbench.rundir import read_results
+
+    odd = tmp_path / "a $x$ \x1b b"
+    shutil.copytree(report_runs[1], odd)
+    result = read_results(odd)
+    drawn = _drawn(result)
+    assert drawn.run_dir == str(odd) and drawn.config.suite == result.config.suite
+    assert (Path(drawn.run_dir) / "samples.jsonl").is_file()
+
+
+@pytest.mark.parametrize("written", [b"{not json", b"[" * 100_000, json.dumps(
+    {"schema_version": 1, "run": {"model": 3}}).encode()], ids=["broken", "deep", "partial"])
+def test_a_run_whose_results_cannot_be_read_is_skipped_and_said(
+        written: bytes, report_runs: list[Path], tmp_path: Path) -> None:
+    """A folder whose results.json cannot be read is skipped with its reason: the page of
+    the other runs is still written (it paired the wrong folders with the runs, and
+    stopped), and a comparison that now lacks a run says which and why."""
+    bad = tmp_path / "bad"
+    shutil.copytree(report_runs[1], bad)
+    (bad / "results.json").write_bytes(written)
+    page = tmp_path / "page.html"
+    _, stderr = _ran("report", report_runs[0], bad, "--html", page)
+    _for_a_terminal(stderr, "report with a bad run (stderr)")
+    assert f"{bad}: its results.json cannot be read" in " ".join(stderr.split())
+    assert "reference/oracle" in page.read_text(encoding="utf-8")
+    refused = execbench("report", report_runs[0], bad, "--compare")
+    said = " ".join(refused.stderr.split())
+    assert refused.exit_code == 2 and "takes two runs with results, not 1" in said
+    assert f"{bad}: its results.json cannot be read" in said

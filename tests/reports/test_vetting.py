@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from execbench.reports.vetting import BUG_TASKS, CLASSES, SIMULATION, vet
+from execbench.reports.vetting import BUG_TASKS, CLASSES, SIMULATION, vet, vetting_table
 from execbench.runner import RunConfig, read_samples, run
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
@@ -25,6 +25,7 @@ from execbench.values import to_literal
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
 from tests.helpers.fake_model import FAKE_MODEL, fake_model
+from tests.helpers.results import make_results
 
 PACK = "humanevalpack.jsonl.gz"
 
@@ -181,3 +182,18 @@ def test_scripted_answers_land_in_each_class(tmp_path: Path) -> None:
     for row in rows:
         assert (row["model"], row["successes"]) == (FAKE_MODEL, 4)
         assert [row[name] for name in CLASSES] == [25.0, 25.0, 25.0, 25.0, 0.0], row
+
+
+@pytest.mark.parametrize("manifest", [b"\xff{not json", b"[1, 2]"])
+def test_a_suite_with_a_broken_manifest_vets_nothing(tmp_path: Path, manifest: bytes) -> None:
+    """A run whose suite's manifest is not JSON or not an object (someone else's folder)
+    is read as a run with no suite: nothing to vet, no traceback."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "manifest.json").write_bytes(manifest)
+    (suite / "instances.jsonl").write_text("", encoding="utf-8")
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "samples.jsonl").write_text("", encoding="utf-8")
+    result = make_results("m", str(folder), suite=str(suite))
+    assert vetting_table([result]).rows == []

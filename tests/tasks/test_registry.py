@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -193,5 +193,44 @@ def test_a_scoring_that_meets_the_ast_race_is_judged_again(disturbed: int,
                             program_id="p", call_index=0, code="def f(x):\n    return x\n",
                             entry_point="f", args="2", data={"truth": True})
         assert registry.judge(instance, "[ANSWER]yes[/ANSWER]", None).verdict == verdict
+    finally:
+        registry.TASKS.unregister(task.name)
+
+
+@pytest.mark.parametrize("failure", [TypeError("a rule's own bug"),
+                                     SystemError(f"{registry.AST_RACE} (before=51, after=48)")])
+def test_a_labelling_that_fails_leaves_the_verdict_unlabelled(
+        failure: Exception, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The error label is read after the verdict: a rule that raises (its own bug, or the
+    AST race every time) keeps the verdict and leaves it without a label; a race met once
+    is labelled on the next try."""
+    task = registry.register(Task.of(Parity()))
+    tries: list[int] = []
+
+    def failing(instance: Instance, response: str | None, score: Score) -> Score:
+        tries.append(1)
+        if isinstance(failure, SystemError) and len(tries) > 4:
+            raise AssertionError("labelled again past the retries")
+        raise failure
+
+    try:
+        instance = Instance(id="toy/p/0", task=task.name, source="s", program_id="p",
+                            call_index=0, code="def f(x):\n    return x\n", entry_point="f",
+                            args="2", data={"truth": True})
+        monkeypatch.setattr(registry, "labelled", failing)
+        judged = registry.judge(instance, "[ANSWER]no[/ANSWER]", None)
+        assert judged.verdict == "incorrect" and "error_label" not in judged.extra
+        assert len(tries) == (4 if isinstance(failure, SystemError) else 1)
+
+        def once(instance: Instance, response: str | None, score: Score) -> Score:
+            if not tries.pop():
+                raise failure
+            return replace(score, extra={**score.extra, "error_label": "computation"})
+
+        tries[:] = [1, 0]  # the first try fails, the second labels
+        monkeypatch.setattr(registry, "labelled", once)
+        if isinstance(failure, SystemError):
+            judged = registry.judge(instance, "[ANSWER]no[/ANSWER]", None)
+            assert judged.extra["error_label"] == "computation"
     finally:
         registry.TASKS.unregister(task.name)

@@ -243,7 +243,7 @@ class Simulation(Roles):
         return Score(CORRECT if name == "coherent_correct" else INCORRECT,
                      answer=to_literal(output), score=right / (len(verdict.right) + 1),
                      detail=None if verdict.coherent else "incoherent: " + ", ".join(fired),
-                     extra=extra)
+                     extra=extra, stated=given)
 
     def summarize(self, samples: list[Kept],
                   instances: dict[str, Instance]) -> SimulationSummary:

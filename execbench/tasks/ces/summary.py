@@ -1,7 +1,9 @@
 """The simulation task's numbers (``results.json``: ``task_metrics.simulation``): the share
 of samples in each of the four classes, how often each coherence rule fired, and the kinds
 of divergence points, over all samples, per construct category (the paper's Table 1 and
-Figure 7) and per source; and the consistency of each program's calls (Figure 6).
+Figure 7) and per source; and the consistency of each program's calls (Figure 6), over
+all programs and over those whose calls cover different prime paths (known coverages
+with two digests; a call of unknown coverage does not make a program count there).
 
 Shares are over every sample of a group, so a failed request or an unreadable answer
 lowers them all; those are counted apart (``errors``, ``unparsable``). A program's call
@@ -28,6 +30,7 @@ from execbench.tasks.ces.summary_payload import (
     Group,
     Judged,
     SimulationSummary,
+    Spectrum,
 )
 
 if TYPE_CHECKING:
@@ -72,13 +75,23 @@ def _consistency(samples: list[_Read], instances: dict[str, Instance]) -> Consis
         instance = instances[key]
         programs.setdefault(instance.program_id, []).append(
             (all(by_instance[key]), ProgramFacts.from_record(instance.data).coverage))
-    levels = Counter(consistency(tests) for tests in programs.values())
-    differing = sum(len({c.digest for _, c in tests if c.digest is not None}) > 1
-                    for tests in programs.values())
+    # (level, whether two calls cover different prime paths) per program
+    levels = [(consistency(tests), len({c.digest for _, c in tests if c.digest is not None}) > 1)
+              for tests in programs.values()]
+    every = _spectrum([level for level, _ in levels])
+    differ = [level for level, differs in levels if differs]
     count = len(programs)
-    share = {level: levels[level] / count if count else None for level in LEVELS}
-    return Consistency(share["strong"], share["weak"], share["random"], programs=count,
-                       different_coverage=differing / count if count else None)
+    return Consistency(every.strong, every.weak, every.random, programs=count,
+                       different_coverage=len(differ) / count if count else None,
+                       differing=_spectrum(differ))
+
+
+def _spectrum(levels: list[str]) -> Spectrum:
+    """The share of each consistency level among some programs' levels."""
+    tally = Counter(levels)
+    count = len(levels)
+    share = {level: tally[level] / count if count else None for level in LEVELS}
+    return Spectrum(share["strong"], share["weak"], share["random"], programs=count)
 
 
 def summarize(samples: list[Kept], instances: dict[str, Instance]) -> SimulationSummary:

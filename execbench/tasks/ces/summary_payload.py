@@ -151,16 +151,14 @@ NO_GROUP = Group.from_record({})
 
 
 @dataclass(frozen=True)
-class Consistency:
-    """Programs by how their calls were simulated (the paper's Figure 6): the share of
-    programs at each level (None when there is no program) and of those whose calls
-    differ in coverage (the most that could be strong)."""
+class Spectrum:
+    """Some programs by the consistency level of their calls: the share at each level
+    (None when there is no program) and how many programs there are."""
 
     strong: float | None
     weak: float | None
     random: float | None
     programs: int | None
-    different_coverage: float | None
 
     @property
     def levels(self) -> tuple[float | None, float | None, float | None]:
@@ -169,13 +167,43 @@ class Consistency:
 
     def to_record(self) -> JSONObject:
         return {"strong": self.strong, "weak": self.weak, "random": self.random,
-                "programs": self.programs, "different_coverage": self.different_coverage}
+                "programs": self.programs}
+
+    @classmethod
+    def from_record(cls, record: JSON) -> Spectrum:
+        found = as_object(record)
+        return cls(number(found, "strong"), number(found, "weak"), number(found, "random"),
+                   optional_count(found, "programs"))
+
+
+NO_SPECTRUM = Spectrum.from_record({})
+"""A spectrum a record lacks (one written before it was counted): every number unknown."""
+
+
+@dataclass(frozen=True)
+class Consistency(Spectrum):
+    """Programs by how their calls were simulated (the paper's Figure 6): the spectrum of
+    all programs (the share at each level, None when there is no program), the share of
+    those whose calls differ in coverage (the most that could be strong), and the levels
+    over those programs alone (``differing``): only there can a program's calls show that
+    a model follows more than one path, so only there does the spectrum test consistency.
+    Its record is the spectrum's, then the two."""
+
+    different_coverage: float | None = None
+    differing: Spectrum = NO_SPECTRUM
+    """The levels over the programs with two calls of different known coverage; unknown
+    in a record from before it was kept."""
+
+    def to_record(self) -> JSONObject:
+        return {**super().to_record(), "different_coverage": self.different_coverage,
+                "differing": self.differing.to_record()}
 
     @classmethod
     def from_record(cls, record: JSON) -> Consistency:
         found = as_object(record)
-        return cls(number(found, "strong"), number(found, "weak"), number(found, "random"),
-                   optional_count(found, "programs"), number(found, "different_coverage"))
+        every = Spectrum.from_record(found)
+        return cls(*every.levels, every.programs, number(found, "different_coverage"),
+                   Spectrum.from_record(found.get("differing")))
 
 
 NO_CONSISTENCY = Consistency.from_record({})

@@ -51,7 +51,7 @@ from execbench.tasks.codesense.facts import (
 )
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion, Truth, reference_text
 from execbench.tasks.common import abstract
-from execbench.tasks.common.abstract import VALUES
+from execbench.tasks.common.abstract import CATEGORY, VALUES
 from execbench.tasks.common.abstract_payload import SUMMARY_DATA, AbstractTruth, Filing, KindSummary
 from execbench.tasks.common.answers import (
     EMPTY,
@@ -100,12 +100,17 @@ def _choose(items: Sequence[tuple[str, object]], cap: int, rng: random.Random) -
 def score_concrete(fact: Fact, truth: ConcreteTruth, response: str | None,
                    extra: JSONObject) -> Score:
     """Score an answer against a concrete question's truth (a value, a yes/no or a
-    mapping, as ``fact`` reads it); ``extra`` (kind, values) is completed with
-    ``string_match``. A truth that is not comparable (a published value that is no
+    mapping, as ``fact`` reads it); ``extra`` (kind, values) is completed with the abstract
+    category of the value (``abstract.CATEGORY``, where it has one and is no yes or no,
+    which the class balance covers) and ``string_match``.
+    A truth that is not comparable (a published value that is no
     literal) is judged by the string comparison alone, the only one it allows."""
     text = codesense_answer_text(response)
     matched = string_match(text, truth.text)
-    extra = {**extra, "string_match": matched}
+    filed = abstract.filed(truth.value) \
+        if truth.comparable and not isinstance(fact, YesNoFact) else None
+    extra = {**extra, **({CATEGORY: filed} if filed is not None else {}),
+             "string_match": matched}
     if text is None:
         return unparsable(None, EMPTY, extra)
     if not truth.comparable:
@@ -253,7 +258,7 @@ class CodeSenseTask(Roles):
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
         question = self._question(instance)
-        extra: JSONObject = {"kind": question.fact.kind, "values": question.values}
+        extra = abstract.asked(instance, question.fact.kind, question.values)
         if isinstance(question.truth, AbstractTruth):
             return abstract.score(response, question.truth, extra)
         return score_concrete(question.fact, question.truth, response, extra)
@@ -263,7 +268,9 @@ class CodeSenseTask(Roles):
         return dict(sorted(counts.items())) or None
 
     def summarize(self, samples: list[Kept], instances: dict[str, Instance]) -> KindSummary:
-        """Strict and string-match accuracy by kind, values and language; for a yes/no
+        """Strict and string-match accuracy by kind, values and language, and by the
+        finer splits ``abstract.summarize_by_kind`` makes (each score records the size of
+        the function asked about and the category of the value); for a yes/no
         task, with the class balance of its samples (each filed under its instance's
         truth, which ``summary_data`` keeps, so a failed request counts too)."""
         summary = abstract.summarize_by_kind(samples, instances)

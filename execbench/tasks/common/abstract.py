@@ -20,37 +20,51 @@ read; this module names those types too.
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from execbench.analysis.shape import function_loc
 from execbench.tasks.base import CORRECT, INCORRECT, Instance, Score, TaskOption
-from execbench.tasks.common.abstract_payload import AbstractTruth, Filing, KindSummary, Share
+from execbench.tasks.common.abstract_payload import (
+    CATEGORIES,
+    UNFILED,
+    AbstractTruth,
+    Filing,
+    KindSummary,
+    Share,
+    category_order,
+    filed_category,
+)
 from execbench.tasks.common.answers import EMPTY, string_match, unparsable
 from execbench.tasks.common.extract import codesense_answer_text
 from execbench.values import Encoded
 
 if TYPE_CHECKING:
-    from execbench.json_types import JSONObject
+    from execbench.json_types import JSON, JSONObject
     from execbench.kept import Kept
 
-__all__ = ["CATEGORIES", "DEFINITIONS", "VALUES", "category", "normalise", "random_category",
-           "read_category", "score", "share", "summarize_by_kind", "truth"]
+__all__ = ["CATEGORIES", "CATEGORY", "DEFINITIONS", "FUNCTION_LINES", "VALUES", "asked", "category",
+           "filed", "normalise", "random_category", "read_category", "score", "share",
+           "summarize_by_kind", "truth"]
 
 VALUES = TaskOption("values", ("concrete", "abstract"),
                     "ask for the value itself, or its category (CodeSense's Table 6)")
 
-CATEGORIES: dict[str, tuple[str, ...]] = {
-    "int": ("Negative Large", "Negative Regular", "Zero", "Positive Regular", "Positive Large"),
-    "float": ("Negative Large", "Negative Regular", "Negative Small", "Zero", "Positive Small",
-              "Positive Regular", "Positive Large"),
-    "str": ("Empty String", "Alphabetic String", "Numeric String", "Mixed String"),
-    "list": ("Empty List", "Non-Empty List"),
-    "tuple": ("Empty Tuple", "Non-Empty Tuple"),
-    "dict": ("Empty Dictionary", "Non-Empty Dictionary"),
-    "set": ("Empty Set", "Non-Empty Set"),
-    "bool": ("True", "False"),
-    "none": ("None",),
-}
-"""The categories of each type (by typed-JSON tag), as the paper's Table 6 lists them."""
+FUNCTION_LINES, CATEGORY = "function_lines", "category"
+"""What a score of a question asked in CodeSense's style records of its instance beside the
+verdict, for the summary's finer splits: the lines of code of the function the question is
+asked in (the CodeSense tasks; ``analysis.shape.function_loc``), and the abstract category
+of the value asked for, whichever way it was asked (``filed``)."""
+
+
+def asked(instance: Instance, kind: str, values: str) -> JSONObject:
+    """What every score of a question in CodeSense's style records beside its verdict:
+    the question's kind, how its values were asked, and the lines of the function it is
+    asked in (the paper splits statement, block, loop, output and input accuracy by it)."""
+    return {"kind": kind, "values": values,
+            FUNCTION_LINES: function_loc(instance.code, instance.entry_point,
+                                         instance.language)}
+
 
 DEFINITIONS = """\
 - int: Zero (v == 0); Positive Regular (0 < v <= 10); Positive Large (v > 10); \
@@ -112,6 +126,13 @@ def category(value: list) -> str | None:
     return None
 
 
+def filed(value: Encoded) -> str | None:
+    """The abstract category a summary files a value under (``filed_category``: with its
+    type), or None when its type has none."""
+    name = category(value)
+    return None if name is None else filed_category(value[0], name)
+
+
 def truth(value: Encoded) -> AbstractTruth | None:
     """The ground truth of an abstract question about ``value`` (None if it has none)."""
     name = category(value)
@@ -139,9 +160,11 @@ def random_category(value_type: str, rng: random.Random) -> str:
 
 def score(response: str | None, truth: AbstractTruth, extra: JSONObject) -> Score:
     """Score an answer naming a category against an abstract question's truth (``truth``
-    gives it); ``extra`` is completed with CodeSense's ``string_match``."""
+    gives it); ``extra`` is completed with the category asked for (``CATEGORY``, as the
+    summary files it) and CodeSense's ``string_match``."""
     text = codesense_answer_text(response)
-    extra = {**extra, "string_match": string_match(text, truth.category)}
+    extra = {**extra, CATEGORY: filed_category(truth.type, truth.category),
+             "string_match": string_match(text, truth.category)}
     if text is None:
         return unparsable(None, EMPTY, extra)
     named = read_category(text)
@@ -164,22 +187,68 @@ def share(samples: list[Kept]) -> Share:
                  matched / total if total else None, total - len(comparable))
 
 
+def _described(samples: list[Kept]) -> dict[str, dict[str, JSON]]:
+    """What the scores recorded of each instance (``FUNCTION_LINES``, ``CATEGORY``): a
+    failed request is never scored, so its sample takes what another sample of its
+    instance recorded."""
+    found: dict[str, dict[str, JSON]] = {}
+    for sample in samples:
+        for key in (FUNCTION_LINES, CATEGORY):
+            value = sample.added(key)
+            if value is not None and not isinstance(value, bool):
+                found.setdefault(sample.instance_id, {}).setdefault(key, value)
+    return found
+
+
+def _size_order(name: str) -> tuple[int, int, str]:
+    """Line counts in numeric order, then anything else (``UNFILED``)."""
+    return (0, int(name), name) if name.isdigit() else (1, 0, name)
+
+
 def summarize_by_kind(samples: list[Kept], instances: dict[str, Instance]) -> KindSummary:
     """Strict (type-aware) and string-match accuracy over all samples, per kind, per
     values mode and per language of the code (these come from the instance, so a failed
-    request counts)."""
+    request counts); per language and kind where the samples span languages; per size of
+    the function and per abstract category of the value asked for, where scores recorded
+    them (``FUNCTION_LINES``, ``CATEGORY``); and per sample index where there are several."""
     by_kind: dict[str, list[Kept]] = {}
     by_values: dict[str, list[Kept]] = {}
     by_language: dict[str, list[Kept]] = {}
+    by_language_kind: dict[str, dict[str, list[Kept]]] = {}
+    by_lines: dict[str, list[Kept]] = {}
+    by_category: dict[str, dict[str, list[Kept]]] = {}
+    by_sample: dict[str, list[Kept]] = {}
+    described = _described(samples)
+    recorded = {key for facts in described.values() for key in facts}
     for sample in samples:
         instance = instances[sample.instance_id]
         filing = Filing.of(instance)
         by_kind.setdefault(filing.kind, []).append(sample)
         by_values.setdefault(filing.values, []).append(sample)
         by_language.setdefault(instance.language, []).append(sample)
+        by_language_kind.setdefault(instance.language, {}).setdefault(
+            filing.kind, []).append(sample)
+        by_sample.setdefault(str(sample.sample), []).append(sample)
+        facts = described.get(sample.instance_id, {})
+        if FUNCTION_LINES in recorded:
+            lines = facts.get(FUNCTION_LINES)
+            by_lines.setdefault(str(lines) if isinstance(lines, int) else UNFILED,
+                                []).append(sample)
+        if CATEGORY in recorded:
+            filed_as = facts.get(CATEGORY)
+            by_category.setdefault(filing.values, {}).setdefault(
+                filed_as if isinstance(filed_as, str) else UNFILED, []).append(sample)
 
-    def shares(groups: dict[str, list[Kept]]) -> dict[str, Share]:
-        return {name: share(group) for name, group in sorted(groups.items())}
+    def shares(groups: dict[str, list[Kept]], order: Callable[[str], Any] = str
+               ) -> dict[str, Share]:
+        return {name: share(groups[name]) for name in sorted(groups, key=order)}
 
-    return KindSummary(shares(by_kind), shares(by_values), shares(by_language),
-                       share(samples))
+    return KindSummary(
+        shares(by_kind), shares(by_values), shares(by_language), share(samples),
+        by_language_kind={language: shares(kinds) for language, kinds
+                          in sorted(by_language_kind.items())} if len(by_language) > 1
+        else {},
+        by_function_lines=shares(by_lines, _size_order),
+        by_category={values: shares(categories, category_order)
+                     for values, categories in sorted(by_category.items())},
+        by_sample=shares(by_sample, _size_order) if len(by_sample) > 1 else {})

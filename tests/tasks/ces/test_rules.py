@@ -9,18 +9,10 @@ from execbench.sandbox.pool import Job, Sandbox
 from execbench.tasks.base import BuildContext, Instance, Score
 from execbench.tasks.ces.payload import SimulationQuestion, SimulationTruth
 from execbench.tasks.ces.simulation import PROPERTIES, Simulation
+from tests.helpers.programs import SPLIT_SUM
 
 TASK = Simulation()
 
-SPLIT = """\
-def f(s):
-    words = s.split(',')
-    total = 0
-    for w in words[1:]:
-        if len(w) > 2:
-            total += len(w)
-    return total
-"""
 
 COUNT = """\
 def g(n):
@@ -85,11 +77,11 @@ SPLIT_RIGHT = {"4a": "['cde', 'f', 'ghij']", "4b": "[['cde', 'f', 'ghij']]",
 
 
 def test_the_oracle_is_coherent_and_correct(sandbox: Sandbox) -> None:
-    made = instance(sandbox, SPLIT, "f", "'ab,cde,f,ghij'")
+    made = instance(sandbox, SPLIT_SUM, "f", "'ab,cde,f,ghij'")
     score = TASK.score(made, TASK.reference_response(made), sandbox)
     assert (score.verdict, score.extra["class"], score.extra["rules"]) == \
         ("correct", "coherent_correct", [])
-    assert judged(sandbox, SPLIT, "f", "'ab,cde,f,ghij'", SPLIT_RIGHT, "7").correct
+    assert judged(sandbox, SPLIT_SUM, "f", "'ab,cde,f,ghij'", SPLIT_RIGHT, "7").correct
 
 
 def test_a_wrong_value_carried_through_coherently_diverges_at_its_loop(
@@ -98,7 +90,7 @@ def test_a_wrong_value_carried_through_coherently_diverges_at_its_loop(
     wrong = {"4a": "['cde', 'f', 'ghi']", "4b": "[['cde', 'f', 'ghi']]",
              "4c": "[['ab', 'cde', 'f', 'ghi']]", "5a": "[True, False, True]",
              "5b": "[True, False, True]"}
-    score = judged(sandbox, SPLIT, "f", "'ab,cde,f,ghij'", wrong, "6")
+    score = judged(sandbox, SPLIT_SUM, "f", "'ab,cde,f,ghij'", wrong, "6")
     assert (score.verdict, score.extra["class"], score.extra["rules"]) == \
         ("incorrect", "coherent_incorrect", [])
     assert score.extra["divergence"] == {"kind": "iterable", "id": "4c", "line": 4,
@@ -110,7 +102,7 @@ def test_rule1_an_iterable_its_parts_cannot_give(sandbox: Sandbox) -> None:
     wrong = {"4a": "['abc', 'de', 'fgh']", "4b": "[['abc', 'de', 'fgh']]",
              "4c": "[['abc', 'de', 'fgh']]", "5a": "[True, False, True]",
              "5b": "[True, False, True]"}
-    score = judged(sandbox, SPLIT, "f", "'abc,de,fgh'", wrong, "6")
+    score = judged(sandbox, SPLIT_SUM, "f", "'abc,de,fgh'", wrong, "6")
     assert (score.extra["class"], score.extra["fired"]) == \
         ("incoherent_incorrect", {"rule1": ["4b"]})
     assert "divergence" not in score.extra
@@ -228,7 +220,7 @@ def test_an_answer_in_another_format_is_told_the_format_expected(sandbox: Sandbo
 
 
 def test_the_shortcut_is_incoherent_with_the_right_output(sandbox: Sandbox) -> None:
-    for code, entry, args in ((SPLIT, "f", "'a,bcd'"), (COUNT, "g", "0"), (HELPER, "f", "[]")):
+    for code, entry, args in ((SPLIT_SUM, "f", "'a,bcd'"), (COUNT, "g", "0"), (HELPER, "f", "[]")):
         made = instance(sandbox, code, entry, args)
         score = TASK.score(made, TASK.shortcut_response(made), sandbox)
         assert (score.extra["class"], score.extra["properties_right"]) == \

@@ -14,11 +14,13 @@ from execbench.tasks.ces.summary import summarize
 from execbench.tasks.ces.summary_payload import (
     NO_CONSISTENCY,
     NO_GROUP,
+    NO_SPECTRUM,
     Consistency,
     Divergence,
     Group,
     Judged,
     SimulationSummary,
+    Spectrum,
 )
 
 
@@ -69,8 +71,60 @@ def test_shares_rules_divergence_and_consistency() -> None:
     assert list(found.by_category) == ["CO", "LO", "LC", "Others"]
     assert list(found.by_source) == ["r", "s"]
     assert found.consistency == Consistency(0.5, 0.0, 0.5, programs=2,
-                                            different_coverage=0.5)
+                                            different_coverage=0.5,
+                                            differing=Spectrum(1.0, 0.0, 0.0, programs=1))
     assert found.category_consistency("LC").strong == 1.0
+
+
+def test_consistency_over_programs_whose_calls_cover_different_prime_paths() -> None:
+    """Seven programs, by hand: A, B, C have two calls of different coverage (strong, weak,
+    random); D, E share one coverage (weak, random); F's calls each tour every prime path
+    (strong without differing); G's second call has unknown coverage (strong, since no
+    other call shares it, but it shows no two known coverages). Over all: strong 3/7, weak
+    2/7, random 2/7; over A, B, C alone: a third each."""
+    a, b = Coverage("a", 1, 3), Coverage("b", 2, 3)
+    full = Coverage("f", 3, 3)
+    unknown = Coverage(None, None, None)
+    calls = {  # program: category, [(right, coverage)] per call
+        "A": ("LC", [(True, a), (True, b), (True, b)]),
+        "B": ("LC", [(False, a), (True, b), (True, b)]),
+        "C": ("LC", [(True, a), (False, b)]),
+        "D": ("LC", [(True, a), (True, a)]),
+        "E": ("LO", [(True, a), (False, a)]),
+        "F": ("LO", [(True, full), (True, full)]),
+        "G": ("LO", [(True, a), (True, unknown)])}
+    instances = {f"{program}/{index}": _instance(f"{program}/{index}", category, covered)
+                 for program, (category, tests) in calls.items()
+                 for index, (_, covered) in enumerate(tests)}
+    samples = [_sample(f"{program}/{index}", "coherent_correct" if right else
+                       "coherent_incorrect", "correct" if right else "incorrect")
+               for program, (_, tests) in calls.items()
+               for index, (right, _) in enumerate(tests)]
+    found = summarize(samples, instances)
+    assert found.consistency == Consistency(3 / 7, 2 / 7, 2 / 7, programs=7,
+                                            different_coverage=3 / 7,
+                                            differing=Spectrum(1 / 3, 1 / 3, 1 / 3, 3))
+    assert found.category_consistency("LC") == Consistency(
+        0.25, 0.5, 0.25, 4, 0.75, Spectrum(1 / 3, 1 / 3, 1 / 3, 3))
+    assert found.category_consistency("LO") == Consistency(
+        2 / 3, 0.0, 1 / 3, 3, 0.0, Spectrum(None, None, None, 0))
+    assert found.category_consistency("CO") == Consistency(
+        None, None, None, 0, None, Spectrum(None, None, None, 0))
+    back = SimulationSummary.from_record(json.loads(json.dumps(found.to_record())))
+    assert back == found
+    # the record's keys, in order: the spectrum of all programs, then the two
+    record = found.consistency.to_record()
+    assert list(record) == ["strong", "weak", "random", "programs", "different_coverage",
+                            "differing"]
+    differing = record["differing"]
+    assert isinstance(differing, dict)
+    assert list(differing) == ["strong", "weak", "random", "programs"]
+    assert json.dumps(record) == json.dumps({
+        "strong": 3 / 7, "weak": 2 / 7, "random": 2 / 7, "programs": 7,
+        "different_coverage": 3 / 7,
+        "differing": {"strong": 1 / 3, "weak": 1 / 3, "random": 1 / 3, "programs": 3}})
+    assert isinstance(found.consistency, Spectrum) and found.consistency.levels == (
+        3 / 7, 2 / 7, 2 / 7)
 
 
 def test_the_record_keeps_its_keys_in_order() -> None:
@@ -93,7 +147,11 @@ def test_the_record_keeps_its_keys_in_order() -> None:
                            "output_string_match"]
     consistency = record["consistency"]
     assert isinstance(consistency, dict)
-    assert list(consistency) == ["strong", "weak", "random", "programs", "different_coverage"]
+    # the spectrum over programs of two coverages came later: it is written last
+    assert list(consistency) == ["strong", "weak", "random", "programs", "different_coverage",
+                                 "differing"]
+    assert consistency["differing"] == {"strong": 1.0, "weak": 0.0, "random": 0.0,
+                                        "programs": 1}
 
 
 def test_the_summary_reads_back_from_its_json() -> None:
@@ -114,6 +172,8 @@ def test_an_old_or_partial_record_reads_with_what_it_lacks_unknown() -> None:
     assert partial.category("LO") == NO_GROUP
     assert partial.by_source == {}
     assert partial.consistency == Consistency(0.5, None, None, None, None)
+    assert partial.consistency.differing == NO_SPECTRUM
+    assert Spectrum(None, None, None, None) == NO_SPECTRUM
     assert partial.category_consistency("CO") == NO_CONSISTENCY
     nothing = SimulationSummary.from_record({})
     assert (nothing.overall, nothing.consistency) == (NO_GROUP, NO_CONSISTENCY)

@@ -18,6 +18,7 @@ from execbench.tasks.codesense.facts import BlockFact, BranchFact, LoopFact, Sta
 from execbench.tasks.codesense.payload import ConcreteTruth, FactQuestion
 from execbench.tasks.common.abstract_payload import AbstractTruth
 from execbench.tasks.prediction_payload import CodeSenseQuestion, codesense_question
+from tests.helpers.programs import EVERY_STATEMENT
 
 CODESENSE = ["statement", "block", "loop", "branch"]
 FACTS = {kind.task: kind for kind in (StatementFact, BlockFact, LoopFact, BranchFact)}
@@ -33,19 +34,6 @@ def _output(instance: Instance) -> CodeSenseQuestion:
     assert asked is not None
     return asked
 
-PROGRAM = """\
-def f(xs, n):
-    c = 100
-    total = n * 2
-    for x in xs:
-        if x > n:
-            break
-        total += x
-    label = str(total)
-    if total < 0:
-        return None
-    return label
-"""
 
 
 def _source(tmp_path: Path, *records: dict[str, Any]) -> Path:
@@ -62,7 +50,7 @@ def _build(tmp_path: Path, source: Path, tasks: list[str], **options: str):
 
 
 def test_every_task_builds_by_kind_and_the_oracle_answers_all(tmp_path: Path) -> None:
-    source = _source(tmp_path, {"id": "f", "code": PROGRAM, "entry_point": "f",
+    source = _source(tmp_path, {"id": "f", "code": EVERY_STATEMENT, "entry_point": "f",
                                 "calls": ["[1, 2, 9], 4"]})
     manifest, instances, suite = _build(tmp_path, source, CODESENSE, questions="20")
     kinds = manifest.task_counts
@@ -88,7 +76,7 @@ def test_every_task_builds_by_kind_and_the_oracle_answers_all(tmp_path: Path) ->
 
 
 def test_the_cap_keeps_a_seeded_mix_of_kinds_and_rebuilds_the_same(tmp_path: Path) -> None:
-    source = _source(tmp_path, {"id": "f", "code": PROGRAM, "entry_point": "f",
+    source = _source(tmp_path, {"id": "f", "code": EVERY_STATEMENT, "entry_point": "f",
                                 "calls": ["[1, 2, 9], 4"]})
     _, first, suite = _build(tmp_path, source, ["statement", "loop"], questions="3")
     statement = [i for i in first if i.task == "statement"]
@@ -138,7 +126,7 @@ def test_recorded_facts_make_exactly_those_instances(tmp_path: Path) -> None:
 
 
 def _instance(tmp_path: Path, task: str, **options: str):
-    source = _source(tmp_path, {"id": "f", "code": PROGRAM, "entry_point": "f",
+    source = _source(tmp_path, {"id": "f", "code": EVERY_STATEMENT, "entry_point": "f",
                                 "calls": ["[1, 2, 9], 4"]})
     cap = {"questions": "20"} if task in CODESENSE else {}
     _, instances, _ = _build(tmp_path, source, [task], **cap, **options)
@@ -157,7 +145,10 @@ def test_scores_are_type_aware_and_record_the_string_match(
     [call] = [i for i in _instance(tmp_path, "statement") if _asked(i).fact.kind == "call"]
     score = get_task("statement").judging.score(call, response, None)
     assert score.verdict == verdict
-    assert score.extra == {"kind": "call", "values": "concrete", "string_match": matched}
+    # Beside the verdict: the size of the function asked about (EVERY_STATEMENT's 11 lines) and
+    # the abstract category of the value asked for, which the summary splits by.
+    assert score.extra == {"kind": "call", "values": "concrete", "function_lines": 11,
+                           "category": "str: Numeric String", "string_match": matched}
 
 
 def test_block_and_branch_answers(tmp_path: Path) -> None:
@@ -172,7 +163,7 @@ def test_block_and_branch_answers(tmp_path: Path) -> None:
 
 
 def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
-    source = _source(tmp_path, {"id": "f", "code": PROGRAM, "entry_point": "f",
+    source = _source(tmp_path, {"id": "f", "code": EVERY_STATEMENT, "entry_point": "f",
                                 "calls": ["[1, 2, 9], 4"]})
     manifest, instances, suite = _build(tmp_path, source, ["statement", "loop", "output"],
                                         values="abstract", questions="20")
@@ -185,7 +176,8 @@ def test_abstract_values_on_statement_loop_and_output(tmp_path: Path) -> None:
     assert isinstance(branch.truth, AbstractTruth)
     assert branch.truth.category in ("True", "False")
     assert get_task("output").judging.score(output, "<ans>numeric string</ans>", None).extra == {
-        "kind": "output", "values": "abstract", "string_match": True}
+        "kind": "output", "values": "abstract", "category": "str: Numeric String",
+        "function_lines": 11, "string_match": True}
     oracle = run(RunConfig(suite=str(suite), model="reference/oracle"), tmp_path / "oracle")
     assert all(m["all"]["pass@1"] == 1.0 for m in oracle["metrics"].values())
     assert oracle["task_metrics"]["loop"]["by_values"]["abstract"]["strict"] == 1.0
