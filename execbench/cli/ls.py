@@ -82,11 +82,12 @@ def _layouts() -> list[str]:
     from execbench.reports.layouts import LAYOUTS
 
     lines = []
+    width = max(map(len, LAYOUTS.names()))
     for name in LAYOUTS.names():
         layout = LAYOUTS.get(name)
         extras = [note for note, has in (("--plot", layout.figure is not None),
                                          ("--by-source", layout.by_source)) if has]
-        lines.append(f"{name:16} {layout.description}"
+        lines.append(f"{name:{width}} {layout.description}"
                      + (f" ({', '.join(extras)})" if extras else ""))
     return lines
 

@@ -131,4 +131,5 @@ def _sections(results: Sequence[Results], view: View) -> list[Table]:
 
 
 register_layout(Layout("generalization", "OC/MC/OR/MR and choice, by source and by lines of "
-                       "code", _sections, figure))
+                       "code: correctness and reversion as programs grow (the Generalization "
+                       "study)", _sections, figure))
