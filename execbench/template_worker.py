@@ -42,7 +42,8 @@ def _compiled(text: str) -> Any:
 def _names(text: str) -> list[str]:
     """The variables the template reads; refused when it includes another template. Read
     as ``jinja2.meta.find_undeclared_variables`` does, but by a code generator that folds
-    no constant (the one there does, running template code while it looks)."""
+    no constant, not even an output's (the one there does, running template code while it
+    looks)."""
     from jinja2 import nodes
     from jinja2.compiler import CodeGenerator
     from jinja2.meta import TrackingCodeGenerator
@@ -52,6 +53,13 @@ def _names(text: str) -> list[str]:
             CodeGenerator.__init__(self, env, "<introspection>", "<introspection>",
                                    optimized=False)
             self.undeclared_identifiers: set[str] = set()
+
+        def _output_child_to_const(self, node: Any, frame: Any, finalize: Any) -> str:
+            # The generator folds each constant it outputs (``{{ '%0999999999d' % 1 }}``:
+            # a gigabyte) whatever ``optimized`` says; reading names needs none of them.
+            if isinstance(node, nodes.TemplateData):
+                return str(super()._output_child_to_const(node, frame, finalize))
+            raise nodes.Impossible()
 
     env = environment()
     parsed = env.parse(text)

@@ -37,7 +37,7 @@ FLAGS = {"max_calls": "--max-calls", "max_events": "--max-events",
 
 def harvest(
     out_file: Annotated[Path, typer.Option(
-        "--out", "-o", help="FILE.jsonl for one project (pytest's output in FILE.log); a "
+        "--out", "-o", help="FILE.jsonl for one project (pytest's output in FILE.pytest.log); a "
         "folder for several (or for --projects): one file per project and its pytest log, "
         "a merged harvest.jsonl, resumable.")],
     projects: Annotated[list[Path] | None, typer.Argument(
@@ -122,16 +122,18 @@ def harvest(
 
 
 def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -> None:
-    """One project into one file, its summary printed; pytest's output in ``FILE.log``.
-    Tests that did not run: their errors and a hint, nothing written, exit status 1."""
+    """One project into one file, its summary printed; pytest's output in
+    ``FILE.pytest.log``. Tests that did not run: their errors and a hint, nothing written
+    (an older ``FILE`` removed, so nothing builds on stale records), exit status 1."""
     import tempfile
 
     from execbench.harvest.failures import TestsNotRun
     from execbench.harvest.many import projects_from, unpacked
+    from execbench.harvest.options import HarvestError
     from execbench.harvest.project import harvest as run_harvest
 
     [found] = projects_from([project])
-    log = out_file.with_suffix(".log")
+    log = out_file.with_name(f"{out_file.stem}.pytest.log")
     try:
         with Progress("harvest", "tests", every) as shown, \
                 tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
@@ -145,8 +147,10 @@ def _one(project: Path, out_file: Path, options: HarvestOptions, every: float) -
                                  warn=lambda message: warn(message, "skipped"), log=log)
     except TestsNotRun as exc:
         err.print("[bold red]error:[/] " + escape(str(exc)), highlight=False)
-        _said(err, exc.errors, exc.hint, log, f"nothing written to {out_file}")
+        _said(err, exc.errors, exc.hint, log, _nothing_written(out_file))
         raise typer.Exit(1) from None
+    except HarvestError as exc:
+        raise HarvestError(f"{exc}; {_nothing_written(out_file)}") from None
     out.print(_summary(result), highlight=False, markup=False)
     for message in result.jail_warnings:
         warn(message)
@@ -158,7 +162,7 @@ def _many(given: list[Path], listing: Path | None, out_dir: Path, options: Harve
           every: float, executor: ExecutorChoice) -> None:
     """Several projects into a folder: a line per project, then the merged file; exit 1
     if a project failed (the others are written all the same)."""
-    from execbench.harvest.many import Outcome, Project, harvest_projects, projects_from
+    from execbench.harvest.many import Outcome, Project, harvest_projects, log_path, projects_from
 
     if out_dir.suffix == ".jsonl" or out_dir.is_file():
         fail(f"--out {out_dir}: several projects are written to a folder, not a file")
@@ -191,7 +195,7 @@ def _many(given: list[Path], listing: Path | None, out_dir: Path, options: Harve
                       markup=False)
             if summary.get("hint"):
                 _said(out, summary["errors"], summary["hint"],
-                      out_dir / "projects" / f"{outcome.project.name}.log")
+                      log_path(out_dir / "projects", outcome.project.name))
             continue
         done, total = summary["tests"]
         hung = f", {len(summary['hung'])} stopped at --test-timeout" if summary["hung"] else ""
@@ -203,6 +207,18 @@ def _many(given: list[Path], listing: Path | None, out_dir: Path, options: Harve
               f"each in {out_dir / 'projects'})", highlight=False)
     if failed:
         raise typer.Exit(1)
+
+
+def _nothing_written(out_file: Path) -> str:
+    """Says nothing was written to ``out_file``, removing the file an earlier harvest left
+    there (or saying why it stays)."""
+    try:
+        out_file.unlink()
+    except FileNotFoundError:
+        return f"nothing written to {out_file}"
+    except OSError as exc:
+        return f"nothing written to {out_file}; the one there left as it was: {exc.strerror}"
+    return f"nothing written to {out_file}; the one an earlier harvest wrote there removed"
 
 
 def _said(console: Console, errors: list[str], hint: str, log: Path, *more: str) -> None:

@@ -480,11 +480,13 @@ def main() -> None:
                                 for module in (_pytest, pluggy))
     random.seed(config["seed"])  # tests drawing unseeded random inputs repeat run to run
     sys.settrace(harvest.global_trace())
+    ending: dict[str, Any] = {"stopped": "pytest raised an error instead of ending (a hook "
+                                          "it does not guard, such as pytest_sessionfinish)"}
     try:
-        status = pytest.main(config["pytest_args"], plugins=[harvest])
-    finally:
+        ending = {"exit": int(pytest.main(config["pytest_args"], plugins=[harvest]))}
+    finally:  # the counts of the tests that finished, however pytest ended
         sys.settrace(None)
-    harvest.write_counts(final=True, exit=int(status), end=True)
+        harvest.write_counts(final=True, end=True, **ending)
 
 
 if __name__ == "__main__":

@@ -8,16 +8,20 @@ worth keeping, and taking one for a harvest would cache an empty result that no 
 retries, so the harvest fails instead (``TestsNotRun``), with pytest's own error lines and
 a hint at the flag that usually mends it.
 
-pytest's output is read here from the log the child wrote, line by line (the tests may
-print a great deal: the log is bounded only by ``max_file_bytes``), keeping the first
-error block whole and the names of the modules that could not be imported; the whole
-output (bounded by ``MAX_LOG_BYTES``) is kept for the user in a file beside the harvest.
+pytest's output is read here from the log the child wrote, and only for a session judged
+from its counts not to have run its tests: line by line, only the part kept for the user
+(the tests may print a great deal, the log is bounded only by ``max_file_bytes``: its
+first and last halves of ``MAX_LOG_BYTES``, the middle never read), keeping the first
+error block whole and the names of the modules that could not be imported. That kept
+part is written for the user beside the harvest, raw (it is the tests' own output).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +49,10 @@ EXIT_MEANINGS = {2: "interrupted, by errors during collection or a stop",
 _COLLECTING = re.compile(r"^_+ (ERROR collecting .+?) _+$")
 _MISSING = re.compile(r"No module named '([^']+)'")
 _SECTION = re.compile(r"^(=|_){3,}")
+_PADDING = re.compile(r"\s{4,}")
+"""Runs of whitespace in a shown line, collapsed so padding cannot push text to the start
+of a terminal's next row and pass for a line of execbench's own."""
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 
 
 @dataclass
@@ -66,20 +74,22 @@ def read_log(path: Path, root: Path | None = None) -> PytestSaid:
     """What went wrong, read from pytest's log at ``path`` (see the module doc); paths
     under ``root`` (the scratch copy, gone once the harvest ends) said relative to it."""
     said = PytestSaid()
-    inside = f"{root}{os.sep}" if root is not None else None
+    inside = [] if root is None else sorted({f"{root}{os.sep}", f"{root.resolve()}{os.sep}"},
+                                            key=len, reverse=True)
     block: list[str] = []
     in_block = done = False
     internal: list[str] = []
     summary: list[str] = []
     tail: list[str] = []
-    with open(path, encoding="utf-8", errors="replace") as log:
+    for part in _kept_parts(path):
+        log = io.StringIO(part.decode("utf-8", errors="replace"))
         while line := log.readline(MAX_LINE_CHARS):
             if not line.endswith("\n"):  # a long line: its rest skipped
                 while (rest := log.readline(1 << 16)) and not rest.endswith("\n"):
                     pass
             line = line.rstrip("\r\n")
-            if inside is not None:
-                line = line.replace(inside, "")
+            for prefix in inside:
+                line = line.replace(prefix, "")
             if line.strip():
                 tail = [*tail[-(TAIL_LINES - 1):], line]
             if len(said.missing) < MAX_NAMES:
@@ -112,7 +122,21 @@ def read_log(path: Path, root: Path | None = None) -> PytestSaid:
     said.errors += summary
     if not said.errors:
         said.errors = tail
+    said.errors = [_PADDING.sub(" \N{HORIZONTAL ELLIPSIS} ", line) for line in said.errors]
     return said
+
+
+def _kept_parts(path: Path) -> list[bytes]:
+    """The parts of the log ``keep_log`` keeps: the whole when it is within
+    ``MAX_LOG_BYTES``, else its first and last halves (the middle sought past, unread)."""
+    half = MAX_LOG_BYTES // 2
+    with open(path, "rb") as log:
+        size = os.fstat(log.fileno()).st_size
+        if size <= MAX_LOG_BYTES:
+            return [log.read(MAX_LOG_BYTES)]
+        head = log.read(half)
+        log.seek(size - half)
+        return [head, log.read(half)]
 
 
 def keep_log(source: Path, target: Path) -> None:
@@ -144,40 +168,58 @@ class TestsNotRun(HarvestError):
         self.hint = hint
 
 
-def not_run(result: HarvestResult, said: PytestSaid, options: HarvestOptions
+def not_run(result: HarvestResult, log: Path, root: Path | None, options: HarvestOptions
             ) -> TestsNotRun | None:
     """Why the session of ``result`` did not run its tests, or ``None`` if it did (some
-    test finished and pytest ended with 0 or 1, or was stopped at a time limit)."""
+    test finished, however the session ended: ``ended_badly`` says so). Decided from the
+    counts; pytest's ``log`` is read (``read_log``) only for a session that did not."""
     done, total = result.tests
-    exit_status = result.pytest_exit
-    if exit_status in EXIT_MEANINGS:
-        why = f"pytest exit status {exit_status} ({EXIT_MEANINGS[exit_status]})"
-    elif result.ended_early:
-        why = "the test process ended before pytest's end"
-    elif done == 0:
-        why = "stopped at --timeout" if result.timed_out else (
-            f"stopped: {result.stopped}" if result.stopped else f"pytest exit status "
-            f"{exit_status}")
-    else:
+    if done > 0:
         return None
+    why = _ending(result)
+    said = read_log(log, root)
     reason = f"the tests did not run: {why}; {done} of {total} tests finished"
     return TestsNotRun(reason, said.errors, _hint(result, said, options))
+
+
+def ended_badly(result: HarvestResult) -> str | None:
+    """A warning for a session whose tests ran (some finished, their records kept) but
+    which did not end as pytest ends a run (0 or 1) or at --timeout; ``None`` otherwise."""
+    done, total = result.tests
+    if done == 0 or result.pytest_exit in (0, 1) or result.timed_out:
+        return None
+    return (f"the test session ended with an error after {done} of {total} tests finished "
+            f"({_ending(result)}); the records of those tests are kept")
+
+
+def _ending(result: HarvestResult) -> str:
+    """How the session ended, in words."""
+    exit_status = result.pytest_exit
+    if exit_status in EXIT_MEANINGS:
+        return f"pytest exit status {exit_status} ({EXIT_MEANINGS[exit_status]})"
+    if result.timed_out:
+        return "stopped at --timeout"
+    if result.stopped:
+        return f"stopped: {result.stopped}"
+    if result.ended_early:
+        return "the test process ended before pytest's end"
+    return f"pytest exit status {exit_status}"
 
 
 def _hint(result: HarvestResult, said: PytestSaid, options: HarvestOptions) -> str:
     """The flag that usually mends what ``said`` shows."""
     if said.missing:
-        names = ", ".join(said.missing[:3]) + (", ..." if len(said.missing) > 3 else "")
+        names = ", ".join(f"'{name}'" for name in said.missing[:3]) + (
+            ", ..." if len(said.missing) > 3 else "")
         if options.install_deps:
-            return (f"the tests import {names}, which --install-deps did not install (not "
-                    "declared, or left out: see the warnings); install it into --python's "
-                    "interpreter, whose packages the environment sees too")
-        return (f"the tests import {names}, which {options.python} lacks: --install-deps "
-                "installs the project's declared test dependencies, or install it into "
-                "that interpreter (--python)")
+            return (f"the tests import {names}, which --install-deps did not install (the "
+                    "project's word; not declared, or left out: see the warnings): declare "
+                    "it in the project's requirements")
+        return (f"the tests import {names}, which is not installed (the project's word): "
+                "declare it in the project's requirements and use --install-deps")
     if said.collecting:
         return (f"pytest could not collect {said.collecting[0]}: leave it out with "
-                f"--pytest-args '--ignore={said.collecting[0]}', or run the rest with "
+                f"{ignoring(said.collecting[0])}, or run the rest with "
                 "--pytest-args '--continue-on-collection-errors'")
     if result.pytest_exit == 5:
         return ("pytest found no tests: name their folder or file with --pytest-args "
@@ -188,3 +230,12 @@ def _hint(result: HarvestResult, said: PytestSaid, options: HarvestOptions) -> s
         return "no test finished within --timeout: give it more"
     return ("the session failed before its tests ran (a conftest.py or plugin); pytest's "
             "whole output says more, and --pytest-args '-p no:NAME' leaves a plugin out")
+
+
+def ignoring(path: str) -> str:
+    """The ``--pytest-args`` flag that leaves ``path`` out, safe to paste into a shell: its
+    value quoted once for the shell and once for execbench's own ``shlex.split`` of it."""
+    argument = f"--ignore={path}"
+    if _PLAIN_PATH.fullmatch(path):
+        return f"--pytest-args '{argument}'"
+    return f"--pytest-args {shlex.quote(shlex.join([argument]))}"

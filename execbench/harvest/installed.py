@@ -16,6 +16,7 @@ own packages follow from the project's requirements, which the key holds already
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -26,12 +27,16 @@ _LIST = ("import hashlib, importlib.metadata as m, sys\n"
          "for d in m.distributions()})\n"
          "print(hashlib.sha256('\\n'.join([sys.version, *found]).encode()).hexdigest())")
 _SECONDS = 60
+NOT_ASKED = "not asked: "
 
 
 def distributions_digest(python: str) -> str:
     """A digest of ``python``'s version and installed distributions; when it cannot be
-    asked, a line saying so (the harvest itself then fails, saying why)."""
+    asked, a line starting ``NOT_ASKED`` (``many`` then harvests again whatever the key).
+    ``python`` is found as the harvest finds it (a name on ``PATH``, or a path relative to
+    the working folder), not from the neutral folder it is asked in."""
     env = confine.scrubbed_environment(os.environ)
+    python = os.path.abspath(shutil.which(python) or python)
     try:
         with tempfile.TemporaryDirectory(prefix="execbench-asked-") as neutral:
             said = subprocess.run([python, "-s", "-c", _LIST], env=env, cwd=neutral,
@@ -40,4 +45,4 @@ def distributions_digest(python: str) -> str:
         lines = said.stdout.decode(errors="replace").split()
         return lines[-1] if lines else "no answer"
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"not asked: {type(exc).__name__}"
+        return f"{NOT_ASKED}{type(exc).__name__}"

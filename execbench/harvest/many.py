@@ -16,7 +16,7 @@ harvest copies from the folder): a project whose summary holds the same key and 
 is not harvested again. A project whose harvest fails (it cannot be unpacked, its tests
 cannot start or did not run: ``failures``) gets a summary with the error, pytest's error
 lines and a hint, and no records; the others go on, and the next run tries it again.
-pytest's whole output is kept as ``NAME.log`` beside, whatever became of the project.
+pytest's whole output is kept as ``NAME.pytest.log`` beside, whatever became of the project.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import execbench.import_guard  # noqa: F401 - first: a folder hiding the package
 from execbench import __version__
 from execbench.executors import LOCAL, ExecutorChoice, run_units
 from execbench.harvest.failures import TestsNotRun
-from execbench.harvest.installed import distributions_digest
+from execbench.harvest.installed import NOT_ASKED, distributions_digest
 from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResult
 from execbench.harvest.project import copy_ignored, harvest
 from execbench.safe_read import FOLDER, LINK, Refused, Tree
@@ -316,6 +316,10 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
     outcomes: dict[str, Outcome] = {}
     jobs: list[_Job] = []
     installed = distributions_digest(options.python)
+    if installed.startswith(NOT_ASKED):  # no key can vouch for an old harvest: a new one
+        warn(f"the installed packages of {options.python} could not be listed "
+             f"({installed}): every project is harvested again")
+        installed += f" (this run: {os.urandom(16).hex()})"
     for project in projects:
         outcome, key = _already(project, folder, options, installed)
         if outcome is None:
@@ -336,7 +340,7 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
         job = jobs[position]
         for message in run.warnings:
             warn(f"{job.project.name}: {message}")
-        outcomes[job.project.name] = outcome = _record(job, run, folder)
+        outcomes[job.project.name] = outcome = _record(job, run, folder, warn)
         if finished is not None:
             finished(outcome)
     ordered = [outcomes[project.name] for project in projects]
@@ -481,15 +485,19 @@ def harvest_unit(job: _Job) -> _Run:
     return run
 
 
-def _record(job: _Job, run: _Run, folder: Path) -> Outcome:
-    """A unit's result written as its project's files."""
+def _record(job: _Job, run: _Run, folder: Path, warn: Callable[[str], None]) -> Outcome:
+    """A unit's result written as its project's files; a pytest log that cannot be written
+    where it goes (a folder of that name) is warned about, the outcome stands."""
     project = job.project
     records, summary_path = folder / f"{project.name}.jsonl", folder / f"{project.name}.json"
-    log = folder / f"{project.name}.log"
-    if run.log:
-        _write_whole(log, run.log)
-    else:
-        log.unlink(missing_ok=True)
+    log = log_path(folder, project.name)
+    try:
+        if run.log:
+            _write_whole(log, run.log)
+        else:
+            log.unlink(missing_ok=True)
+    except OSError as exc:
+        warn(f"{project.name}: pytest's output not kept in {log}: {exc.strerror or exc}")
     if run.error is not None:
         return _failed(project, summary_path, records, job.key, run.error,
                        {"errors": run.errors, "hint": run.hint} if run.hint else {})
@@ -501,6 +509,12 @@ def _record(job: _Job, run: _Run, folder: Path) -> Outcome:
                "path": str(project.path), "key": job.key, **run.summary}
     _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "harvested", summary)
+
+
+def log_path(folder: Path, name: str) -> Path:
+    """Where a project's pytest output is kept: a name of its own, so a file of the user's
+    beside the records is never taken for it."""
+    return folder / f"{name}.pytest.log"
 
 
 def summary_of(result: HarvestResult) -> dict[str, Any]:

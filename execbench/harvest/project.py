@@ -106,12 +106,30 @@ def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
         functions = list_functions(copy, options.max_lines, result.warnings.append)
         for message in result.warnings:
             warn(message)
-        records, said = _run(Path(scratch), functions, options, result, progress, log)
-    failed = failures.not_run(result, said, options)
+        log_path = Path(scratch) / "pytest.log"
+        try:
+            records = _run(Path(scratch), functions, options, result, progress)
+        finally:
+            if log is not None and log_path.is_file():
+                _keep_log(log_path, log, warn)
+        failed = failures.not_run(result, log_path, copy, options)
     if failed is not None:
         raise failed
+    ended = failures.ended_badly(result)
+    if ended is not None:
+        result.warnings.append(ended)
+        warn(ended)
     _write(out, functions, records)
     return result
+
+
+def _keep_log(source: Path, target: Path, warn: Callable[[str], None]) -> None:
+    """pytest's output kept for the user (``failures.keep_log``); a place it cannot be
+    written (a folder there, no permission) is warned about, the harvest stands."""
+    try:
+        failures.keep_log(source, target)
+    except OSError as exc:
+        warn(f"pytest's output not kept in {target}: {exc.strerror or exc}")
 
 
 def copy_project(project: Path, copy: Path, warn: Callable[[str], None]) -> None:
@@ -156,9 +174,8 @@ def _copy_file(tree: Tree, relative: str, target: Path) -> None:
 
 
 def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
-         result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None,
-         keep: Path | None
-         ) -> tuple[dict[tuple[str, int], dict[str, Any]], failures.PytestSaid]:
+         result: HarvestResult, progress: Callable[[dict[str, Any]], None] | None
+         ) -> dict[tuple[str, int], dict[str, Any]]:
     jail_config, child_config = _prepare(scratch, functions, options)
     log_path = scratch / "pytest.log"
     reader = Records(functions, options.max_calls,
@@ -186,10 +203,8 @@ def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
     with open(log_path, "rb") as handle:  # its end only: the tests may print gigabytes
         handle.seek(max(0, os.fstat(handle.fileno()).st_size - 4000))
         result.log = handle.read().decode(errors="replace")
-    if keep is not None:
-        failures.keep_log(log_path, keep)
     _tally(result, reader, kept, functions, options.python)
-    return kept, failures.read_log(log_path, scratch / "project")
+    return kept
 
 
 def _ship(module: ModuleType, lib: Path) -> None:
@@ -257,6 +272,8 @@ def _tally(result: HarvestResult, reader: Records, kept: dict[tuple[str, int], d
     result.jail_warnings = list(reader.jail["warnings"])
     result.network = result.layers.get("network", result.network)
     result.refused = reader.refused
+    if reader.malformed:
+        raise HarvestError("the child's counts are malformed")
     counts = reader.counts
     result.pytest_exit = counts.get("exit")
     result.tests = tuple(counts.get("tests", (0, 0)))

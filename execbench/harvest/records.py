@@ -18,6 +18,8 @@ REFUSED_DUPLICATE = "a second record for one ordinal"
 REFUSED_ORDINAL = "ordinal beyond the calls the child counted"
 REFUSED_CUT = "cut off when the channel closed"
 REFUSED_LONG = "a line longer than any record"
+MAX_STOPPED_CHARS = 200
+"""Characters of the child's word on why it stopped the run (longer: malformed counts)."""
 
 
 class Records:
@@ -29,8 +31,11 @@ class Records:
     filtered), a reservoir slot out of range or not its ordinal's (the first ``max_calls``
     ordinals fill slots in order), an ordinal already received for its function, or, at
     the end, an ordinal above the sampling candidates the child counted for the function;
-    nothing is taken after the child's last counts (``end``). Of the rest, per function
-    and slot, the call with the highest ordinal (the latest sampling decision) is kept.
+    nothing is taken after the child's last counts (``end``). Counts whose fields the
+    verdict and the summary read have the wrong shape (``well_formed``) are not taken and
+    mark the run ``malformed``: the harvest fails (the counts are the project's word too).
+    Of the rest, per function and slot, the call with the highest ordinal (the latest
+    sampling decision) is kept.
     A line longer than ``max_line`` bytes (more than a record or the counts can be) is
     dropped unread, so a flood without newlines cannot fill this process's memory.
     """
@@ -49,6 +54,7 @@ class Records:
         """Keyed by function and ordinal."""
         self.accepted = 0
         self.counts: dict[str, Any] = {}
+        self.malformed = False
         self.refused: Counter = Counter()
 
     def feed(self, data: bytes) -> None:
@@ -82,6 +88,8 @@ class Records:
             self.refused[REFUSED_JAIL] += 1
         elif self.ended:
             self.refused[REFUSED_AFTER_END] += 1
+        elif kind == "counts" and not well_formed(record):
+            self.malformed = True
         elif kind == "counts":
             self.counts = {**self.counts, **record}
             self.ended = bool(record.get("end"))
@@ -127,3 +135,14 @@ class Records:
         slots = {(record["function"], record["slot"]) for record in self.calls.values()}
         return {"tests": done, "total": total, "calls": len(slots),
                 "functions": len({function for function, _ in slots})}
+
+
+def well_formed(counts: dict[str, Any]) -> bool:
+    """Whether the child's ``counts`` have the shapes the parent reads: ``exit`` an int or
+    ``None``, ``tests`` a pair of non-negative ints, ``stopped`` a short text or ``None``."""
+    exit_status, tests, stopped = counts.get("exit"), counts.get("tests", [0, 0]), \
+        counts.get("stopped")
+    return (exit_status is None or type(exit_status) is int) \
+        and isinstance(tests, list) and len(tests) == 2 \
+        and all(type(n) is int and n >= 0 for n in tests) \
+        and (stopped is None or isinstance(stopped, str) and len(stopped) <= MAX_STOPPED_CHARS)

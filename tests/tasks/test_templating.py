@@ -74,9 +74,11 @@ def test_a_template_reaching_past_its_variables_or_growing_huge_fails_in_one_lin
 def test_a_template_that_loops_or_grows_for_ever_stops_its_child_not_the_run(
         text: str, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Such a template passes the check (nothing of it runs there) and fails when rendered,
-    in one line; the child is started again for the next prompt."""
-    monkeypatch.setattr(templating, "RENDER_SECONDS", 2.0)
+    in one line; the child is started again for the next prompt. The check computes no
+    part of the template (a folded constant was computed there), so it is asked at the
+    usual limit and says which variables the template reads."""
     check(text, "output", OUTPUT_VARS)
+    monkeypatch.setattr(templating, "RENDER_SECONDS", 2.0)
     with pytest.raises(PromptTemplateError, match=says) as failed:
         render_user(text, {"code": "def f(x):\n    return x\n"})
     assert "\n" not in str(failed.value)
@@ -144,3 +146,22 @@ def test_ls_prints_a_shipped_template_and_every_task_s_variables() -> None:
     for name in task_names():
         assert f"\n{name} (shipped: " in listed
     assert "  given_note " in listed and "  annotated " in listed
+
+
+def test_reading_a_templates_names_computes_none_of_it() -> None:
+    """Jinja's code generator folds each constant a template outputs, whatever its
+    optimizer is told: reading the names of ``{{ '%0199999999d' % 1 }}`` built a 200 MB
+    string in the check's child (and at 1 GB, it met the child's limits in the check, not
+    in the render). The names are read with no constant computed: no more than a few
+    megabytes are allocated."""
+    import tracemalloc
+
+    from execbench.template_worker import _names
+
+    tracemalloc.start()
+    try:
+        assert _names("{{ '%0199999999d' % 1 }}{{ code }}text") == ["code"]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
