@@ -28,3 +28,14 @@ def f(xs, n):
 """
 """Every CodeSense statement kind (constant, arithmetic, assignment, call, branch), a
 loop that breaks, and a return not taken."""
+
+REPORTED = [
+    {"id": "steps", "entry_point": "f", "calls": ["1", "5", "2"],
+     "code": "def f(x):\n    if x > 3:\n        return x * 2\n    total = 0\n"
+             "    for i in range(x):\n        total += i\n    return total\n"},
+    {"id": "words", "entry_point": "g", "calls": ["'a b'", "''"],
+     "code": "def g(s):\n    words = s.split()\n    if not words:\n        return 'none'\n"
+             "    return '-'.join(w.upper() for w in words)\n"},
+]
+"""Two programs, five calls, that every task can ask about (a branch, a loop, a library
+call): the report tests' runs, and the first programs of the cross-task vetting suite."""

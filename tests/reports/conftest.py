@@ -11,15 +11,8 @@ import pytest
 
 from execbench.runner import RunConfig, run
 from execbench.suite import BuildOptions, build_suite
+from tests.helpers.programs import REPORTED as PROGRAMS
 
-PROGRAMS = [
-    {"id": "steps", "entry_point": "f", "calls": ["1", "5", "2"],
-     "code": "def f(x):\n    if x > 3:\n        return x * 2\n    total = 0\n"
-             "    for i in range(x):\n        total += i\n    return total\n"},
-    {"id": "words", "entry_point": "g", "calls": ["'a b'", "''"],
-     "code": "def g(s):\n    words = s.split()\n    if not words:\n        return 'none'\n"
-             "    return '-'.join(w.upper() for w in words)\n"},
-]
 TASKS = ["output", "input", "coverage", "counterfactual", "mutation", "choice", "statement",
          "simulation"]
 

@@ -33,14 +33,10 @@ from execbench.tasks import get_task
 from execbench.tasks.base import Instance
 from execbench.tasks.ces.simulation import Simulation
 from tests.helpers.cli import execbench
+from tests.helpers.programs import REPORTED
 
 PROGRAMS = [
-    {"id": "steps", "entry_point": "f", "calls": ["1", "5", "2"],
-     "code": "def f(x):\n    if x > 3:\n        return x * 2\n    total = 0\n"
-             "    for i in range(x):\n        total += i\n    return total\n"},
-    {"id": "words", "entry_point": "g", "calls": ["'a b'", "''"],
-     "code": "def g(s):\n    words = s.split()\n    if not words:\n        return 'none'\n"
-             "    return '-'.join(w.upper() for w in words)\n"},
+    *REPORTED,
     {"id": "sign", "entry_point": "s", "calls": ["-3", "4"],
      "code": "def s(x):\n    if x < 0:\n        return -1\n    if x == 0:\n        return 0\n"
              "    return 1\n"},

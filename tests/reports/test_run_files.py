@@ -19,7 +19,7 @@ from execbench.runner import RunConfig, run
 from execbench.suite import MANIFEST, BuildOptions, SuiteFile, build_suite
 from tests.helpers.cli import execbench
 from tests.helpers.data import shared_data
-from tests.reports.conftest import PROGRAMS
+from tests.helpers.programs import REPORTED as PROGRAMS
 
 DATED = [{**program, "meta": {"date": "2023-06-01"}} for program in PROGRAMS]
 """The report programs, dated before the runs' cutoff, so ``cutoff-split`` reads the log."""
