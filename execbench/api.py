@@ -274,6 +274,8 @@ class ReportConfig:
     """A TOML file of model cards (``models.cards``) giving the runs' models a release date
     and training cutoff where a run has none of its own (runs made before dates were
     recorded); a run's own dates win."""
+    tasks: Sequence[str] | None = None
+    """Only these tasks' numbers (``Results.for_tasks``); None: every task of each run."""
 
     def chosen_layout(self) -> Layout:
         """The layout, once it can show what was asked of it (else ``SettingError``)."""
@@ -345,6 +347,8 @@ def report(config: ReportConfig) -> Report:
                            f"({type(exc).__name__}: {exc})")
     if config.model_cards is not None:
         results = _with_cards(results, Path(config.model_cards))
+    if config.tasks is not None:
+        results = _for_tasks(results, config.tasks, skipped)
     left_out = _plain("".join(f"; {why}" for why in skipped))
     if not results:
         raise SettingError("no run with results to report" + left_out)
@@ -368,6 +372,28 @@ def report(config: ReportConfig) -> Report:
         raise SettingError(f"{{0}}: {_plain(str(exc))}", "figure") from None
     return Report(tables, render(tables, config.fmt, width=config.width), results, skipped,
                   warnings, figure)
+
+
+def _for_tasks(results: list[Results], tasks: Sequence[str],
+               skipped: list[str]) -> list[Results]:
+    """``results`` seen through ``tasks``; a run that answered none of them joins
+    ``skipped`` with the reason. ``SettingError`` for a task no run answered, which is a
+    typo more often than a wish (a run that answered it elsewhere would say so)."""
+    answered = {task for result in results for task in result.metrics}
+    unknown = [task for task in tasks if task not in answered]
+    if not tasks:
+        raise SettingError("{0} names no task", "tasks")
+    if unknown:
+        raise SettingError(f"{{0}}: no run here answered {_plain(', '.join(unknown))} (they "
+                           f"answered {_plain(', '.join(sorted(answered)) or 'nothing')})",
+                           "tasks")
+    kept = []
+    for result in results:
+        if any(task in result.metrics for task in tasks):
+            kept.append(result.for_tasks(tasks))
+        else:
+            skipped.append(f"{result.run_dir}: answered none of {', '.join(tasks)}")
+    return kept
 
 
 def _with_cards(results: list[Results], path: Path) -> list[Results]:

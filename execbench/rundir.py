@@ -722,6 +722,23 @@ class Results:
                    paired_metrics={name: Paired.from_record(paired)
                                    for name, paired in record.get("paired_metrics", {}).items()})
 
+    def for_tasks(self, tasks: Iterable[str]) -> Results:
+        """These results seen through some of their tasks (``report --tasks``): the
+        numbers of those tasks and of the pairings of two of them. Reports that read the
+        run's log and suite read just these tasks' records (``reports.run_files``), since
+        ``metrics`` names every task the log holds. Truncated and refused answers are
+        counted over the whole run, so they become unknown here rather than wrong."""
+        kept = set(tasks)
+        return replace(
+            self, metrics={task: block for task, block in self.metrics.items() if task in kept},
+            task_metrics={task: block for task, block in self.task_metrics.items()
+                          if task in kept},
+            paired_metrics={name: paired for name, paired in self.paired_metrics.items()
+                            if set(paired.tasks) <= kept},
+            declared_metrics=tuple(declared for declared in self.declared_metrics
+                                   if declared.task in kept),
+            counts=replace(self.counts, truncated=None, refused=None))
+
     def write(self, out: Path) -> dict[str, Any]:
         """Write ``results.json`` and return its record."""
         record = self.to_record()

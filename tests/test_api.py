@@ -1,4 +1,4 @@
-"""The Python API (``execbench.api``): the README's example, run as written, and the
+"""The Python API (``execbench.api``): the example in docs/python-api.md, run as written, and the
 same refusals as the command line's, each setting named by its field."""
 
 from __future__ import annotations
@@ -17,22 +17,21 @@ from execbench.rundir import Results
 from execbench.settings import SettingError
 from execbench.suite import SuiteFile
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+API_PAGE = Path(__file__).resolve().parents[1] / "docs" / "python-api.md"
 
 
-def readme_example() -> str:
-    """The Python block of the README's API section."""
-    section = README.read_text(encoding="utf-8").split("### Python API\n", 1)[1]
-    found = re.search(r"```python\n(.*?)```", section, re.S)
-    assert found is not None, "the API section shows no example"
+def documented_example() -> str:
+    """The Python block of the API page."""
+    found = re.search(r"```python\n(.*?)```", API_PAGE.read_text(encoding="utf-8"), re.S)
+    assert found is not None, "the API page shows no example"
     return found.group(1)
 
 
-def test_the_readme_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_the_documented_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     names: dict[str, object] = {}
-    exec(compile(readme_example(), "README.md", "exec"), names)
+    exec(compile(documented_example(), str(API_PAGE), "exec"), names)
     suite, results, shown = names["suite"], names["results"], names["shown"]
     assert isinstance(suite, SuiteFile) and isinstance(results, Results)
     assert suite.folder == Path("suites/humaneval-3")

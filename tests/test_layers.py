@@ -25,7 +25,7 @@ LAYERS = (
     ("execbench.tasks",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
      "execbench.rundir", "execbench.context_check", "execbench.runner", "execbench.rewards",
-     "execbench.reward_server", "execbench.export"),
+     "execbench.reward_server", "execbench.export", "execbench.program_writing"),
     ("execbench.reports",),
     ("execbench.api",),
     ("execbench.cli",),

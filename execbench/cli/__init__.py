@@ -7,6 +7,7 @@ from execbench.cli import (
     build,
     doctor,
     export,
+    generate,
     harvest,
     ls,
     report,
@@ -26,6 +27,7 @@ app.command()(plugin_errors_said(score.score))
 app.command()(plugin_errors_said(report.report))
 app.command()(plugin_errors_said(harvest.harvest))
 app.command()(plugin_errors_said(export.export))
+app.command("generate-programs")(plugin_errors_said(generate.generate_programs))
 app.command("serve-rewards")(plugin_errors_said(serve_rewards.serve_rewards))
 app.command("ls")(plugin_errors_said(ls.list_things))
 app.command()(plugin_errors_said(doctor.doctor))

@@ -85,5 +85,5 @@ def _sandbox() -> None:
     for name, state in jail.items():
         out.print(f"  {name:12} {state}", highlight=False)
     if on < len(layers):
-        out.print("Layers that are off are warned about once per run; see the README's "
-                  "'The sandbox' for what each one guards.", highlight=False)
+        out.print("Layers that are off are warned about once per run; see docs/sandbox.md "
+                  "for what each one guards.", highlight=False)

@@ -42,6 +42,9 @@ def report(
         help="Also write one self-contained HTML page: leaderboard, every layout present "
              "with its figures (the plot extra), verdicts and failures, and a sample browser.")
     ] = None,
+    tasks: Annotated[str | None, typer.Option(
+        help="Only these tasks (comma-separated, as `run --tasks`): their tables, figures "
+             "and samples; pairings of two of them stay.")] = None,
     model_cards: Annotated[Path | None, typer.Option(
         metavar="FILE.toml",
         help="Model cards (a TOML table of release and cutoff per model name, as `run "
@@ -56,7 +59,8 @@ def report(
     config = ReportConfig(runs=run_dirs, layout=layout, fmt=fmt, k=_ks(k),
                           by_source=by_source, verdicts=verdicts, figure=plot is not None,
                           width=shutil.get_terminal_size().columns, compare=compare,
-                          model_cards=model_cards)
+                          model_cards=model_cards,
+                          tasks=None if tasks is None else _names(tasks))
     try:
         made = make_report(config)
     except SettingError as exc:
@@ -94,8 +98,13 @@ def _write_plots(folder: Path, results: list[Results]) -> None:
 
 
 FLAGS = {"figure": "--plot", "layout": "--layout", "by_source": "--by-source", "k": "--k",
-         "compare": "--compare", "model_cards": "--model-cards"}
+         "compare": "--compare", "model_cards": "--model-cards", "tasks": "--tasks"}
 """The flag of each setting ``ReportConfig`` names in its messages."""
+
+
+def _names(text: str) -> list[str]:
+    """The task names ``--tasks`` lists, in order, each once."""
+    return list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
 
 
 def _ks(text: str | None) -> list[int] | None:

@@ -61,10 +61,20 @@ class Request:
 
     messages: list[dict[str, str]]
     """Chat messages: ``{"role": "system" | "user" | "assistant", "content": str}``."""
-    instance: Instance
-    """The suite instance; reference models read the ground truth from it."""
+    instance: Instance | None
+    """The suite instance; reference models read the ground truth from it. None for a
+    request about no instance (``generate-programs`` asks for programs to write): only
+    models that write text answer it (:func:`instance_of` refuses the others)."""
     sample: int
     seed: int | None = None
+
+
+def instance_of(request: Request, model: str) -> Instance:
+    """The instance a model that answers from the suite needs (``ModelError`` without)."""
+    if request.instance is None:
+        raise ModelError(f"{model} answers questions of a suite, and this request is about "
+                         "none")
+    return request.instance
 
 
 CUT_BY_CLIENT = "cut_by_client"

@@ -20,7 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
+from execbench.models.base import (
+    GenerateConfig,
+    Generation,
+    ModelBase,
+    ModelError,
+    Request,
+    instance_of,
+)
 from execbench.models.provider import ModelKind, Provider
 from execbench.registry import Registry, UnknownName
 from execbench.tasks import get_task, task_names
@@ -45,7 +52,8 @@ class OracleModel(ModelBase):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         start = time.perf_counter()
-        text = get_task(request.instance.task).asking.reference_response(request.instance)
+        instance = instance_of(request, self.name)
+        text = get_task(instance.task).asking.reference_response(instance)
         return Generation(text=text, latency=time.perf_counter() - start)
 
 
@@ -66,12 +74,13 @@ class OriginalModel(ModelBase):
                              f"({', '.join(answerable)}), not {', '.join(unanswerable)}; {hint}")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
-        task = get_task(request.instance.task)
+        instance = instance_of(request, self.name)
+        task = get_task(instance.task)
         respond = getattr(task.asking, "original_response", None)
         if respond is None:
             return Generation(text=None, error=f"reference/original cannot answer the "
                                                f"{task.name} task (only mutation and choice)")
-        return Generation(text=respond(request.instance))
+        return Generation(text=respond(instance))
 
 
 class ShortcutModel(ModelBase):
@@ -88,8 +97,8 @@ class ShortcutModel(ModelBase):
                              f"{','.join(able)}")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
-        task = get_task(request.instance.task)
-        return Generation(text=task.asking.shortcut_response(request.instance))
+        instance = instance_of(request, self.name)
+        return Generation(text=get_task(instance.task).asking.shortcut_response(instance))
 
 
 class RandomCategoryModel(ModelBase):
@@ -106,11 +115,12 @@ class RandomCategoryModel(ModelBase):
                              "(the output, statement and loop tasks take it)")
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
-        truth = AbstractTruth.asked(request.instance)
+        instance = instance_of(request, self.name)
+        truth = AbstractTruth.asked(instance)
         if truth is None:
             return Generation(text=None, error="reference/random-category answers only "
                               "abstract-value instances (build with -T values=abstract)")
-        rng = random.Random(f"{request.seed}/{request.instance.id}/{request.sample}")
+        rng = random.Random(f"{request.seed}/{instance.id}/{request.sample}")
         return Generation(text=f"<ans>{random_category(truth.type, rng)}</ans>")
 
 

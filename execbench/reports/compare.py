@@ -144,7 +144,7 @@ class Comparison:
     unread: tuple[str | None, str | None]
 
 
-_Stamp = tuple[str, int, int]
+_Stamp = tuple[str, int, int, tuple[str, ...]]
 _last: dict[tuple[_Stamp, _Stamp], Comparison] = {}
 """The last pair compared, and nothing more: a report's tables and its figure each ask
 for the same pair, and the bootstrap over a large run's instances takes seconds; one
@@ -152,13 +152,15 @@ entry of a few rows, so a notebook that compares many runs keeps no sums alive."
 
 
 def _stamp(result: Results) -> _Stamp:
-    """The run's log by path, size and time, so a log written meanwhile is read again."""
+    """The run's log by path, size and time, so a log written meanwhile is read again, and
+    the tasks the results show (``report --tasks`` reads some of the log)."""
     log = Path(result.run_dir) / SAMPLES
+    tasks = tuple(sorted(result.metrics))
     try:
         stat = log.stat()
     except OSError:
-        return (str(log), -1, -1)
-    return (str(log), stat.st_size, stat.st_mtime_ns)
+        return (str(log), -1, -1, tasks)
+    return (str(log), stat.st_size, stat.st_mtime_ns, tasks)
 
 
 def compared(first: Results, second: Results) -> Comparison:

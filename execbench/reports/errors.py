@@ -61,8 +61,8 @@ def task_table(results: Sequence[Results]) -> Table:
     return Table("Error labels per task (wrong or unreadable samples)",
                  ["run", "task", "wrong", *COLUMNS], rows, keys=2,
                  note="Each wrong answer's first divergence from the recorded run, labelled "
-                      "by the statement where it happens; the rules are in the README "
-                      "(Error taxonomy).")
+                      "by the statement where it happens; the rules are in "
+                      "docs/reports.md (Error taxonomy).")
 
 
 def run_table(results: Sequence[Results]) -> Table:

@@ -6,7 +6,9 @@ hostile or rebuilt file must cost that run a note naming the reason, never a tra
 and never numbers from another suite than the one the run answered. So every layout that
 reads past ``results.json`` reads here, with one policy: a suite is used only when its
 instances still hash to what the run pinned (``Results.suite_sha256``), and a log only
-while every record has the types the metrics count on.
+while every record has the types the metrics count on. Both yield only the tasks the
+results hold numbers for: every task the run answered, or those ``report --tasks`` kept
+(``Results.for_tasks``).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ def run_instances(result: Results) -> Iterator[Instance]:
     if isinstance(suite, str):
         raise Unread(suite)
     try:
-        yield from suite.instances()
+        yield from (instance for instance in suite.instances()
+                    if instance.task in result.metrics)
     except SuiteError as exc:
         raise Unread(str(exc)) from None
     except OSError as exc:
@@ -90,7 +93,8 @@ def run_log(result: Results) -> Iterator[Kept]:
             if not _typed(sample):
                 raise Unread(f"{log}: a sample record of the wrong types "
                              f"({_describe(sample.instance_id)})")
-            yield sample.kept()
+            if sample.task in result.metrics:
+                yield sample.kept()
     except RunError as exc:
         raise Unread(str(exc)) from None
     except TypeError:  # an id or index that cannot key a sample (a list, an object)

@@ -5,8 +5,8 @@ by one thread of this process. A job is a program, an entry point and an argumen
 text; the result is a ``Trace``. A worker that dies is replaced and its job is reported as
 ``crashed``; nothing a program does can take this process down.
 
-What the sandbox protects against, and what it does not, is written down in the README
-("Sandbox"); the adversarial tests in ``tests/sandbox`` exercise each point.
+What the sandbox protects against, and what it does not, is written down in
+``docs/sandbox.md``; the adversarial tests in ``tests/sandbox`` exercise each point.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ files add ``"category"``, the published abstract value (an input/output trace ca
 ``category`` and ``input_category`` instead). Line numbers are lines of the program's
 code, which is the published function with its line-number prefixes stripped.
 
-What is still skipped on the published files (counts per file in README.md): the code
+What is still skipped on the published files (counts per file in docs/sources.md): the code
 does not compile (cut at a ``#`` inside a string); a branch question's line is past the
 end of the code; a loop question names no variable (its published answer is one letter)
 or its line is not a ``for``/``while`` line (a generator expression, a line of no loop);

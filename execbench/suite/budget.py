@@ -54,7 +54,7 @@ def within_budget(sandbox: Sandbox, calls: list[tuple[Program, int]], traces: li
     """
     costly = [position for position, trace in enumerate(traces)
               if not _over_steps(trace, sandbox) and _net_reason(trace, sandbox)]
-    plain = dict(zip(costly, run_all(sandbox, [_plain_job(*calls[position])
+    plain = dict(zip(costly, run_all(sandbox, [plain_job(*calls[position])
                                                for position in costly]), strict=True))
     again = _recorded_again(sandbox, recording, [
         (position, calls[position]) for position in costly
@@ -117,7 +117,7 @@ def _disagreement(recorded: Trace, plain: Trace) -> str | None:
     return None
 
 
-def _plain_job(program: Program, index: int) -> Job:
+def plain_job(program: Program, index: int) -> Job:
     """The call run as an answer's check runs it: lines only, nothing recorded."""
     return Job(program.code, program.entry_point, program.calls[index].args, RESULT_ONLY)
 

@@ -1,5 +1,6 @@
 """The tiny Llama of ``tiny_llm.py`` as a GGUF file, for a llama.cpp server in the tests
-(``tests/models/test_llama_cpp_real.py``; the README's "llama.cpp" says how to run one).
+(``tests/models/test_llama_cpp_real.py``; the "llama.cpp" section of
+docs/models-and-servers.md says how to run one).
 
 It is converted by llama.cpp's own ``convert_hf_to_gguf.py`` (shipped in the
 ``llama-cpp-python`` source archive under ``vendor/llama.cpp``, with its ``gguf-py``), with

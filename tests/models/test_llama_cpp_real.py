@@ -1,7 +1,7 @@
 """A run and ``execbench doctor`` against a running llama.cpp server (llama-cpp-python's
 ``llama_cpp.server``), named by ``EXECBENCH_LLAMA_CPP_URL`` (its base URL, ``.../v1``) and
 serving the tiny Llama under ``EXECBENCH_LLAMA_CPP_MODEL`` (default ``tiny-llama``); the
-README's "llama.cpp" says how to start one. Skipped without it.
+"llama.cpp" section of docs/models-and-servers.md says how to start one. Skipped without it.
 
 What llama-cpp-python 0.3.16 was seen to do: it ignores ``stream_options`` (no usage in a
 stream); when a request arrives while a stream is under way, it ends that stream with
@@ -29,7 +29,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.filterwarnings("ignore:invalid decimal literal:SyntaxWarning"),
     pytest.mark.skipif(not URL, reason="set EXECBENCH_LLAMA_CPP_URL to a running llama.cpp "
-                                       "server's base URL (the README says how)"),
+                                       "server's base URL (docs/models-and-servers.md says how)"),
 ]
 
 

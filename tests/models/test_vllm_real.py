@@ -5,10 +5,10 @@ workers. ``tests/models/test_managed.py`` checks the same with a stand-in engine
 what the engine itself does.
 
 vLLM is found in this interpreter, or in another named by ``EXECBENCH_VLLM_PYTHON`` (vLLM's
-CPU build lives best in a virtualenv of its own; the README says how to make one), started
-through ``EXECBENCH_VLLM_COMMAND`` as a user would start a wrapper. Without either the
-module is skipped, saying so. Slow: each run starts a server (a minute on a small CPU
-machine, most of it vLLM compiling the model).
+CPU build lives best in a virtualenv of its own; docs/models-and-servers.md says how to
+make one), started through ``EXECBENCH_VLLM_COMMAND`` as a user would start a wrapper.
+Without either the module is skipped, saying so. Slow: each run starts a server (a minute
+on a small CPU machine, most of it vLLM compiling the model).
 
 What vLLM 0.32 (CPU build) was seen to do: it serves the model under the name given to
 ``--model`` (the folder's path) unless ``--served-model-name`` says otherwise; a stream
@@ -66,7 +66,7 @@ def vllm_python() -> str | None:
 PYTHON = vllm_python()
 
 SKIP = (f"needs vLLM: install it here, or set {PYTHON_VAR} to the python of a "
-        "virtualenv that has it (the README's recipe installs vLLM's CPU build)"
+        "virtualenv that has it (docs/models-and-servers.md's recipe installs vLLM's CPU build)"
         + (f"; {PYTHON_VAR}={os.environ[PYTHON_VAR]} cannot import vllm"
            if os.environ.get(PYTHON_VAR) else ""))
 

@@ -287,7 +287,7 @@ REASONS = {"is not a Python literal": "value", "is not Python syntax": "argument
            "is not a line of the function": "quoted line", "code does not compile": "code",
            "pytest's assertion": "pytest", "none of the loop questions": "no variable",
            "for or while loop": "not a loop", "do not tell which": "ambiguous"}
-SKIPS = {  # file: skips by reason, as listed in README.md
+SKIPS = {  # file: skips by reason, as listed in docs/sources.md
     "statement_prediction_dataset": {},
     "conditional_dataset_python": {"quoted line": 1, "code": 9},
     "loop_iteration_dataset_python": {"not a loop": 2, "code": 1},

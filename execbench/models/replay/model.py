@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from execbench.jsonfiles import dumps, write_atomic
-from execbench.models.base import GenerateConfig, Generation, ModelBase, ModelError, Request
+from execbench.models.base import (
+    GenerateConfig,
+    Generation,
+    ModelBase,
+    ModelError,
+    Request,
+    instance_of,
+)
 from execbench.models.replay.answers import CRUXEVAL, AnswersError, read_answers, shown
 from execbench.models.replay.matching import Matched, key_of, match
 
@@ -117,7 +124,7 @@ class ReplayModel(ModelBase):
 
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         started = time.perf_counter()
-        instance = request.instance
+        instance = instance_of(request, f"replay of {self.label}")
         if self.matched is not None:
             key = self.matched.by_instance.get(instance.id)
         else:  # asked without a check (the API's own use): the same rule, per request

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 MAX_ANSWER_CHARS = 1 << 20
 """The most characters of one answer (what is left once reasoning is dropped and the
 answer block is taken) that a task reads; the rest is cut, and the verdict says how much
-(``base.judge``). Far above any answer the shipped data asks for (see the README)."""
+(``base.judge``). Far above any answer the shipped data asks for (see docs/tasks.md)."""
 
 _THINK_OPEN = re.compile(r"<(think|reasoning)>", re.IGNORECASE | re.ASCII)
 _THINK_CLOSE = re.compile(r"</(think|reasoning)>", re.IGNORECASE | re.ASCII)

@@ -1,0 +1,124 @@
+"""Reading a model's program (``sources.written``): each rule of the class refused with its
+reason, inputs that are not literals refused, replies of any shape read in one pass, the
+syntax key blind to layout and docstrings only, and the two runs in the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from execbench.program import Call, Program
+from execbench.program_writing import run_checks
+from execbench.sandbox.pool import Sandbox
+from execbench.sources.written import (
+    MAX_INPUTS,
+    MAX_REPLY_CHARS,
+    STYLES,
+    Dropped,
+    class_rule,
+    prompt,
+    read_reply,
+    syntax_key,
+)
+
+
+def _reply(code: str, inputs: str = "[1]") -> str:
+    return f"```python\n{code}```\n```inputs\n{inputs}\n```"
+
+
+@pytest.mark.parametrize(("code", "reason"), [
+    ("import os\ndef f(xs):\n    return xs\n", "line 1: imports os"),
+    ("from sys import modules\ndef f(xs):\n    return xs\n", "line 1: imports sys"),
+    ("import builtins\ndef f(xs):\n    return xs\n", "line 1: imports builtins"),
+    ("def f(xs):\n    return xs.__class__\n", "line 2: uses __class__"),
+    ("def f(xs):\n    return __builtins__\n", "line 2: uses __builtins__"),
+    ("n = 0\ndef f(xs):\n    return xs\n", "line 1: a top-level statement other than"),
+    ("def f(xs):\n    global n\n    return xs\n", "line 2: a global statement"),
+    ("def f(xs):\n    return eval('xs')\n", "line 2: calls eval"),
+    ("def f(xs):\n    return getattr(xs, 'copy')()\n", "line 2: calls getattr"),
+    ("import math\ndef f(xs):\n    del math.pi\n    return xs\n", "line 3: changes math.pi"),
+    ("import collections as c\ndef f(xs):\n    c.Counter = list\n    return xs\n",
+     "line 3: changes c.Counter"),
+    ("def f(xs):\n    return xs\ndef g(xs):\n    return xs\n", "2 top-level functions, not one"),
+    ("def f(xs):\n    return (\n", "the code does not parse (SyntaxError)"),
+    ("x = '" + "a" * 9_000 + "'\n", "code longer than 8,000 characters"),
+])
+def test_each_class_rule_is_a_reason(code: str, reason: str) -> None:
+    with pytest.raises(Dropped) as raised:
+        class_rule(code)
+    assert raised.value.rule == "class" and str(raised.value).startswith(reason)
+
+
+def test_a_program_of_the_class_gives_its_entry_point() -> None:
+    code = ('"""Module text."""\nimport math\nfrom itertools import pairwise\n'
+            "def spread(xs):\n    return [math.floor(b - a) for a, b in pairwise(xs)]\n")
+    assert class_rule(code) == "spread"
+
+
+@pytest.mark.parametrize(("inputs", "reason"), [
+    ("[1, 2]\n__import__('os').getcwd()", "is not a literal argument list"),
+    ("[1] * 10", "is not a literal argument list"),
+    ("*[1, 2]", "is not a literal argument list (a starred argument)"),
+    ("**{'xs': [1]}", "is not a literal argument list"),
+    ("[1, 2", "is not a literal argument list"),
+])
+def test_inputs_must_be_literals(inputs: str, reason: str) -> None:
+    with pytest.raises(Dropped) as raised:
+        read_reply(_reply("def f(xs):\n    return xs\n", inputs))
+    assert raised.value.rule == "input" and reason in str(raised.value)
+
+
+NO_BLOCKS = "no ```python block and ```inputs block"
+
+
+def test_replies_of_every_shape() -> None:
+    written = read_reply("Some words.\n```py\ndef f(xs, k=1):\n    return xs\n```\n"
+                         "```inputs\n[1], k=2\n\n[1], k=2\n[]\n```\n```python\nignored\n```")
+    assert (written.entry_point, written.calls) == ("f", ("[1], k=2", "[]"))  # once each
+    for text, reason in [
+            ("no blocks at all", NO_BLOCKS),
+            ("```python\ndef f(xs):\n    return xs\n```", NO_BLOCKS),
+            ("```python\ndef f(xs):\n    return xs\n```\n```inputs\n\n```",
+             "the inputs block is empty"),
+            ("```python\ndef f(xs):\n    return xs\n```\n```inputs\n[1]\n", NO_BLOCKS),
+            (_reply("def f(xs):\n    return xs\n", "\n".join(["[1]"] * (MAX_INPUTS + 1))),
+             f"more than {MAX_INPUTS} inputs"),
+            ("`" * (MAX_REPLY_CHARS + 1), "reply longer than 64,000 characters")]:
+        with pytest.raises(Dropped) as raised:
+            read_reply(text)
+        assert str(raised.value) == reason
+
+
+def test_a_reply_of_many_fences_is_read_in_one_pass() -> None:
+    """Unclosed and empty fences by the thousand: a scan of lines, no backtracking."""
+    with pytest.raises(Dropped, match="no ```python block"):
+        read_reply("```\n" * 15_000)
+
+
+def test_the_syntax_key_sees_through_layout_and_docstrings_only() -> None:
+    one = syntax_key("def f(xs):\n    '''Doc.'''\n    return [x + 1 for x in xs]\n")
+    assert one == syntax_key("def f(xs):  # a comment\n    return [x+1 for x in xs]\n")
+    assert one != syntax_key("def f(ys):\n    return [y + 1 for y in ys]\n")
+    assert one != syntax_key("def f(xs):\n    return [x + 2 for x in xs]\n")
+
+
+def test_prompts_are_seeded() -> None:
+    style = STYLES["list"]
+    assert prompt(style, 3, 3) == prompt(style, 3, 3)
+    themes = {prompt(style, seed, 3)[0]["content"].split("about ")[1].split(".")[0]
+              for seed in range(40)}
+    assert themes <= set(style.themes) and len(themes) > 3
+
+
+def _program(name: str, code: str, *calls: str) -> Program:
+    return Program(name, "written", code, "f", tuple(Call(args) for args in calls))
+
+
+def test_two_runs_keep_the_calls_that_return_alike() -> None:
+    half = _program("half", "def f(xs):\n    return xs[2]\n", "[1, 2, 3]", "[1]")
+    raising = _program("raising", "def f(xs):\n    return 1 // 0\n", "[1]")
+    with Sandbox(workers=1) as sandbox:
+        held, reasons = run_checks(sandbox, [half, raising])
+    assert [(p.id, [c.args for c in p.calls]) for p in held] == [("half", ["[1, 2, 3]"])]
+    assert list(reasons) == ["raising"]
+    assert (reasons["raising"].rule, str(reasons["raising"])) == (
+        "run", "a call ended with exception")
