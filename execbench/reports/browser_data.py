@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from execbench.jsonfiles import utf8
-from execbench.reports.samples import load_samples
-from execbench.rundir import RunError
+from execbench.reports.ordering import natural, verdict_rank
+from execbench.reports.samples import Filter, load_samples
+from execbench.rundir import RunError, Sample
 from execbench.tasks.registry import truth_shown
 from execbench.text_safety import each_text, visible
 
 PER_TASK = 2_000
-"""Samples of each task of each run the page holds: the first by instance id. A run of a
+"""Samples of each task of each run the page holds: the first in :func:`shown_first`
+order, so wrong answers are never left out for correct ones. A run of a
 quarter of a million samples would make a page of hundreds of megabytes that no browser
 opens, and the report would hold every response to write it; ``execbench show`` reaches
 any sample, and the tables count them all."""
@@ -34,23 +36,35 @@ COLUMNS = ("instance", "sample", "verdict", "answer", "detail", "response", "pro
 """The fields of a run's sample rows; ``instance`` and ``prompt`` index the shared lists."""
 
 
+def shown_first(sample: Sample) -> tuple[int, tuple[tuple[int, int, str], ...], int]:
+    """The browser's order within a run: wrong or unreadable answers, then samples with no
+    answer, then correct ones (``verdict_rank``), each by instance id in natural order
+    (``sample_2`` before ``sample_12``), then by sample number."""
+    return (verdict_rank(sample.verdict), natural(sample.instance_id), sample.sample)
+
+
 def pack(run_dirs: list[Path], labels: list[str],
-         progress: Callable[[int, int], None] | None = None
-         ) -> tuple[str, int, int, list[str]]:
+         progress: Callable[[int, int], None] | None = None,
+         tasks: list[frozenset[str]] | None = None) -> tuple[str, int, int, list[str]]:
     """The browser's data as base64 of gzip-compressed JSON ``{"instances": [[id, task,
-    source, truth]], "prompts": [text], "columns": COLUMNS, "runs": [{"label", "rows"}]}``,
+    source, truth]], "prompts": [text], "columns": COLUMNS, "runs": [{"label", "dir", "rows"}],
+    "order": [[run, row]]}`` (``order``: every row, in the order the browser lists them,
+    :func:`shown_first` across runs, a run's before the next's where they tie),
     the number of samples it holds (at most :data:`PER_TASK` per task and run), the number
     the runs logged, and warnings about prompts and truths that cannot be shown as they
-    were. ``progress`` is told (runs read, runs) as each run is read (its prompts are
+    were. ``tasks``: each run's tasks to hold (None: all). ``progress`` is told (runs
+    read, runs) as each run is read (its prompts are
     rendered again, which takes a while for large runs)."""
     instances: dict[tuple[str, str | None], int] = {}
     instance_rows: list[list[Any]] = []
     prompts: dict[str, int] = {}
     runs, warnings, count, logged = [], [], 0, 0
-    for run_dir, label in zip(run_dirs, labels, strict=True):
+    keys: list[tuple[Any, ...]] = []
+    for position, (run_dir, label) in enumerate(zip(run_dirs, labels, strict=True)):
         rows = []
+        keep = Filter(tasks=None if tasks is None else tasks[position])
         try:
-            shown = load_samples(run_dir, per_task=PER_TASK)
+            shown = load_samples(run_dir, keep, per_task=PER_TASK, order=shown_first)
         except RunError as exc:  # its log or settings unreadable: the other runs still show
             warnings.append(f"{run_dir}: its samples are not in the page's browser: {exc}")
             shown = None
@@ -68,16 +82,19 @@ def pack(run_dirs: list[Path], labels: list[str],
                 if one.prompt is not None else "(not in the suite)"
             response = sample.response if sample.response is not None \
                 else f"(no response: {sample.error})"
+            rank, name, number = shown_first(sample)
+            keys.append((rank, name, len(runs), number, len(rows)))
             rows.append([instances[key], sample.sample, sample.verdict, sample.answer,
                          sample.detail, response, prompts.setdefault(prompt, len(prompts))])
-        runs.append({"label": label, "rows": rows})
+        runs.append({"label": label, "dir": str(run_dir), "rows": rows})
         count += len(rows)
         if progress is not None:
             progress(len(runs), len(run_dirs))
     # replies and dataset text shown as the terminal shows them: the browser puts text in
     # the page as text, never as markup, but it would hide control characters
+    order = [[run, row] for _, _, run, _, row in sorted(keys)]
     data = each_text({"instances": instance_rows, "prompts": list(prompts),
-                      "columns": list(COLUMNS), "runs": runs}, visible)
+                      "columns": list(COLUMNS), "runs": runs, "order": order}, visible)
     text = utf8(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
     packed = base64.b64encode(gzip.compress(text, compresslevel=9, mtime=0)).decode("ascii")
     return packed, count, logged, warnings

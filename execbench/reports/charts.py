@@ -7,14 +7,14 @@ no change here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
-from typing import Any
 
 from execbench.reports.families import estimate
 from execbench.reports.leaderboard import answered, headline, readable
+from execbench.reports.meanings import SHARED, TERMS, meaning
+from execbench.reports.ordering import natural
 from execbench.reports.svg import PALETTE, Bar, Series, bars, lines
 from execbench.reports.tables import percent, run_labels
 from execbench.results import DeclaredMetric
@@ -72,7 +72,7 @@ def _headline(results: Sequence[Results], labels: list[str], colours: list[str],
         title += ", lower is better"
     if len(counts) == 1:
         title += f", n={counts.pop()}"
-    return bars("headline", title, groups)
+    return bars("headline", title, groups, meaning(metric))
 
 
 def _pass_at_k(results: Sequence[Results], labels: list[str], colours: list[str],
@@ -88,7 +88,8 @@ def _pass_at_k(results: Sequence[Results], labels: list[str], colours: list[str]
         points = [(k, value) for k in range(1, results[i].config.n + 1)
                   if (value := percent(group.pass_at_k(k))) is not None]
         series.append(Series(colours[i], points, hover=labels[i]))
-    return lines("pass-at-k", f"{task}: pass@k (%)", list(range(1, deepest + 1)), series, "k")
+    return lines("pass-at-k", f"{task}: pass@k (%)", list(range(1, deepest + 1)), series, "k",
+                 TERMS["pass@k"])
 
 
 def _breakdowns(results: Sequence[Results], labels: list[str], colours: list[str],
@@ -100,7 +101,7 @@ def _breakdowns(results: Sequence[Results], labels: list[str], colours: list[str
     drawn = []
     for name in names:
         categories = sorted({category for block in blocks for category in block.get(name, {})},
-                            key=_natural)
+                            key=natural)
         groups = []
         for category in categories:
             members = []
@@ -115,11 +116,7 @@ def _breakdowns(results: Sequence[Results], labels: list[str], colours: list[str
                                    note="no answer" if silent else "",
                                    hover=f"{label}: n={group.instances}"))
             groups.append((category, members))
-        drawn.append(bars("breakdown", f"{task} pass@1 by {name} (%)", groups))
+        drawn.append(bars("breakdown", f"{task} pass@1 by {name} (%)", groups,
+                          f"{SHARED['pass@1']}, among the {task} instances of each {name}"))
     return drawn
 
-
-def _natural(name: str) -> list[Any]:
-    """Names with numbers in them in number order (block-2 before block-10)."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
-            for part in re.split(r"(\d+)", name)]

@@ -23,7 +23,8 @@ from markupsafe import Markup
 from execbench.reports import browser_data
 from execbench.reports.charts import charts
 from execbench.reports.layouts import View, shown_layouts
-from execbench.reports.leaderboard import headline, rows
+from execbench.reports.leaderboard import by_suite, headline, rows
+from execbench.reports.meanings import TERMS, footnotes, meaning
 from execbench.reports.tables import (
     Table,
     available_ks,
@@ -57,19 +58,31 @@ class _Row:
 
 
 @dataclass(frozen=True)
+class _Column:
+    """A leaderboard column: a headline metric and what its number means."""
+
+    metric: DeclaredMetric
+    meaning: str
+
+
+@dataclass(frozen=True)
 class _Family:
     """A column group of the leaderboard: a task family's headline metrics."""
 
     family: str
-    metrics: list[DeclaredMetric]
+    columns: list[_Column]
 
 
 @dataclass(frozen=True)
 class _Leaderboard:
-    """What the template's leaderboard is drawn from."""
+    """What the template draws one leaderboard from: the runs of one suite."""
 
+    suite: str | None
+    """The suite's name where the runs answered several (one leaderboard each)."""
     groups: list[_Family]
     rows: list[_Row]
+    footnotes: list[tuple[str, str]]
+    """(column, meaning) for every column."""
 
 
 @dataclass(frozen=True)
@@ -85,27 +98,37 @@ class _Section:
     """Why drawing the layout's figure failed (matplotlib missing); empty otherwise."""
 
 
-def _leaderboard(results: Sequence[Results]) -> _Leaderboard:
+def _leaderboards(results: Sequence[Results]) -> list[_Leaderboard]:
+    """One leaderboard per suite the runs answered (``leaderboard.by_suite``): a column
+    never holds two suites' numbers."""
+    suites = by_suite(results)
+    return [_leaderboard(members, suite if len(suites) > 1 else None)
+            for suite, members in suites]
+
+
+def _leaderboard(results: Sequence[Results], suite: str | None) -> _Leaderboard:
     """Column groups (one per family) and rows (one per model), the best value of each
-    column marked among the runs that answered its task: a run that answered nothing
-    (every request failed, no answer readable) has no 'suspicious' successes, but that 0
-    is no achievement."""
+    column marked among the runs that answered its task (``meanings.TERMS["best"]``),
+    however many did, wherever the board compares two rows or more: a run that answered
+    nothing (every request failed, no answer readable) has no wrong answers and no
+    'suspicious' successes, but that 0 is no achievement."""
     metrics = headline(results)
-    groups = [(family, list(members)) for family, members in
-              groupby(metrics, key=lambda m: m.family)]
     table = rows(results, metrics)
     best: list[float | None] = []
     for column, metric in enumerate(metrics):
         present = [value for row in table
                    if (value := row.values[column]) is not None and not row.silent[column]]
         pick = max if metric.higher_is_better else min
-        best.append(pick(present) if len(present) > 1 else None)
+        best.append(pick(present) if present and len(table) > 1 else None)
+    groups = [_Family(family, [_Column(m, meaning(m)) for m in members])
+              for family, members in groupby(metrics, key=lambda m: m.family)]
     return _Leaderboard(
-        [_Family(family, members) for family, members in groups],
+        suite, groups,
         [_Row(row.label, [_Cell(cell_text(value), row.silent[i],
                                 value is not None and not row.silent[i] and value == best[i])
                           for i, value in enumerate(row.values)])
-         for row in table])
+         for row in table],
+        footnotes(metrics))
 
 
 def _breakdown(results: Sequence[Results]) -> list[Table]:
@@ -162,20 +185,22 @@ def render_html(run_dirs: list[Path], results: Sequence[Results],
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              finalize=_shown)
     env.filters["cell"] = cell_text
-    samples, count, logged, warnings = browser_data.pack(run_dirs, run_labels(results),
-                                                         progress)
+    samples, count, logged, warnings = browser_data.pack(
+        run_dirs, run_labels(results), progress, [frozenset(r.metrics) for r in results])
     page = env.get_template("report.html.j2").render(
         runs=[{"label": label, **result.to_record()["run"], "counts": result.counts,
                "protocol": result.config.protocol().label(),
                "dates": result.config.dates().label() or "-"}
               for label, result in zip(run_labels(results), results, strict=True)],
         dated=any(result.config.dates() for result in results),
-        leaderboard=_leaderboard(results), charts=charts(results), sections=_sections(results),
+        leaderboards=_leaderboards(results), terms=TERMS, charts=charts(results),
+        sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,
         sample_note=None if count == logged else
         f"The page holds {count:,} of the runs' {logged:,} samples: the first "
         f"{browser_data.PER_TASK:,} "
-        "of each task of each run, by instance id. The tables above count them all; "
+        "of each task of each run, wrong answers first, then by instance id. The tables "
+        "above count them all; "
         "`execbench show RUN` shows any sample.",
         style=(TEMPLATES / "report.css").read_text(encoding="utf-8"),
         script=(TEMPLATES / "report.js").read_text(encoding="utf-8"))

@@ -104,9 +104,11 @@ paper (``report --plots`` writes both)."""
 
 def _saved(figure: Any, fmt: str) -> bytes:
     """A matplotlib figure as ``fmt`` bytes; the figure is closed. An SVG names no date,
-    so the same runs give the same file."""
+    so the same runs give the same file. The picture is grown to hold everything drawn
+    (``bbox_inches="tight"``): ``tight_layout`` leaves a long rotated tick label or a
+    legend beside the axes cut at the figure's edge (``eference/oracle``)."""
     buffer = io.BytesIO()
-    figure.savefig(buffer, format=fmt, dpi=110,
+    figure.savefig(buffer, format=fmt, dpi=110, bbox_inches="tight", pad_inches=0.1,
                    metadata={"Date": None} if fmt == "svg" else None)
     pyplot().close(figure)
     return buffer.getvalue()

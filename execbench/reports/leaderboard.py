@@ -1,6 +1,11 @@
 """The leaderboard: one row per model, one column per headline metric of every task family
 present, read through the metric declarations each run's ``results.json`` carries, so a
-new family appears here without any change to this module."""
+new family appears here without any change to this module.
+
+Runs of different suites never share a column: HumanEval's output pass@1 beside
+CRUXEval's would read as one benchmark. Each suite gets its own table (``tables``), with a
+``suite`` column where there are several, so every format (text, markdown, CSV, JSON)
+keeps them apart."""
 
 from __future__ import annotations
 
@@ -76,18 +81,46 @@ def rows(results: Sequence[Results], metrics: list[DeclaredMetric]) -> list[Row]
     return table
 
 
-def table(results: Sequence[Results]) -> Table:
+def by_suite(results: Sequence[Results]) -> list[tuple[str, list[Results]]]:
+    """The runs grouped by the suite they answered (told apart by its hash, so a suite
+    rebuilt in the same folder is another), in the order each first appears, each named
+    as its first run recorded it (its folder), with the start of its hash where two
+    share a name."""
+    groups: dict[str, list[Results]] = {}
+    for result in results:
+        groups.setdefault(result.suite_sha256, []).append(result)
+    names = [members[0].config.suite for members in groups.values()]
+    return [(name if names.count(name) == 1 else f"{name} (sha256 {sha[:12]})", members)
+            for name, (sha, members) in zip(names, groups.items(), strict=True)]
+
+
+def table(results: Sequence[Results], suite: str | None = None) -> Table:
+    """The leaderboard of runs of one suite; named (title and a ``suite`` column) when
+    it is one of several."""
     metrics = headline(results)
-    headers = ["model"] + [f"{m.family}: {m.task} {m.name} (%)"
-                           + ("" if m.higher_is_better else " (lower is better)")
-                           for m in metrics]
-    return Table("Leaderboard: headline metrics of every task family present", headers,
-                 [[row.label, *row.values] for row in rows(results, metrics)],
-                 note="One row per model; runs of one model on different tasks share it.")
+    headers = ["model", *(["suite"] if suite is not None else [])] + [
+        f"{m.family}: {m.task} {m.name} (%)" + ("" if m.higher_is_better
+                                                 else " (lower is better)")
+        for m in metrics]
+    title = "headline metrics of every task family present"
+    return Table(f"Leaderboard: {title}" if suite is None else f"Leaderboard, suite {suite}: "
+                 f"{title}", headers,
+                 [[row.label, *([suite] if suite is not None else []), *row.values]
+                  for row in rows(results, metrics)],
+                 note="One row per model; runs of one model on different tasks share it.",
+                 keys=1 if suite is None else 2)
+
+
+def tables(results: Sequence[Results]) -> list[Table]:
+    """One leaderboard per suite the runs answered (one table, unnamed, for one suite)."""
+    suites = by_suite(results)
+    if len(suites) == 1:
+        return [table(results)]
+    return [table(members, suite) for suite, members in suites]
 
 
 def _sections(results: Sequence[Results], view: View) -> list[Table]:
-    return [table(results)]
+    return tables(results)
 
 
 register_layout(Layout("leaderboard", "one row per model, the headline metrics every task "

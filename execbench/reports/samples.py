@@ -6,12 +6,13 @@ settings, and its hash says whether it is still the prompt that was sent."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from execbench.models.cards import ModelDates
+from execbench.reports.ordering import natural
 from execbench.rundir import (
     SAMPLES,
     Sample,
@@ -74,21 +75,29 @@ class Filter:
     source: str | None = None
     instance: str | None = None
     """An instance id, or the start of one (``output/cruxeval/``)."""
+    tasks: frozenset[str] | None = None
+    """Only these tasks (``report --tasks``: the tasks its results hold)."""
 
     def __call__(self, sample: Sample) -> bool:
         return ((self.task is None or sample.task == self.task)
+                and (self.tasks is None or sample.task in self.tasks)
                 and (self.verdict is None or sample.verdict == self.verdict)
                 and (self.source is None or sample.source == self.source)
                 and (self.instance is None or sample.instance_id.startswith(self.instance)))
 
 
-def _order(sample: Sample) -> tuple[str, str, int]:
-    return (sample.task, sample.instance_id, sample.sample)
+Order = Callable[[Sample], Any]
+"""A sort key for samples: which come first when only the first are kept."""
 
 
-def _first(samples: Iterable[Sample], limit: int | None, per_task: int | None
-           ) -> tuple[list[Sample], int]:
-    """The first samples in :func:`_order` (at most ``per_task`` of each task, then at most
+def by_instance(sample: Sample) -> Any:
+    """Task, then instance id in :func:`natural` order, then sample number."""
+    return (sample.task, natural(sample.instance_id), sample.sample)
+
+
+def _first(samples: Iterable[Sample], limit: int | None, per_task: int | None,
+           order: Order) -> tuple[list[Sample], int]:
+    """The first samples in ``order`` (at most ``per_task`` of each task, then at most
     ``limit``) and how many there were, holding a few times what is kept, never the log."""
     cap = per_task if per_task is not None else limit
     groups: dict[str, list[Sample]] = {}
@@ -98,13 +107,13 @@ def _first(samples: Iterable[Sample], limit: int | None, per_task: int | None
         group = groups.setdefault(sample.task if per_task is not None else "", [])
         group.append(sample)
         if cap is not None and len(group) >= 2 * cap + 64:
-            group.sort(key=_order)
+            group.sort(key=order)
             del group[cap:]
     kept = []
     for group in groups.values():
-        group.sort(key=_order)
+        group.sort(key=order)
         kept += group[:cap]
-    kept.sort(key=_order)
+    kept.sort(key=order)
     return kept[:limit], count
 
 
@@ -115,15 +124,16 @@ def _instances(suite: Path, wanted: set[str]) -> dict[str, Instance]:
 
 
 def load_samples(run_dir: Path, keep: Filter = Filter(), limit: int | None = None,
-                 per_task: int | None = None) -> RunSamples:
-    """The run's samples that ``keep`` matches, the first in (task, instance, sample)
-    order (at most ``per_task`` of each task, then at most ``limit``), with their prompts
+                 per_task: int | None = None, order: Order = by_instance) -> RunSamples:
+    """The run's samples that ``keep`` matches, the first in ``order`` (by default task,
+    instance, sample: :func:`by_instance`; at most ``per_task`` of each task, then at most
+    ``limit``), with their prompts
     rendered again. The log and the suite are read as streams, holding what is shown. A
     run whose suite is gone or has changed still shows its responses; a warning says what
     cannot be trusted."""
     config = load_run_config(run_dir)
     kept, matched = _first((s for s in iter_samples(run_dir / SAMPLES) if keep(s)), limit,
-                           per_task)
+                           per_task, order)
     stale = stale_suite(run_dir)
     warnings: list[str] = [stale] if stale else []
     try:

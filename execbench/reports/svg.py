@@ -9,6 +9,7 @@ tests count; each bar and point has a ``<title>`` the browser shows on hover.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from xml.sax import saxutils
 
@@ -19,9 +20,10 @@ PALETTE = ("#0072b2", "#e69f00", "#009e73", "#d55e00", "#cc79a7", "#56b4e9", "#0
 """Okabe and Ito's colours, told apart with any colour vision; a run keeps its colour on
 every chart of the page."""
 
-LABEL_WIDTH = 170
+LABEL_ROOM = 26
+"""Characters of a group label shown; a longer one is cut with ``…`` and shown whole on
+hover."""
 PLOT_WIDTH = 220
-VALUE_WIDTH = 160
 BAR = 12
 GAP = 4
 GROUP_GAP = 10
@@ -68,26 +70,63 @@ def _text(x: float, y: float, text: str, cls: str, anchor: str = "start") -> str
             f"{escape(text)}</text>")
 
 
-def _short(label: str, room: int = 26) -> str:
+def text_width(text: str, size: float) -> float:
+    """How wide ``text`` is drawn at ``size`` px, erring wide so nothing is clipped: the
+    page's sans-serif draws Latin letters at most about 0.62 em on average, and East
+    Asian wide characters a full em. The chart's width is made from it, since an SVG
+    clips what is drawn past its edge."""
+    return sum(size if unicodedata.east_asian_width(char) in "WF" else 0.62 * size
+               for char in visible(text))
+
+
+def _short(label: str, room: int = LABEL_ROOM) -> str:
     return label if len(label) <= room else label[:room - 1] + "…"
 
 
-def _open(kind: str, title: str, width: float, height: float) -> list[str]:
+def _label(x: float, y: float, label: str) -> str:
+    """A group's label, right-aligned before its bars; cut, with the whole label as its
+    tooltip, where it is long."""
+    shown = _short(label)
+    if shown == label:
+        return _text(x, y, label, "label", "end")
+    return (f'<text x="{x:.1f}" y="{y:.1f}" class="label" text-anchor="end">'
+            f"<title>{escape(label)}</title>{escape(shown)}</text>")
+
+
+def _open(kind: str, title: str, width: float, height: float, meaning: str = ""
+          ) -> list[str]:
+    """The chart's opening: its title, and what its number means as the chart's tooltip."""
+    width = max(width, text_width(title, 12) + 12)
+    hover = f"<title>{escape(title + ': ' + meaning)}</title>" if meaning else ""
     return [f'<svg class="chart" data-chart="{kind}" xmlns="http://www.w3.org/2000/svg" '
             f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
-            f"role=\"img\" aria-label={quoteattr(title)}>",
+            f"role=\"img\" aria-label={quoteattr(title)}>{hover}",
             _text(4, 16, title, "chart-title")]
 
 
-def bars(kind: str, title: str, groups: list[tuple[str, list[Bar]]]) -> str:
+def _said(bar: Bar) -> str:
+    """The text after a bar: its value, interval and note."""
+    said = "-" if bar.value is None else f"{bar.value:.1f}"
+    if bar.interval is not None:
+        said += f" [{bar.interval[0]:.1f}, {bar.interval[1]:.1f}]"
+    return f"{said} {bar.note}" if bar.note else said
+
+
+def bars(kind: str, title: str, groups: list[tuple[str, list[Bar]]], meaning: str = ""
+         ) -> str:
     """Horizontal bars from 0 to 100 with interval whiskers, in labelled groups (one
-    group per run with its label, or one per category with a bar per run)."""
+    group per run with its label, or one per category with a bar per run). The margins
+    are as wide as the longest label and value text; ``meaning`` (what the number is) is
+    the chart's tooltip."""
     height = TOP + sum(len(members) * (BAR + GAP) + GROUP_GAP for _, members in groups) + AXIS
-    width = LABEL_WIDTH + PLOT_WIDTH + VALUE_WIDTH
-    parts = _open(kind, title, width, height)
+    label_width = 12 + max((text_width(_short(label), 11) for label, _ in groups), default=0)
+    value_width = 12 + max((text_width(_said(bar), 11) for _, members in groups
+                            for bar in members), default=0)
+    width = label_width + PLOT_WIDTH + value_width
+    parts = _open(kind, title, width, height, meaning)
 
     def x(value: float) -> float:
-        return LABEL_WIDTH + PLOT_WIDTH * min(max(value, 0.0), 100.0) / 100
+        return label_width + PLOT_WIDTH * min(max(value, 0.0), 100.0) / 100
 
     bottom = height - AXIS + 4
     for tick in (0, 25, 50, 75, 100):
@@ -97,11 +136,10 @@ def bars(kind: str, title: str, groups: list[tuple[str, list[Bar]]]) -> str:
     y = float(TOP)
     for label, members in groups:
         middle = y + len(members) * (BAR + GAP) / 2
-        parts.append(_text(LABEL_WIDTH - 6, middle + 4, _short(label), "label", "end"))
+        parts.append(_label(label_width - 6, middle + 4, label))
         for bar in members:
             faint = ' style="opacity:.35"' if bar.faint else ""
             hover = f"<title>{escape(bar.hover)}</title>" if bar.hover else ""
-            said = "-" if bar.value is None else f"{bar.value:.1f}"
             if bar.value is not None:
                 parts.append(f'<rect class="bar" x="{x(0):.1f}" y="{y:.1f}" '
                              f'width="{x(bar.value) - x(0):.1f}" height="{BAR}" '
@@ -112,10 +150,7 @@ def bars(kind: str, title: str, groups: list[tuple[str, list[Bar]]]) -> str:
                 parts.append(f'<path class="ci" d="M{low:.1f},{centre - 4:.1f}v8'
                              f"M{low:.1f},{centre:.1f}H{high:.1f}"
                              f'M{high:.1f},{centre - 4:.1f}v8"/>')
-                said += f" [{bar.interval[0]:.1f}, {bar.interval[1]:.1f}]"
-            if bar.note:
-                said += f" {bar.note}"
-            parts.append(_text(x(100) + 6, y + BAR - 2, said, "value"))
+            parts.append(_text(x(100) + 6, y + BAR - 2, _said(bar), "value"))
             y += BAR + GAP
         y += GROUP_GAP
     parts.append("</svg>")
@@ -123,12 +158,13 @@ def bars(kind: str, title: str, groups: list[tuple[str, list[Bar]]]) -> str:
 
 
 def lines(kind: str, title: str, xs: list[int], series: list[Series],
-          x_label: str) -> str:
-    """Values against whole-number x (pass@k against k): a line and points per series."""
+          x_label: str, meaning: str = "") -> str:
+    """Values against whole-number x (pass@k against k): a line and points per series;
+    ``meaning`` is the chart's tooltip."""
     plot_height = 150
     left, width = 40, 40 + PLOT_WIDTH + 20
     height = TOP + plot_height + AXIS + 14
-    parts = _open(kind, title, width, height)
+    parts = _open(kind, title, width, height, meaning)
     low, high = xs[0], max(xs[-1], xs[0] + 1)
 
     def at(k: int, value: float) -> tuple[float, float]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import execbench, said
+from tests.helpers.pages import page_samples
 
 SOURCE = [{"id": "twice", "code": "def f(x):\n    return 2 * x\n", "entry_point": "f",
            "calls": ["1", "2", "3"]},
@@ -93,3 +94,15 @@ def test_a_task_no_run_answered_is_one_line(runs: dict[str, Path], given: str,
     assert done.exit_code != 0 and done.stdout == ""
     lines = said(done.stderr)
     assert len(lines) == 1 and message in lines[0]
+
+
+def test_the_page_holds_only_those_tasks(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Its tables and its sample browser: five output samples of each of the two runs."""
+    page = tmp_path / "page.html"
+    done = execbench("report", runs["oracle"], runs["constant"], "--tasks", "output",
+                     "--html", page)
+    assert done.exit_code == 0, done.stderr
+    data = page_samples(page.read_text(encoding="utf-8"))
+    assert {row[1] for row in data["instances"]} == {"output"}
+    assert [len(run["rows"]) for run in data["runs"]] == [5, 5]
+    assert "input pass@1" not in page.read_text(encoding="utf-8")

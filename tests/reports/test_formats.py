@@ -113,7 +113,8 @@ def test_the_generalization_figure_puts_at_most_three_runs_in_a_row(
 
     one_row = size(layouts()["generalization"].draw(results))
     two_rows = size(layouts()["generalization"].draw(results * 2))  # four panels: three, then one
-    assert two_rows[0] > one_row[0] and two_rows[1] == 2 * one_row[1]
+    # the picture is cropped to what is drawn (``layouts._saved``): about twice as tall
+    assert two_rows[0] > one_row[0] and 1.9 * one_row[1] < two_rows[1] < 2.1 * one_row[1]
 
 
 def test_a_models_runs_on_different_tasks_share_its_leaderboard_row(

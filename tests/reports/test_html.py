@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import gzip
 import html
 import io
 import json
@@ -28,6 +27,7 @@ from execbench.reports.layouts import shown_layouts
 from execbench.rundir import Results, read_results
 from tests.helpers.cli import execbench, said
 from tests.helpers.data import shared_data
+from tests.helpers.pages import page_samples
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -42,13 +42,6 @@ def page(report_runs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> P
     assert done.exit_code == 0, done.stderr
     assert said(done.stderr) == [f"HTML report written to {path}"], done.stderr
     return path
-
-
-def page_samples(text: str) -> dict:
-    """The sample browser's data as the page packs it (gzip-compressed JSON, base64)."""
-    packed = re.search(r'<script type="application/octet-stream" id="sample-data"[^>]*>(.*?)'
-                       r"</script>", text, re.S).group(1)
-    return json.loads(gzip.decompress(base64.b64decode(packed)))
 
 
 def test_the_page_is_one_self_contained_file(page: Path) -> None:
@@ -159,7 +152,8 @@ def test_a_run_that_answered_nothing_is_never_best(report_runs: list[Path],
     said, mute = (board[f"reference/constant ({folder})"] for folder in runs[1:])
     # mutation MR (lower is better): the oracle never reverts, nor does the other constant
     # run, and the silent run has no answer to revert with: its 0.0 is no result.
-    headers = [h.strip() for h in re.findall(r'<th title="[^"]*">([^<]*)</th>', page)]
+    headers = [h.strip() for h in re.findall(r'<th class="metric" title="[^"]*">([^<]*)</th>',
+                                             page)]
     column = headers.index("mutation MR ↓")
     assert board["reference/oracle"][column] == said[column] == ("num best", "0.0")
     assert mute[column] == ("num silent", "0.0")
@@ -219,12 +213,13 @@ the browser decoded it, its pixel size and the width it is laid out at."""
 
 
 def _in_chromium(page: Path, tmp_path: Path,
-                 drive: Callable[[DevTools], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-    """What ``drive`` saw of ``page`` opened in headless Chromium, once the page says it
-    is ready."""
+                 drive: Callable[[DevTools], Awaitable[dict[str, Any]]],
+                 size: tuple[int, int] = (1280, 1600)) -> dict[str, Any]:
+    """What ``drive`` saw of ``page`` opened in headless Chromium in a window of ``size``,
+    once the page says it is ready."""
     profile = tmp_path / "profile"
     browser = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}",
-                                "--window-size=1280,1600", page.as_uri()],
+                                f"--window-size={size[0]},{size[1]}", page.as_uri()],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         port_file = profile / "DevToolsActivePort"
@@ -338,8 +333,76 @@ def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[
         Path(os.environ["EXECBENCH_SCREENSHOT"]).write_bytes(seen["png"])
 
 
+WIDE = ("[document.documentElement.scrollWidth, window.innerWidth,"
+        " Array.from(document.querySelectorAll('main *'))"
+        "   .filter(node => node.getBoundingClientRect().right > window.innerWidth"
+        "     && !node.closest('.scroll')).map(node => node.tagName + '.' + node.className)"
+        "   .slice(0, 5)]")
+"""How wide the page is, how wide the window, and the first few elements past its right
+edge that do not sit in a box of their own that scrolls."""
+
+
+async def _first_rows(tools: DevTools) -> dict[str, Any]:
+    """At 1,400 px: the page's width and the window's, every browser row's verdict in the
+    order listed (the rows paged in with "show more"), the `show` command the filter bar
+    writes before and after a filter is chosen, and a screenshot."""
+    await tools.call("Emulation.setDeviceMetricsOverride", width=1400, height=900,
+                     deviceScaleFactor=1, mobile=False)
+    seen: dict[str, Any] = {"wide": await tools.evaluate(WIDE)}
+    seen["rows"] = await tools.evaluate(
+        "(() => { const more = document.getElementById('more');"
+        " while (!more.hidden) more.click();"
+        " return Array.from(document.querySelectorAll('#samples .sample .verdict'))"
+        "   .map(node => node.textContent); })()")
+    seen["labels"] = await tools.evaluate(
+        "Array.from(document.querySelectorAll('#filters label'))"
+        ".filter(label => !label.hidden).map(label => label.firstChild.textContent.trim())")
+    seen["command"] = await tools.evaluate(
+        "document.getElementById('filter-command').textContent")
+    shot = await tools.call("Page.captureScreenshot", format="png")
+    seen["png"] = base64.b64decode(shot["data"])
+    seen["filtered"] = await tools.evaluate(
+        "(() => { for (const [id, value] of [['filter-verdict', 'incorrect'],"
+        "                                    ['filter-task', 'output']]) {"
+        "   const s = document.getElementById(id); s.value = value;"
+        "   s.dispatchEvent(new Event('change')); }"
+        " return [document.getElementById('filter-command').textContent,"
+        "   document.querySelectorAll('#samples .sample.incorrect').length,"
+        "   document.querySelectorAll('#samples .sample').length]; })()")
+    return seen
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
+                    "(/usr/bin/chromium; Debian: apt-get install chromium)")
+def test_at_1400_px_the_browser_opens_on_wrong_answers_and_nothing_scrolls_sideways(
+        page: Path, tmp_path: Path) -> None:
+    """The oracle's (all right) and the constant model's (mostly wrong) samples: the list
+    opens on wrong or unreadable answers, then the rest; the page is no wider than the
+    window, the leaderboard's wide table scrolling inside its own box."""
+    seen = _in_chromium(page, tmp_path, _first_rows, size=(1400, 900))
+    width, window, past = seen["wide"]
+    assert window == 1400 and width <= window and past == [], seen["wide"]
+    rows = seen["rows"]
+    assert len(rows) == 114 and rows[0] in ("incorrect", "unparsable")
+    rank = {"incorrect": 0, "unparsable": 0, "correct": 2}
+    assert [rank.get(verdict, 1) for verdict in rows] == sorted(
+        rank.get(verdict, 1) for verdict in rows)
+    assert rows.count("correct") < 114 - 20  # many wrong ones lead, not a token few
+    assert seen["labels"] == ["run", "--task", "--verdict", "--source", "--instance"]
+    assert seen["command"] == "execbench show RUN"
+    command, wrong, shown = seen["filtered"]
+    assert command == "execbench show RUN --task output --verdict incorrect"
+    assert wrong == shown > 0
+    shot = tmp_path / "page-1400.png"
+    shot.write_bytes(seen["png"])
+    assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("EXECBENCH_SCREENSHOT"):
+        Path(os.environ["EXECBENCH_SCREENSHOT"]).with_suffix(".1400.png").write_bytes(
+            seen["png"])
+
+
 async def _figures(tools: DevTools) -> dict[str, Any]:
-    return {"figures": await tools.evaluate(FIGURES),
+    return {"figures": await tools.evaluate(FIGURES), "wide": await tools.evaluate(WIDE),
             "fetched": await tools.evaluate(
                 "performance.getEntriesByType('resource').map(e => e.name)"
                 ".filter(name => !name.startsWith('data:'))")}
@@ -383,8 +446,8 @@ def every_layout(report_runs: list[Path], tmp_path_factory: pytest.TempPathFacto
 def test_every_layouts_figure_is_drawn_in_the_page_and_in_plots(
         every_layout: list[Path], tmp_path: Path) -> None:
     """Every registered layout that has a figure is shown for these runs: each is decoded
-    by the browser and laid out on the page, and ``--plots`` writes it as a PNG and an SVG
-    that open."""
+    by the browser and laid out on the page, which at 1,400 px never scrolls sideways, and
+    ``--plots`` writes it as a PNG and an SVG that open."""
     pytest.importorskip("matplotlib")
     image = pytest.importorskip("PIL.Image", reason="the figure check needs Pillow")
     from execbench.reports.layouts import layouts
@@ -393,8 +456,10 @@ def test_every_layouts_figure_is_drawn_in_the_page_and_in_plots(
     done = execbench("report", *every_layout, "--html", page, "--plots", plots)
     assert done.exit_code == 0, done.stderr
     drawable = {name for name, layout in layouts().items() if layout.figure is not None}
-    seen = _in_chromium(page, tmp_path, _figures)
+    seen = _in_chromium(page, tmp_path, _figures, size=(1400, 900))
     assert seen["fetched"] == []
+    width, window, past = seen["wide"]  # every layout's tables, and nothing scrolls sideways
+    assert window == 1400 and width <= window and past == [], seen["wide"]
     figures = {name: shape for name, shape in seen["figures"] if shape is not None}
     assert set(figures) == drawable, set(figures) ^ drawable
     for name, (complete, width, height, shown) in figures.items():

@@ -1,9 +1,11 @@
 // The sample browser. The samples come packed (gzip, base64; see browser_data.py) and are
-// unpacked with the browser's own DecompressionStream. Filters by run, task, verdict,
-// source and instance id show a page of one-line rows at a time; a sample's answer,
-// truth, prompt and response are built only when its row is opened, so even 50,000
-// samples cost the page little. Filters live in the URL's hash too, so a filtered view
-// can be linked to.
+// unpacked with the browser's own DecompressionStream. They are listed in the order the
+// data gives (wrong or unreadable answers first, ids in natural order). Filters by run,
+// task, verdict, source and instance id (`execbench show`'s flags, all of them applied
+// together) show a page of one-line rows at a time, and the `show` command that lists the
+// same samples is written out; a sample's answer, truth, prompt and response are built
+// only when its row is opened, so even 50,000 samples cost the page little. Filters live
+// in the URL's hash too, so a filtered view can be linked to.
 (async function () {
   "use strict";
   const count = document.getElementById("sample-count");
@@ -19,11 +21,9 @@
     return;
   }
   const at = Object.fromEntries(data.columns.map((name, i) => [name, i]));
-  const samples = [];
-  for (const run of data.runs) {
-    for (const row of run.rows) samples.push({run: run.label, row: row,
-                                              instance: data.instances[row[at.instance]]});
-  }
+  const samples = data.order.map(([run, row]) => ({
+    run: data.runs[run].label, dir: data.runs[run].dir, row: data.runs[run].rows[row],
+    instance: data.instances[data.runs[run].rows[row][at.instance]]}));
   const read = {
     run: (s) => s.run,
     task: (s) => s.instance[1],
@@ -33,13 +33,15 @@
   const PAGE = 50;
   const selects = Array.from(document.querySelectorAll("#filters select"));
   const search = document.getElementById("filter-instance");
+  const command = document.getElementById("filter-command");
   const list = document.getElementById("samples");
+  const natural = new Intl.Collator("en", {numeric: true}).compare;
   const more = document.getElementById("more");
   let shown = 0;
   let matching = [];
 
   for (const select of selects) {
-    const values = Array.from(new Set(samples.map(read[select.dataset.key]))).sort();
+    const values = Array.from(new Set(samples.map(read[select.dataset.key]))).sort(natural);
     for (const value of values) {
       const option = document.createElement("option");
       option.value = option.textContent = value;
@@ -48,6 +50,24 @@
     select.addEventListener("change", () => { update(); remember(); });
   }
   search.addEventListener("input", () => { update(); remember(); });
+  if (data.runs.length < 2) document.getElementById("filter-run").parentElement.hidden = true;
+
+  function quoted(word) {
+    return /^[\w@%+=:,.\/-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'";
+  }
+
+  function described() {
+    // `execbench show` reads one run: with several runs and none chosen, RUN stands for each
+    const run = document.getElementById("filter-run").value;
+    const dir = run ? samples.find((s) => s.run === run).dir
+                    : data.runs.length === 1 ? data.runs[0].dir : "RUN";
+    const words = ["execbench", "show", dir];
+    for (const select of selects) {
+      if (select.dataset.key !== "run" && select.value) words.push("--" + select.dataset.key, select.value);
+    }
+    if (search.value.trim()) words.push("--instance", search.value.trim());
+    return words.map((word) => word === "RUN" ? word : quoted(word)).join(" ");
+  }
 
   function part(tag, text, className) {
     const node = document.createElement(tag);
@@ -107,6 +127,7 @@
     shown = 0;
     showMore();
     count.textContent = matching.length + " of " + samples.length + " samples match";
+    command.textContent = described();
   }
 
   function remember() {
