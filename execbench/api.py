@@ -98,6 +98,16 @@ class BuildConfig:
     overwrite: bool = False
     executor: str = "local"
     ray_address: str | None = None
+    contest_filters: str | None = None
+    """A named set of contest filters (``yang``), which the single filters below adjust."""
+    min_chars: int | None = None
+    max_chars: int | None = None
+    dedupe: str | None = None
+    """``ast``: drop a contest solution whose syntax tree an earlier one has."""
+    max_steps_per_call: int | None = None
+    max_per_question: int | None = None
+    inputs: int | None = None
+    """Calls per program the one-call tasks (mutation, choice) ask (None: 1)."""
 
     def options(self) -> BuildOptions:
         """The builder's options, once every setting is one a build can use; raises
@@ -107,9 +117,11 @@ class BuildConfig:
         from execbench.executors import ExecutorChoice, ExecutorError
         from execbench.sandbox.pool import Limits
         from execbench.sources import FORMATS, GENERATED
+        from execbench.sources.contest_filters import ContestFilters, chosen
         from execbench.suite import BuildOptions
 
         at_least_one({"limit": self.limit, "max_calls": self.max_calls, "count": self.count,
+                      "inputs": self.inputs,
                       "workers": self.workers, "max_steps": self.max_steps})
         tasks = None if self.tasks is None else task_names(self.tasks)
         if self.fmt is not None and self.fmt not in FORMATS:
@@ -132,7 +144,11 @@ class BuildConfig:
             limits=Limits(cpu_seconds=self.cpu_seconds,
                           wall_seconds=max(10.0, 5 * self.cpu_seconds),
                           memory_mb=self.memory_mb, max_steps=self.max_steps),
-            workers=self.workers, overwrite=self.overwrite, executor=executor)
+            workers=self.workers, overwrite=self.overwrite, executor=executor,
+            contest_filters=chosen(self.contest_filters, ContestFilters(
+                self.min_chars, self.max_chars, self.dedupe, self.max_steps_per_call,
+                self.max_per_question)),
+            inputs=1 if self.inputs is None else self.inputs)
 
 
 def _day(text: str | None, setting: str) -> str | None:

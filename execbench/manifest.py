@@ -20,6 +20,7 @@ from typing import Any
 import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import SCHEMA_VERSION, __version__
 from execbench.sandbox.pool import Limits
+from execbench.sources.contest_filters import ContestFilters
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,20 @@ class Recipe:
     """``--after``: programs dated strictly later only (written only when set)."""
     before: str | None = None
     """``--before``: programs dated strictly earlier only (written only when set)."""
+    contest_filters: ContestFilters | None = None
+    """The contest filters applied (written only when some are)."""
+    inputs: int = 1
+    """``--inputs``: calls per program the one-call tasks ask (written only when not 1)."""
 
     def to_record(self) -> dict[str, Any]:
         record = {f.name: getattr(self, f.name) for f in fields(self)}
         record["limits"] = asdict(self.limits)
+        if self.contest_filters is not None and self.contest_filters.active:
+            record["contest_filters"] = self.contest_filters.to_record()
+        else:
+            del record["contest_filters"]
+        if self.inputs == 1:
+            del record["inputs"]
         for name in ("buggy", "after", "before"):
             if not record[name]:
                 del record[name]
@@ -54,6 +65,8 @@ class Recipe:
     def from_record(cls, record: dict[str, Any]) -> Recipe:
         """Read the recipe's fields out of a manifest record (other keys are ignored)."""
         values = {f.name: record[f.name] for f in fields(cls) if f.name in record}
+        if "contest_filters" in values:
+            values["contest_filters"] = ContestFilters.from_record(values["contest_filters"])
         return cls(**{**values, "limits": Limits(**record["limits"])})
 
     def differences(self, manifest: dict[str, Any]) -> list[str]:
@@ -193,6 +206,9 @@ class Manifest:
     """Instances whose truth comes from a recorded trace (the key is absent when none)."""
     task_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     """Counts that tasks state of their own instances (absent when no task states any)."""
+    contest_filtered: dict[str, int] = field(default_factory=dict)
+    """Per contest filter applied, how many programs it dropped (absent when none was
+    applied; ``sources.contest_filters`` says in what order they run)."""
     python: str = field(default_factory=platform.python_version)
     execbench_version: str = __version__
     schema_version: int = SCHEMA_VERSION
@@ -210,6 +226,8 @@ class Manifest:
             record["recorded_instances"] = self.recorded_instances
         if self.task_counts:
             record["task_counts"] = self.task_counts
+        if self.contest_filtered:
+            record["contest_filtered"] = self.contest_filtered
         return record
 
     @classmethod
@@ -221,7 +239,8 @@ class Manifest:
                    skipped=[Skip.from_record(s) for s in record["skipped"]],
                    instances_sha256=record["instances_sha256"],
                    recorded_instances=record.get("recorded_instances", []),
-                   task_counts=record.get("task_counts", {}), python=record["python"],
+                   task_counts=record.get("task_counts", {}),
+                   contest_filtered=record.get("contest_filtered", {}), python=record["python"],
                    execbench_version=record["execbench_version"],
                    schema_version=record["schema_version"])
 

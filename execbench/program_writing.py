@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from execbench.analysis.syntax import tree_key
 from execbench.jsonfiles import write_atomic
 from execbench.models import get_model
 from execbench.models.base import GenerateConfig, Generation, Model, Request
@@ -27,7 +28,7 @@ from execbench.program import Call, Program
 from execbench.sandbox.pool import Sandbox
 from execbench.sandbox.trace import Trace
 from execbench.settings import SettingError
-from execbench.sources.written import STYLES, Dropped, Written, prompt, read_reply, syntax_key
+from execbench.sources.written import STYLES, Dropped, Written, prompt, read_reply
 from execbench.suite.budget import plain_job, refused, run_all
 
 
@@ -107,7 +108,7 @@ def write_programs(config: WritingConfig,
                 except Dropped as why:
                     summary.drop(index, why)
                     continue
-                key = syntax_key(written.code)
+                key = tree_key(written.code)
                 if key in seen:
                     summary.drop(index, Dropped("duplicate", "the same syntax tree as a "
                                                              "program kept before"))

@@ -381,8 +381,8 @@ def test_a_misspelt_task_option_is_refused_with_a_suggestion(good: Path, tmp_pat
                     "blocks (block), body (counterfactual), mode (counterfactual), options "
                     "(coverage), questions "
                     "(alias, block, branch, loop, statement), target (counterfactual), test "
-                    "(counterfactual, coverage), tests (simulation), values (loop, output, "
-                    "statement)")
+                    "(counterfactual, coverage), tests (simulation), unwitnessed "
+                    "(counterfactual), values (loop, output, statement)")
     assert not (tmp_path / "s").exists()
 
 

@@ -1,6 +1,7 @@
 """``execbench generate-programs`` against a real HTTP server whose scripted model writes
 honest programs and hostile ones: only the honest ones are kept, each once, with their
-provenance, and the oracle scores 100% on the suite built from the file."""
+provenance, and the oracle scores 100% on the suite built from the file; and the two runs
+in the sandbox that keep a call."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from execbench.program import Call, Program
+from execbench.program_writing import run_checks
+from execbench.sandbox.pool import Sandbox
 from tests.fakeserver import FakeServer, Reply
 from tests.helpers.cli import execbench, said
 
@@ -28,9 +32,9 @@ REPLIES = {
     # seeds it again from the system's entropy
     3: _reply("import random\ndef f(xs):\n    random.seed()\n"
               "    return [x + random.randint(0, 10**9) for x in xs]\n", "[1, 2]\n[3]"),
-    # the first program again, laid out otherwise and with another docstring
-    4: _reply("def f(xs):\n    'Evens.'\n    return sum(x for x in xs if x % 2 == 0)  # same\n",
-              "[8]"),
+    # the first program again, laid out otherwise and with a comment
+    4: _reply("def f(xs):\n    'Sum of the even ones.'\n"
+              "    return sum(x for x in xs if x%2 == 0)  # the same\n", "[8]"),
     5: "Sure! I would write a function that sums a list.",
     6: _reply("def f(xs):\n    return xs[::-1]\n", "[1, 2]\n__import__('os').getcwd()"),
     7: _reply("def f(xs, k):\n    return [x for x in xs if x > k]\n", "[5, 1, 7], 4\n[], 0"),
@@ -123,3 +127,18 @@ def test_bad_settings_are_one_line(tmp_path: Path, args: tuple[str, ...], messag
     lines = said(done.stderr)
     assert done.exit_code == 2 and len(lines) == 1 and message in lines[0], lines
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def _program(name: str, code: str, *calls: str) -> Program:
+    return Program(name, "written", code, "f", tuple(Call(args) for args in calls))
+
+
+def test_two_runs_keep_the_calls_that_return_alike() -> None:
+    half = _program("half", "def f(xs):\n    return xs[2]\n", "[1, 2, 3]", "[1]")
+    raising = _program("raising", "def f(xs):\n    return 1 // 0\n", "[1]")
+    with Sandbox(workers=1) as sandbox:
+        held, reasons = run_checks(sandbox, [half, raising])
+    assert [(p.id, [c.args for c in p.calls]) for p in held] == [("half", ["[1, 2, 3]"])]
+    assert list(reasons) == ["raising"]
+    assert (reasons["raising"].rule, str(reasons["raising"])) == (
+        "run", "a call ended with exception")

@@ -29,7 +29,11 @@ if TYPE_CHECKING:
 
 FLAGS = {"tasks": "--tasks", "limit": "--limit", "max_calls": "--max-calls",
          "count": "--count", "workers": "--workers", "max_steps": "--max-steps",
-         "after": "--after", "before": "--before", "overwrite": "--overwrite", "out": "--out"}
+         "after": "--after", "before": "--before", "overwrite": "--overwrite", "out": "--out",
+         "contest_filters": "--contest-filters", "min_chars": "--min-chars",
+         "max_chars": "--max-chars", "dedupe": "--dedupe",
+         "max_steps_per_call": "--max-steps-per-call",
+         "max_per_question": "--max-per-question", "inputs": "--inputs"}
 """The flag of each setting ``BuildConfig.options`` checks, for its messages."""
 
 SHOWN_SKIPS = 20
@@ -69,6 +73,28 @@ def build(
         "--buggy", "Build every task on the known bug of each program (HumanEvalPack), "
                    "with the test call that reveals it; programs without one are skipped.")
     ] = False,
+    contest_filters: Annotated[str | None, typer.Option(
+        help="Contest solutions: a named set of the filters below; 'yang' is the "
+             "generalization paper's (--min-chars 100 --max-chars 800 --dedupe ast "
+             "--max-steps-per-call 1000 --max-per-question 3). A filter given alone "
+             "replaces the set's value.")] = None,
+    min_chars: Annotated[int | None, typer.Option(
+        help="Contest solutions: keep those of at least N characters.")] = None,
+    max_chars: Annotated[int | None, typer.Option(
+        help="Contest solutions: keep those of at most N characters.")] = None,
+    dedupe: Annotated[str | None, typer.Option(
+        help="Contest solutions: 'ast' keeps the first of those with one syntax tree "
+             "(layout and comments aside; names count).")] = None,
+    max_steps_per_call: Annotated[int | None, typer.Option(
+        help="Contest solutions: keep those whose every call runs at most N steps (line "
+             "events) in its ground-truth run.")] = None,
+    max_per_question: Annotated[int | None, typer.Option(
+        help="Contest solutions: keep at most N per question_id, the first in source "
+             "order that the other filters keep.")] = None,
+    inputs: Annotated[int | None, typer.Option(
+        help="Calls per program the mutation and choice tasks ask about, each its own "
+             "problem (default 1; 3 with 'dsl' gives the paper's 3 inputs a program).")
+    ] = None,
     task_option: Annotated[list[str], typer.Option(
         "--task-option", "-T", help="Task option key=value (repeatable); `execbench ls tasks` "
                                     "lists each task's keys and values.")] = [],  # noqa: B006
@@ -98,7 +124,11 @@ def build(
                          mutate=mutate, buggy=buggy, after=after, before=before,
                          task_options=pairs(task_option, "-T"), workers=workers,
                          max_steps=max_steps, cpu_seconds=cpu_seconds, memory_mb=memory_mb,
-                         overwrite=overwrite, executor=executor, ray_address=ray_address)
+                         overwrite=overwrite, executor=executor, ray_address=ray_address,
+                         contest_filters=contest_filters, min_chars=min_chars,
+                         max_chars=max_chars, dedupe=dedupe,
+                         max_steps_per_call=max_steps_per_call,
+                         max_per_question=max_per_question, inputs=inputs)
     try:
         options = config.options()
     except SettingError as exc:
@@ -178,6 +208,10 @@ def _build_summary(manifest: dict[str, Any], out_dir: Path) -> str:
     if dated:
         lines.append(f"left out by date: {sum(dated.values())} programs ("
                      + "; ".join(f"{n} {reason}" for reason, n in dated.most_common()) + ")")
+    filtered = manifest.get("contest_filtered")
+    if filtered:
+        lines.append(f"left out by the contest filters: {sum(filtered.values())} programs ("
+                     + "; ".join(f"{n} {name}" for name, n in filtered.items()) + ")")
     lines.append(f"traced {counts['calls']} calls of {counts['programs']} programs; skipped "
                  f"before any task: {', '.join(kinds) or 'nothing'} (manifest.json lists "
                  "each skip with its reason)")

@@ -53,7 +53,11 @@ class OracleModel(ModelBase):
     async def generate(self, request: Request, config: GenerateConfig) -> Generation:
         start = time.perf_counter()
         instance = instance_of(request, self.name)
-        text = get_task(instance.task).asking.reference_response(instance)
+        asking = get_task(instance.task).asking
+        reason = asking.abstains(instance)
+        if reason is not None:  # an error, so that runs count it apart from wrong answers
+            return Generation(text=None, error=f"reference/oracle abstains: {reason}")
+        text = asking.reference_response(instance)
         return Generation(text=text, latency=time.perf_counter() - start)
 
 

@@ -32,11 +32,25 @@ mutants valid on every machine."""
 
 def mutation_call(program: Program, traced: list[tuple[int, Trace]], seed: int) -> int | None:
     """The call a program is mutated for: one that returns a literal value, chosen by seed."""
-    usable = [i for i, t in traced if t.status == "ok" and t.value is not None
-              and is_exact(t.value)]
+    usable = _usable(traced)
     if not usable:
         return None
     return random.Random(f"{seed}/{program.id}/mutant").choice(usable)
+
+
+def mutation_calls(program: Program, traced: list[tuple[int, Trace]], seed: int,
+                   most: int) -> list[int]:
+    """Up to ``most`` calls a program is mutated for, each on its own, in call order: every
+    call that returns a literal value, or ``most`` of them chosen by seed."""
+    usable = _usable(traced)
+    if len(usable) <= most:
+        return usable
+    return sorted(random.Random(f"{seed}/{program.id}/mutants").sample(usable, most))
+
+
+def _usable(traced: list[tuple[int, Trace]]) -> list[int]:
+    return [i for i, t in traced if t.status == "ok" and t.value is not None
+            and is_exact(t.value)]
 
 
 def mutant_for(program: Program, call_index: int, trace: Trace, sandbox: Sandbox, seed: int,

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from execbench.reports.layouts import Layout, View, pyplot, register_layout
+from execbench.reports.run_files import Unread, run_instances, run_log
 from execbench.reports.tables import Cell, Table, percent, run_labels
 from execbench.rundir import Results
 from execbench.suite import SuiteError, SuiteFile
-from execbench.tasks.dexbench_payload import Complexity, complexity
+from execbench.tasks.base import CORRECT, ERROR
+from execbench.tasks.dexbench_payload import Complexity, CounterfactualQuestion, complexity
 
 FORWARD, BACKWARD, DUAL = "coverage", "counterfactual", "dual"
 
@@ -123,6 +125,32 @@ def failure_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cell
     return headers, rows
 
 
+def unwitnessed_table(results: Sequence[Results]) -> tuple[list[str], list[list[Cell]]]:
+    """Per run with counterfactual targets kept without a witness (``-T unwitnessed=keep``):
+    how many, and its samples on them right, wrong and without an answer (the oracle
+    abstains on them: an error). No row where a run has none, or its suite or log cannot
+    be read (the other tables still show)."""
+    headers = ["run", "targets without witness", "samples", "correct", "not correct",
+               "no answer"]
+    rows: list[list[Cell]] = []
+    for label, result in zip(run_labels(results), results, strict=True):
+        if BACKWARD not in result.metrics:
+            continue
+        try:
+            unwitnessed = {instance.id for instance in run_instances(result)
+                           if instance.task == BACKWARD and CounterfactualQuestion
+                           .from_record(instance.data).witness is None}
+            verdicts = [sample.verdict for sample in run_log(result)
+                        if sample.instance_id in unwitnessed] if unwitnessed else []
+        except Unread:
+            continue
+        if unwitnessed:
+            errors, right = verdicts.count(ERROR), verdicts.count(CORRECT)
+            rows.append([label, len(unwitnessed), len(verdicts), right,
+                         len(verdicts) - right - errors, errors])
+    return headers, rows
+
+
 def _complexities(folder: Path) -> dict[str, dict[str, Complexity]]:
     """Per source, per program, the complexity its DexBench instances state; none for a
     folder that is not a suite this execbench reads (as ``ces-vetting`` does)."""
@@ -176,6 +204,12 @@ def _sections(results: Sequence[Results], view: View) -> list[Table]:
               note="strict: the executed-line set exactly right; relaxed: mean Jaccard "
                    "similarity of predicted and executed lines; gap: relaxed - strict, points."),
         Table("Failure taxonomy (samples)", *failure_table(results), keys=2),
+        *([Table("Counterfactual targets kept without a witness", *unwitnessed,
+                 note="Kept by -T unwitnessed=keep, as DexBench keeps them: no input reaching "
+                      "the target was found when the suite was built. An answer is still "
+                      "judged by running it; reference/oracle has none to give and abstains "
+                      "(no answer).")]
+          if (unwitnessed := unwitnessed_table(results))[1] else []),
         Table("Suite complexity", *complexity_table([s for s in suites if s.is_dir()]), keys=2,
               digits=2,
               note="LOC: lines of code; CC: cyclomatic complexity; CO: an if but no loop; "

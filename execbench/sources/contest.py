@@ -13,7 +13,8 @@ Each record is one solution to a contest problem and one call to it::
 what it returns. ``contest_date`` becomes the program's date (``meta["date"]``, a day), which
 ``build --after``/``--before`` read, so a suite can hold only problems published after a
 model's training cutoff. ``question_id``, ``contest_id`` and ``difficulty`` are kept in the
-program's metadata.
+program's metadata, and so is the solution's length in characters (``chars``, without the
+preamble below), which the contest filters read (``contest_filters``).
 
 Contest solutions are written for a judge that has already imported what such code uses
 (``List`` and the other ``typing`` names, ``defaultdict``, ``heappush``, ``gcd``, ...) and,
@@ -84,7 +85,7 @@ def build(record: Record) -> Program:
     name = record.get("function_name")
     args = call_arguments(record.get("input"), name)
     date = date_text(record.get("contest_date"))
-    meta = {"date": date}
+    meta: dict[str, str | int] = {"date": date, "chars": len(code)}
     for key in ("question_id", "contest_id", "difficulty"):
         value = record.optional(key, (str, int))
         if value is not None:

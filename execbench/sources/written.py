@@ -13,7 +13,8 @@ when every rule below holds, each failure a one-line reason:
    only from a short list of standard modules, nothing that reaches past the function
    (dunder names, ``global``, ``eval`` and its kin, writing to a module's attributes);
 3. every input is a literal argument list (a model's input is never code);
-4. it is not a duplicate: the same syntax tree, docstrings aside, as a program kept before;
+4. it is not a duplicate: the same syntax tree (``analysis.syntax.tree_key``: layout and
+   comments aside) as a program kept before;
 5. run in the sandbox on each input, twice (``program_writing.run_checks``: in one
    runner of its own, each run in a fresh namespace, as the sandbox runs a program's
    calls): each call returns, within the build's step budget and time nets
@@ -28,7 +29,6 @@ the time. Building a suite from that file is as deterministic as from any other.
 from __future__ import annotations
 
 import ast
-import hashlib
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -222,14 +222,3 @@ def class_rule(code: str) -> str:
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str)
-
-
-def syntax_key(code: str) -> str:
-    """The program's syntax tree, docstrings and positions aside, as a digest: two
-    programs that differ only in layout, comments or docstrings have the same key."""
-    tree = ast.parse(code)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and _is_docstring(body[0]) and len(body) > 1:
-            node.body = body[1:]  # type: ignore[attr-defined]
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()

@@ -52,6 +52,8 @@ class _Build:
     """Programs ``--mutate`` or ``--buggy`` found no variant of."""
     variant_call_skips: list[Skip] = field(default_factory=list)
     """Variants whose ground truth was not kept."""
+    filter_skips: list[Skip] = field(default_factory=list)
+    """Programs the contest filters that read the calls' runs dropped."""
     task_skips: dict[str, list[Skip]] = field(default_factory=dict)
     programs_built: int = 0
     """Programs instances were built from (the variants, under ``--mutate``/``--buggy``)."""
@@ -64,7 +66,7 @@ class _Build:
     task_counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def all_skips(self) -> list[Skip]:
-        return [*self.read.skipped, *self.call_skips, *self.variant_skips,
+        return [*self.read.skipped, *self.call_skips, *self.filter_skips, *self.variant_skips,
                 *self.variant_call_skips, *(s for skips in self.task_skips.values()
                                             for s in skips)]
 
@@ -90,6 +92,10 @@ def build_suite(specs: Iterable[str], out: Path, options: BuildOptions,
     if options.tasks is None:
         options = replace(options, tasks=build.read.held_tasks)
     tasks = _checked_tasks(options)
+    if options.inputs != 1 and not any(task.building.asks_inputs for task in tasks):
+        raise SuiteError(f"--inputs sets how many calls a program's mutation and choice "
+                         f"questions ask about, and no task is one (tasks: "
+                         f"{', '.join(task.name for task in tasks)})")
     _check_out(out, options, build.read.sources)
     try:
         recording = combined(task.building.trace_options for task in tasks)
@@ -159,6 +165,11 @@ def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Ta
     calls, traces = ground_truth(sandbox, chunk, recording, say, build.call_skips,
                                  traced=traced)
     programs = list({program.id: program for program, _ in chunk}.values())
+    if build.read.filtering is not None:
+        calls, traces, filtered = build.read.filtering.after_tracing(calls, traces)
+        build.filter_skips += filtered
+        gone = {skip.where for skip in filtered}
+        programs = [program for program in programs if program.id not in gone]
     if options.mutate or options.buggy:
         programs, calls, traces = vary(MUTANT if options.mutate else BUGGY, sandbox, calls,
                                        traces, options.seed, recording, build.variant_skips,
@@ -167,7 +178,8 @@ def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Ta
     build.calls_built += len(calls)
     build.mismatches += [f"{p.id}#{i}" for (p, i), t in zip(calls, traces, strict=True)
                          if _expected_mismatch(p, i, t)]
-    ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox)
+    ctx = BuildContext(seed=options.seed, options=options.task_options, sandbox=sandbox,
+                       inputs=options.inputs)
 
     def emit(task: Task, instances: list[Instance]) -> None:
         """Write one program's instances of ``task`` and count them; they are not kept."""
@@ -213,7 +225,8 @@ def _write_manifest(out: Path, options: BuildOptions, tasks: list[Task], build: 
         skipped=skipped, instances_sha256=sha256,
         recorded_instances=[i for task in tasks for i in build.recorded[task.name]],
         task_counts={task.name: build.task_counts[task.name] for task in tasks
-                     if task.name in build.task_counts})
+                     if task.name in build.task_counts},
+        contest_filtered=build.read.filtering.dropped if build.read.filtering else {})
     write_atomic(out / MANIFEST, manifest.text())
     return manifest
 

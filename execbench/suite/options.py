@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from execbench.executors import LOCAL, ExecutorChoice
 from execbench.manifest import Recipe
 from execbench.sandbox.pool import Limits
+from execbench.sources.contest_filters import ContestFilters
 
 Progress = Callable[[str, int, "int | None"], None]
 """How a build says how far it is: (stage, done, total), total None while unknown. The
@@ -39,6 +40,11 @@ class BuildOptions:
     """Keep only programs dated strictly after this day (``sources.dates``)."""
     before: str | None = None
     """Keep only programs dated strictly before this day."""
+    contest_filters: ContestFilters | None = None
+    """Which contest solutions to keep (``sources.contest_filters``); None keeps all."""
+    inputs: int = 1
+    """How many of a program's calls the tasks that ask about one call per program
+    (``mutation``, ``choice``) ask about, each in turn."""
     workers: int | None = None
     overwrite: bool = False
     """Replace a different suite already in the output folder (else the build refuses)."""

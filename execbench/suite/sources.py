@@ -12,9 +12,12 @@ from execbench.manifest import Skip, SuiteSource
 from execbench.program import Program
 from execbench.sources import FORMATS, Loaded, SourceError, load_source
 from execbench.sources.dates import DATES, DateError, DateWindow, program_date
+from execbench.suite.contest_filtering import Filtering
 from execbench.suite.files import SuiteError
 from execbench.suite.options import BuildOptions
 
+CONTEST = "contest"
+"""The format whose programs the contest filters apply to."""
 DEFAULT_TASKS = ("output", "input")
 """What a build without ``--tasks`` makes of a source whose format holds no task of its
 own (``Format.tasks``)."""
@@ -31,14 +34,19 @@ class Gathered:
     """Skips made while reading the sources."""
     held_tasks: list[str] = field(default_factory=list)
     """The tasks the sources hold, in source order (``DEFAULT_TASKS`` for most formats)."""
+    filtering: Filtering | None = None
+    """The contest filters, once those that read only the source have run (None: no
+    filter asked)."""
 
 
 def read_sources(specs: Iterable[str], options: BuildOptions,
                  warn: Callable[[str], None]) -> Gathered:
     """The programs of every source, in order, each id once, within the ``--after`` and
-    ``--before`` window, and at most ``--limit`` of them, with the skips within that limit
+    ``--before`` window, those of contest sources through the contest filters that read
+    only the source, and at most ``--limit`` of them, with the skips within that limit
     warned and listed."""
-    gathered = Gathered()
+    filters = options.contest_filters
+    gathered = Gathered(filtering=Filtering(filters) if filters and filters.active else None)
     seen: set[str] = set()
     try:
         window = DateWindow.of(options.after, options.before)
@@ -75,6 +83,12 @@ def read_sources(specs: Iterable[str], options: BuildOptions,
                     gathered.skipped.append(Skip(where=program.id, kind="not_applicable",
                                                  reason=reason, task=DATES))
                 continue
+            if gathered.filtering is not None and loaded.format == CONTEST and \
+                    len(gathered.programs) < room:
+                filtered = gathered.filtering.before_tracing(program)
+                if filtered is not None:
+                    gathered.skipped.append(filtered)
+                    continue
             gathered.programs.append(program)
             kept += 1
         held = FORMATS.get(loaded.format).tasks if loaded.format in FORMATS else None
@@ -89,6 +103,11 @@ def read_sources(specs: Iterable[str], options: BuildOptions,
         formats = ", ".join(sorted({source.format for source in gathered.sources}))
         raise SuiteError(f"--plus-inputs adds the plus_input calls of evalplus sources "
                          f"(HumanEval+, MBPP+), and no source is one (formats: {formats})")
+    if gathered.filtering is not None and not any(source.format == CONTEST
+                                                  for source in gathered.sources):
+        formats = ", ".join(sorted({source.format for source in gathered.sources}))
+        raise SuiteError(f"the contest filters keep solutions of contest sources, and no "
+                         f"source is one (formats: {formats})")
     if not window.open and not dated:
         raise SuiteError("--after and --before keep programs by date, and no program in the "
                          "given sources has one (the contest format's contest_date, or "

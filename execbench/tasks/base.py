@@ -50,6 +50,9 @@ class BuildContext:
     """Every traced call of the program being built, as (call index, trace) pairs."""
     memo: dict[Any, Any] = field(default_factory=dict)
     """Results tasks share within one build (e.g. the mutant both generalization tasks use)."""
+    inputs: int = 1
+    """``build --inputs``: how many of a program's calls a task that asks about one call
+    per program (``Building.asks_inputs``) asks about."""
 
 
 CORRECT = "correct"

@@ -19,7 +19,10 @@ Both tasks use the same (program, call) so that they pair into the dual score:
   released code reads it; ``-T body=arm`` takes each arm alone).
   ``-T mode=generate`` hides the original call. An instance is kept only when the source's
   other calls or a mutation search (``witness``) find an input that reaches the target;
-  that input is what ``reference/oracle`` answers.
+  that input is what ``reference/oracle`` answers. ``-T unwitnessed=keep`` keeps the
+  targets no input was found for too, as the paper does: an answer is judged by running
+  it, as always, and the oracle abstains on them (an error in its run); the build states
+  how many (``task_counts.counterfactual.unwitnessed``).
 
 Each failure is labelled, where a rule can decide it, with the paper's error taxonomy:
 ``null_response``, ``format_error``, ``hallucination`` (a predicted line is not an
@@ -111,6 +114,10 @@ OPTIONS = TaskOption("options", ("free", "listed"),
                      "CRISPE's feasible coverage options)")
 MODE = TaskOption("mode", ("mutate", "generate"),
                   "mutate shows the original call to change; generate hides it")
+UNWITNESSED = TaskOption("unwitnessed", ("drop", "keep"),
+                         "a target no input was found to reach: drop it, or keep it as "
+                         "DexBench does (answers are still judged by running them; "
+                         "reference/oracle abstains on it)")
 
 _EXAMPLE = """\
 def g(n):
@@ -324,7 +331,7 @@ class CounterfactualMutation(_DualSelection):
     description = "change a call's arguments so an unexecuted branch runs (DexBench backward)"
     needs_sandbox = True
     pairings = (Pairing("dual", "coverage", "counterfactual"),)
-    options = (TEST, TARGET, BODY, MODE)
+    options = (TEST, TARGET, BODY, MODE, UNWITNESSED)
     template_names = ("counterfactual",)
     template_vars = (
         NUMBERED_CODE, ENTRY_POINT,
@@ -362,7 +369,7 @@ class CounterfactualMutation(_DualSelection):
             args, trace, others,
             lambda text: isinstance(_arguments(text, program.code, program.entry_point, args,
                                                given), str))
-        if witness is None:
+        if witness is None and UNWITNESSED.value(ctx) == "drop":
             raise SkipInstance(f"no input reaching line {target.line} that can be written "
                                "as literal arguments was found")
         return [CounterfactualQuestion(target, witness, tuple(sorted(covered)), given, mode,
@@ -384,12 +391,22 @@ class CounterfactualMutation(_DualSelection):
 
     def worked_call(self, instance: Instance) -> tuple[str, str, str]:
         """The run on the witness, the arguments ``reference_response`` answers."""
-        witness = CounterfactualQuestion.from_record(instance.data).witness
-        return instance.code, instance.entry_point, witness
+        return instance.code, instance.entry_point, _witness(instance)
 
     def reference_response(self, instance: Instance) -> str:
-        witness = CounterfactualQuestion.from_record(instance.data).witness
-        return f"[ANSWER]\n{witness}\n[/ANSWER]"
+        return f"[ANSWER]\n{_witness(instance)}\n[/ANSWER]"
+
+    def abstains(self, instance: Instance) -> str | None:
+        if CounterfactualQuestion.from_record(instance.data).witness is None:
+            return "no input reaching the target was found when the suite was built"
+        return None
+
+    def suite_counts(self, instances: list[Instance]) -> dict[str, int] | None:
+        """How many targets have no witness (kept by ``-T unwitnessed=keep``); None where
+        none has, so that a default build's manifest keeps its bytes."""
+        unwitnessed = sum(CounterfactualQuestion.from_record(i.data).witness is None
+                          for i in instances)
+        return {"unwitnessed": unwitnessed} if unwitnessed else None
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
@@ -419,6 +436,15 @@ class CounterfactualMutation(_DualSelection):
         if target.decision is not None and target.decision in lines:
             extra["failure"] = "prompt_misread"
         return Score(INCORRECT, answer=args, detail="target not reached", extra=extra)
+
+
+def _witness(instance: Instance) -> str:
+    """The instance's witness; a target kept without one has no answer to state."""
+    witness = CounterfactualQuestion.from_record(instance.data).witness
+    if witness is None:
+        raise ValueError(f"{instance.id}: no input reaching the target is known, so no "
+                         "answer states its truth (the oracle abstains on it)")
+    return witness
 
 
 def read_arguments(text: str, instance: Instance) -> str | Score:

@@ -132,8 +132,10 @@ class CounterfactualQuestion:
     """Arguments under which the target runs, where the original call's did not."""
 
     target: Target
-    witness: str
-    """Arguments found to reach the target, written as an answer: what the oracle says."""
+    witness: str | None
+    """Arguments found to reach the target, written as an answer: what the oracle says.
+    None where the search found none and ``-T unwitnessed=keep`` kept the target: an
+    answer is then judged by running it alone, and the oracle abstains."""
     original_lines: tuple[int, ...]
     """The lines the original call executed."""
     given: tuple[Given, ...]
@@ -152,7 +154,8 @@ class CounterfactualQuestion:
     @classmethod
     def from_record(cls, data: Mapping[str, JSON]) -> CounterfactualQuestion:
         truth = object_of(data, "truth")
-        return cls(Target.from_record(truth), text_of(truth, "witness"),
+        witness = None if truth.get("witness") is None else text_of(truth, "witness")
+        return cls(Target.from_record(truth), witness,
                    ints_of(truth, "original_lines"), Given.listed(data),
                    text_of(data, "mode"), text_of(data, "target_rule"),
                    Complexity.from_record(object_of(data, "shape")))

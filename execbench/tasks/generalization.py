@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.shape import bin_order, loc_bin, shape_of
-from execbench.mutation import Mutant, mutant_for, mutation_call
+from execbench.mutation import Mutant, mutant_for, mutation_call, mutation_calls
 from execbench.tasks.base import (
     CORRECT,
     ERROR,
@@ -84,9 +84,12 @@ class _Paired(Roles):
     layout = "generalization"
     breakdowns = (Breakdown("mutation operator", ("mutation", "operator")),)
     summary_data: tuple[str, ...] = PairFacts.FIELDS
+    asks_inputs = True
 
     def choose_calls(self, program: Program, traced: list[tuple[int, Trace]],
                      ctx: BuildContext) -> list[int]:
+        if ctx.inputs > 1:  # each a problem of its own, as the paper's 3 inputs a program
+            return mutation_calls(program, traced, ctx.seed, ctx.inputs)
         index = mutation_call(program, traced, ctx.seed)
         return [] if index is None else [index]
 

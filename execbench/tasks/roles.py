@@ -69,6 +69,10 @@ if TYPE_CHECKING:
 class Building(ABC):
     """How a task makes its instances from traced calls."""
 
+    asks_inputs: bool = False
+    """The task asks about one call per program, or ``BuildContext.inputs`` of them
+    (``build --inputs``); other tasks choose their calls otherwise."""
+
     trace_options: TraceOptions = RESULT_ONLY
     """What the ground-truth run of each call must record (the recorder, the bounds). A
     build traces every call once, with the options of all its tasks ``combined``. By
@@ -161,6 +165,11 @@ class Asking(ABC):
     @abstractmethod
     def reference_response(self, instance: Instance) -> str:
         """A response that states the ground truth in the format ``score`` reads."""
+
+    def abstains(self, instance: Instance) -> str | None:
+        """Why no response can state the instance's truth (``reference/oracle`` then
+        abstains, and no drawn example shows it), or None: by default every one can."""
+        return None
 
 
 class Judging(ABC):

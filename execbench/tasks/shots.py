@@ -162,6 +162,8 @@ class DrawnExamples:
             found: dict[str, _Index] = {}
             offsets = self.suite.offsets()
             for instance in self.suite.instances():
+                if get_task(instance.task).asking.abstains(instance) is not None:
+                    continue  # no answer to show
                 kind = get_task(instance.task).asking.example_kind(instance)
                 entry = Entry(instance.id, function_of(instance), call_of(instance), kind,
                               offsets[instance.id])

@@ -102,7 +102,8 @@ def test_a_contest_file_loads_with_dates_and_bad_records_are_skipped(tmp_path: P
     assert [p.id for p in loaded.programs] == [f"lcb/sample_{n}" for n in (1, 2, 3, 4)]
     first = loaded.programs[0]
     assert first.meta == {"date": "2023-03-05", "question_id": "101",
-                          "contest_id": "weekly-contest-1", "difficulty": "easy"}
+                          "contest_id": "weekly-contest-1", "difficulty": "easy",
+                          "chars": 185}
     assert first.entry_point == "countPairs"
     assert first.calls[0].args == "nums = [1, 2, 3, 2, 1], target = 3"
     assert first.calls[0].expected == "4"

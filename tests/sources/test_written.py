@@ -1,14 +1,10 @@
 """Reading a model's program (``sources.written``): each rule of the class refused with its
-reason, inputs that are not literals refused, replies of any shape read in one pass, the
-syntax key blind to layout and docstrings only, and the two runs in the sandbox."""
+reason, inputs that are not literals refused, replies of any shape read in one pass."""
 
 from __future__ import annotations
 
 import pytest
 
-from execbench.program import Call, Program
-from execbench.program_writing import run_checks
-from execbench.sandbox.pool import Sandbox
 from execbench.sources.written import (
     MAX_INPUTS,
     MAX_REPLY_CHARS,
@@ -17,7 +13,6 @@ from execbench.sources.written import (
     class_rule,
     prompt,
     read_reply,
-    syntax_key,
 )
 
 
@@ -94,31 +89,9 @@ def test_a_reply_of_many_fences_is_read_in_one_pass() -> None:
         read_reply("```\n" * 15_000)
 
 
-def test_the_syntax_key_sees_through_layout_and_docstrings_only() -> None:
-    one = syntax_key("def f(xs):\n    '''Doc.'''\n    return [x + 1 for x in xs]\n")
-    assert one == syntax_key("def f(xs):  # a comment\n    return [x+1 for x in xs]\n")
-    assert one != syntax_key("def f(ys):\n    return [y + 1 for y in ys]\n")
-    assert one != syntax_key("def f(xs):\n    return [x + 2 for x in xs]\n")
-
-
 def test_prompts_are_seeded() -> None:
     style = STYLES["list"]
     assert prompt(style, 3, 3) == prompt(style, 3, 3)
     themes = {prompt(style, seed, 3)[0]["content"].split("about ")[1].split(".")[0]
               for seed in range(40)}
     assert themes <= set(style.themes) and len(themes) > 3
-
-
-def _program(name: str, code: str, *calls: str) -> Program:
-    return Program(name, "written", code, "f", tuple(Call(args) for args in calls))
-
-
-def test_two_runs_keep_the_calls_that_return_alike() -> None:
-    half = _program("half", "def f(xs):\n    return xs[2]\n", "[1, 2, 3]", "[1]")
-    raising = _program("raising", "def f(xs):\n    return 1 // 0\n", "[1]")
-    with Sandbox(workers=1) as sandbox:
-        held, reasons = run_checks(sandbox, [half, raising])
-    assert [(p.id, [c.args for c in p.calls]) for p in held] == [("half", ["[1, 2, 3]"])]
-    assert list(reasons) == ["raising"]
-    assert (reasons["raising"].rule, str(reasons["raising"])) == (
-        "run", "a call ended with exception")
