@@ -32,6 +32,17 @@ def add_data_option(parser: argparse.ArgumentParser) -> None:
                         help="cruxeval.jsonl, or the folder holding it")
 
 
+def programs_options(doc: str, argv: list[str] | None) -> tuple[argparse.ArgumentParser,
+                                                                  argparse.Namespace]:
+    """The options of a bench over the first CRUXEval programs: ``--data``, ``--programs``
+    (200) and ``--repeats`` (3), parsed from ``argv``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    add_data_option(parser)
+    parser.add_argument("--programs", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    return parser, parser.parse_args(argv)
+
+
 def cruxeval_file(parser: argparse.ArgumentParser, data: Path) -> Path:
     """The CRUXEval file named by ``--data``; a clear usage error when it is missing."""
     path = data / "cruxeval.jsonl" if data.is_dir() else data

@@ -17,7 +17,6 @@ checks to the written side too (its requests are the model's time, not execbench
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -28,7 +27,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from common import add_data_option, cruxeval_file
+from common import cruxeval_file, programs_options
 
 from execbench.program_writing import WritingConfig, write_programs
 from execbench.sources.written import class_rule
@@ -83,11 +82,7 @@ def _server(replies: list[str]) -> ThreadingHTTPServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_data_option(parser)
-    parser.add_argument("--programs", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args(argv)
+    parser, args = programs_options(__doc__, argv)
     replies, crux = _replies(cruxeval_file(parser, args.data), args.programs)
     workers = os.cpu_count() or 1
     print(f"python {platform.python_version()}, {workers} workers, {len(replies)} programs "

@@ -39,6 +39,7 @@ import execbench.import_guard  # noqa: F401 - first: a folder hiding the package
 from execbench import __version__
 from execbench.jsonfiles import utf8, write_atomic
 from execbench.program import PYTHON
+from execbench.registry import close_names
 from execbench.rundir import prompt_hash
 from execbench.suite import SuiteFile
 from execbench.tasks.asking import ask
@@ -219,7 +220,8 @@ def export_suite(suite: Path, out: Path, options: ExportOptions) -> ExportSummar
     if options.tasks is not None:
         unknown = sorted(set(options.tasks) - set(manifest.recipe.tasks))
         if unknown:
-            raise ExportError(f"the suite has no task {', '.join(unknown)}; its tasks: "
+            raise ExportError(f"the suite has no task {', '.join(unknown)}; "
+                              f"{close_names(unknown, manifest.recipe.tasks)}its tasks: "
                               f"{', '.join(manifest.recipe.tasks)}")
     evaluation = _Evaluation.read(options.exclude)
     dropped: list[dict[str, str]] = []

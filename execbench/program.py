@@ -8,8 +8,11 @@ never treated this way: tasks read answers with the literal parser in ``execbenc
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from execbench.sandbox.script import STDIN as STDIN  # the mark of a stdin program, here too
 
 if TYPE_CHECKING:
     from execbench.sandbox.trace import Trace
@@ -50,3 +53,30 @@ class Program:
     meta: dict[str, Any] = field(default_factory=dict)
     language: str = PYTHON
     """A key of ``LANGUAGES``."""
+
+
+def stdin_call(text: str) -> str:
+    """The call that feeds ``text`` to a program that reads standard input (``STDIN``): a
+    string literal, so that the text, an answer's or a dataset's, is never code."""
+    return repr(text)
+
+
+def literal_text(literal: str) -> str:
+    """The text a string literal holds: a stdin program's call (the text it is fed) or
+    its stated output, as ``stdin_call`` and the sources write them."""
+    text = ast.literal_eval(literal)
+    if not isinstance(text, str):
+        raise ValueError("a stdin program's call and output are string literals")
+    return text
+
+
+def printed_lines(text: str) -> list[str]:
+    """Printed text as a judge compares it: stripped at both ends (an answer block is read
+    so), each line without its trailing spaces."""
+    return [line.rstrip() for line in text.strip().splitlines()]
+
+
+def printed_alike(first: str, second: str) -> bool:
+    """Whether two printed texts are the same output, as most judges take it: line by
+    line, trailing spaces and blank lines at either end aside."""
+    return printed_lines(first) == printed_lines(second)

@@ -167,12 +167,17 @@ def unknown_name(kind: str, names: Iterable[str], known: list[str]) -> UnknownNa
     (case aside), then every known name is listed. Registries and the values a command
     checks before it works (a filter's, a built-in source's) say it alike."""
     names = list(names)
+    said = ", ".join(map(repr, names))
+    plural = "s" if len(names) > 1 else ""
+    return UnknownName(f"unknown {kind}{plural} {said}; {close_names(names, known)}"
+                       f"known {kind}s: {', '.join(known) or 'none'}")
+
+
+def close_names(names: Iterable[str], known: list[str]) -> str:
+    """``did you mean 'x'? `` for the known names close to ``names`` (case aside), or an
+    empty text when none is."""
     lowered = {name.lower(): name for name in known}
     close = [lowered.get(name.lower()) or next(iter(difflib.get_close_matches(
         name, known, n=1)), None) for name in names]
-    said = ", ".join(map(repr, names))
     found = [name for name in dict.fromkeys(close) if name is not None]
-    hint = f"did you mean {' or '.join(map(repr, found))}? " if found else ""
-    plural = "s" if len(names) > 1 else ""
-    return UnknownName(f"unknown {kind}{plural} {said}; {hint}"
-                       f"known {kind}s: {', '.join(known) or 'none'}")
+    return f"did you mean {' or '.join(map(repr, found))}? " if found else ""

@@ -32,6 +32,7 @@ from execbench.kept import Kept
 from execbench.metrics import paired_summary, summarize, usage_summary, verdict_counts
 from execbench.models import get_model
 from execbench.models.base import Generation, Model, Request
+from execbench.registry import close_names
 from execbench.results import DeclaredMetric, Session
 from execbench.rundir import (
     RESULTS,
@@ -333,7 +334,8 @@ def _plan(config: RunConfig, suite: SuiteFile, out: Path) -> Plan:
     an empty selection."""
     unknown = sorted(set(config.tasks or []) - set(suite.manifest.recipe.tasks))
     if unknown:
-        raise RunError(f"the suite has no task {', '.join(unknown)}; its tasks: "
+        raise RunError(f"the suite has no task {', '.join(unknown)}; "
+                       f"{close_names(unknown, suite.manifest.recipe.tasks)}its tasks: "
                        f"{', '.join(suite.manifest.recipe.tasks)}")
     planned = Plan(suite, None, config, _log_states(out), [])
     tasks: set[str] = set()

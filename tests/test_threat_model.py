@@ -13,7 +13,7 @@ NAMED_TEST = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
 SURFACES = ("dataset files", "folders of programs", "project trees", "project archives",
             "dependency lists", "recorded traces", "model replies", "model-written code",
             "model endpoints", "reward requests", "run folders", "templates", "plugins",
-            "answers files", "model cards")
+            "answers files", "model cards", "package index", "git histories")
 """Each kind of outside input named in the issue that asked for the threat model, and the
 ones found since; a new surface is added here and to the document together."""
 

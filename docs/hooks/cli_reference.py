@@ -1,22 +1,36 @@
-"""MkDocs hook: the CLI reference (``docs/cli.md``) written at build time from the command
-line itself, the click command tree typer builds from ``execbench.cli.app``, so the page
-cannot drift from the flags. Only the CLI's own modules are imported (no extra such as
-torch is needed), and the page depends on nothing but the commands' declarations: the
-same code gives the same page on any machine."""
+"""The CLI reference (``docs/cli.md``), made from the command line itself: the click command
+tree typer builds from ``execbench.cli.app``, so the page cannot drift from the flags.
+
+The page holds the reference between two markers, so that it reads whole where Markdown
+is shown as it is (a repository's web view); ``python docs/hooks/cli_reference.py``
+writes it there, and a test fails while the page differs from what the commands declare.
+As an MkDocs hook it writes the same text into the built page, so a site built from a tree
+whose page is stale is still right. Only the CLI's own modules are imported (no extra such
+as torch), and the text depends on nothing but the commands' declarations."""
 
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
-MARKER = "<!-- cli-reference -->"
+START, END = "<!-- cli-reference:start -->", "<!-- cli-reference:end -->"
+PAGE = Path(__file__).resolve().parents[1] / "cli.md"
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """The page with the marker replaced by the reference; other pages unchanged."""
-    if MARKER not in markdown:
+    """The page with the reference between the markers made anew; other pages unchanged."""
+    if START not in markdown:
         return markdown
-    return markdown.replace(MARKER, cli_reference())
+    return with_reference(markdown)
+
+
+def with_reference(markdown: str) -> str:
+    """``markdown`` with what lies between the markers replaced by the reference."""
+    before, _, rest = markdown.partition(START)
+    _, _, after = rest.partition(END)
+    return f"{before}{START}\n\n{cli_reference()}\n{END}{after}"
 
 
 def cli_reference() -> str:
@@ -66,3 +80,8 @@ def _text(text: str) -> str:
 def _escape(text: str) -> str:
     text = re.sub(r"([\\*_\[\]`])", r"\\\1", text)
     return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+if __name__ == "__main__":
+    PAGE.write_text(with_reference(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.exit(0)

@@ -42,8 +42,9 @@ SHOWN_SKIPS = 20
 
 def build(
     sources: Annotated[list[str], typer.Argument(
-        help="JSONL files (.jsonl/.jsonl.gz), folders of .py files, 'humaneval' (the "
-             "packaged HumanEval) or 'dsl' (sampled DSL-List programs).")],
+        help="JSONL files (.jsonl/.jsonl.gz), folders (of .py files, or of programs that "
+             "read stdin as CodeMind lays them out), 'humaneval' (the packaged HumanEval) "
+             "or 'dsl' (sampled DSL-List programs).")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder to write the suite to.")],
     tasks: Annotated[str | None, typer.Option(
         help="Comma-separated task names (default: the task a CodeSense file holds, else "

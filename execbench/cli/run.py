@@ -189,7 +189,7 @@ def run(
         config = checked_run(config, folder)
     except SettingError as exc:
         fail_setting(exc, FLAGS)
-    if out_dir is None:
+    if out_dir is None and not dry_run:  # a dry run writes no folder to resume
         err.print(f"run folder: {folder} (to resume, add --out {folder})", highlight=False)
     out_dir = folder
     if dry_run:

@@ -92,13 +92,20 @@ def _check_filters(task: str | None, verdict: str | None) -> None:
 def _nothing_matches(run_dir: Path, source: str | None) -> str:
     """Why nothing is shown: a source the run has no samples of (with the ones it has), or
     filters that match no sample together."""
+    from collections import Counter
+
     from execbench.registry import unknown_name
     from execbench.rundir import SAMPLES, iter_samples
 
-    sources = sorted({sample.source for sample in iter_samples(run_dir / SAMPLES)})
+    sources: set[str] = set()
+    verdicts: Counter[str] = Counter()
+    for sample in iter_samples(run_dir / SAMPLES):
+        sources.add(sample.source)
+        verdicts[sample.verdict] += 1
     if source is not None and source not in sources:
-        return f"{unknown_name('source', [source], sources)} (in {run_dir})"
-    return f"no sample in {run_dir} matches these filters together"
+        return f"{unknown_name('source', [source], sorted(sources))} (in {run_dir})"
+    held = ", ".join(f"{verdict} {count:,}" for verdict, count in sorted(verdicts.items()))
+    return f"no sample in {run_dir} matches these filters together (its samples: {held})"
 
 
 def _truth(task: str, stored: str | None) -> str:

@@ -17,6 +17,14 @@ is not harvested again. A project whose harvest fails (it cannot be unpacked, it
 cannot start or did not run: ``failures``) gets a summary with the error, pytest's error
 lines and a hint, and no records; the others go on, and the next run tries it again.
 pytest's whole output is kept as ``NAME.pytest.log`` beside, whatever became of the project.
+
+A project may also be a package on the index (``package_projects``): its release is chosen
+here (``releases``), its key made of the releases' sha256 (a resumed run downloads
+nothing it has), and it is downloaded, checked and unpacked where its harvest runs
+(``index``), so a Ray node fetches its own. Its functions are dated by the release and,
+with ``--new-since``, kept only when new or changed (``ages``); folders with
+``--changed-since`` are dated by their commits (``history``). A package that cannot be
+found, downloaded, unpacked or tested fails alone, as any project does.
 """
 
 from __future__ import annotations
@@ -32,16 +40,20 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import execbench.import_guard  # noqa: F401 - first: a folder hiding the package, in one line
 from execbench import __version__
 from execbench.executors import LOCAL, ExecutorChoice, run_units
+from execbench.harvest import history, index
+from execbench.harvest.ages import STATES, Dating, SinceRelease
 from execbench.harvest.failures import TestsNotRun
 from execbench.harvest.installed import NOT_ASKED, distributions_digest
 from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResult
 from execbench.harvest.project import copy_ignored, harvest
+from execbench.harvest.releases import Pick, Wanted, pick
 from execbench.safe_read import FOLDER, LINK, Refused, Tree
 
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
@@ -68,9 +80,20 @@ _SAID = 300
 @dataclass(frozen=True)
 class Project:
     name: str
-    """Unique among the projects of one run: the folder's name, or the archive's without
-    its extension."""
+    """Unique among the projects of one run: the folder's name, the archive's without
+    its extension, or the package's."""
     path: Path
+    release: Pick | None = None
+    """A package from the index: the release to harvest (and the one to compare it with),
+    downloaded where it is harvested; ``path`` is then its name only."""
+    problem: str | None = None
+    """Why a package has no release to harvest (not on the index, none after the date):
+    its failure, the others going on."""
+
+    @property
+    def origin(self) -> str:
+        """Where its files come from, as its summary says: a path, or a release's URL."""
+        return self.release.release.url if self.release is not None else str(self.path)
 
 
 @dataclass
@@ -96,7 +119,8 @@ def projects_from(paths: list[Path], listing: Path | None = None) -> list[Projec
         given += [listing.parent / line.strip() for line in lines
                   if line.strip() and not line.lstrip().startswith("#")]
     if not given:
-        raise HarvestError("no project given: name folders or archives, or --projects FILE")
+        raise HarvestError("no project given: name folders or archives, or --projects FILE, "
+                           "or packages with --package NAME")
     projects: list[Project] = []
     names: dict[str, Path] = {}
     for path in given:
@@ -122,20 +146,40 @@ def _name(path: Path) -> str:
     return name
 
 
-def project_key(project: Project, options: HarvestOptions, installed: str | None = None
-                ) -> str:
+def project_key(project: Project, options: HarvestOptions, installed: str | None = None,
+                dated: str = "") -> str:
     """The digest that says a harvest of ``project`` with ``options``, by an interpreter
     with the ``installed`` distributions (``distributions_digest``; asked if not given),
-    is the one on disk."""
+    is the one on disk: a package's by its releases' digests (``Pick.key``), not
+    downloaded again; ``dated`` names a dating by commits (its date and commit)."""
     if installed is None:
         installed = distributions_digest(options.python)
     digest = hashlib.sha256()
     digest.update(json.dumps({"execbench": __version__, "installed": installed,
                               **dataclasses.asdict(options)},
                              sort_keys=True, default=str).encode())
+    if dated:
+        digest.update(b"dated " + dated.encode())
+    if project.release is not None:
+        digest.update(b"release " + project.release.key().encode())
+        return digest.hexdigest()
     for relative, fd in _contents(project.path):
         _add_file(digest, relative, fd)
     return digest.hexdigest()
+
+
+def package_projects(packages: list[Wanted], since: date | None, at: str) -> list[Project]:
+    """Each package as a project: the release ``releases.pick`` chooses from the index
+    at ``at``, or why there is none (its failure, said when the others are harvested)."""
+    projects = []
+    for package in packages:
+        try:
+            chosen = pick(package, index.releases(package.name, at), since)
+        except HarvestError as exc:
+            projects.append(Project(package.name, Path(package.name), problem=str(exc)))
+        else:
+            projects.append(Project(package.name, Path(package.name), release=chosen))
+    return projects
 
 
 def _add_file(digest: Any, name: str, fd: int | None) -> None:
@@ -306,11 +350,14 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
                      warn: Callable[[str], None] = lambda message: None,
                      started: Callable[[Project], None] | None = None,
                      executor: ExecutorChoice = LOCAL,
-                     finished: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+                     finished: Callable[[Outcome], None] | None = None,
+                     changed_since: date | None = None) -> list[Outcome]:
     """Harvest each project into ``out`` (see the module doc) on ``executor``; returns what
     became of each, in the order given. ``started`` and ``progress`` (a project's tests as
     they run) are called where the harvest runs in this process; ``finished`` as each
-    project's outcome is written, wherever it ran."""
+    project's outcome is written, wherever it ran. A package is downloaded where its
+    harvest runs; with ``changed_since``, each folder's lines are dated by their commits
+    here (``history``), before its harvest is sent anywhere."""
     folder = out / "projects"
     folder.mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, Outcome] = {}
@@ -321,9 +368,16 @@ def harvest_projects(projects: list[Project], out: Path, options: HarvestOptions
              f"({installed}): every project is harvested again")
         installed += f" (this run: {os.urandom(16).hex()})"
     for project in projects:
-        outcome, key = _already(project, folder, options, installed)
+        outcome, key = _already(project, folder, options, installed, changed_since)
+        dating = None
+        if outcome is None and changed_since is not None and project.release is None:
+            try:
+                dating = _by_commits(project, changed_since, warn)
+            except HarvestError as exc:
+                outcome = _failed(project, folder / f"{project.name}.json",
+                                  folder / f"{project.name}.jsonl", key, str(exc))
         if outcome is None:
-            jobs.append(_Job(project, key, options))
+            jobs.append(_Job(project, key, options, dating=dating))
         else:
             outcomes[project.name] = outcome
             if finished is not None:
@@ -363,6 +417,8 @@ class _Job:
     """Why it cannot be shipped, said as its failure."""
     started: Callable[[Project], None] | None = None
     progress: Callable[[Project, dict[str, Any]], None] | None = None
+    dating: Dating | None = None
+    """A folder's lines dated by their commits (``history``), for ``--changed-since``."""
 
 
 @dataclass
@@ -381,13 +437,19 @@ class _Run:
     """pytest's whole output (``failures.keep_log``), when its tests started."""
 
 
-def _already(project: Project, folder: Path, options: HarvestOptions, installed: str
-             ) -> tuple[Outcome | None, str]:
+def _already(project: Project, folder: Path, options: HarvestOptions, installed: str,
+             changed_since: date | None) -> tuple[Outcome | None, str]:
     """The outcome of a project that needs no harvest (done with the same key, or not
-    readable), and its key."""
+    readable, or a package without a release), and its key."""
     records, summary_path = folder / f"{project.name}.jsonl", folder / f"{project.name}.json"
+    if project.problem is not None:
+        return _failed(project, summary_path, records, "", project.problem), ""
     try:
-        key = project_key(project, options, installed)
+        dated = "" if changed_since is None or project.release is not None else \
+            f"changed since {changed_since} at {_commit_of(project)}"
+        key = project_key(project, options, installed, dated)
+    except HarvestError as exc:
+        return _failed(project, summary_path, records, "", str(exc)), ""
     except OSError as exc:
         return _failed(project, summary_path, records, "", f"cannot read it: {exc}"), ""
     old = _read_summary(summary_path)
@@ -396,11 +458,27 @@ def _already(project: Project, folder: Path, options: HarvestOptions, installed:
     return None, key
 
 
+def _by_commits(project: Project, since: date, warn: Callable[[str], None]) -> Dating:
+    """A folder's lines dated by their commits, its warnings named by the project."""
+    return history.since_commit(project.path, since,
+                                lambda message: warn(f"{project.name}: {message}"))
+
+
+def _commit_of(project: Project) -> str:
+    """The commit a folder has checked out (``--changed-since`` takes git checkouts only)."""
+    if not project.path.is_dir():
+        raise HarvestError(f"{project.path}: --changed-since dates a git checkout's lines; "
+                           "an archive has no history")
+    return history.head(project.path)
+
+
 def _shipped(job: _Job) -> _Job:
     """``job`` carrying its project's files, for a node that may not have the driver's:
     the archive's bytes, or the folder packed as a tar (``_packed``); a project that
     cannot be read or packed carries the reason as its error instead."""
     project = job.project
+    if project.release is not None:
+        return job  # downloaded where it runs
     try:
         payload = (project.path.name, project.path.read_bytes()) if not project.path.is_dir() \
             else (f"{project.name}.tar", _packed(project))
@@ -462,15 +540,20 @@ def harvest_unit(job: _Job) -> _Run:
     try:
         with tempfile.TemporaryDirectory(prefix="execbench-project-") as scratch:
             source = project.path
-            if job.payload is not None:
-                name, data = job.payload
-                source = Path(scratch) / name
-                source.write_bytes(data)
-            root = source if source.is_dir() else unpacked(source, Path(scratch) / "unpacked")
+            dating = job.dating
+            if project.release is not None:
+                root, dating = _fetched(project.release, Path(scratch), run.warnings.append)
+            else:
+                if job.payload is not None:
+                    name, data = job.payload
+                    source = Path(scratch) / name
+                    source.write_bytes(data)
+                root = source if source.is_dir() else \
+                    unpacked(source, Path(scratch) / "unpacked")
             scratch_out, log = Path(scratch) / "harvest.jsonl", Path(scratch) / "pytest.log"
             try:
                 result = harvest(root, scratch_out, job.options, progress=each,
-                                 warn=run.warnings.append, log=log)
+                                 warn=run.warnings.append, log=log, dating=dating)
             finally:
                 run.log = log.read_bytes() if log.is_file() else b""
             run.records = _prefixed(scratch_out, project.name)
@@ -481,8 +564,39 @@ def harvest_unit(job: _Job) -> _Run:
         return _Run(error=str(exc), warnings=run.warnings, log=run.log)
     except Exception as exc:  # noqa: BLE001 - one project's files, however odd, fail it alone
         return _Run(error=_one_line(exc), warnings=run.warnings, log=run.log)
-    run.summary = summary_of(result)
+    run.summary = summary_of(result) | _dated_by(project, job.dating)
     return run
+
+
+def _fetched(chosen: Pick, scratch: Path, warn: Callable[[str], None]
+             ) -> tuple[Path, SinceRelease]:
+    """A package's release downloaded (its hash checked) and unpacked, and its dating,
+    against the earlier release (downloaded and unpacked too) when there is one."""
+    downloads = scratch / "downloads"
+    downloads.mkdir()
+    root = unpacked(index.download(chosen.release, downloads), scratch / "release")
+    earlier_root = None
+    if chosen.earlier is not None:
+        earlier_root = unpacked(index.download(chosen.earlier, downloads), scratch / "earlier")
+    return root, SinceRelease.of(chosen.release, chosen.since, chosen.earlier, earlier_root,
+                                 warn)
+
+
+def _dated_by(project: Project, dating: Dating | None) -> dict[str, Any]:
+    """What a summary says of where its dates come from: a release (and the one it was
+    compared with), or the commit whose history dated the lines."""
+    if project.release is not None:
+        chosen = project.release
+        return {"release": {
+            "package": chosen.release.name, "version": chosen.release.version,
+            "uploaded": chosen.release.uploaded.isoformat(timespec="seconds"),
+            "sha256": chosen.release.sha256,
+            "new_since": None if chosen.since is None else chosen.since.isoformat(),
+            "compared_with": None if chosen.earlier is None else chosen.earlier.version}}
+    if isinstance(dating, history.SinceCommit):
+        return {"history": {"commit": dating.head,
+                            "changed_since": dating.since.isoformat()}}
+    return {}
 
 
 def _record(job: _Job, run: _Run, folder: Path, warn: Callable[[str], None]) -> Outcome:
@@ -506,7 +620,7 @@ def _record(job: _Job, run: _Run, folder: Path, warn: Callable[[str], None]) -> 
     summary_path.unlink(missing_ok=True)
     _write_whole(records, run.records)
     summary = {"version": SUMMARY_VERSION, "project": project.name,
-               "path": str(project.path), "key": job.key, **run.summary}
+               "path": project.origin, "key": job.key, **run.summary}
     _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "harvested", summary)
 
@@ -522,7 +636,9 @@ def summary_of(result: HarvestResult) -> dict[str, Any]:
     return {"tests": list(result.tests), "pytest_exit": result.pytest_exit,
             "timed_out": result.timed_out, "stopped": result.stopped, "hung": result.hung,
             "functions": dict(result.functions), "calls": dict(result.calls),
-            "refused": dict(result.refused), "jail_warnings": result.jail_warnings}
+            "refused": dict(result.refused), "jail_warnings": result.jail_warnings,
+            **({"ages": {state: result.ages[state] for state in STATES}}
+               if result.ages else {})}
 
 
 def _failed(project: Project, summary_path: Path, records: Path, key: str,
@@ -531,7 +647,7 @@ def _failed(project: Project, summary_path: Path, records: Path, key: str,
     records, so the next run tries it again."""
     records.unlink(missing_ok=True)
     summary = {"version": SUMMARY_VERSION, "project": project.name,
-               "path": str(project.path), "key": key, "error": error, **(more or {})}
+               "path": project.origin, "key": key, "error": error, **(more or {})}
     _write_whole(summary_path, json.dumps(summary, indent=1) + "\n")
     return Outcome(project, "failed", summary)
 

@@ -109,6 +109,9 @@ class HarvestResult:
     log: str = ""
     """The end of pytest's output."""
     warnings: list[str] = field(default_factory=list)
+    ages: Counter = field(default_factory=Counter)
+    """Listed functions by their state against a date (``ages.STATES``: new, changed,
+    unchanged, undated), for a harvest given a dating; empty otherwise."""
 
     @property
     def ended_early(self) -> bool:

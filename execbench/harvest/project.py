@@ -64,15 +64,16 @@ from types import ModuleType
 from typing import Any
 
 from execbench import registry, safe_read, values
-from execbench.harvest import child, deps, failures, jail
+from execbench.harvest import ages, child, deps, failures, jail
+from execbench.harvest.ages import Dating
 from execbench.harvest.listing import Function, list_functions
 from execbench.harvest.options import DEFAULTS, HarvestError, HarvestOptions, HarvestResult
 from execbench.harvest.records import Records
 from execbench.safe_read import FOLDER, LINK, Tree
-from execbench.sandbox import confine, monitor, recording, tracer
+from execbench.sandbox import confine, monitor, recording, script, tracer
 from execbench.sandbox.process_group import stop_group
 
-_CHILD_MODULES = (registry, safe_read, values, recording, monitor, tracer, child)
+_CHILD_MODULES = (registry, safe_read, values, recording, monitor, script, tracer, child)
 """What the child imports of execbench, shipped beside the scratch copy (a package whole)."""
 _POLL_SECONDS = 0.2
 _GRACE_SECONDS = 3.0
@@ -86,10 +87,12 @@ COPY_IGNORED = (".git", "__pycache__", "*.pyc", ".tox", ".nox", ".pytest_cache",
 def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
             progress: Callable[[dict[str, Any]], None] | None = None,
             warn: Callable[[str], None] = lambda message: None,
-            log: Path | None = None) -> HarvestResult:
+            log: Path | None = None, dating: Dating | None = None) -> HarvestResult:
     """Run ``project``'s tests with the recorder and write ``out``; see the module doc.
     pytest's whole output goes to ``log`` (within ``failures.MAX_LOG_BYTES``), if given. A
-    session that did not run its tests writes nothing and raises ``failures.TestsNotRun``."""
+    session that did not run its tests writes nothing and raises ``failures.TestsNotRun``.
+    A ``dating`` stamps each function (``ages``): its date goes into its record, and one
+    not new since the date is skipped."""
     project = project.resolve()
     if not project.is_dir():
         raise HarvestError(f"{project} is not a folder")
@@ -104,6 +107,11 @@ def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
         copy = Path(scratch) / "project"
         copy_project(project, copy, result.warnings.append)
         functions = list_functions(copy, options.max_lines, result.warnings.append)
+        stamps = {} if dating is None else dating.stamps(functions)
+        if stamps:
+            functions = [dataclasses.replace(f, skip=f.skip or ages.skip_reason(stamps.get(f.id)))
+                         for f in functions]
+            result.ages.update(s.state for s in stamps.values() if s.state is not None)
         for message in result.warnings:
             warn(message)
         log_path = Path(scratch) / "pytest.log"
@@ -119,7 +127,7 @@ def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
     if ended is not None:
         result.warnings.append(ended)
         warn(ended)
-    _write(out, functions, records)
+    _write(out, functions, records, stamps)
     return result
 
 
@@ -338,8 +346,8 @@ def _drain(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _write(out: Path, functions: list[Function], records: dict[tuple[str, int], dict[str, Any]]
-           ) -> None:
+def _write(out: Path, functions: list[Function], records: dict[tuple[str, int], dict[str, Any]],
+           stamps: dict[str, ages.Stamp]) -> None:
     by_function: dict[str, list[dict[str, Any]]] = {}
     for (function, _), record in records.items():
         by_function.setdefault(function, []).append(record)
@@ -350,6 +358,7 @@ def _write(out: Path, functions: list[Function], records: dict[tuple[str, int], 
             lines.append(json.dumps({
                 "id": f.id, "code": f.code, "entry_point": f.name,
                 "calls": [{"args": r["args"], "trace": r["trace"]} for r in calls],
-                "meta": {"file": f.file, "line": f.def_line}}))
+                "meta": {"file": f.file, "line": f.def_line,
+                         **(stamps[f.id].meta if f.id in stamps else {})}}))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

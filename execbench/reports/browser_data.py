@@ -58,10 +58,12 @@ def pack(run_dirs: list[Path], labels: list[str],
     instances: dict[tuple[str, str | None], int] = {}
     instance_rows: list[list[Any]] = []
     prompts: dict[str, int] = {}
-    runs, warnings, count, logged = [], [], 0, 0
+    runs: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    count = logged = 0
     keys: list[tuple[Any, ...]] = []
     for position, (run_dir, label) in enumerate(zip(run_dirs, labels, strict=True)):
-        rows = []
+        rows: list[list[Any]] = []
         keep = Filter(tasks=None if tasks is None else tasks[position])
         try:
             shown = load_samples(run_dir, keep, per_task=PER_TASK, order=shown_first)

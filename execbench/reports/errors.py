@@ -105,6 +105,6 @@ def _sections(results: Sequence[Results], view: View) -> list[Table]:
 
 register_layout(Layout(
     "error-taxonomy", "wrong answers per task and per run by the error their first "
-    "divergence from the recorded run shows (computation, control flow, library "
-    "behaviour, hallucination, format, null): the error classes DexBench and CES sorted "
-    "by hand, labelled from the trace", _sections, figure, shows=has_labels))
+    "divergence from the recorded run shows (computation, control_flow, api_behaviour, "
+    "hallucination, format, null): the error classes DexBench and CES sorted by hand, "
+    "labelled from the trace", _sections, figure, shows=has_labels))

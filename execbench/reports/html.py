@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import jinja2
 from markupsafe import Markup
@@ -34,6 +35,7 @@ from execbench.reports.tables import (
 )
 from execbench.results import DeclaredMetric
 from execbench.rundir import Results
+from execbench.tasks.base import ERROR, INCORRECT, UNPARSABLE
 from execbench.text_safety import visible
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -176,6 +178,37 @@ def _shown(value: Any) -> Any:
         else value
 
 
+@dataclass(frozen=True)
+class _Wrong:
+    """A row of "What went wrong": one run's one task, and its samples of each verdict that
+    is not right (``WRONG_VERDICTS``), each a link to those samples in the browser."""
+
+    run: str
+    task: str
+    samples: int
+    counts: list[tuple[str, str, int]]
+    """(verdict, the browser's fragment that lists those samples, how many)."""
+
+
+WRONG_VERDICTS = (INCORRECT, UNPARSABLE, ERROR)
+"""The verdicts the page counts up top: wrong, unreadable, and no answer at all."""
+
+
+def _wrong(results: Sequence[Results]) -> list[_Wrong]:
+    """Per run and task with a sample that is not right, how many of each verdict."""
+    rows = []
+    for label, result in zip(run_labels(results), results, strict=True):
+        for task, block in sorted(result.metrics.items()):
+            verdicts = block.all.verdicts
+            # the browser's filters hold the run and task as its data shows them (visible)
+            counts = [(verdict, "#" + urlencode({"run": visible(label), "task": visible(task),
+                                                  "verdict": verdict}),
+                       int(verdicts.get(verdict, 0))) for verdict in WRONG_VERDICTS]
+            if any(count for *_, count in counts):
+                rows.append(_Wrong(label, task, block.all.samples, counts))
+    return rows
+
+
 def render_html(run_dirs: list[Path], results: Sequence[Results],
                 progress: Callable[[int, int], None] | None = None) -> tuple[str, list[str]]:
     """The page for runs (``run_dirs`` and their loaded ``results``, in the same order),
@@ -194,6 +227,7 @@ def render_html(run_dirs: list[Path], results: Sequence[Results],
               for label, result in zip(run_labels(results), results, strict=True)],
         dated=any(result.config.dates() for result in results),
         leaderboards=_leaderboards(results), terms=TERMS, charts=charts(results),
+        wrong=_wrong(results),
         sections=_sections(results),
         breakdown=_breakdown(results), samples=samples, sample_count=count,
         sample_note=None if count == logged else

@@ -30,6 +30,11 @@ TERMS: dict[str, str] = {
               "estimated without bias from the n samples each run drew",
     "suite": "the benchmark folder the runs answered, as the run recorded it; runs of "
              "different suites are never put in one column",
+    "incorrect": "an answer was read and it is wrong",
+    "unparsable": "no answer could be read from the reply (no answer block, or not in the "
+                  "form the task asks for)",
+    "error": "no answer at all: the request failed, or the model could not give one (the "
+             "oracle abstains where no answer is known)",
     "suspicious (simulation)": "share of samples whose output is right although the "
                                "model's own step-by-step simulation of the program breaks "
                                "a coherence rule: a right answer its reasoning does not "

@@ -41,12 +41,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import io
 import sys
 from typing import TYPE_CHECKING
 
 from execbench.registry import Registry
 from execbench.sandbox.monitor import MonitorRecorder
 from execbench.sandbox.recording import PROGRAM_FILE, CompiledProgram, Recorder
+from execbench.sandbox.script import STDIN
 from execbench.values import encode, is_exact, to_literal, view_name
 
 if TYPE_CHECKING:
@@ -233,7 +235,10 @@ def _ended(recorder: Recorder, out: dict[str, Any]) -> dict[str, Any]:
 
 def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
     """``run`` with a recorder already made for its program and options, for callers that
-    choose the recorder themselves (the tests and ``bench/tracing.py`` compare two)."""
+    choose the recorder themselves (the tests and ``bench/tracing.py`` compare two). A
+    program whose entry point is ``STDIN`` is run as a script instead (``_script``)."""
+    if entry_point == STDIN:
+        return _script(recorder, args)
     namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins,
                                  **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
@@ -253,11 +258,62 @@ def record(recorder: Recorder, entry_point: str, args: Any) -> dict[str, Any]:
         recorder.stop()
         out.update(result_value(value))
     except BaseException as exc:  # noqa: BLE001 - everything the program does is data
-        recorder.stop()
-        out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"
-        out["exception"] = {**describe_exception(exc), "phase": phase}
+        _failed(recorder, out, exc, phase)
     finally:
-        _running.clear()
+        _closed(recorder)
+    return _ended(recorder, out)
+
+
+def _failed(recorder: Recorder, out: dict[str, Any], exc: BaseException, phase: str) -> None:
+    """``out`` as a run that raised ``exc`` in ``phase`` ends (its record stopped there)."""
+    recorder.stop()
+    out["status"] = "memory" if isinstance(exc, MemoryError) else "exception"
+    out["exception"] = {**describe_exception(exc), "phase": phase}
+
+
+def _closed(recorder: Recorder) -> None:
+    """Whatever way a run ended: nothing is recorded any more, and no hook the program set
+    sees (or could change) the result."""
+    _running.clear()
+    recorder.stop()
+    sys.setprofile(None)
+
+
+def _script(recorder: Recorder, args: Any) -> dict[str, Any]:
+    """Run a program that reads standard input and prints, as a judge runs it: the module
+    as ``__main__``, its stdin the text the call's one string argument holds, its result
+    what it printed on stdout (stderr is dropped). ``sys.exit()`` or ``exit(0)`` end it as
+    a normal run; any other exit status is an exception. The printed text is read from the
+    stream the sandbox gave it, so a program that replaces ``sys.stdout`` prints nothing
+    that counts."""
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins,
+                                 **recorder.namespace()}
+    out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
+                           "args": None}
+    printed, given = sys.stdout, sys.stdin
+    phase = "arguments"
+    _running.append((recorder, out))
+    try:
+        call_args, call_kwargs = eval(args, {"__builtins__": {}})  # noqa: S307 - a literal
+        if call_kwargs or len(call_args) != 1 or not isinstance(call_args[0], str):
+            raise TypeError("a stdin program's call is one string: the text on stdin")
+        out["args"] = [encode(call_args[0])]
+        sys.stdin = io.TextIOWrapper(io.BytesIO(call_args[0].encode("utf-8", "surrogatepass")),
+                                     encoding="utf-8", errors="surrogateescape")
+        sys.stderr = io.StringIO()
+        phase = "module"
+        recorder.start()
+        try:
+            exec(recorder.program.code, namespace)  # noqa: S102 - benchmark program, in the sandbox
+        except SystemExit as ended:
+            if ended.code not in (None, 0):
+                raise
         recorder.stop()
-        sys.setprofile(None)  # a hook the program set would see (and could change) the result
+        text = printed.getvalue() if hasattr(printed, "getvalue") else ""
+        out.update(result_value(text))
+    except BaseException as exc:  # noqa: BLE001 - everything the program does is data
+        _failed(recorder, out, exc, phase)
+    finally:
+        _closed(recorder)
+        sys.stdin = given
     return _ended(recorder, out)

@@ -14,7 +14,7 @@ import hashlib
 import importlib.resources
 from pathlib import Path
 
-from execbench.sources import humaneval, pyfolder
+from execbench.sources import humaneval, pyfolder, stdin
 from execbench.sources.base import Loaded, Skipped, SourceError
 from execbench.sources.formats import FORMATS, GENERATED_DESCRIPTION, Reading, detect_format
 from execbench.sources.jsonl import load_records
@@ -51,13 +51,26 @@ def load_source(spec: str, fmt: str | None = None, *, plus_inputs: bool = False,
             return dsl.generate(count, seed)
         raise SourceError(_missing(spec))
     if path.is_dir():
-        if fmt not in (None, "pyfolder"):
-            raise SourceError(f"{spec} is a folder, which only the pyfolder format reads")
-        loaded = Loaded(name=path.resolve().name, format="pyfolder", origin=spec,
-                        sha256=pyfolder.folder_sha256(path))
-        pyfolder.load(loaded, path)
-        return loaded
+        return _load_folder(path, spec, fmt)
     return _load_jsonl(path, spec, _file_label(path), fmt or detect_format(path), plus_inputs)
+
+
+FOLDER_FORMATS = ("pyfolder", "codemind")
+
+
+def _load_folder(path: Path, spec: str, fmt: str | None) -> Loaded:
+    """A folder's programs: CodeMind's layout of programs that read standard input
+    (``stdin.is_codemind``), else scripts with ``__main__`` blocks."""
+    if fmt not in (None, *FOLDER_FORMATS):
+        raise SourceError(f"{spec} is a folder, which only the {' and '.join(FOLDER_FORMATS)} "
+                          "formats read")
+    if fmt is None:
+        fmt = "codemind" if stdin.is_codemind(path) else "pyfolder"
+    reader = stdin if fmt == "codemind" else pyfolder
+    loaded = Loaded(name=path.resolve().name, format=fmt, origin=spec,
+                    sha256=reader.folder_sha256(path))
+    reader.load(loaded, path)
+    return loaded
 
 
 def _missing(spec: str) -> str:

@@ -17,7 +17,9 @@ their truth from it. Which task file a record comes from is told by its keys:
     the text occurs more than once, the line at which the recorded states show the
     published value), kind (from the published ``Statement Type``, as published), the
     values before it and the value it gives (a ``Branch``
-    statement's ``Yes``/``No`` is the condition's bool).
+    statement's ``Yes``/``No`` is the condition's bool). A record of the plain (not
+    quantized) file adds CodeSense's block question about the same statement where it can
+    ask one (``block_fact``), or says why not (``trace.extra["unasked"]``).
 ``branch`` (``Source Code`` numbered ``1.``, ``question``, ``answer``)
     One branch fact ``{"line": N, "executed": bool}``; the line text quoted in the question
     must be line N of the code (a trailing comment aside).
@@ -28,8 +30,9 @@ their truth from it. Which task file a record comes from is told by its keys:
     (loop_final and loop_after: a variable's value once the loop is done). ``line`` is the
     loop's ``for``/``while`` line; a body fact adds ``"at": L``, the line the question names.
 ``input_output`` (``code``, ``input``, ``output``, ``cyclomatic_complexity``)
-    A plain recorded trace: ``status`` ok and ``value`` the output, for the ``output`` task
-    (there are no input instances: the ``input`` task must run the code, which it cannot).
+    A plain recorded trace: ``status`` ok and ``value`` the output, for the ``output`` task,
+    and for the ``input`` task, which asks it only where the function runs alone and
+    returns that output (it checks this in the sandbox at build time).
 
 Values are the authors' ``repr`` texts, read with the literal parser; a value that is not
 a literal (numpy arrays, objects, ``REPR FAILED``, texts the authors' pipeline cut short),
@@ -62,7 +65,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from execbench.program import Call, Program
+from execbench.program import PYTHON, Call, Program
 from execbench.sandbox.trace import Trace
 from execbench.sources import codesense_native as native
 from execbench.sources.generic import build_program, excerpt, parse_module
@@ -119,15 +122,17 @@ def build(record: Record) -> Program:
 
 
 def held_tasks(programs: list[Program]) -> list[str]:
-    """The tasks whose questions the programs' records hold, in name order: each file
-    holds one (``output`` for an input/output file, and ``input`` too where a C or Java
-    record publishes its inputs), so a build of it needs no ``--tasks``."""
+    """The tasks whose questions the programs' records hold, in name order (``output``
+    and ``input`` for an input/output file, the input questions of C and Java where a
+    record publishes its inputs; ``statement`` and ``block`` for the Python statement
+    file), so a build of it needs no ``--tasks``."""
     held: set[str] = set()
     for program in programs:
         trace = program.calls[0].recorded
         facts = trace.extra.get("facts") if trace is not None else None
         held.update([fact["task"] for fact in facts] if facts else ["output"])
-        if trace is not None and "inputs" in trace.extra:
+        if trace is not None and ("inputs" in trace.extra
+                                  or not facts and program.language == PYTHON):
             held.add("input")
     return sorted(held)
 
@@ -145,14 +150,84 @@ def _statement(record: Record) -> Program:
               record.get("Variable Values Before Statement", dict).items()}
     fact = native.statement_fact(_statement_lines(code, selected, answer, states), selected,
                                  STATEMENT_KINDS[published], before, value)
-    args, unshown = _arguments(function, record.get("Function Input", dict))
+    given = record.get("Function Input", dict)
+    args, unshown = _arguments(function, given)
     meta: dict[str, Any] = {"kind": "statement", "statement_type": published}
     if unshown:
         meta["inputs_not_syntax"] = unshown
     project = record.optional("Program Information") or ""
     if project.startswith("Project Name:"):
         meta["project"] = project.removeprefix("Project Name:").strip()
-    return _program(record, code, entry_point, args, fact, meta)
+    program = _program(record, code, entry_point, args, fact, meta)
+    if "quantized value" not in record.data:  # the quantized file repeats these questions
+        _add_block(program, function, fact, given, unshown)
+    return program
+
+
+def _add_block(program: Program, function: ast.FunctionDef | ast.AsyncFunctionDef,
+               statement: dict[str, Any], given: dict[str, Any],
+               unshown: dict[str, str]) -> None:
+    """The block question a statement record holds, added to its recorded trace: the value
+    the statement gives, asked from the call's inputs rather than the values just before
+    it, filed under its block size, as CodeSense's block task asks it (``block_fact``);
+    or, where the record cannot ask it, the reason, for the block task to report."""
+    trace = program.calls[0].recorded
+    assert trace is not None, "a published record's call is recorded"
+    try:
+        trace.extra["facts"].append(block_fact(program.code, function, statement, given,
+                                               unshown))
+    except RecordError as exc:
+        trace.extra["unasked"] = {"block": str(exc)}
+
+
+MAX_BLOCK = 10
+"""The largest block size of CodeSense's Python block questions (their curation asks about
+code lines 1 to 10 of a function)."""
+
+
+def block_fact(code: str, function: ast.FunctionDef | ast.AsyncFunctionDef,
+               statement: dict[str, Any], given: dict[str, Any],
+               unshown: dict[str, str]) -> dict[str, Any]:
+    """The block question of a statement fact, in the shape of the C file's (``size``,
+    ``line``, ``statement``, ``value``). CodeSense built its Python block questions from
+    the same recorded runs: the statement on the function's n-th code line (blank lines,
+    comment lines and the docstring not counted; the ``def`` line is line 0) and the value
+    it gave, asked from the inputs, with block size n. Raises ``RecordError`` where the
+    record cannot ask it: a condition (their block questions skip control lines), a text
+    on several lines (each with its own size), a call that cannot show every input the
+    answer may rest on, a line past ``MAX_BLOCK``."""
+    if statement["kind"] == "branch":
+        raise RecordError("a condition: block questions ask for the value a statement "
+                          "assigns or a call gives")
+    if "lines" in statement:
+        raise RecordError("the statement's text is on several lines, each with its own "
+                          "block size")
+    if unshown:
+        raise RecordError("an input was recorded as a text that is no Python syntax, which "
+                          "the call cannot show, and a block question is asked from the "
+                          "inputs alone")
+    if any(name.startswith("self.") for name in given):
+        raise RecordError("the call cannot show the object's recorded attributes "
+                          "(self.x), and a block question is asked from the inputs alone")
+    size = len(_code_lines(code, function, statement["line"]))
+    if size > MAX_BLOCK:
+        raise RecordError(f"the statement is past code line {MAX_BLOCK} of the function, "
+                          "where CodeSense's Python block questions stop")
+    return {"task": "block", "size": size, "line": statement["line"],
+            "statement": statement["statement"], "value": statement["value"]}
+
+
+def _code_lines(code: str, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                last: int) -> list[int]:
+    """The function's code lines after its first one, up to ``last``: neither blank, nor
+    a comment alone, nor part of the docstring."""
+    first = function.body[0]
+    docstring = range(first.lineno, (first.end_lineno or first.lineno) + 1) \
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+        and isinstance(first.value.value, str) else range(0)
+    return [number for number, text in enumerate(code.split("\n")[:last], 1)
+            if number > 1 and number not in docstring and text.strip()
+            and not text.strip().startswith("#")]
 
 
 def _branch(record: Record) -> Program:

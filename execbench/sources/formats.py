@@ -11,7 +11,16 @@ from pathlib import Path
 
 from execbench.program import Program
 from execbench.registry import Registry
-from execbench.sources import codesense, contest, cruxeval, evalplus, generic, humaneval
+from execbench.sources import (
+    codesense,
+    contest,
+    cruxeval,
+    evalplus,
+    generic,
+    humaneval,
+    pythonsaga,
+    stdin,
+)
 from execbench.sources.base import SourceError
 from execbench.sources.jsonl import Record, first_keys
 from execbench.sources.replay import TestCalls
@@ -83,8 +92,19 @@ FORMATS.register("humaneval", Format(
 FORMATS.register("generic", Format(
     "JSONL with id, code, entry_point, calls (argument texts or {args, expected})",
     generic.ID_KEY, lambda record, _: generic.build(record), (frozenset({"code", "calls"}),)))
+FORMATS.register("pythonsaga", Format(
+    "PythonSaga JSONL (HumanEval's keys, so never detected: name it): the solution body "
+    "under the prompt's def, as DexBench builds it; calls from the test's candidate(...) "
+    "lines", pythonsaga.ID_KEY, lambda record, _: pythonsaga.build(record)))
+FORMATS.register("stdin", Format(
+    "JSONL with id, code, inputs: programs that read standard input and print (each input "
+    "a text, or {stdin, stdout})",
+    stdin.ID_KEY, lambda record, _: stdin.build(record), (frozenset({"code", "inputs"}),)))
 FORMATS.register("pyfolder", Format(
     "a folder of .py files; calls from each file's __main__ block"))
+FORMATS.register("codemind", Format(
+    "a folder of programs that read standard input, as CodeMind lays them out: "
+    "NAME/main.py with NAME/input.txt and output.txt, or all_tests/input/K_input.txt"))
 
 GENERATED_DESCRIPTION = ("built-in name, not a file format: sampled DSL-List programs "
                          "(--count, --seed)")

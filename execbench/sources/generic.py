@@ -55,7 +55,7 @@ import re
 import warnings
 from typing import Any
 
-from execbench.program import LANGUAGES, PYTHON, Call, Program
+from execbench.program import LANGUAGES, PYTHON, STDIN, Call, Program
 from execbench.sandbox.trace import Trace, TraceError
 from execbench.sources.jsonl import Record, RecordError
 from execbench.values import LiteralError, is_encoding, parse_call_nodes, parse_literal
@@ -124,7 +124,8 @@ def build_program(record: Record, code: str, entry_point: str, calls: list[Call]
     """Check a record's parts and assemble the program; raises ``RecordError`` if unusable.
 
     Every format funnels through here, so all programs meet the same guarantees: the code
-    compiles, the entry point is bound at module level, and every call's argument text
+    compiles, the entry point is bound at module level (a program that reads standard
+    input, ``STDIN``, has none), and every call's argument text
     parses as an argument list (and its expected text, if any, as a literal). Calls that
     repeat an earlier argument text are dropped. ``written_by_us`` skips the call check
     for texts produced by ``values.to_literal``, which parse by construction (EvalPlus has
@@ -144,7 +145,7 @@ def build_program(record: Record, code: str, entry_point: str, calls: list[Call]
                               "be text and every call must bring its recorded trace")
     else:
         tree = parse_module(code)
-        if entry_point not in top_level_names(tree):
+        if entry_point != STDIN and entry_point not in top_level_names(tree):
             raise RecordError(f"entry point {entry_point!r} is not defined at module level")
         if not written_by_us:
             for index, call in unique.values():

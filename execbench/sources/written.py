@@ -184,12 +184,12 @@ def class_rule(code: str) -> str:
         raise Dropped("class", f"the code does not parse ({type(exc).__name__})") from None
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     modules: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom):
+    for statement in tree.body:
+        if isinstance(statement, ast.Import | ast.ImportFrom):
             continue
-        if not (isinstance(node, ast.FunctionDef) or _is_docstring(node)):
-            raise Dropped("class", f"line {node.lineno}: a top-level statement other than "
-                                   "the function and its imports")
+        if not (isinstance(statement, ast.FunctionDef) or _is_docstring(statement)):
+            raise Dropped("class", f"line {statement.lineno}: a top-level statement other "
+                                   "than the function and its imports")
     if len(functions) != 1:
         raise Dropped("class", f"{len(functions)} top-level functions, not one")
     for node in ast.walk(tree):
@@ -206,7 +206,7 @@ def class_rule(code: str) -> str:
             if isinstance(node, ast.Attribute) else node.name \
             if isinstance(node, ast.FunctionDef | ast.ClassDef) else None
         if named is not None and named.startswith("__") and named.endswith("__"):
-            raise Dropped("class", f"line {node.lineno}: uses {named}")
+            raise Dropped("class", f"line {getattr(node, 'lineno', '?')}: uses {named}")
         if isinstance(node, ast.Global | ast.Nonlocal):
             raise Dropped("class", f"line {node.lineno}: a {type(node).__name__.lower()} "
                                    "statement")

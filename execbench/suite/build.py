@@ -16,7 +16,7 @@ from pathlib import Path
 
 from execbench.jsonfiles import dumps, write_atomic
 from execbench.manifest import Manifest, Skip, SkipCounts, SuiteCounts, SuiteSource
-from execbench.program import Program
+from execbench.program import STDIN, Program, literal_text, printed_alike
 from execbench.sandbox.pool import Sandbox
 from execbench.sandbox.trace import Trace, TraceOptions, combined
 from execbench.spool import InstanceSpool
@@ -264,11 +264,14 @@ def _choose_calls(program: Program, options: BuildOptions) -> list[int]:
 def _expected_mismatch(program: Program, index: int, trace: Trace) -> bool:
     """True when the source states an output that the traced run did not produce, compared
     as the scorer compares an answer with the truth (typed: ``240`` is not ``240.0``, NaN is
-    NaN), so that the list names every call whose stated output would be scored wrong."""
+    NaN; a stdin program's printed text as judges compare it), so that the list names every
+    call whose stated output would be scored wrong."""
     expected = program.calls[index].expected
     if expected is None or trace.status != "ok" or trace.value is None \
             or not is_exact(trace.value):  # no literal form: no answer is scored against it
         return False
+    if program.entry_point == STDIN:  # printed text, compared as its answers are
+        return not printed_alike(literal_text(expected), str(trace.value[1]))
     try:
         return not equal(encode(parse_literal(expected)), trace.value)
     except (LiteralError, TypeError, ValueError, OverflowError):

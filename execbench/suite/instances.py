@@ -7,11 +7,14 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from execbench.manifest import Skip
-from execbench.program import Program
+from execbench.program import STDIN, Program
 from execbench.sandbox.trace import Trace
 from execbench.suite.options import Progress
 from execbench.tasks.base import BuildContext, Instance, NotApplicable, SkipInstance
 from execbench.tasks.roles import Task
+
+STDIN_SKIP = ("the task asks about a function call, and a program that reads standard input "
+              "has none")
 
 
 def build_instances(tasks: list[Task], programs: list[Program],
@@ -30,6 +33,10 @@ def build_instances(tasks: list[Task], programs: list[Program],
             traced = by_program.get(program.id, [])
             by_index = dict(traced)
             local = replace(ctx, traced=traced)
+            if program.entry_point == STDIN and not task.building.reads_stdin:
+                task_skips.append(Skip(where=program.id, kind="not_applicable",
+                                       reason=STDIN_SKIP, task=task.name))
+                continue
             usable = _usable(task, program, traced, task_skips)
             try:
                 chosen = task.building.choose_calls(program, usable, local) if usable else []

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from execbench.analysis.cfg import entry_exit_paths, function_graphs
 from execbench.analysis.shape import Shape, shape_of
+from execbench.program import STDIN, literal_text
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -65,7 +66,7 @@ from execbench.tasks.common.answers import (
     signature_of,
     unparsable,
 )
-from execbench.tasks.common.code import numbered
+from execbench.tasks.common.code import numbered, shown_text
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.dexbench_payload import (
     Complexity,
@@ -155,8 +156,10 @@ class _DualSelection(Roles):
         if not shape.has_control_flow:
             raise NotApplicable("the function has no branch or loop: every call runs the "
                                 "same lines")
+        # a program that reads standard input runs at module level: all its lines count
+        region = shape.executable if program.entry_point == STDIN else shape.function_lines
         qualifying = [index for index, trace in traced if trace.status == "ok"
-                      and shape.function_lines - shape.normalise(trace.lines)]
+                      and region - shape.normalise(trace.lines)]
         if not qualifying:
             raise NotApplicable("every call that returned ran every line of the function: "
                                 "no line is left for a counterfactual")
@@ -170,11 +173,14 @@ class CoveragePrediction(_DualSelection):
     options: tuple[TaskOption, ...] = (TEST, OPTIONS)
     template_names = ("coverage",)
     template_vars = (NUMBERED_CODE, CALL,
+                     TemplateVar("stdin", "the text a program that reads standard input is "
+                                 "given (None for a function, whose call `call` shows)"),
                      TemplateVar("options", "with -T options=listed, the executed-line sets "
                                  "offered to choose from (each a list of line numbers); "
                                  "else empty"))
     description = "list the lines a call executes (DexBench forward reasoning)"
     needs_sandbox = False
+    reads_stdin = True
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name, description="R_exec: executed lines exactly right"),
@@ -199,7 +205,9 @@ class CoveragePrediction(_DualSelection):
                    "answer": "[ANSWER]\n" + json.dumps(
                        {"executed_lines": [1, 2, 3, 4, 5, 6]}) + "\n[/ANSWER]"}
         options = CoverageQuestion.from_record(instance.data).options
+        script = instance.entry_point == STDIN
         return {"numbered_code": numbered(instance.code), "call": instance.call,
+                "stdin": shown_text(literal_text(instance.args)) if script else None,
                 "options": [list(option) for option in options],
                 "examples": [example][:protocol.shots]}
 

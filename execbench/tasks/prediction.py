@@ -6,8 +6,10 @@ instead (CodeSense's abstract values, ``codesense.abstract``); its instances the
 (a recorded trace with the published text) is asked in CodeSense's style too, with its
 concrete value: the answer is read from ``<ans>`` tags or our block, ``string_match`` is
 recorded, and a value the authors wrote only as text is scored by that string comparison
-alone. The input task skips calls whose trace was recorded where they ran: their code may
-not run alone, and an input answer can only be checked by running it.
+alone. A Python call whose trace was recorded where it ran may need its project around
+it, and an input answer can only be checked by running it: the input task asks about it
+only where the function, run alone in the sandbox on the recorded arguments, returns the
+recorded value (``_recorded_input``), and skips it otherwise.
 
 ``output``: the model sees the program and a call, and completes ``assert f(x) == ??``
 with the literal value returned. ``input``: it sees the program and a returned value, and
@@ -28,6 +30,12 @@ calls and 8 CRUXEval ones that are fair once stated). The stated call is run aga
 time, and the instance is kept only if it returns the very value the prompt shows: a value
 written as a literal can behave otherwise than the expression (``[[]] * 2`` aliases its
 items, ``[[], []]`` does not), and the shown output is what an answer is checked against.
+
+A program that reads standard input and prints (``program.STDIN``) is asked in its own
+terms (templates ``stdout`` and ``stdin``): ``output`` shows it with the text it reads and
+asks what it prints; ``input`` shows what it printed and asks for a text to feed it, which
+is run in the sandbox as that program's stdin, never as code. Printed texts are compared
+as judges compare them (``program.printed_alike``); a run that prints nothing is not asked.
 """
 
 from __future__ import annotations
@@ -35,7 +43,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from execbench.program import LANGUAGES, PYTHON
+from execbench.program import (
+    LANGUAGES,
+    PYTHON,
+    STDIN,
+    literal_text,
+    printed_alike,
+    stdin_call,
+)
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -61,11 +76,12 @@ from execbench.tasks.common.answers import (
     given_arguments,
     given_note,
     read_value,
+    string_match,
     string_match_metric,
     unparsable,
     value_string_match,
 )
-from execbench.tasks.common.code import numbered
+from execbench.tasks.common.code import numbered, shown_text
 from execbench.tasks.common.extract import answer_text
 from execbench.tasks.common.objects import OBJECTS_NOTE, UNSHOWN, holds_objects, unshown
 from execbench.tasks.common.restate import stated_as_values
@@ -111,13 +127,58 @@ dropped, so it may be there too."""
 the bare answer)."""
 
 
+_STDIN_EXAMPLE = """\
+n = int(input())
+words = input().split()
+print(len([w for w in words if len(w) > n]))
+print(words[-1].upper())"""
+_STDIN_EXAMPLE_INPUT = "2\nox cat bird"
+_STDIN_EXAMPLE_OUTPUT = "2\nBIRD"
+_STDIN_EXAMPLE_WORKED = """\
+Line 1 reads n = 2; line 2 reads the words ['ox', 'cat', 'bird']. Line 3 counts the words \
+longer than 2 letters, 'cat' and 'bird', and prints 2. Line 4 prints the last word \
+upper-cased: BIRD."""
+_STDIN_EXAMPLE_INPUT_WORKED = """\
+The first line printed counts the words longer than n, and the second is the last word \
+upper-cased, so the last word is 'bird' in any case. With n = 2, 'cat' and 'bird' are the \
+two long words, and 'ox' may stay."""
+
+
+def _stdin_example(protocol: Protocol, worked: str) -> dict[str, str]:
+    """The fixed worked example of a stdin program (``stdout`` and ``stdin`` templates)."""
+    return {"code": _STDIN_EXAMPLE, "stdin": _STDIN_EXAMPLE_INPUT,
+            "output": _STDIN_EXAMPLE_OUTPUT,
+            "worked": worked if protocol.style == REASONING else ""}
+
+
+def _printed(instance: Instance) -> str:
+    """What a stdin program's call printed (the truth of its output and input questions)."""
+    value = OutputQuestion.from_record(instance.data).value if instance.task == "output" \
+        else InputQuestion.from_record(instance.data).output
+    assert value[0] == "str", "a stdin program's value is the text it printed"
+    return str(value[1])
+
+
+def _stdin_question(trace: Trace) -> tuple[Encoded, str | None]:
+    """What a stdin program's call printed, as output and input questions keep it;
+    ``SkipInstance`` when it did not end normally or printed nothing to ask about."""
+    value, shown = _require_ok(trace)
+    if not str(value[1]).strip():
+        raise SkipInstance("the program prints nothing for this input")
+    return value, shown
+
+
+STDIN_VAR = TemplateVar("stdin", "what a program that reads standard input is given (the "
+                    "stdout template; None for a function)")
+
+
 def assertion_response(instance: Instance, value: str) -> str:
     """An answer stating that the instance's call returns ``value`` (a literal text)."""
     call = instance.call
     return f"[ANSWER]\nassert {call} == {value}\n[/ANSWER]"
 
 
-_OUTPUT_VARS = (*codesense_prompts.TEMPLATE_VARS, ENTRY_POINT)
+_OUTPUT_VARS = (*codesense_prompts.TEMPLATE_VARS, ENTRY_POINT, STDIN_VAR)
 _INPUT_VARS = (*codesense_prompts.TEMPLATE_VARS, ENTRY_POINT,
                TemplateVar("output", "the value the call returned, as Python prints it "
                            "(empty for published inputs)"),
@@ -176,11 +237,17 @@ class OutputPrediction(Roles):
     options = (abstract.VALUES,)
     restated = (("repr", "value"), ("text", "value"))
     summary_data: tuple[str, ...] = SUMMARY_DATA
-    template_names = ("output", "codesense")
+    template_names = ("output", "codesense", "stdout")
     template_vars = _OUTPUT_VARS
+    reads_stdin = True
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
+        if program.entry_point == STDIN:
+            if abstract.VALUES.value(ctx) != "concrete":
+                raise NotApplicable("a program that reads standard input prints text, which "
+                                    "has no abstract categories")
+            return [OutputQuestion(*_stdin_question(trace), False)]
         concrete = abstract.VALUES.value(ctx) == "concrete"
         recorded = program.calls[call_index].recorded is not None
         if recorded and trace.value is None and trace.extra.get("facts"):
@@ -204,12 +271,19 @@ class OutputPrediction(Roles):
         return [CodeSenseQuestion("output", truth)]
 
     def template_of(self, instance: Instance) -> str:
+        if instance.entry_point == STDIN:
+            return "stdout"
         return self.template_names[codesense_question(instance) is not None]
 
     def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         """The ``output`` template's variables, and, since a suite may ask some outputs
         in CodeSense's style (``template_of``), the ``codesense`` template's too, so that
-        one template of the user's can ask every instance."""
+        one template of the user's can ask every instance; a stdin program's, the
+        ``stdout`` template's."""
+        if instance.entry_point == STDIN:
+            return {"stdin": shown_text(literal_text(instance.args)),
+                    "examples": [_stdin_example(protocol, _STDIN_EXAMPLE_WORKED)]
+                    [:protocol.shots]}
         asked = codesense_question(instance)
         fact = OutputFact({}, instance.language)
         values = "concrete" if asked is None else asked.values
@@ -222,7 +296,7 @@ class OutputPrediction(Roles):
                  "worked": _EXAMPLE_WORKED if protocol.style == REASONING else "",
                  "answer": f"[ANSWER]\nassert f({_EXAMPLE_ARGS}) == {_EXAMPLE_OUTPUT}\n"
                            "[/ANSWER]"}][:protocol.shots]
-        return {**shown, "entry_point": instance.entry_point}
+        return {**shown, "entry_point": instance.entry_point, "stdin": None}
 
     def metrics(self) -> tuple[Metric, ...]:
         return (pass_at_1(self.name), string_match_metric(self.name, "all"))
@@ -235,12 +309,16 @@ class OutputPrediction(Roles):
         return _codesense_summary(samples, instances) or _value_summary(samples)
 
     def reference_response(self, instance: Instance) -> str:
+        if instance.entry_point == STDIN:
+            return f"[ANSWER]\n{_printed(instance)}\n[/ANSWER]"
         if (asked := codesense_question(instance)) is not None:
             return f"[ANSWER]\n{reference_text(asked.truth)}\n[/ANSWER]"
         return assertion_response(instance, OutputQuestion.from_record(instance.data).shown)
 
     def score(self, instance: Instance, response: str | None,
               sandbox: Sandbox | None) -> Score:
+        if instance.entry_point == STDIN:
+            return _score_printed(instance, answer_text(response))
         if (asked := codesense_question(instance)) is not None:
             extra = abstract.asked(instance, "output", asked.values)
             if isinstance(asked.truth, AbstractTruth):
@@ -268,16 +346,19 @@ class InputPrediction(Roles):
     family = "prediction"
     restated = (("output_repr", "output"), ("text", "value"))
     summary_data: tuple[str, ...] = SUMMARY_DATA
-    template_names = ("input", "codesense")
+    template_names = ("input", "codesense", "stdin")
     template_vars = _INPUT_VARS
+    reads_stdin = True
 
     def build(self, program: Program, call_index: int, trace: Trace,
               ctx: BuildContext) -> list[Recordable]:
+        if program.entry_point == STDIN:
+            value, shown = _stdin_question(trace)
+            return [InputQuestion(value, shown, ())]
         if program.language != PYTHON:
             return [_published_inputs(program, trace)]
         if program.calls[call_index].recorded is not None:
-            raise NotApplicable("the call's trace was recorded where it ran, and its code may "
-                                "not run alone: an input answer could not be checked")
+            return [_recorded_input(program, call_index, trace, ctx)]
         value, shown = _require_ok(trace)
         args = program.calls[call_index].args
         stated = stated_as_values(args, trace)
@@ -291,11 +372,18 @@ class InputPrediction(Roles):
         return [InputQuestion(value, shown, given_arguments(stated), stated)]
 
     def template_of(self, instance: Instance) -> str:
+        if instance.entry_point == STDIN:
+            return "stdin"
         return self.template_names[codesense_question(instance) is not None]
 
     def prompt_vars(self, instance: Instance, protocol: Protocol) -> dict[str, Any]:
         """The ``input`` template's variables, or for published inputs (asked in
-        CodeSense's style, ``template_of``) the ``codesense`` template's."""
+        CodeSense's style, ``template_of``) the ``codesense`` template's; for a stdin
+        program, the ``stdin`` template's."""
+        if instance.entry_point == STDIN:
+            return {"output": shown_text(_printed(instance)),
+                    "examples": [_stdin_example(protocol, _STDIN_EXAMPLE_INPUT_WORKED)]
+                    [:protocol.shots]}
         if (asked := codesense_question(instance)) is not None:
             shown = codesense_prompts.variables(_inputs_fact(asked), "concrete", protocol,
                                                 instance.code, instance.call)
@@ -317,6 +405,14 @@ class InputPrediction(Roles):
                   instances: dict[str, Instance]) -> KindSummary | None:
         return _codesense_summary(samples, instances)
 
+    def show_truth(self, truth: Any) -> str:
+        """What the call must give, and that any input that gives it is right: the truth
+        is the output, not the dataset's input (a published input is shown as stored)."""
+        if isinstance(truth, dict) and set(truth) == {"output", "output_repr"}:
+            shown = super().show_truth(truth).partition(": ")[2]
+            return f"any input that gives {shown}"
+        return super().show_truth(truth)
+
     def worked_call(self, instance: Instance) -> tuple[str, str, str]:
         """The run on the arguments ``reference_response`` states."""
         question = InputQuestion.from_record(instance.data)
@@ -326,6 +422,8 @@ class InputPrediction(Roles):
     def reference_response(self, instance: Instance) -> str:
         """The dataset's call, with arguments written as expressions stated as their values
         (the text the answer parser reads); for published inputs, those inputs."""
+        if instance.entry_point == STDIN:
+            return f"[ANSWER]\n{literal_text(instance.args)}\n[/ANSWER]"
         if (asked := codesense_question(instance)) is not None:
             return f"[ANSWER]\n{reference_text(asked.truth)}\n[/ANSWER]"
         question = InputQuestion.from_record(instance.data)
@@ -342,6 +440,8 @@ class InputPrediction(Roles):
         text = answer_text(response)
         if text is None:
             return unparsable(None, EMPTY)
+        if instance.entry_point == STDIN:  # the text is the program's input, never code
+            return run_and_compare(instance, stdin_call(text + "\n"), sandbox)
         call = answer_call(text, instance.entry_point)
         if call is None:
             return unparsable(text, f"no call of {instance.entry_point} or argument list found")
@@ -350,7 +450,11 @@ class InputPrediction(Roles):
             args = answer_arguments(call, instance.args, question.given)
         except LiteralError as exc:
             return unparsable(text, str(exc))
-        return run_and_compare(instance, args, sandbox)
+        score = run_and_compare(instance, args, sandbox)
+        if instance.recorded:  # CodeSense compares an input with the recorded one as text
+            return replace(score, extra={**score.extra,
+                                         "string_match": string_match(args, instance.args)})
+        return score
 
 
 def _published_inputs(program: Program, trace: Trace) -> CodeSenseQuestion:
@@ -367,6 +471,37 @@ def _published_inputs(program: Program, trace: Trace) -> CodeSenseQuestion:
     truth = concrete_truth(fact, value)
     assert truth is not None, "the published inputs are exact values"
     return CodeSenseQuestion("input", truth, fact)
+
+
+_PROJECT_ERRORS = frozenset({"NameError", "ImportError", "ModuleNotFoundError"})
+"""What a function cut out of its project raises when run alone: a name or module the
+project gave it."""
+
+
+def _recorded_input(program: Program, call_index: int, trace: Trace,
+                    ctx: BuildContext) -> InputQuestion:
+    """The input question of a Python call recorded where it ran (a published CodeSense
+    record, a harvest), asked only where its function runs alone: an answer is checked by
+    running it, so the recorded call itself is run here, in the sandbox, and must return
+    the recorded value. A function that needs its project (an import, a global, a file)
+    fails that check and is skipped, the reason naming what stopped it."""
+    if trace.value is None and trace.extra.get("facts"):
+        raise NotApplicable("the published record asks about a statement, branch or loop, "
+                            "not a call's inputs")
+    value, shown = _require_ok(trace)
+    args = program.calls[call_index].args
+    rerun = _run_stated(program, args, ctx)
+    if rerun.status != "ok":
+        if rerun.exception is None:
+            raise SkipInstance(f"the recorded call, run alone, ends in {rerun.status}")
+        raised = rerun.exception["type"]
+        raise SkipInstance(f"the recorded call needs its project: run alone, it raises "
+                           f"{raised}" if raised in _PROJECT_ERRORS else
+                           f"the recorded call, run alone, raises {raised}")
+    if rerun.value is None or not equal(rerun.value, value):
+        raise SkipInstance("the recorded call, run alone, does not return the recorded "
+                           "value")
+    return InputQuestion(value, shown, given_arguments(args))
 
 
 def _inputs_fact(asked: CodeSenseQuestion) -> InputsFact:
@@ -396,9 +531,24 @@ def run_and_compare(instance: Instance, args: str, sandbox: Sandbox | None) -> S
         what = trace.exception["type"] if trace.exception else trace.detail
         return Score(INCORRECT, answer=args, detail=f"program {trace.status}: {what}")
     expected = InputQuestion.from_record(instance.data).output
+    if instance.entry_point == STDIN:
+        printed = trace.value is not None and printed_alike(str(trace.value[1]),
+                                                            str(expected[1]))
+        return Score(CORRECT if printed else INCORRECT, answer=args,
+                     detail=None if printed else f"printed {trace.value_repr}")
     if trace.value is not None and equal(trace.value, expected):
         return Score(CORRECT, answer=args)
     return Score(INCORRECT, answer=args, detail=f"returned {trace.value_repr}")
+
+
+def _score_printed(instance: Instance, text: str | None) -> Score:
+    """An output answer about a stdin program: the printed text it states, compared as
+    judges compare (``printed_alike``); string match is the same comparison."""
+    if text is None:
+        return unparsable(None, EMPTY, {"string_match": False})
+    alike = printed_alike(text, _printed(instance))
+    return Score(CORRECT if alike else INCORRECT, answer=text,
+                 extra={"string_match": alike})
 
 
 register(Task.of(OutputPrediction()))

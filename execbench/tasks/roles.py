@@ -73,6 +73,10 @@ class Building(ABC):
     """The task asks about one call per program, or ``BuildContext.inputs`` of them
     (``build --inputs``); other tasks choose their calls otherwise."""
 
+    reads_stdin: bool = False
+    """The task can ask about a program that reads standard input and prints
+    (``program.STDIN``); the build skips such programs for the others, saying so."""
+
     trace_options: TraceOptions = RESULT_ONLY
     """What the ground-truth run of each call must record (the recorder, the bounds). A
     build traces every call once, with the options of all its tasks ``combined``. By

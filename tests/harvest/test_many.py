@@ -19,6 +19,7 @@ from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResul
 from execbench.harvest.project import harvest
 from tests.harvest.test_project import make_project, read
 from tests.helpers.cli import execbench
+from tests.helpers.oracle import oracle_right_on_output
 
 
 @pytest.fixture(scope="module")
@@ -69,14 +70,7 @@ def test_each_project_alone_and_merged_in_the_order_given(two: tuple[Path, Path]
     assert len(set(ids)) == len(ids)
 
     # the merged file is a source like any harvest
-    built = execbench("build", tmp_path / "out" / "harvest.jsonl", "--tasks", "output",
-                      "--out", tmp_path / "suite")
-    assert built.exit_code == 0, built.stderr
-    scored = execbench("run", "--suite", tmp_path / "suite", "--model", "reference/oracle",
-                       "--out", tmp_path / "run")
-    assert scored.exit_code == 0, scored.stderr
-    results = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert results["metrics"]["output"]["all"]["pass@1"] == 1.0
+    oracle_right_on_output(tmp_path / "out" / "harvest.jsonl", tmp_path)
 
     # a resume redoes the failed project only; mended, it joins the merged file in place
     broken.unlink()

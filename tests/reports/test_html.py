@@ -83,7 +83,7 @@ def test_the_page_holds_the_first_samples_of_each_task_and_says_so(
 def test_truths_read_as_python_prints_them(page: Path) -> None:
     data = page_samples(page.read_text(encoding="utf-8"))
     truths = {instance[0]: instance[3] for instance in data["instances"]}
-    assert truths["input/small/words/0"] == "output: 'A-B'"
+    assert truths["input/small/words/0"] == "any input that gives 'A-B'"
     assert truths["output/small/words/1"] == "value: 'none'"
     assert not any('["str"' in (truth or "") for truth in truths.values())
 
@@ -361,8 +361,23 @@ async def _first_rows(tools: DevTools) -> dict[str, Any]:
         "document.getElementById('filter-command').textContent")
     shot = await tools.call("Page.captureScreenshot", format="png")
     seen["png"] = base64.b64decode(shot["data"])
+    seen["wrong"] = await tools.evaluate(
+        "(async () => { const links = Array.from(document.querySelectorAll('#wrong a.to-samples'));"
+        " const first = links[0]; first.click();"
+        " await new Promise(done => setTimeout(done, 200));"
+        " const rows = Array.from(document.querySelectorAll('#samples .sample'));"
+        " return [links.map(a => [a.closest('tr').cells[0].textContent,"
+        "   a.closest('tr').cells[1].textContent, a.getAttribute('href'), a.textContent]),"
+        "   ['filter-run', 'filter-task', 'filter-verdict']"
+        "     .map(id => document.getElementById(id).value),"
+        "   rows.length, rows.every(r => r.classList.contains("
+        "     document.getElementById('filter-verdict').value)),"
+        "   rows.length ? rows[0].querySelector('.gist').textContent : null,"
+        "   Math.round(document.getElementById('browser').getBoundingClientRect().top)"
+        "     - window.innerHeight]; })()")
     seen["filtered"] = await tools.evaluate(
-        "(() => { for (const [id, value] of [['filter-verdict', 'incorrect'],"
+        "(() => { for (const [id, value] of [['filter-run', ''],"
+        "                                    ['filter-verdict', 'incorrect'],"
         "                                    ['filter-task', 'output']]) {"
         "   const s = document.getElementById(id); s.value = value;"
         "   s.dispatchEvent(new Event('change')); }"
@@ -390,6 +405,17 @@ def test_at_1400_px_the_browser_opens_on_wrong_answers_and_nothing_scrolls_sidew
     assert rows.count("correct") < 114 - 20  # many wrong ones lead, not a token few
     assert seen["labels"] == ["run", "--task", "--verdict", "--source", "--instance"]
     assert seen["command"] == "execbench show RUN"
+    links, chosen, listed, all_wrong, gist, top = seen["wrong"]  # top: less the window
+    # "What went wrong" links each count of the constant model's samples that are not
+    # right (the oracle has none) to those samples
+    assert links and {run for run, *_ in links} == {"reference/constant"}
+    run, task, href, number = links[0]
+    verdict = href.rpartition("=")[2]
+    assert verdict in ("incorrect", "unparsable", "error")
+    assert href == f"#run={run.replace('/', '%2F')}&task={task}&verdict={verdict}"
+    assert chosen == [run, task, verdict] and all_wrong
+    assert listed == min(int(number), 50) and top < 0  # the browser scrolled into view
+    assert gist.startswith(" · answer ") and " · truth " in gist
     command, wrong, shown = seen["filtered"]
     assert command == "execbench show RUN --task output --verdict incorrect"
     assert wrong == shown > 0

@@ -88,9 +88,12 @@ def _load(tmp_path: Path, name: str, *records: dict[str, Any] | str) -> Loaded:
 
 
 def _fact(program: Program) -> dict[str, Any]:
+    """The record's own question (a statement record may add its block question after
+    it, ``test_codesense_block``)."""
     [call] = program.calls
     assert call.recorded is not None and call.recorded.status == "ok"
-    [fact] = call.recorded.extra["facts"]
+    fact, *more = call.recorded.extra["facts"]
+    assert all(other["task"] == "block" for other in more)
     return fact
 
 
@@ -430,17 +433,24 @@ def test_the_output_task_on_published_inputs_and_outputs(tmp_path: Path) -> None
     alone as the answer, ``string_match`` recorded."""
     found = _build_run_report(tmp_path, DATA / "input_output_dataset_python.jsonl.gz")
     manifest = found["manifest"]
-    assert manifest["tasks"] == ["output"]  # the task the file holds
-    assert manifest["counts"]["by_task"] == {"output": 266}
-    assert len(manifest["recorded_instances"]) == 266
+    assert manifest["tasks"] == ["input", "output"]  # the tasks the file holds
+    # input only where the function runs alone (tests/tasks/codesense/test_python_block_input)
+    assert manifest["counts"]["by_task"] == {"input": 56, "output": 266}
+    assert len(manifest["recorded_instances"]) == 266 + 56
     assert found["metrics"]["output"]["all"]["pass@1"] == 1.0
+    assert found["metrics"]["input"]["all"]["pass@1"] == 1.0
     assert found["task_metrics"]["output"]["all"] == {
         "samples": 266, "strict": 1.0, "string_match": 1.0, "not_comparable": 45}
     assert "100.0" in found["report"]
 
 
-HELD = {"statement": "statement", "conditional": "branch", "loop": "loop",
-        "input_output": "output"}
+HELD = {"statement": ["statement"], "conditional": ["branch"], "loop": ["loop"],
+        "input_output": ["input", "output"]}
+ALSO = {"statement_prediction_dataset": {"block": 325},
+        "input_output_dataset_python": {"input": 56},
+        "input_output_dataset_python_quantized": {"input": 56}}
+"""Beside each file's own question: the Python block questions its statement records hold
+(the plain file's only), and input questions where the function runs alone."""
 
 
 @needs_data
@@ -467,12 +477,14 @@ def test_a_published_file_built_without_tasks_builds_the_task_it_holds(
     nothing from the statement, branch and loop files). Beside another source, the usual
     output and input prediction come too."""
     for name, (_, kept) in PUBLISHED.items():
-        task = next(task for prefix, task in HELD.items() if name.startswith(prefix))
+        tasks = next(tasks for prefix, tasks in HELD.items() if name.startswith(prefix))
+        main = "output" if "output" in tasks else tasks[0]
         suite = tmp_path / name
         manifest = build_suite([str(DATA / f"{name}.jsonl.gz")], suite,
                                BuildOptions(tasks=None, workers=1))
-        assert manifest.recipe.tasks == [task], name
-        assert manifest.counts.by_task == {task: kept}, name
+        expected = {main: kept, **ALSO.get(name, {})}
+        assert manifest.recipe.tasks == sorted(expected), name
+        assert manifest.counts.by_task == expected, name
     mixed = build_suite([str(DATA / "conditional_dataset_python.jsonl.gz"), "humaneval"],
                         tmp_path / "mixed", BuildOptions(tasks=None, limit=224, workers=1))
     assert mixed.recipe.tasks == ["branch", "output", "input"]
@@ -562,6 +574,6 @@ def test_the_published_python_benchmark_is_kept_whole(published: dict[str, Loade
     assert sum(PUBLISHED[name][0] for name in asked) == 1124
     assert sum(len(published[name].programs) for name in asked) >= 1100
     opaque = [fact["value"] for name in asked for p in published[name].programs
-              for fact in p.calls[0].recorded.extra["facts"]
+              for fact in p.calls[0].recorded.extra["facts"][:1]  # the record's own
               if fact.get("value", [""])[0] == "object"]
     assert len(opaque) == 140 and all(v[1] == "unknown" for v in opaque)

@@ -9,7 +9,8 @@ from execbench.values import encode
 
 
 def test_values_read_as_python_prints_them() -> None:
-    assert truth_shown("input", {"output": encode(""), "output_repr": "''"}) == "output: ''"
+    assert truth_shown("input", {"output": encode(""), "output_repr": "''"}) == \
+        "any input that gives ''"
     assert get_task("output").reporting.show_truth(
         {"value": encode([(4, 1), {2.0}]), "repr": "[(4, 1), {2.0}]"}) == \
         "value: [(4, 1), {2.0}]"

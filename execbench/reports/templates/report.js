@@ -96,6 +96,20 @@
     }
   }
 
+  function clipped(value) {
+    const text = value === null || value === undefined ? "none" : String(value);
+    const line = text.replace(/\s+/g, " ");
+    return line.length > 60 ? line.slice(0, 59) + "…" : line;
+  }
+
+  function gist(s) {
+    // a wrong row says what was answered and what was right without being opened
+    const answer = s.row[at.answer], detail = s.row[at.detail];
+    const said = answer === null || answer === undefined || answer === "" ? (detail || "no answer")
+                                                                          : answer;
+    return " · answer " + clipped(said) + " · truth " + clipped(s.instance[3]);
+  }
+
   function item(s) {
     const verdict = s.row[at.verdict];
     const node = document.createElement("details");
@@ -103,6 +117,7 @@
     const title = part("summary", s.instance[0] + " · sample " + s.row[at.sample] + " · " +
                        s.run + " · ");
     title.appendChild(part("span", verdict, "verdict"));
+    if (verdict !== "correct") title.appendChild(part("span", gist(s), "gist"));
     node.appendChild(title);
     node.addEventListener("toggle", () => {
       if (node.open && node.childElementCount === 1) details(node, s);
@@ -144,7 +159,10 @@
   }
 
   more.addEventListener("click", showMore);
-  window.addEventListener("hashchange", () => { recall(); update(); });
+  window.addEventListener("hashchange", () => {
+    recall(); update();
+    document.getElementById("browser").scrollIntoView();  // a link from "What went wrong"
+  });
   recall();
   update();
   document.body.dataset.ready = "yes";

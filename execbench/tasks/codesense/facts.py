@@ -208,9 +208,10 @@ class StatementFact(Fact):
 
 class BlockFact(Fact):
     """Two shapes: a derived fact (``lines``, ``after``) asks for the locals changed by the
-    first k statements; a published one (CodeSense's C file: ``line``, ``statement``,
-    ``value``) asks for the value one statement gives, worked out from the call's inputs
-    through the block of ``size`` lines before it."""
+    first k statements; a published one (CodeSense's C block file, and its Python statement
+    file's records: ``line``, ``statement``, ``value``) asks for the value one statement
+    gives, worked out from the call's inputs through the block of ``size`` lines before
+    it."""
 
     task = "block"
     fields = {"size": int}

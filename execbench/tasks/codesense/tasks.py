@@ -8,6 +8,11 @@ kept, taken in turn from each kind (so that rare kinds are not crowded out) in a
 shuffled with the build's seed, the call and the task: the same build gives the same
 instances.
 
+A recorded call with no fact of a task's kind is not that task's (``NotApplicable``), unless
+its record could have asked one and says why not (``trace.extra["unasked"]``, by task: a
+CodeSense statement record that asks no block question): then it is a skip with that
+reason.
+
 Each task asks about one kind of fact (``fact_type``), which decides the question, the
 answer format and how an answer is read. Answers are read from our ``[ANSWER]`` block or
 CodeSense's ``<ans>`` tags, with the literal parser, and compared with type-aware equality;
@@ -196,6 +201,11 @@ class CodeSenseTask(Roles):
         except NoFacts as exc:
             raise SkipInstance(str(exc)) from None
         if not records:
+            unasked = trace.extra.get("unasked")
+            reason = unasked.get(self.name) if isinstance(unasked, dict) else None
+            if isinstance(reason, str) and program.calls[call_index].recorded is not None:
+                raise SkipInstance(f"the record holds no {self.name} question: "
+                                   f"{reason[:300]}")
             given = trace.extra.get("facts")
             asked = sorted({str(fact.get("task")) for fact in given or []
                             if isinstance(fact, dict)})

@@ -9,3 +9,9 @@ def numbered(code: str) -> str:
     lines = code.splitlines()
     width = len(str(len(lines)))
     return "\n".join(f"{n:>{width}}  {text}" for n, text in enumerate(lines, 1))
+
+
+def shown_text(text: str) -> str:
+    """A text as a prompt shows it between tags: without the newline that ends its last
+    line (the tags already end it)."""
+    return text[:-1] if text.endswith("\n") else text

@@ -20,13 +20,13 @@ from tests.helpers.data import published, shared_data
 from tests.helpers.fake_model import fake_model
 
 
-def _answered(tmp_path: Path, source: Path, answers: dict[str, str], *,
+def _answered(tmp_path: Path, source: Path, answers: dict[str, str], task: str, *,
               limit: int | None = None) -> dict[str, Any]:
-    """Build ``source`` with the task it holds, and run it with a model that gives each
+    """Build ``source`` with ``task``, and run it with a model that gives each
     instance the published answer for its record (``answers``: record idx -> response).
     Returns the samples by record idx; every instance must have its answer."""
     suite = tmp_path / "suite"
-    build_suite([str(source)], suite, BuildOptions(tasks=None, limit=limit, workers=1))
+    build_suite([str(source)], suite, BuildOptions(tasks=[task], limit=limit, workers=1))
     _, instances, _ = load_suite(suite)
     replies = {ask(get_task(instance.task), instance, Protocol(shots=0))[-1]["content"]:
                answers[instance.program_id.rsplit("/", 1)[1]] for instance in instances}
@@ -46,7 +46,8 @@ def test_string_match_is_the_authors_verdict_on_every_loop_body_answer(
     artifact = json.loads(published("codesense/loop_body_llama31_8b.json").read_text())
     records = artifact["records"]
     samples = _answered(tmp_path, shared_data("codesense/loop_body_dataset_python.jsonl.gz"),
-                        {idx: record["model_prediction"] for idx, record in records.items()})
+                        {idx: record["model_prediction"] for idx, record in records.items()},
+                        "loop")
     assert len(records) == 107 and len(samples) == 103
     differ = []
     for idx, sample in samples.items():
@@ -76,7 +77,7 @@ def test_every_published_output_answer_is_read_from_its_ans_tags(tmp_path: Path)
             f"codesense/sanity_output/output_{number}_response.json").read_text())
         answers = {str(item["idx"]): item["response"] for item in responses}
         # the first 19 programs: records 0 to 19 but 8
-        samples = _answered(tmp_path / str(number), source, answers, limit=19)
+        samples = _answered(tmp_path / str(number), source, answers, "output", limit=19)
         assert len(answers) == 20 and sorted(samples, key=int) == [
             str(idx) for idx in range(20) if idx != 8]
         for idx, sample in samples.items():
