@@ -70,13 +70,21 @@ def literal_text(literal: str) -> str:
     return text
 
 
+_LINE_END_BLANKS = " \t\r"
+"""What a judge drops at the end of a line: spaces, tabs, and the carriage return of a
+``\r\n`` line end. Nothing else: Python's ``str.rstrip`` would also drop a no-break or
+ideographic space, which a program prints as any other character."""
+
+
 def printed_lines(text: str) -> list[str]:
     """Printed text as a judge compares it: stripped at both ends (an answer block is read
-    so), each line without its trailing spaces."""
-    return [line.rstrip() for line in text.strip().splitlines()]
+    so), split at ``\n`` alone, each line without its trailing spaces. ``str.splitlines``
+    would also split at a form feed, a file separator or U+2028, so an answer that wrote
+    those for line breaks would match output the program never printed."""
+    return [line.rstrip(_LINE_END_BLANKS) for line in text.strip().split("\n")]
 
 
 def printed_alike(first: str, second: str) -> bool:
     """Whether two printed texts are the same output, as most judges take it: line by
-    line, trailing spaces and blank lines at either end aside."""
+    line, trailing spaces, ``\r\n`` line ends and blank lines at either end aside."""
     return printed_lines(first) == printed_lines(second)

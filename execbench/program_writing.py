@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from execbench.analysis.syntax import tree_key
 from execbench.jsonfiles import write_atomic
 from execbench.models import get_model
 from execbench.models.base import GenerateConfig, Generation, Model, Request
@@ -28,8 +27,15 @@ from execbench.program import Call, Program
 from execbench.sandbox.pool import Sandbox
 from execbench.sandbox.trace import Trace
 from execbench.settings import SettingError
-from execbench.sources.written import STYLES, Dropped, Written, prompt, read_reply
-from execbench.suite.budget import plain_job, refused, run_all
+from execbench.sources.written import (
+    STYLES,
+    Dropped,
+    Written,
+    duplicate_key,
+    prompt,
+    read_reply,
+)
+from execbench.suite.budget import plain_job, refused
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ def write_programs(config: WritingConfig,
     kept: list[Program] = []
     seen: set[str] = set()
     asked_at = datetime.now(UTC).isoformat(timespec="seconds")
-    with Sandbox() as sandbox:
+    with Sandbox() as sandbox, Sandbox() as again:
         while len(kept) < config.count and summary.asked < limit:
             start = summary.asked
             indices = range(start, min(start + config.count - len(kept), limit))
@@ -108,14 +114,14 @@ def write_programs(config: WritingConfig,
                 except Dropped as why:
                     summary.drop(index, why)
                     continue
-                key = tree_key(written.code)
+                key = duplicate_key(written.code)
                 if key in seen:
                     summary.drop(index, Dropped("duplicate", "the same syntax tree as a "
                                                              "program kept before"))
                     continue
                 seen.add(key)
                 candidates.append(_program(config, index, written, asked_at))
-            held, reasons = run_checks(sandbox, candidates)
+            held, reasons = run_checks(sandbox, again, candidates)
             for program in candidates:
                 if program.id in reasons:
                     summary.drop(int(program.meta["request"]), reasons[program.id])
@@ -174,18 +180,25 @@ def _record(program: Program) -> dict[str, object]:
             "calls": [call.args for call in program.calls], "meta": program.meta}
 
 
-def run_checks(sandbox: Sandbox, programs: list[Program]
+def run_checks(sandbox: Sandbox, again: Sandbox, programs: list[Program]
                ) -> tuple[list[Program], dict[str, Dropped]]:
     """Rule 5: each program with the calls that returned the same within the budget on
-    two runs, and why each program with no such call was dropped (by program id)."""
+    two runs, one in ``sandbox`` and one in ``again``, and why each program with no such
+    call was dropped (by program id).
+
+    The two runs are in two sandboxes, so in two worker processes started apart: a value
+    made from an address (``id(len)``, a function's ``repr``) is the same in two runs of
+    one process, and differs in the next build's; across processes, each laid out anew in
+    memory, it differs as it will then."""
     calls = [(program, index) for program in programs for index in range(len(program.calls))]
-    # each call twice in a row: a program's runs go to one runner as one batch, each run
-    # in a fresh namespace with ``random`` reseeded, as two runners would run them
-    traces = run_all(sandbox, [plain_job(program, index) for program, index in calls
-                               for _ in range(2)])
+    jobs = [plain_job(program, index) for program, index in calls]
+    firsts = [sandbox.submit(job) for job in jobs]
+    seconds = [again.submit(job) for job in jobs]
+    ones = [future.result() for future in firsts]
+    twos = [future.result() for future in seconds]
     kept: dict[str, list[Call]] = {program.id: [] for program in programs}
     reasons: dict[str, Dropped] = {}
-    for (program, index), one, two in zip(calls, traces[::2], traces[1::2], strict=True):
+    for (program, index), one, two in zip(calls, ones, twos, strict=True):
         reason = _call_reason(one, two, sandbox)
         if reason is None:
             kept[program.id].append(program.calls[index])

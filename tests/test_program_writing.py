@@ -136,9 +136,27 @@ def _program(name: str, code: str, *calls: str) -> Program:
 def test_two_runs_keep_the_calls_that_return_alike() -> None:
     half = _program("half", "def f(xs):\n    return xs[2]\n", "[1, 2, 3]", "[1]")
     raising = _program("raising", "def f(xs):\n    return 1 // 0\n", "[1]")
-    with Sandbox(workers=1) as sandbox:
-        held, reasons = run_checks(sandbox, [half, raising])
+    with Sandbox(workers=1) as sandbox, Sandbox(workers=1) as again:
+        held, reasons = run_checks(sandbox, again, [half, raising])
     assert [(p.id, [c.args for c in p.calls]) for p in held] == [("half", ["[1, 2, 3]"])]
     assert list(reasons) == ["raising"]
     assert (reasons["raising"].rule, str(reasons["raising"])) == (
         "run", "a call ended with exception")
+
+
+@pytest.mark.skipif(not Path("/proc/sys/kernel/randomize_va_space").is_file()
+                    or Path("/proc/sys/kernel/randomize_va_space").read_text().strip() == "0",
+                    reason="addresses differ between processes only where the kernel "
+                           "lays each out at random")
+def test_a_value_made_from_an_address_is_not_kept() -> None:
+    """Where a builtin or the function itself lies in memory is the same in two runs in one
+    process, and not in the next build's: the two runs are in two processes."""
+    where = _program("where", "def f(xs):\n    return [id(len) // 4096, id(f) // 4096]\n",
+                     "[1]")
+    shown = _program("shown", "def f(xs):\n    return str(f)\n", "[1]")
+    honest = _program("honest", "def f(xs):\n    return sorted(xs)\n", "[3, 1]")
+    with Sandbox(workers=1) as sandbox, Sandbox(workers=1) as again:
+        held, reasons = run_checks(sandbox, again, [where, shown, honest])
+    assert [p.id for p in held] == ["honest"]
+    assert {name: why.rule for name, why in reasons.items()} == {
+        "where": "nondeterministic", "shown": "nondeterministic"}

@@ -17,12 +17,14 @@ from datetime import date
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from execbench.harvest.index import Release
 from execbench.harvest.options import HarvestError
 
 _NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_SHOWN = 200
+"""Characters of a name that does not read shown in its refusal."""
 
 
 @dataclass(frozen=True)
@@ -50,34 +52,41 @@ class Pick:
 
 
 def wanted(text: str) -> Wanted:
-    """``NAME`` or ``NAME==VERSION``; ``HarvestError`` names what does not read."""
+    """``NAME`` or ``NAME==VERSION``; ``HarvestError`` names what does not read (cut: a
+    list file's line may be of any length)."""
     name, _, version = (part.strip() for part in text.partition("=="))
+    shown = repr(text) if len(text) <= _SHOWN else repr(text[:_SHOWN]) + "..."
     if not _NAME.fullmatch(name):
-        raise HarvestError(f"{text!r} is not a package name (NAME or NAME==VERSION)")
+        raise HarvestError(f"{shown} is not a package name (NAME or NAME==VERSION)")
     if version:
         try:
             Version(version)
-        except InvalidVersion:
-            raise HarvestError(f"{text!r}: {version!r} is not a version") from None
+        except ValueError:  # InvalidVersion, or a number past int's 4,300 digits
+            raise HarvestError(f"{shown}: not a version after '=='") from None
     return Wanted(canonicalize_name(name), version or None)
 
 
 def wanted_from(texts: list[str], listing: Path | None) -> list[Wanted]:
     """The packages named on the command line, then those a file names (one a line;
-    blank lines and ``#`` comments skipped), each once."""
-    given = list(texts)
+    blank lines and ``#`` comments skipped; a byte-order mark at its start too), each
+    once; a line that does not read is refused with its number."""
+    packages = [wanted(text) for text in texts]
     if listing is not None:
         try:
-            lines = listing.read_text(encoding="utf-8").splitlines()
+            lines = listing.read_text(encoding="utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
             raise HarvestError(f"cannot read the package list {listing}: {exc}") from None
-        given += [line.strip() for line in lines
-                  if line.strip() and not line.lstrip().startswith("#")]
-    packages = [wanted(text) for text in given]
-    names = [package.name for package in packages]
-    twice = next((name for name in names if names.count(name) > 1), None)
-    if twice is not None:
-        raise HarvestError(f"the package {twice!r} is named twice")
+        for number, line in enumerate(lines, 1):
+            if line.strip() and not line.lstrip().startswith("#"):
+                try:
+                    packages.append(wanted(line))
+                except HarvestError as exc:
+                    raise HarvestError(f"{listing}, line {number}: {exc}") from None
+    seen: set[str] = set()
+    for package in packages:
+        if package.name in seen:
+            raise HarvestError(f"the package {package.name!r} is named twice")
+        seen.add(package.name)
     return packages
 
 

@@ -5,4 +5,7 @@ here means every process that runs traces (a sandbox worker) or asks for them (t
 parent, through ``TraceOptions``) knows the same ones.
 """
 
-from execbench.sandbox import properties  # noqa: F401 - registers the "properties" recorder
+from execbench.sandbox import (
+    opcodes,  # noqa: F401 - registers the "opcodes" recorder
+    properties,  # noqa: F401 - registers the "properties" recorder
+)

@@ -27,7 +27,8 @@ WATCHED_SIGNALS = (signal.SIGPROF, signal.SIGVTALRM, signal.SIGALRM, signal.SIGT
                    signal.SIGINT, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGPIPE)
 RUNNER_MODULES = ("__main__", "execbench.registry", "execbench.sandbox.tracer",
                   "execbench.sandbox.recording", "execbench.sandbox.monitor",
-                  "execbench.sandbox.properties", "execbench.values", "execbench.values.alike",
+                  "execbench.sandbox.properties", "execbench.sandbox.opcodes",
+                  "execbench.sandbox.script", "execbench.values", "execbench.values.alike",
                   "execbench.values.decoding", "execbench.values.encoding",
                   "execbench.values.equality", "execbench.values.errors",
                   "execbench.values.literals", "execbench.values.shape",
@@ -40,7 +41,8 @@ imports: a program reaches them through ``__import__`` or ``sys.modules`` as eas
 through ``import``."""
 RUNNER_CALLS = {
     "os": ("write", "read", "listdir", "lstat", "chdir", "mkdir", "umask", "getpid",
-           "path", "environ", "_exit"),
+           "path", "environ", "_exit", "open", "dup", "dup2", "close", "unlink"),
+    "io": ("StringIO",),
     "sys": ("settrace", "setrecursionlimit", "getrecursionlimit", "modules"),
     "signal": ("setitimer", "getsignal", "pthread_sigmask", "signal"),
     "time": ("process_time",),
@@ -51,9 +53,10 @@ RUNNER_CALLS = {
     "random": ("seed",),
     "decimal": ("setcontext", "Context"),
 }
-"""The standard-library functions the runner calls to run, record and answer a call,
-checked one by one after every call (a whole-dict check of ``os`` and ``posix`` alone
-would cost more than tracing a typical call)."""
+"""The standard-library functions the runner calls to run, record and answer a call, and
+to feed a stdin program its text (``tracer._stdin_file``), checked one by one after every
+call (a whole-dict check of ``os`` and ``posix`` alone would cost more than tracing a
+typical call)."""
 
 
 class Snapshot:

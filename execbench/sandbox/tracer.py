@@ -42,6 +42,7 @@ from __future__ import annotations
 import ast
 import builtins
 import io
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -283,14 +284,17 @@ def _script(recorder: Recorder, args: Any) -> dict[str, Any]:
     """Run a program that reads standard input and prints, as a judge runs it: the module
     as ``__main__``, its stdin the text the call's one string argument holds, its result
     what it printed on stdout (stderr is dropped). ``sys.exit()`` or ``exit(0)`` end it as
-    a normal run; any other exit status is an exception. The printed text is read from the
-    stream the sandbox gave it, so a program that replaces ``sys.stdout`` prints nothing
-    that counts."""
+    a normal run; any other exit status is an exception. The text is on descriptor 0 for
+    the run (``_stdin_file``) and ``sys.stdin`` reads it there, so ``open(0)``,
+    ``os.read(0, ...)`` and ``sys.stdin.fileno()`` read it as under a judge. The printed text
+    is read from the stream the sandbox gave it, so a program that replaces ``sys.stdout``
+    prints nothing that counts."""
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins,
                                  **recorder.namespace()}
     out: dict[str, Any] = {"status": "ok", "value": None, "value_repr": None, "exception": None,
                            "args": None}
     printed, given = sys.stdout, sys.stdin
+    kept: int | None = None
     phase = "arguments"
     _running.append((recorder, out))
     try:
@@ -298,8 +302,12 @@ def _script(recorder: Recorder, args: Any) -> dict[str, Any]:
         if call_kwargs or len(call_args) != 1 or not isinstance(call_args[0], str):
             raise TypeError("a stdin program's call is one string: the text on stdin")
         out["args"] = [encode(call_args[0])]
-        sys.stdin = io.TextIOWrapper(io.BytesIO(call_args[0].encode("utf-8", "surrogatepass")),
-                                     encoding="utf-8", errors="surrogateescape")
+        fed = _stdin_file(call_args[0].encode("utf-8", "surrogatepass"))
+        kept = os.dup(0)
+        os.dup2(fed, 0)
+        os.close(fed)
+        sys.stdin = open(0, encoding="utf-8", errors="surrogateescape",  # noqa: SIM115
+                         closefd=False)  # the call's stdin: fd 0 stays open, restored
         sys.stderr = io.StringIO()
         phase = "module"
         recorder.start()
@@ -316,4 +324,28 @@ def _script(recorder: Recorder, args: Any) -> dict[str, Any]:
     finally:
         _closed(recorder)
         sys.stdin = given
+        if kept is not None:
+            os.dup2(kept, 0)
+            os.close(kept)
     return _ended(recorder, out)
+
+
+STDIN_FILE = ".execbench-stdin"
+"""The name, in the call's empty working folder, of the file that holds a stdin program's
+text while it is written; unlinked before the program runs."""
+
+
+def _stdin_file(data: bytes) -> int:
+    """A read-only descriptor of a file holding ``data`` and no longer named anywhere, so
+    the program can neither find it by name nor write to it. A file rather than a pipe:
+    a pipe holds 64 KiB, and an input may be larger."""
+    writer = os.open(STDIN_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        reader = os.open(STDIN_FILE, os.O_RDONLY)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(writer, view):]
+    finally:
+        os.unlink(STDIN_FILE)
+        os.close(writer)
+    return reader

@@ -10,11 +10,10 @@ dropped program is counted once, under the first filter that drops it:
    first in source order is kept). The tree is compared as ``ast.dump`` writes it without
    positions, so layout, comments and spacing do not count; names do, since a model reads
    them (two solutions that differ only in a variable's name are two programs);
-3. ``max_steps_per_call``: a solution any of whose calls ran more than this many steps in
-   its ground-truth run. Steps are the tracer's count of the program's line events (the
-   unit of ``--max-steps``), read from the run the build makes anyway: the paper counts
-   bytecode operations, of which a line runs one or more, so at the same number this
-   filter keeps every solution the paper's keeps, and some a little longer;
+3. ``max_steps_per_call``: a solution any of whose calls ran more than this many bytecode
+   operations, the paper's measure: the interpreter's opcode events in the program's
+   frames (``sandbox.recording.OpcodeRecorder``), counted in a run of each call made for
+   this check only;
 4. ``max_per_question``: at most this many solutions of one ``question_id``, the first in
    source order among those the filters above kept.
 

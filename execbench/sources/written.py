@@ -11,15 +11,16 @@ when every rule below holds, each failure a one-line reason:
 1. the reply holds a ``python`` block and an ``inputs`` block (one argument list a line);
 2. the program is of the asked class (``WRITTEN_CLASS_RULES``): one function, imports
    only from a short list of standard modules, nothing that reaches past the function
-   (dunder names, ``global``, ``eval`` and its kin, writing to a module's attributes);
+   (dunder names, ``global``, ``eval`` and its kin however reached, attributes looked up
+   by a name made at run time, writing to any attribute);
 3. every input is a literal argument list (a model's input is never code);
-4. it is not a duplicate: the same syntax tree (``analysis.syntax.tree_key``: layout and
-   comments aside) as a program kept before;
-5. run in the sandbox on each input, twice (``program_writing.run_checks``: in one
-   runner of its own, each run in a fresh namespace, as the sandbox runs a program's
-   calls): each call returns, within the build's step budget and time nets
-   (``suite.budget.refused``), and the two runs agree on status, steps and value. Calls
-   that fail are dropped; a program with none left is dropped.
+4. it is not a duplicate: the same syntax tree as a program kept before, layout,
+   comments, docstrings and the names it binds aside (``duplicate_key``);
+5. run in the sandbox on each input, twice (``program_writing.run_checks``: in two
+   sandboxes, so in two processes, as a later build runs it in another): each call
+   returns, within the build's step budget and time nets (``suite.budget.refused``), and
+   the two runs agree on status, steps and value. Calls that fail are dropped; a program
+   with none left is dropped.
 
 A kept program becomes a generic-source record (``sources.generic``) whose ``meta``
 records where it came from: the model, the style, the prompt, the seed, the sample and
@@ -33,6 +34,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from execbench.analysis.syntax import tree_key
 from execbench.values import LiteralError, parse_call_nodes
 from execbench.values.literals import literal_value
 
@@ -50,9 +52,17 @@ is allowed because running twice catches its use; ``os``, ``sys``, ``builtins`` 
 rest reach past the function."""
 FORBIDDEN_CALLS = frozenset({"eval", "exec", "compile", "open", "input", "globals", "locals",
                              "vars", "getattr", "setattr", "delattr", "breakpoint", "exit",
-                             "quit", "help", "memoryview", "__import__"})
-"""Names a written program may not call: each reads or changes what lies past the
-function, or waits for a reader."""
+                             "quit", "help", "memoryview", "__import__", "attrgetter",
+                             "methodcaller"})
+"""Names a written program may not use at all, called or not (``map(eval, ...)``, ``g =
+getattr`` call them later), nor import or reach as an attribute (``operator.attrgetter``):
+each reads or changes what lies past the function, or waits for a reader.
+``attrgetter`` and ``methodcaller`` look attributes up by a name made at run time, which
+the dunder rule cannot see."""
+FORMATTING = frozenset({"format", "format_map", "Formatter", "vformat"})
+"""Attributes a written program may not use: a format string looks fields up by name
+(``'{0.__class__}'.format(xs)``), past the dunder rule. The ``format`` builtin is allowed:
+its spec names no field."""
 
 
 @dataclass(frozen=True)
@@ -168,9 +178,13 @@ WRITTEN_CLASS_RULES = ("one top-level function (a docstring and allowed imports 
                        "imports only from ALLOWED_IMPORTS",
                        "no name or attribute with double underscores",
                        "no global or nonlocal statement",
-                       "no call of a FORBIDDEN_CALLS name",
-                       "no assignment to or deletion of an imported module's attribute")
-"""What rule 2 checks, in order; the first broken one is the reason."""
+                       "no use of a FORBIDDEN_CALLS name (called, passed, imported or as "
+                       "an attribute), nor of a FORMATTING attribute",
+                       "no assignment to or deletion of an attribute")
+"""What rule 2 checks, in order; the first broken one is the reason. Any attribute write is
+refused, not only one through a module's name: ``m = math; m.pi = 3`` and ``from collections
+import Counter; Counter.most_common = ...`` change what the unit's later calls see, and a
+function of the class writes to none."""
 
 
 def class_rule(code: str) -> str:
@@ -183,7 +197,6 @@ def class_rule(code: str) -> str:
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise Dropped("class", f"the code does not parse ({type(exc).__name__})") from None
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
-    modules: set[str] = set()
     for statement in tree.body:
         if isinstance(statement, ast.Import | ast.ImportFrom):
             continue
@@ -199,9 +212,11 @@ def class_rule(code: str) -> str:
             for name in names:
                 if name.split(".")[0] not in ALLOWED_IMPORTS:
                     raise Dropped("class", f"line {node.lineno}: imports {name or '.'}")
-            if isinstance(node, ast.Import):
-                modules.update((alias.asname or alias.name).split(".")[0]
-                               for alias in node.names)
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name in FORBIDDEN_CALLS | FORMATTING:
+                        raise Dropped("class", f"line {node.lineno}: imports "
+                                               f"{node.module}.{alias.name}")
         named = node.id if isinstance(node, ast.Name) else node.attr \
             if isinstance(node, ast.Attribute) else node.name \
             if isinstance(node, ast.FunctionDef | ast.ClassDef) else None
@@ -210,15 +225,49 @@ def class_rule(code: str) -> str:
         if isinstance(node, ast.Global | ast.Nonlocal):
             raise Dropped("class", f"line {node.lineno}: a {type(node).__name__.lower()} "
                                    "statement")
+        # a call is walked before its callee's name, so a direct call says "calls"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in FORBIDDEN_CALLS:
             raise Dropped("class", f"line {node.lineno}: calls {node.func.id}")
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del) \
-                and isinstance(node.value, ast.Name) and node.value.id in modules:
-            raise Dropped("class", f"line {node.lineno}: changes {node.value.id}.{node.attr}")
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_CALLS:
+            raise Dropped("class", f"line {node.lineno}: names {node.id}")
+        if isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_CALLS | FORMATTING:
+            raise Dropped("class", f"line {node.lineno}: uses .{node.attr}")
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            owner = node.value.id if isinstance(node.value, ast.Name) else "an object"
+            raise Dropped("class", f"line {node.lineno}: changes {owner}.{node.attr}")
     return functions[0].name
 
 
 def _is_docstring(node: ast.stmt) -> bool:
     return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str)
+
+
+def duplicate_key(code: str) -> str:
+    """The key rule 4 compares: ``tree_key`` of the program with its docstrings dropped
+    and the names it binds (its function, parameters, variables) renamed in the order the
+    tree is walked, so a copy under other names or another docstring is the program kept
+    before. Builtins and imported names keep theirs (``sum`` and ``max`` stay apart). A
+    tree too deep to write back as text keys as written."""
+    tree = ast.parse(code)
+    bound = {node.id for node in ast.walk(tree)
+             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+    bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    bound |= {node.name for node in ast.walk(tree)
+              if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.ExceptHandler)
+              and node.name}
+    numbered: dict[str, str] = {}
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.FunctionDef) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+        for field in ("id", "arg", "name"):
+            name = getattr(node, field, None)
+            if isinstance(name, str) and name in bound \
+                    and not isinstance(node, ast.alias | ast.keyword):  # names of others
+                setattr(node, field, numbered.setdefault(name, f"_{len(numbered)}"))
+    try:
+        return tree_key(ast.unparse(tree))
+    except RecursionError:
+        return tree_key(code)

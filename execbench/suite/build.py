@@ -166,7 +166,7 @@ def _build_chunk(chunk: list[tuple[Program, int]], build: _Build, tasks: list[Ta
                                  traced=traced)
     programs = list({program.id: program for program, _ in chunk}.values())
     if build.read.filtering is not None:
-        calls, traces, filtered = build.read.filtering.after_tracing(calls, traces)
+        calls, traces, filtered = build.read.filtering.after_tracing(calls, traces, sandbox)
         build.filter_skips += filtered
         gone = {skip.where for skip in filtered}
         programs = [program for program in programs if program.id not in gone]

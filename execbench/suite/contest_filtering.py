@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from execbench.analysis.syntax import tree_key
 from execbench.manifest import Skip
 from execbench.program import Program
-from execbench.sandbox.trace import Trace
+from execbench.sandbox.pool import Job, Sandbox
+from execbench.sandbox.trace import Trace, TraceOptions
 from execbench.sources.contest_filters import AST, FILTERS, ContestFilters, length_reason
+from execbench.suite.budget import run_all
+
+COUNTING = TraceOptions(recorder="opcodes", max_events=0, max_branch_seq=0)
+"""The check run of ``max_steps_per_call``: lines and the operations count only."""
+UNCOUNTED = 1 << 62
+"""What a check run that did not end normally counts as: more than any limit."""
 
 CONTEST_FILTERS = "contest_filters"
 """What the manifest names as the reason a filtered program was left out (the ``task`` of
@@ -50,14 +57,13 @@ class Filtering:
             return None
         return self._drop(program, *found)
 
-    def after_tracing(self, calls: list[tuple[Program, int]], traces: list[Trace]
-                      ) -> tuple[list[tuple[Program, int]], list[Trace], list[Skip]]:
-        """The calls (and traces) of the programs the step and per-question filters keep,
-        in order, and a skip for each program they drop (counted)."""
+    def after_tracing(self, calls: list[tuple[Program, int]], traces: list[Trace],
+                      sandbox: Sandbox) -> tuple[list[tuple[Program, int]], list[Trace],
+                                                 list[Skip]]:
+        """The calls (and traces) of the programs the operation and per-question filters
+        keep, in order, and a skip for each program they drop (counted)."""
         steps = self.filters.max_steps_per_call
-        most: dict[str, int] = {}
-        for (program, _), trace in zip(calls, traces, strict=True):
-            most[program.id] = max(most.get(program.id, 0), trace.steps)
+        most = self._operations(calls, sandbox) if steps is not None else {}
         skips: list[Skip] = []
         dropped: set[str] = set()
         # A chunk holds whole programs, so each is ruled on once, here.
@@ -67,7 +73,7 @@ class Filtering:
             skip = None
             if steps is not None and most[program.id] > steps:
                 skip = self._drop(program, "max_steps_per_call",
-                                  f"a call ran {most[program.id]:,} steps (line events), more "
+                                  f"a call ran {most[program.id]:,} bytecode operations, more "
                                   f"than --max-steps-per-call {steps:,}")
             elif self.filters.max_per_question is not None:
                 skip = self._question_cap(program)
@@ -77,6 +83,25 @@ class Filtering:
         kept = [(call, trace) for call, trace in zip(calls, traces, strict=True)
                 if call[0].id not in dropped]
         return [call for call, _ in kept], [trace for _, trace in kept], skips
+
+    def _operations(self, calls: list[tuple[Program, int]], sandbox: Sandbox
+                    ) -> dict[str, int]:
+        """Per filtered program, the most bytecode operations one of its calls ran: each
+        call run once more, as its ground truth ran, counting them (``opcodes``, which the
+        ground truth's own recorder does not count: it would cost every build a trace
+        event per operation). A run that ends otherwise than its ground truth counts as
+        past any limit."""
+        mine = [(program, index) for program, index in calls if program.id in self.filtered]
+        counted = run_all(sandbox, [Job(program.code, program.entry_point,
+                                        program.calls[index].args, COUNTING)
+                                    for program, index in mine])
+        most: dict[str, int] = {}
+        for (program, _), trace in zip(mine, counted, strict=True):
+            found = trace.extra.get("opcodes")
+            operations = found if trace.status == "ok" and isinstance(found, int) \
+                else UNCOUNTED
+            most[program.id] = max(most.get(program.id, 0), operations)
+        return most
 
     def _question_cap(self, program: Program) -> Skip | None:
         question = program.meta.get("question_id")

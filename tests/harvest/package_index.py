@@ -1,6 +1,7 @@
 """A package index on 127.0.0.1 for the ``harvest --package`` tests: each package's page
 in the JSON form of the simple API (PEP 691) with upload times (PEP 700), the files it
-lists, and any raw answer a hostile test wants at a path of its own."""
+lists, and any raw answer a hostile test wants at a path of its own, sent at once or a
+byte at a time."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import io
 import json
 import tarfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +39,9 @@ class Index:
     pages: dict[str, list[dict]] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     raw: dict[str, tuple[int, dict[str, str], bytes]] = field(default_factory=dict)
+    trickle: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """Paths whose answer is sent a byte each so many seconds, after its first so many
+    bytes (0: from its status line)."""
     requests: list[str] = field(default_factory=list)
 
     @property
@@ -77,12 +82,30 @@ def serving(index: Index) -> Iterator[Index]:
                 self._answer(404, {}, b"not found")
 
         def _answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
+            if self.path in index.trickle:
+                self._trickle(status, headers, body, *index.trickle[self.path])
+                return
             self.send_response(status)
             for key, value in headers.items():
                 self.send_header(key, value)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def _trickle(self, status: int, headers: dict[str, str], body: bytes, every: float,
+                     at_once: int) -> None:
+            answer = b"".join([f"HTTP/1.1 {status} Slow\r\n".encode(),
+                               *(f"{key}: {value}\r\n".encode() for key, value in
+                                 {**headers, "Content-Length": len(body)}.items()),
+                               b"\r\n", body])
+            try:
+                self.wfile.write(answer[:at_once])
+                for position in range(at_once, len(answer)):
+                    self.wfile.write(answer[position:position + 1])
+                    self.wfile.flush()
+                    time.sleep(every)
+            except OSError:  # the client gave up
+                self.close_connection = True
 
         def log_message(self, *args: object) -> None:
             pass

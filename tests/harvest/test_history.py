@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from execbench.harvest import history
 from execbench.harvest.history import head, since_commit
 from execbench.harvest.listing import list_functions
 from execbench.harvest.options import HarvestError
@@ -52,9 +53,13 @@ def test_all():
 '''
 
 
+def _clean_env(repo: Path) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
+
+
 def _git(repo: Path, *args: str, when: str = "") -> str:
-    env = {"PATH": os.environ["PATH"], "HOME": str(repo.parent), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C"}
+    env = _clean_env(repo)
     if when:
         env.update(GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
     said = subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@example.org",
@@ -153,3 +158,125 @@ def test_a_folder_outside_git_is_refused(tmp_path: Path) -> None:
     execbench("harvest", tmp_path / "p", "--changed-since", "2024-01-01",
               "--out", tmp_path / "many")
     assert "not a git checkout" in json.loads(summary.read_text())["error"]
+
+
+def _undated(root: Path) -> dict[str, str]:
+    """Why each file of the checkout has no dates (none: every file dated)."""
+    return since_commit(root, date(2024, 1, 1), lambda message: None).undated
+
+
+def test_a_repository_posing_as_a_partial_clone_cannot_make_git_fetch(
+        repo: tuple[Path, str], tmp_path: Path) -> None:
+    """A missing object in a partial clone is fetched from its promisor remote, which
+    starts the remote's upload-pack command or ssh: programs the repository names."""
+    root, _ = repo
+    marker = tmp_path / "ran"
+    blob = _git(root, "rev-parse", "HEAD:tool/words.py")
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    for key, value in (("core.repositoryformatversion", "1"),
+                       ("extensions.partialClone", "origin"),
+                       ("remote.origin.promisor", "true"),
+                       ("remote.origin.url", str(tmp_path)),
+                       ("remote.origin.uploadpack", f"sh -c 'echo ran >> {marker}; exit 1'"),
+                       ("core.sshCommand", f"sh -c 'echo ran >> {marker}; exit 1' --")):
+        _git(root, "config", key, value)
+    assert "tool/words.py" in _undated(root)
+    _git(root, "config", "remote.origin.url", "ssh://example.org/words")
+    assert "tool/words.py" in _undated(root)
+    assert not marker.exists(), marker.read_text()
+
+
+def test_files_the_repository_names_for_blame_are_not_read(
+        repo: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mailmap or ignore-revs file may be a FIFO nobody writes (git would wait on it
+    until stopped) or a missing file (git would fail): none of them is opened."""
+    root, _ = repo
+    monkeypatch.setattr(history, "SECONDS", 30.0)  # what a read that waits would cost
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    os.mkfifo(root / ".mailmap")
+    for key, value in (("mailmap.file", str(fifo)), ("mailmap.blob", "HEAD:tool/words.py"),
+                       ("blame.ignoreRevsFile", str(tmp_path / "missing"))):
+        _git(root, "config", key, value)
+    assert _undated(root) == {}
+
+
+def test_a_huge_blob_in_the_history_is_stopped_at_the_memory_bound(
+        repo: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """24 MB of one line repeated compress to a few KB; blame of the file holds it
+    several times over."""
+    root, _ = repo
+    _commit(root, {"tool/big.py": "x = 1\n" * 4_000_000}, "2024-07-01T10:00:00+00:00")
+    _commit(root, {"tool/big.py": "def small():\n    return 1\n"}, "2024-07-02T10:00:00+00:00")
+    monkeypatch.setattr(history, "MAX_MEMORY_BYTES", 64 << 20)
+    undated = _undated(root)
+    assert list(undated) == ["tool/big.py"]
+    assert "git blame failed: fatal: Out of memory" in undated["tool/big.py"]
+
+
+def _recommitted(root: Path, committer_time: str) -> None:
+    """HEAD replaced by the same commit claiming another committer time (git itself would
+    not write it: it refuses such dates)."""
+    said = _git(root, "cat-file", "commit", "HEAD")
+    forged = "\n".join(" ".join([*line.split(" ")[:-2], committer_time, "+0000"])
+                       if line.startswith("committer ") else line
+                       for line in said.split("\n")) + "\n"
+    made = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=root,
+                          env=_clean_env(root), input=forged, capture_output=True, text=True,
+                          check=True)
+    _git(root, "update-ref", "HEAD", made.stdout.strip())
+
+
+@pytest.mark.parametrize(("committer_time", "said"), [
+    ("99999999999999", "git blame gave a time that is no date: b'99999999999999'"),
+    ("4102444800", "a commit is dated 2100-01-01, in the future"),
+])
+def test_a_commit_time_out_of_range_or_in_the_future_undates_its_file(
+        repo: tuple[Path, str], committer_time: str, said: str) -> None:
+    root, _ = repo
+    _recommitted(root, committer_time)
+    functions = list_functions(root, 200, lambda message: None)
+    dating = since_commit(root, date(2024, 1, 1), lambda message: None)
+    assert dating.undated == {"tool/words.py": said}
+    assert {dating.stamps(functions)[f.id].state for f in functions} == {"undated"}
+
+
+def test_the_committer_time_dates_a_line_not_the_author_time(repo: tuple[Path, str]) -> None:
+    """An author time set years back does not hide a line committed after the day."""
+    root, _ = repo
+    (root / "tool" / "late.py").write_text("def late(x):\n    return x + 1\n")
+    _git(root, "add", "-A")
+    env = {"GIT_AUTHOR_DATE": "2019-01-01T00:00:00+00:00",
+           "GIT_COMMITTER_DATE": "2024-08-01T00:00:00+00:00"}
+    subprocess.run(["git", "-c", "user.name=T", "-c", "user.email=t@example.org", "commit",
+                    "-q", "-m", "backdated"], cwd=root, check=True,
+                   env={**_clean_env(root), **env})
+    functions = [f for f in list_functions(root, 200, lambda message: None)
+                 if f.file == "tool/late.py"]
+    [stamp] = since_commit(root, date(2024, 1, 1), lambda message: None).stamps(
+        functions).values()
+    assert (stamp.state, stamp.meta["date"]) == ("new", "2024-08-01")
+
+
+def test_a_link_out_of_the_checkout_is_neither_listed_nor_dated(
+        repo: tuple[Path, str], tmp_path: Path) -> None:
+    root, _ = repo
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def secret():\n    return 1\n")
+    (root / "tool" / "linked.py").symlink_to(outside / "secret.py")
+    (root / "elsewhere").symlink_to(outside)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "links", when="2024-09-01T00:00:00+00:00")
+    dating = since_commit(root, date(2024, 1, 1), lambda message: None)
+    assert sorted(dating.lines) == ["tool/words.py"]
+    assert dating.undated == {}
+
+
+def test_a_checkout_in_a_folder_of_its_repository_is_dated(repo: tuple[Path, str]) -> None:
+    """git's work tree is an empty folder, so paths are given from the repository's top."""
+    root, second = repo
+    dating = since_commit(root / "tool", date(2024, 1, 1), lambda message: None)
+    assert (sorted(dating.lines), dating.undated) == (["words.py"], {})
+    assert {commit for _, commit in dating.lines["words.py"]} == {
+        _git(root, "rev-parse", "HEAD~1"), second}

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from execbench.harvest import index
 from execbench.harvest.index import download, index_url, releases
+from execbench.harvest.many import unpacked
 from execbench.harvest.options import HarvestError
 from tests.harvest.package_index import JSON_PAGE, Index, sdist, serving
 
@@ -27,6 +29,10 @@ def test_the_index_is_the_one_pip_would_ask(monkeypatch: pytest.MonkeyPatch) -> 
         index_url(("--no-index",))
     with pytest.raises(HarvestError, match="'file:///srv/simple' is not an HTTP"):
         index_url(("-i", "file:///srv/simple"))
+    for secret in ("https://me:s3cret@a.example/simple", "https://s3cret@a.example/simple"):
+        with pytest.raises(HarvestError, match="holds credentials") as raised:
+            index_url(("-i", secret))
+        assert "s3cret" not in str(raised.value)  # an error ends up in summaries on disk
 
 
 def _page(files: list) -> bytes:
@@ -46,6 +52,10 @@ def test_hostile_page_entries_are_left_out_and_the_rest_used() -> None:
         {**good, "filename": "tiny-1.7.tar.gz", "upload-time": "yesterday"},
         {**good, "filename": "tiny-1.8.tar.gz", "yanked": "broken"},
         {**good, "filename": "tiny-1.9.tar.gz", "upload-time": 7},
+        {**good, "filename": "tiny-1.10.tar.gz", "upload-time": "0001-01-01T00:00:00+01:00"},
+        {**good, "filename": "tiny-1.11.tar.gz", "upload-time": "9999-12-31T23:59:59-01:00"},
+        {**good, "filename": "tiny-1.12.tar.gz", "upload-time": "2999-01-01T00:00:00Z"},
+        {**good, "filename": "tiny-1.13.tar.gz", "url": "http://[::1/tiny-1.13.tar.gz"},
         "tiny-2.0.tar.gz", None, [good],
     ]
     served = Index()
@@ -61,6 +71,12 @@ def test_hostile_page_entries_are_left_out_and_the_rest_used() -> None:
     ((200, {"Content-Type": "text/html"}, b"<html></html>"), "JSON form of the simple API"),
     ((200, {"Content-Type": JSON_PAGE}, b"[" * 1_500), "the index's page is not JSON"),
     ((200, {"Content-Type": JSON_PAGE}, b'{"files": 3}'), "lists no files"),
+    ((200, {"Content-Type": JSON_PAGE}, b'{"files": [], "files": [{}]}'),
+     "has the key 'files' twice in one object"),
+    ((200, {"Content-Type": JSON_PAGE},
+      b'{"files": [{"hashes": {"sha256": "' + b"a" * 64 + b'", "sha256": "' + b"b" * 64
+      + b'"}}]}'), "has the key 'sha256' twice"),
+    ((302, {"Location": "/simple/tiny/"}, b""), "the index answered 302"),
     ((200, {"Content-Type": JSON_PAGE}, b" " * 2_001), "over 2000 bytes"),
     ((302, {"Location": "ftp://127.0.0.1/tiny"}, b""), "redirected to 'ftp://127.0.0.1/tiny'"),
     ((302, {"Location": "file:///etc/passwd"}, b""), "answered 302"),
@@ -95,3 +111,48 @@ def test_a_download_is_kept_only_with_the_index_hash_and_within_its_bound(
             download(good, tmp_path)
         assert list(tmp_path.iterdir()) == []
     assert good.sha256 == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize("at_once", [0, 120], ids=["from-the-status-line", "in-the-body"])
+def test_an_answer_that_trickles_is_stopped_at_the_deadline(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, at_once: int) -> None:
+    """A byte every 50 ms never leaves a read waiting a minute; its 400 bytes would take
+    20 s, past the deadline of 1 s the test sets."""
+    monkeypatch.setattr(index, "DEADLINE_SECONDS", 1.0)
+    data = sdist("tiny", "1.0", {"tiny.py": "x = 1\n"})
+    served = Index()
+    served.add("tiny", "1.0", data, "2024-05-01T10:00:00Z")
+    page = _page(served.pages["tiny"]) + b" " * 400
+    served.raw["/simple/slow/"] = (200, {"Content-Type": JSON_PAGE}, page)
+    served.raw["/files/tiny-1.0.tar.gz"] = (200, {}, data + b"x" * 400)
+    served.trickle = dict.fromkeys(served.raw, (0.05, at_once))
+    with serving(served):
+        with pytest.raises(HarvestError, match="took more than 1 s in all"):
+            releases("slow", served.url)
+        with pytest.raises(HarvestError, match="took more than 1 s in all"):
+            download(releases("tiny", served.url)[0], tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_whose_name_lies_about_its_kind_fails_to_unpack(tmp_path: Path) -> None:
+    """A ``.zip`` holding a gzipped tar, its hash the index's: read as a zip, refused."""
+    data = sdist("tiny", "1.0", {"tiny.py": "x = 1\n"})
+    served = Index()
+    served.files["tiny-1.0.zip"] = data
+    served.pages["tiny"] = [{"filename": "tiny-1.0.zip", "url": "/files/tiny-1.0.zip",
+                             "hashes": {"sha256": hashlib.sha256(data).hexdigest()},
+                             "upload-time": "2024-05-01T10:00:00Z"}]
+    with serving(served):
+        kept = download(releases("tiny", served.url)[0], tmp_path)
+    with pytest.raises(HarvestError, match="cannot unpack .*BadZipFile"):
+        unpacked(kept, tmp_path / "unpacked")
+
+
+def test_a_redirect_from_https_to_http_is_refused() -> None:
+    """Asked of the redirect step itself: the tests serve no HTTPS."""
+    step = index._WebOnly()
+    asked = urllib.request.Request("https://a.example/simple/tiny/")
+    with pytest.raises(HarvestError, match="from HTTPS to 'http://b.example/x'"):
+        step.redirect_request(asked, None, 302, "Found", {}, "http://b.example/x")
+    moved = step.redirect_request(asked, None, 302, "Found", {}, "https://b.example/x")
+    assert moved.full_url == "https://b.example/x"

@@ -59,3 +59,24 @@ def test_names_are_read_as_pip_names_them(tmp_path: Path) -> None:
     listing.write_text("# fresh ones\nalpha\n\nbeta==2.0\n")
     assert wanted_from(["gamma"], listing) == [Wanted("gamma"), Wanted("alpha"),
                                                Wanted("beta", "2.0")]
+
+
+def test_a_hostile_package_list_is_refused_by_line_or_read_in_one_pass(tmp_path: Path) -> None:
+    for text in ("tiny==" + "9" * 5_000, "%2e%2e/x", "tiny thing", "tiny\x00", "tiny[x]",
+                 "tiny===1.0", "tiny==1.0==2.0", "-e .", "tiny @ https://x/t.tar.gz"):
+        with pytest.raises(HarvestError) as raised:
+            wanted(text)
+        assert len(str(raised.value)) < 300, text
+    listing = tmp_path / "packages.txt"
+    listing.write_text("\ufeffalpha\r\n# a comment\r\n  beta == 2.0  \r\n../gamma\n")
+    with pytest.raises(HarvestError, match=r"packages.txt, line 4: '../gamma' is not a"):
+        wanted_from([], listing)
+    # 50,000 names, each checked once against those before (not against every other
+    # name: 2.5 billion comparisons)
+    listing.write_text("".join(f"p{number}\n" for number in range(50_000)))
+    found = wanted_from([], listing)
+    assert (len(found), found[-1]) == (50_000, Wanted("p49999"))
+    with pytest.raises(HarvestError, match="the package 'p7' is named twice"):
+        wanted_from(["P7"], listing)
+    listing.write_text("\ufeffalpha\r\n# a comment\r\n  beta == 2.0  \r\n")
+    assert wanted_from([], listing) == [Wanted("alpha"), Wanted("beta", "2.0")]

@@ -11,6 +11,7 @@ from execbench.sources.written import (
     STYLES,
     Dropped,
     class_rule,
+    duplicate_key,
     prompt,
     read_reply,
 )
@@ -34,6 +35,26 @@ def _reply(code: str, inputs: str = "[1]") -> str:
     ("import collections as c\ndef f(xs):\n    c.Counter = list\n    return xs\n",
      "line 3: changes c.Counter"),
     ("def f(xs):\n    return xs\ndef g(xs):\n    return xs\n", "2 top-level functions, not one"),
+    # a forbidden name passed, bound or imported rather than called
+    ("def f(xs):\n    return list(map(eval, ['1 + 1']))\n", "line 2: names eval"),
+    ("def f(xs):\n    g = getattr\n    return g(xs, 'copy')()\n", "line 2: names getattr"),
+    # attributes reached by a name built at run time, past the dunder rule
+    ("import operator\ndef f(xs):\n    return operator.attrgetter('_' * 2 + 'class' + '_' * 2)"
+     "(xs)\n", "line 3: uses .attrgetter"),
+    ("from operator import methodcaller\ndef f(xs):\n    return xs\n",
+     "line 1: imports operator.methodcaller"),
+    ("from operator import *\ndef f(xs):\n    return attrgetter('real')(1)\n",
+     "line 3: calls attrgetter"),
+    ("def f(xs):\n    return '{0.__class__}'.format(xs)\n", "line 2: uses .format"),
+    ("def f(xs):\n    return '{x.real}'.format_map({'x': 1})\n", "line 2: uses .format_map"),
+    ("import string\ndef f(xs):\n    return string.Formatter().get_field('0.real', [1], {})\n",
+     "line 3: uses .Formatter"),
+    # a module or a class reached through another name, then changed for every later call
+    ("import math\ndef f(xs):\n    m = math\n    m.pi = 3\n    return xs\n",
+     "line 4: changes m.pi"),
+    ("from collections import Counter\ndef f(xs):\n    Counter.most_common = len\n"
+     "    return xs\n", "line 3: changes Counter.most_common"),
+    ("def f(xs):\n    f.seen = xs\n    return xs\n", "line 2: changes f.seen"),
     ("def f(xs):\n    return (\n", "the code does not parse (SyntaxError)"),
     ("x = '" + "a" * 9_000 + "'\n", "code longer than 8,000 characters"),
 ])
@@ -95,3 +116,22 @@ def test_prompts_are_seeded() -> None:
     themes = {prompt(style, seed, 3)[0]["content"].split("about ")[1].split(".")[0]
               for seed in range(40)}
     assert themes <= set(style.themes) and len(themes) > 3
+
+
+EVENS = 'def f(xs):\n    """Sum of the even ones."""\n    return sum(x for x in xs if x % 2 == 0)\n'
+
+
+@pytest.mark.parametrize(("code", "same"), [
+    # the same program under other names, another docstring, or none
+    ('def total(values):\n    """Adds the evens."""\n'
+     "    return sum(v for v in values if v % 2 == 0)\n", True),
+    ("def g(ys):\n    return sum(y for y in ys if y % 2 == 0)\n", True),
+    ("def f(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n", False),
+    ("def f(xs):\n    return max(x for x in xs if x % 2 == 0)\n", False),  # another builtin
+    ("def f(xs):\n    return sum(x for x in xs if x % 2 == 1)\n", False),
+    ("def f(sum):\n    return sum(x for x in sum if x % 2 == 0)\n", False),  # sum is bound
+])
+def test_a_copy_under_other_names_is_a_duplicate(code: str, same: bool) -> None:
+    """A model paid per kept program cannot pass one program off as several by renaming
+    it, its parameters and its variables, or by rewording its docstring."""
+    assert (duplicate_key(code) == duplicate_key(EVENS)) is same

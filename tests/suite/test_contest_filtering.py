@@ -60,7 +60,7 @@ SHORT = "def firstRepeat(nums):\n    return next((x for x in nums if nums.count(
 # 895 characters, mostly comments, around a cheap body.
 LONG = "def total(nums: List[int]) -> int:\n" + "    # padding line of the long one\n" * 24 \
     + "    return sum(nums)"
-# About 3,000 line events: two lines per turn of a loop of 1,500.
+# Over 10,000 bytecode operations: a dozen or so per turn of a loop of 1,500.
 SLOW = """\
 def total(nums: List[int]) -> int:
     result = 0
@@ -95,7 +95,7 @@ RECORDS = [
 ]
 """What each filter drops, by hand: ``min_chars`` 100 drops s1 (SHORT, 82 characters);
 ``max_chars`` 800 drops s7 (LONG, 895); ``dedupe ast`` drops s3 (PLAIN again);
-``max_steps_per_call`` 1,000 drops s8 (SLOW, some 3,000 line events); ``max_per_question``
+``max_steps_per_call`` 1,000 drops s8 (SLOW, over 10,000 bytecode operations); ``max_per_question``
 3 alone drops s4, s5 and s6 (q1's fourth to sixth); after the other four filters, q1 has s2,
 s4, s5 and s6 left, and the cap drops s6."""
 
@@ -162,6 +162,32 @@ def test_the_preset_runs_every_filter_in_order(source: Path, tmp_path: Path) -> 
                      "--contest-filters", "yang", "--max-per-question", "4")
     assert done.exit_code == 0, done.stderr
     assert _kept(again) == ["s2", "s4", "s5", "s6", "s9"]
+
+
+# 200 turns of a loop: some 400 line events, but well over 1,000 bytecode operations (a
+# dozen a turn on every supported Python): the limit counts the latter, as the paper does.
+MIDDLE = """\
+def total(nums: List[int]) -> int:
+    result = 0
+    for k in range(200):
+        result += nums[k % len(nums)]
+    return result"""
+
+
+def test_the_limit_counts_bytecode_operations_not_lines(tmp_path: Path) -> None:
+    source = tmp_path / "lcb.jsonl"
+    source.write_text(json.dumps(_record(1, "q", MIDDLE, "total", "nums = [1, 2]", "300"))
+                      + "\n" + json.dumps(_record(2, "q", QUICK, "total", "nums = [4]", "4"))
+                      + "\n")
+    manifest = build_suite([str(source)], tmp_path / "suite", BuildOptions(
+        tasks=["output"], workers=1,
+        contest_filters=ContestFilters(max_steps_per_call=1000))).to_record()
+    assert _kept(tmp_path / "suite") == ["s2"]
+    [skip] = [s for s in manifest["skipped"] if s.get("task") == "contest_filters"]
+    operations = int(skip["reason"].split()[3].replace(",", ""))
+    assert skip["reason"] == (f"a call ran {operations:,} bytecode operations, more than "
+                              "--max-steps-per-call 1,000")
+    assert 2_000 < operations < 5_000
 
 
 def test_a_build_without_filters_keeps_every_solution_and_says_nothing(

@@ -108,6 +108,25 @@ def test_an_output_answer_is_compared_as_judges_compare(
     assert judging.score(prefix, None, None).verdict == "unparsable"
 
 
+@pytest.mark.parametrize(("answer", "verdict"), [
+    ("1\u20282\u20283", "incorrect"),  # line separators Python splits at, a judge does not
+    ("1\x0c2\x0c3", "incorrect"),  # form feeds
+    ("1\x1c2\x1d3", "incorrect"),  # file and group separators
+    ("1\x85\n2\n3", "incorrect"),  # a next-line control at a line's end is printed text
+    ("1\u00a0\n2\n3", "incorrect"),  # so is a no-break space
+    ("1\r\n2\r\n3\r\n", "correct"),  # \r\n line ends, as judges take them
+    ("1 \t\n2\n3", "correct"),  # trailing spaces and tabs
+])
+def test_only_a_judges_blanks_are_set_aside(suite: tuple[Path, dict, list[Instance]],
+                                            answer: str, verdict: str) -> None:
+    """An answer about a program that prints '1\\n2\\n3\\n' cannot pass with characters
+    that Python's ``splitlines`` and ``strip`` take for line breaks or spaces."""
+    _, _, instances = suite
+    unique = _instance(instances, "output/contest/sorted_unique/0")
+    response = f"[ANSWER]\n{answer}\n[/ANSWER]"
+    assert get_task("output").judging.score(unique, response, None).verdict == verdict
+
+
 def test_prompts_show_the_program_and_its_stdin(
         suite: tuple[Path, dict, list[Instance]]) -> None:
     from execbench.tasks.asking import ask
@@ -132,14 +151,47 @@ def test_prompts_show_the_program_and_its_stdin(
     ("print(input())\n", "", "exception", None),  # EOFError: nothing to read
     ("import io, sys\nsys.stdout = io.StringIO()\nprint('hidden')\n", "", "ok", ""),
     ("import sys\nprint('err', file=sys.stderr)\nprint('out')\n", "", "ok", "out\n"),
+    ("print('a')\nraise KeyboardInterrupt\n", "", "exception", None),
+    ("class Done(SystemExit):\n    pass\nprint('a')\nraise Done(0)\n", "", "ok", "a\n"),
+    ("class Done(SystemExit):\n    pass\nraise Done(2)\n", "", "exception", None),
+    # a BaseException raised by __del__ is unraisable: written to the dropped stderr
+    ("class Odd:\n    def __del__(self):\n        raise SystemExit(5)\nx = Odd()\ndel x\n"
+     "print('b')\n", "", "ok", "b\n"),
+    ("print(repr(input()))\n", "\x00\ud800\n", "ok", "'\\x00\\udced\\udca0\\udc80'\n"),
 ])
 def test_how_a_run_ends(code: str, stdin: str, status: str, printed: str | None) -> None:
-    """A non-zero exit status is an exception; stderr is not what it printed; a program
-    that swaps its stdout away prints nothing that counts."""
+    """A non-zero exit status is an exception (a ``SystemExit`` subclass's too), and so is
+    ``KeyboardInterrupt``; stderr is not what it printed, nor is what ``__del__`` raises;
+    a program that swaps its stdout away prints nothing that counts; a NUL and a lone
+    surrogate in the text reach the program as the bytes a judge would feed (the
+    surrogate's UTF-8, read back as escapes)."""
     with Sandbox(workers=1) as sandbox:
         trace = sandbox.run(Job(code, STDIN, repr(stdin), max_steps=10_000))
     assert trace.status == status
     assert (None if trace.value is None else trace.value[1]) == printed
+
+
+FAST_INPUT = ("import io, os\ninput = io.BytesIO(os.read(0, os.fstat(0).st_size)).readline\n"
+              "n = int(input())\nprint(n * 2)\n")
+"""How many contest solutions read their input: the whole of descriptor 0 at once."""
+
+
+@pytest.mark.parametrize(("code", "printed"), [
+    ("print(len(open(0).read()))\n", ["3\n", "7\n"]),
+    ("import os\nprint(os.read(0, 100))\n", ["b'21\\n'\n", "b'100\\n27\\n'\n"]),
+    (FAST_INPUT, ["42\n", "200\n"]),
+    ("import os, sys\nprint(os.read(sys.stdin.fileno(), 2).decode())\n", ["21\n", "10\n"]),
+])
+def test_a_program_that_reads_descriptor_zero_reads_its_stdin(code: str,
+                                                              printed: list[str]) -> None:
+    """The text is what descriptor 0 holds, as a judge feeds it, not only ``sys.stdin``:
+    a program reading ``open(0)`` or ``os.read(0, ...)`` must not get an empty input and a
+    truth made from it. Two calls of one unit each read their own text."""
+    with Sandbox(workers=1) as sandbox:
+        traces = sandbox.map([Job(code, STDIN, repr(text), max_steps=10_000)
+                              for text in ("21\n", "100\n27\n")])
+    assert [(trace.status, trace.value) for trace in traces] == [
+        ("ok", ["str", text]) for text in printed]
 
 
 def test_a_call_that_is_not_one_string_is_refused_in_the_sandbox() -> None:
