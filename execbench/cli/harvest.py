@@ -67,7 +67,8 @@ def harvest(
         "blame, at the commit checked out).", show_default=False)] = None,
     python: Annotated[str, typer.Option(
         help="Interpreter that runs the tests (it needs pytest and the project's "
-             "dependencies); default: this one.")] = sys.executable,
+             "dependencies); default: the one execbench runs on.",
+        show_default=False)] = sys.executable,
     pytest_args: Annotated[str, typer.Option(
         help="Arguments for pytest, as one shell-quoted string (e.g. '-k parse -x').")] = "",
     seed: Annotated[int, typer.Option(help="Seed of the calls sampled per function.")] = 0,
