@@ -151,10 +151,9 @@ def _stdin_example(protocol: Protocol, worked: str) -> dict[str, str]:
             "worked": worked if protocol.style == REASONING else ""}
 
 
-def _printed(instance: Instance) -> str:
-    """What a stdin program's call printed (the truth of its output and input questions)."""
-    value = OutputQuestion.from_record(instance.data).value if instance.task == "output" \
-        else InputQuestion.from_record(instance.data).output
+def _printed(value: Encoded) -> str:
+    """What a stdin program's call printed, from the value its question keeps (the output
+    question's truth, the input question's output)."""
     assert value[0] == "str", "a stdin program's value is the text it printed"
     return str(value[1])
 
@@ -310,7 +309,8 @@ class OutputPrediction(Roles):
 
     def reference_response(self, instance: Instance) -> str:
         if instance.entry_point == STDIN:
-            return f"[ANSWER]\n{_printed(instance)}\n[/ANSWER]"
+            printed = _printed(OutputQuestion.from_record(instance.data).value)
+            return f"[ANSWER]\n{printed}\n[/ANSWER]"
         if (asked := codesense_question(instance)) is not None:
             return f"[ANSWER]\n{reference_text(asked.truth)}\n[/ANSWER]"
         return assertion_response(instance, OutputQuestion.from_record(instance.data).shown)
@@ -381,7 +381,8 @@ class InputPrediction(Roles):
         CodeSense's style, ``template_of``) the ``codesense`` template's; for a stdin
         program, the ``stdin`` template's."""
         if instance.entry_point == STDIN:
-            return {"output": shown_text(_printed(instance)),
+            printed = _printed(InputQuestion.from_record(instance.data).output)
+            return {"output": shown_text(printed),
                     "examples": [_stdin_example(protocol, _STDIN_EXAMPLE_INPUT_WORKED)]
                     [:protocol.shots]}
         if (asked := codesense_question(instance)) is not None:
@@ -546,7 +547,7 @@ def _score_printed(instance: Instance, text: str | None) -> Score:
     judges compare (``printed_alike``); string match is the same comparison."""
     if text is None:
         return unparsable(None, EMPTY, {"string_match": False})
-    alike = printed_alike(text, _printed(instance))
+    alike = printed_alike(text, _printed(OutputQuestion.from_record(instance.data).value))
     return Score(CORRECT if alike else INCORRECT, answer=text,
                  extra={"string_match": alike})
 

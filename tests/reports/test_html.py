@@ -30,6 +30,9 @@ from tests.helpers.data import shared_data
 from tests.helpers.pages import page_samples
 
 CHROMIUM = Path("/usr/bin/chromium")
+NEEDS_CHROMIUM = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not "
+                                    "installed (/usr/bin/chromium; Debian: apt-get install "
+                                    "chromium)")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--remote-debugging-port=0"]
@@ -296,8 +299,7 @@ async def _drive(tools: DevTools) -> dict[str, Any]:
     return seen
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
-                    "(/usr/bin/chromium; Debian: apt-get install chromium)")
+@NEEDS_CHROMIUM
 def test_the_page_renders_and_filters_in_chromium(page: Path, report_runs: list[Path],
                                                   tmp_path: Path) -> None:
     image = pytest.importorskip("PIL.Image", reason="the screenshot check needs Pillow")
@@ -387,8 +389,7 @@ async def _first_rows(tools: DevTools) -> dict[str, Any]:
     return seen
 
 
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
-                    "(/usr/bin/chromium; Debian: apt-get install chromium)")
+@NEEDS_CHROMIUM
 def test_at_1400_px_the_browser_opens_on_wrong_answers_and_nothing_scrolls_sideways(
         page: Path, tmp_path: Path) -> None:
     """The oracle's (all right) and the constant model's (mostly wrong) samples: the list
@@ -467,8 +468,7 @@ def every_layout(report_runs: list[Path], tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.mark.slow  # about 40 s: three more suites built and run, every layout drawn
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="headless Chromium is not installed "
-                    "(/usr/bin/chromium; Debian: apt-get install chromium)")
+@NEEDS_CHROMIUM
 def test_every_layouts_figure_is_drawn_in_the_page_and_in_plots(
         every_layout: list[Path], tmp_path: Path) -> None:
     """Every registered layout that has a figure is shown for these runs: each is decoded
