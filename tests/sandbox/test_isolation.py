@@ -25,6 +25,7 @@ import pytest
 
 from execbench.sandbox import worker
 from execbench.sandbox.pool import Job, Limits, Sandbox, new_unit
+from execbench.sandbox.runner import ANSWERS_FD
 from execbench.sandbox.trace import RESULT_ONLY
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.values import decode
@@ -34,7 +35,7 @@ FORGED = '{"status": "ok", "value": ["int", 4242], "value_repr": "4242", "stdout
 """What every attack tries to make later calls answer."""
 
 PIPE = f"""
-import json, os, struct, sys
+import json, os, struct, sys, time
 
 def own_seqs():
     frame = sys._getframe()
@@ -46,18 +47,14 @@ def answer(seq):
     forged = {FORGED!r}.encode()
     body = b"J" + json.dumps({{"kind": "result", "seq": seq, "recycle": None,
                               "size": len(forged)}}).encode()
-    os.write(4, struct.pack(">I", len(body)) + body
+    os.write({ANSWERS_FD}, struct.pack(">I", len(body)) + body
              + struct.pack(">I", len(forged) + 1) + b"C" + forged)
 
 def serve_forever():
-    while True:  # every later batch sent to this runner would get a forgery
-        header = os.read(3, 4)
-        if not header:
-            return
-        for job in json.loads(os.read(3, struct.unpack(">I", header)[0]))["jobs"]:
-            answer(job["seq"])
+    while True:  # a runner never gets a second batch: it stays, waiting to answer one
+        time.sleep(60)
 """
-"""Helpers for the attacks on the runner's own pipes (jobs on 3, answers on 4)."""
+"""Helpers for the attacks on the runner's own pipe (its answers, on ``ANSWERS_FD``)."""
 
 ATTACKS = {
     "replace the runner's call": f"""
@@ -328,10 +325,10 @@ def f():
         frame = frame.f_back
     body = json.dumps({{"kind": "result", "seq": frame.f_locals["job"]["seq"],
                        "recycle": None, "size": 1}}).encode()
-    os.write(4, struct.pack(">I", len(body) + 1) + b"J" + body)
+    os.write({ANSWERS_FD}, struct.pack(">I", len(body) + 1) + b"J" + body)
     for _ in range(150):                          # empty chunks, each once worth 5 s more
         try:
-            os.write(4, struct.pack(">I", 1) + b"C")
+            os.write({ANSWERS_FD}, struct.pack(">I", 1) + b"C")
         except OSError:
             break
         time.sleep(1)

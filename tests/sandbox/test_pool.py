@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from execbench.sandbox.pool import Job, Limits, Sandbox, Trace, new_unit
+from execbench.sandbox.runner import ANSWERS_FD
 from execbench.values import decode
 from tests.conftest import QUICK
 from tests.helpers.waiting import eventually
@@ -430,12 +431,12 @@ def test_a_result_bigger_than_a_pipe_buffer_comes_back_whole(sandbox: Sandbox) -
         assert decode(trace.value) == list(range(n))
 
 
-# A program can write to the worker's protocol pipe (descriptor 4 in the runner): what it
+# A program can write to the worker's protocol pipe (``ANSWERS_FD`` in the runner): what it
 # writes there must never hang, crash or mislead the parent.
 FORGE = ("import json, os, struct, time\n\n"
          "def frame(message):\n"
          "    body = b'J' + json.dumps(message).encode()\n"
-         "    os.write(4, struct.pack('>I', len(body)) + body)\n\n")
+         f"    os.write({ANSWERS_FD}, struct.pack('>I', len(body)) + body)\n\n")
 
 
 def test_a_forged_ready_frame_cannot_make_the_parent_kill_another_process() -> None:
@@ -455,8 +456,8 @@ def test_a_forged_ready_frame_cannot_make_the_parent_kill_another_process() -> N
 @pytest.mark.parametrize("junk", [
     "frame({'kind': 'result', 'seq': [1], 'size': 'many'})",
     "frame({'kind': 'result', 'seq': 2, 'size': 10 ** 9})",
-    "os.write(4, struct.pack('>I', 2 ** 31) + b'J')",
-    "os.write(4, b'\\x00\\x00\\x00\\x05Xjunk')",
+    f"os.write({ANSWERS_FD}, struct.pack('>I', 2 ** 31) + b'J')",
+    f"os.write({ANSWERS_FD}, b'\\x00\\x00\\x00\\x05Xjunk')",
     "[frame({'kind': 'result', 'seq': s, 'recycle': None, 'size': 0}) for s in range(300)]",
 ])
 def test_forged_frames_then_a_stall_cost_one_worker_and_nothing_else(junk: str) -> None:
@@ -522,10 +523,13 @@ def test_one_batch_of_mixed_calls_gives_each_call_its_own_outcome() -> None:
 def test_a_program_sees_no_call_of_another_program_queued_behind_it() -> None:
     """A runner's batch holds calls of one program only, and the parent sends the next batch
     only after the last answer: a program finds no other program's job (nor its token) in
-    its runner's memory or waiting on the pipe, so it cannot answer for one."""
+    its runner's memory or waiting on the pipe, so it cannot answer for one. (The zygote
+    parses the batch before the fork and freezes its collector, so the spy unfreezes it to
+    see every object.)"""
     spy = (
         "import gc, select\n\n"
         "def f(x):\n"
+        "    gc.unfreeze()\n"
         "    jobs = {obj['code'] for obj in gc.get_objects()\n"
         "            if isinstance(obj, dict) and 'seq' in obj and 'code' in obj}\n"
         "    return sorted(jobs), bool(select.select([3], [], [], 0)[0])\n")
