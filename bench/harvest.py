@@ -16,11 +16,21 @@ With ``--ray``, the three shared projects are then harvested together twice in t
 run: one after another here (``--executor local``), and as Ray tasks on a Ray cluster
 started on this machine (``--executor ray``, one CPU per project; the cluster's start is
 timed apart), and the two merged files are compared byte for byte.
+
+With ``--c DIR`` (and ``--c-build``, ``--c-test``), only that C project: its test command
+timed untraced on a copy built with ``CFLAGS='-g -O0'``, then ``harvest --language c``
+(build included), the functions and calls kept, and ``reference/oracle`` on every
+CodeSense task built from the harvest. ``--java DIR`` (with ``--java-build`` and
+``--java-test``) does the same for a Java project with ``harvest --language java``, its
+untraced run built with ``JDK_JAVAC_OPTIONS=-g`` as the harvest builds it;
+``bench/native_projects.sh c|java DIR`` fetches and prepares the ones measured (cJSON
+1.7.15 and Apache Commons Codec 1.15, Debian's source packages).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -62,7 +72,23 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="builds timed (best kept)")
     parser.add_argument("--ray", action="store_true",
                         help="also time the three shared projects on Ray against locally")
+    parser.add_argument("--c", type=Path, metavar="DIR",
+                        help="a C project folder: harvested with --language c, only it")
+    parser.add_argument("--c-build", default="make", help="its build command")
+    parser.add_argument("--c-test", default="make test", help="its test command")
+    parser.add_argument("--java", type=Path, metavar="DIR",
+                        help="a Java project folder: harvested with --language java, only it "
+                             "(bench/native_projects.sh java DIR prepares one)")
+    parser.add_argument("--java-build", default="sh execbench-build.sh", help="its build")
+    parser.add_argument("--java-test", default="sh execbench-test.sh", help="its tests")
     args = parser.parse_args()
+    for language, folder, build, test in (("c", args.c, args.c_build, args.c_test),
+                                          ("java", args.java, args.java_build,
+                                           args.java_test)):
+        if folder is not None:
+            with tempfile.TemporaryDirectory() as scratch:
+                _native_project(language, folder, build, test, Path(scratch), args)
+            return
     for project in args.project:
         if not project.exists():
             parser.error(f"{project} not found (see shared/data/README.md)")
@@ -113,6 +139,50 @@ def _one_project(project: Path, scratch: Path, args: argparse.Namespace) -> None
         instances = manifest.counts.instances
     print(f"  build --tasks {','.join(TASKS)} from the harvest file: {instances} instances "
           f"in {best:.2f} s (best of {args.repeats}), {instances / best:.0f} instances/s")
+
+
+def _native_project(language: str, project: Path, build: str, test: str, scratch: Path,
+                    args: argparse.Namespace) -> None:
+    """A C or Java project: its build and tests untraced (a copy built with the harvest's
+    build environment, the test command timed alone), then the harvest, the CodeSense
+    tasks built from it and ``reference/oracle`` run on them."""
+    import shutil
+
+    from execbench.harvest.native.language import LANGUAGES
+
+    options = HarvestOptions(language=language, build=build, test=test,
+                             timeout=args.timeout)
+    copy = scratch / "untraced"
+    shutil.copytree(project, copy, symlinks=True)
+    env = {**scrubbed_environment(os.environ),
+           **LANGUAGES.get(language).build_env(options)}
+    subprocess.run(["/bin/sh", "-c", build], cwd=copy, env=env, check=True,
+                   capture_output=True)
+    start = time.perf_counter()
+    done = subprocess.run(["/bin/sh", "-c", test], cwd=copy, env=env,
+                          capture_output=True)
+    untraced = time.perf_counter() - start
+    print(f"{language} project {project.name}: tests untraced {untraced:.2f} s "
+          f"(exit {done.returncode})")
+    out = scratch / "harvest.jsonl"
+    start = time.perf_counter()
+    result = harvest(project, out, options)
+    traced = time.perf_counter() - start
+    print(f"  harvest --language {language}: {traced:.1f} s (build included; tests exit "
+          f"{result.pytest_exit}), {traced / untraced:.0f}x the untraced test run; "
+          f"functions kept {result.functions['kept']}, calls kept {result.calls['kept']} "
+          f"of {result.seen:,} recorded; records refused {sum(result.refused.values())}")
+    tasks = "statement,block,loop,branch,output,input,alias"
+    execbench = [sys.executable, "-c", "from execbench.cli import app; app()"]
+    subprocess.run([*execbench, "build", str(out), "--tasks", tasks, "--out",
+                    str(scratch / "suite")], check=True, capture_output=True)
+    subprocess.run([*execbench, "run", "--suite", str(scratch / "suite"), "--model",
+                    "reference/oracle", "--out", str(scratch / "run")], check=True,
+                   capture_output=True)
+    metrics = json.loads((scratch / "run" / "results.json").read_text())["metrics"]
+    said = ", ".join(f"{task} {metrics[task]['all']['pass@1']:.0%} of "
+                     f"{metrics[task]['all']['instances']}" for task in sorted(metrics))
+    print(f"  reference/oracle on the harvest: {said}")
 
 
 def _ray_beside_local(scratch: Path, options: HarvestOptions) -> None:

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 FLAGS = {"max_calls": "--max-calls", "max_events": "--max-events",
          "max_value_nodes": "--max-value-nodes", "max_lines": "--max-lines",
          "timeout": "--timeout", "test_timeout": "--test-timeout", "pip_args": "--pip-args",
-         "install_deps": "--install-deps"}
+         "install_deps": "--install-deps", "language": "--language", "build": "--build",
+         "test": "--test"}
 """The flag of each setting ``HarvestOptions`` checks, for its messages."""
 
 
@@ -94,6 +95,16 @@ def harvest(
     test_timeout: Annotated[float, typer.Option(
         help="Seconds for one test, its fixtures included; a test past it fails and the "
              "run goes on.")] = 300.0,
+    language: Annotated[str, typer.Option(
+        help="The projects' language: python (their pytest suite runs), or c or java: "
+             "built with --build, tested with --test, recorded under a debugger (GDB, the "
+             "JVM's debug interface) in the jail.")] = "python",
+    build: Annotated[str, typer.Option(
+        help="For c or java: the shell command that builds the project (in the jail; C "
+             "gets CFLAGS='-g -O0').")] = "",
+    test: Annotated[str, typer.Option(
+        help="For c or java: the shell command that runs the project's tests (in the "
+             "jail, under the recorder; e.g. 'make test').")] = "",
     executor: ExecutorName = "local",
     ray_address: RayAddress = None,
     progress_every: ProgressEvery = 10.0,
@@ -136,7 +147,8 @@ def harvest(
                                  install_deps=install_deps,
                                  pip_args=pip if install_deps or not named else (),
                                  max_lines=max_lines, timeout=timeout,
-                                 test_timeout=test_timeout)
+                                 test_timeout=test_timeout, language=language, build=build,
+                                 test=test)
     except SettingError as exc:
         fail_setting(exc, FLAGS)
     given = projects or []

@@ -6,7 +6,8 @@ records ``records`` checks), ``deps`` installs a project's declared test depende
 ``child`` the recorder that runs them. ``index`` reads a package index and downloads a
 release, ``releases`` picks the release of a package to harvest, ``ages`` dates functions
 and tells which are new since a release, ``history`` dates them by a git checkout's
-commits. This file imports none of them: the jail's launcher and the child are started on
-their own module, the child in the project's interpreter with only the stdlib-only modules
-it needs beside it, and neither should load the rest.
+commits; ``native`` harvests C and Java projects under a debugger (``project.harvest``
+hands them to it). This file imports none of them: the jail's launcher and the child are
+started on their own module, the child in the project's interpreter with only the
+stdlib-only modules it needs beside it, and neither should load the rest.
 """

@@ -27,6 +27,14 @@ interpreter on ``child``, whose tests inherit every layer:
   network namespace being empty), writes the layers as the first record of the parent's
   pipe, and ``exec``s the child.
 
+A native harvest (``native``) sets ``ptrace``: its recorder is a debugger, which must
+trace the test processes, so seccomp lets ``ptrace`` through (nothing else), and only in
+a new PID namespace: there it reaches the jail's own processes alone, the namespace
+showing no other. A jail without one keeps ``ptrace`` refused (the recorder then fails
+to start its tests, and the harvest says so). The Java recorder sets ``loopback``: JDWP
+talks TCP, so the launcher brings up ``lo`` of the jail's own empty network namespace,
+which reaches nothing outside the jail (without that namespace it does nothing).
+
 ``deps`` runs pip in the same jail with two settings of its config: ``network``
 keeps the host's network (pip needs the package index; no network namespace, and TCP is
 not refused by Landlock), and ``unprivileged`` makes a jail started as root refuse to run
@@ -156,12 +164,30 @@ def _launch(config: dict[str, Any]) -> int:
     namespaced, in_user_namespace = _enter_namespaces(layers, warnings, network)
     layers["network"] = "off: the host's network, as asked" if network else \
         "on: empty network namespace" if namespaced else "off"
+    if config.get("loopback") and namespaced and not network:
+        _loopback_up()
+        layers["network"] += ", its own loopback up (a debugger's socket)"
     pid = os.fork()
     if pid == 0:
         os._exit(_init(config, layers, warnings, namespaced, in_user_namespace))
     os.close(config["records_fd"])
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _loopback_up() -> None:
+    """Bring up ``lo`` of the jail's own network namespace: a debugger and the JVMs it
+    follows talk over a TCP socket on 127.0.0.1 (JDWP has no other transport on Linux).
+    The namespace holds no other interface, so nothing outside the jail is reachable."""
+    import fcntl
+    import socket
+    import struct
+
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14x", b"lo", 0)
+        flags = struct.unpack("16sH14x", fcntl.ioctl(sock, siocgifflags, request))[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
 
 
 # --------------------------------------------------------------------------- init
@@ -332,9 +358,13 @@ def _runner(config: dict[str, Any], layers: dict[str, str], warnings: list[str],
             warnings.append("not running as root, so the tests keep the invoking user's "
                             "permissions")
     _check(_libc().prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PDEATHSIG)")
-    if _apply_seccomp():
+    ptrace = bool(config.get("ptrace")) and namespaced
+    if _apply_seccomp(ptrace):
         layers["seccomp"] = ("on: namespaces, ptrace, other processes' memory, mounts, "
                              "keyrings, bpf and System V/POSIX IPC refused")
+        if ptrace:
+            layers["seccomp"] = layers["seccomp"].replace("ptrace, ", "") + \
+                "; ptrace allowed, for a debugger tracing the jail's own processes"
     else:
         layers["seccomp"] = "off: pyseccomp or libseccomp is missing"
         warnings.append("seccomp is off: install libseccomp (Debian: libseccomp2) and the "
@@ -371,15 +401,19 @@ def _drop_user(uid: int, gid: int) -> None:
         raise confine.ConfinementError("still privileged after setresuid")
 
 
-def _apply_seccomp() -> bool:
-    """Load the filter (it survives ``exec``); False where libseccomp is missing."""
+def _apply_seccomp(ptrace: bool = False) -> bool:
+    """Load the filter (it survives ``exec``); False where libseccomp is missing. With
+    ``ptrace`` (the config's switch for a native harvest, whose recorder is a debugger)
+    ``ptrace`` itself is allowed; the runner asks for it only inside a new PID namespace,
+    where the jail's processes are the only ones the debugger can name."""
     seccomp = syscall_filter.module()
     if seccomp is None:
         return False
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_SYSCALLS:
-        syscall_filter.add_rule(rules, deny, name)
+        if not (ptrace and name == "ptrace"):
+            syscall_filter.add_rule(rules, deny, name)
     for flag in _NEW_NAMESPACE_FLAGS:
         rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")  # the C library falls back to clone

@@ -154,9 +154,12 @@ def project_key(project: Project, options: HarvestOptions, installed: str | None
     downloaded again; ``dated`` names a dating by commits (its date and commit)."""
     if installed is None:
         installed = distributions_digest(options.python)
+    settings = dataclasses.asdict(options)
+    if options.language == "python":  # keys made before compiled languages stay valid
+        for name in ("language", "build", "test"):
+            del settings[name]
     digest = hashlib.sha256()
-    digest.update(json.dumps({"execbench": __version__, "installed": installed,
-                              **dataclasses.asdict(options)},
+    digest.update(json.dumps({"execbench": __version__, "installed": installed, **settings},
                              sort_keys=True, default=str).encode())
     if dated:
         digest.update(b"dated " + dated.encode())

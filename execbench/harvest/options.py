@@ -63,6 +63,14 @@ class HarvestOptions:
     max_temp_bytes: int = MAX_TEMP_BYTES
     """Bytes of the temp folder, and of ``/dev/shm``, each a private tmpfs where the
     machine allows a mount namespace."""
+    language: str = "python"
+    """The project's language: ``python`` (its pytest suite), or a compiled language of
+    ``native.language.LANGUAGES`` (``c``, ``java``), built with ``build`` and tested with
+    ``test`` under a debugger (``native``)."""
+    build: str = ""
+    """The shell command that builds a native project (in the jail; may be empty)."""
+    test: str = ""
+    """The shell command that runs a native project's tests (in the jail, recorded)."""
 
     def __post_init__(self) -> None:
         """Refuse the first setting no harvest can use (``SettingError``), before anything
@@ -78,6 +86,19 @@ class HarvestOptions:
                 raise SettingError(f"{{0}} must be positive, not {seconds}", name)
         if self.pip_args and not self.install_deps:
             raise SettingError("{0} is for {1}", "pip_args", "install_deps")
+        if self.language != "python":
+            from execbench.harvest.native.language import LANGUAGES
+
+            if self.language not in LANGUAGES:
+                raise SettingError(f"{{0}} is python or one of "
+                                   f"{', '.join(LANGUAGES.names())}, not {self.language!r}",
+                                   "language")
+        if self.language != "python" and not self.test.strip():
+            raise SettingError(f"a {self.language} project's tests run with the command {{0}}",
+                               "test")
+        if self.language == "python" and (self.build or self.test):
+            raise SettingError("{0} is for a compiled {1}", "build" if self.build else "test",
+                               "language")
 
 
 @dataclass

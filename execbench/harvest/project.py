@@ -93,6 +93,10 @@ def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
     session that did not run its tests writes nothing and raises ``failures.TestsNotRun``.
     A ``dating`` stamps each function (``ages``): its date goes into its record, and one
     not new since the date is skipped."""
+    if options.language != "python":  # a compiled language: its recorder is a debugger
+        from execbench.harvest.native.driver import harvest as native
+
+        return native(project, out, options, progress, warn, log)
     project = project.resolve()
     if not project.is_dir():
         raise HarvestError(f"{project} is not a folder")

@@ -1,0 +1,513 @@
+"""The C recorder: a script GDB runs (``gdb -x``) around a project's test command.
+
+Standard library and GDB's own ``gdb`` module only: it runs in GDB's Python, inside the
+harvest jail, beside the tests. It writes the raw recording (``recording``) on the channel
+whose descriptor the config names, never on anything the tests can inherit (the
+descriptor is made close-on-exec before the first process starts).
+
+How it records. GDB follows every process the test command starts (``detach-on-fork
+off``, all of them resumed together, ``catch exec`` stopping each new program once). When a
+program under the project's copy is loaded, each function whose source file the driver
+listed gets a breakpoint on its name (GDB places it after the prologue, in every program
+that holds the function). A stop in a frame that is not the thread's innermost recorded
+call is a new call, its arguments read there; the call is then stepped line by line with
+``next`` (a project function it calls stops at its own breakpoint and is recorded the same
+way); a stop at the function's last line (the closing brace, where every local holds its
+final value) ends it, and ``finish`` gives its return value. A thread whose step or
+``finish`` another process's stop cut short (an ``exec``, a breakpoint) is taken up again
+where it stopped before anything is resumed with ``continue``. Consecutive stops at one
+line of one call are one line event (a ``for`` header's parts). A call whose frame is gone
+without reaching its last line (``longjmp``, ``exit``) gets no return record, and the
+parent drops it. A function whose ``max_calls_seen`` calls have been recorded has its
+breakpoint disabled.
+
+Why ``next`` and not a breakpoint at every line address (one trap per line rather than a
+few single steps), measured on cJSON 1.7.15's ``test.c`` program built ``-g -O0``, GDB
+13.1, stops only (no values read), one quiet run each: a breakpoint at each of the 1,801
+line addresses of ``cJSON.c`` (``breakpoint always-inserted on``; with it off GDB
+re-inserts every breakpoint at each stop and the run passed 200 s) took 68.18 s for 40,221
+stops; a breakpoint per function and ``next`` took 27.11 s for 27,287 stops. Address
+breakpoints also cannot be set when a position-independent program is loaded (GDB has not
+relocated it yet, and fails with "Cannot access memory") and belong to one program only; a
+breakpoint on a function name has neither problem.
+
+Values are read from GDB's ``Value`` objects, never from its printed text, except a
+floating-point number's digits (``str``), which the parent re-reads. A local is shown
+once the call has run its declaration line (before that its memory holds whatever was
+there); a pointer's target is shown in its place (a ``char *`` as its string) and its
+address becomes a token per call, ``a1``, ``a2``..., by first appearance.
+"""
+
+import contextlib
+import json
+import os
+
+import gdb  # type: ignore[import-not-found]  # GDB's own module: this runs only inside GDB
+
+with open(os.environ["EXECBENCH_RECORDER_CONFIG"], encoding="utf-8") as _config:
+    CONFIG = json.load(_config)
+ROOT = CONFIG["root"].rstrip("/") + "/"
+FILES = set(CONFIG["files"])
+"""The project's source files the recorder may record functions of, relative to ROOT."""
+MAX_NODES = CONFIG["max_value_nodes"]
+MAX_DEPTH = CONFIG["max_depth"]
+MAX_EVENTS = CONFIG["max_events"]
+MAX_CALLS = CONFIG["max_calls_seen"]
+MAX_STRING = 200
+MAX_FAILURES = 100
+"""GDB commands failing in a row before the recorder gives up on the run."""
+CHAR_NAMES = ("char", "signed char", "unsigned char")
+
+_out = os.fdopen(CONFIG["records_fd"], "w", buffering=1 << 16, encoding="utf-8")
+os.set_inheritable(CONFIG["records_fd"], False)
+
+
+def emit(record):
+    _out.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+# --------------------------------------------------------------------------- values
+
+
+class Budget:
+    def __init__(self):
+        self.nodes = MAX_NODES
+
+
+def _cstring(address, limit=MAX_STRING):
+    try:
+        data = bytes(gdb.selected_inferior().read_memory(address, limit))
+    except gdb.MemoryError:
+        return None
+    end = data.find(b"\0")
+    if end < 0:
+        return None  # longer than the bound: not a whole value
+    return data[:end].decode("latin-1")
+
+
+def encode(value, budget, depth=0):
+    """The typed value of a GDB value, within the node and depth bounds."""
+    budget.nodes -= 1
+    if budget.nodes < 0 or depth > MAX_DEPTH:
+        return ["truncated", "..."]
+    try:
+        kind = value.type.strip_typedefs()
+        code = kind.code
+        if code == gdb.TYPE_CODE_BOOL:
+            return ["bool", bool(int(value))]
+        if code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_ENUM):
+            return ["int", int(value)]
+        if code == gdb.TYPE_CODE_FLT:
+            return ["float", str(value)]
+        if code == gdb.TYPE_CODE_PTR:
+            return _pointer(value, kind, budget, depth)
+        if code == gdb.TYPE_CODE_ARRAY:
+            return _array(value, kind, budget, depth)
+        if code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
+            return ["dict", [[["str", field.name], encode(value[field], budget, depth + 1)]
+                             for field in kind.fields() if field.name]]
+    except gdb.error:
+        return ["object", "unknown", "<not recorded>"]
+    return ["object", "unknown", "<an address>"]
+
+
+def _pointer(value, kind, budget, depth):
+    address = int(value)
+    if address == 0:
+        return ["none"]
+    target = kind.target().strip_typedefs()
+    if target.code == gdb.TYPE_CODE_FUNC or target.code == gdb.TYPE_CODE_VOID:
+        return ["object", "unknown", "<an address>"]
+    if target.name in CHAR_NAMES:
+        text = _cstring(address)
+        return ["str", text] if text is not None else ["object", "unknown", "<not recorded>"]
+    try:
+        return encode(value.dereference(), budget, depth + 1)
+    except gdb.MemoryError:
+        return ["object", "unknown", "<not recorded>"]
+
+
+def _array(value, kind, budget, depth):
+    low, high = kind.range()
+    element = kind.target().strip_typedefs()
+    if element.name in CHAR_NAMES:
+        text = _cstring(int(value.address), high - low + 1) if value.address is not None \
+            else None
+        if text is not None:
+            return ["str", text]
+    items = []
+    for index in range(low, high + 1):
+        if budget.nodes <= 0:
+            items.append(["truncated", "..."])
+            break
+        items.append(encode(value[index], budget, depth + 1))
+    return ["list", items]
+
+
+# --------------------------------------------------------------------------- functions
+
+
+class Function:
+    """A project function as one program holds it: its id, lines and declarations."""
+
+    def __init__(self, symbol, relative):
+        self.name = symbol.name
+        self.id = relative + ":" + symbol.name
+        self.file = relative
+        self.first = symbol.line
+        self.last = None
+        self.code_lines = set()
+        self.seen = 0
+        self.active = 0
+        self.breakpoint = gdb.Breakpoint(source=symbol.symtab.fullname(),
+                                         function=symbol.name, internal=True)
+
+
+    def measure(self, frame):
+        """Its lines, from the line table, once a program holding it runs (the addresses
+        are relocated by then)."""
+        block = frame.block()
+        while block.function is None:
+            block = block.superblock
+        self.code_lines = {entry.line for entry in frame.find_sal().symtab.linetable()
+                           if block.start <= entry.pc < block.end and entry.line > 0}
+        self.last = max(self.code_lines, default=self.first)
+
+
+FUNCTIONS = {}
+"""By (source file, function name): the project's functions, each with its breakpoint
+(one for every program that holds it: GDB places it in each, after relocation)."""
+
+
+def _relative(path):
+    real = os.path.realpath(path)
+    return real[len(ROOT):] if real.startswith(ROOT) else None
+
+
+def _function_names():
+    """The functions with debug information, by name: GDB's ``info functions`` lists them
+    (the only listing its Python API gives); which file each is in is asked of its symbol."""
+    text = gdb.execute("info functions -n", to_string=True)
+    names = set()
+    for line in text.splitlines():
+        head = line.split(":", 1)[1].split("(", 1)[0] if ":" in line and "(" in line else ""
+        name = head.replace("*", " ").split()[-1] if head.strip() else ""
+        if name.isidentifier():
+            names.add(name)
+    return sorted(names)
+
+
+PENDING = []
+"""Programs of the project's copy loaded since the last stop: their breakpoints wait for
+that stop (``catch exec`` makes one), when their addresses are relocated."""
+
+
+def on_new_objfile(event):
+    if _relative(event.new_objfile.filename) is not None:
+        PENDING.append(event.new_objfile)
+
+
+def install():
+    """Breakpoints for the functions of the programs loaded since the last stop."""
+    while PENDING:
+        objfile = PENDING.pop()
+        if not objfile.is_valid():
+            continue
+        for name in _function_names():
+            for symbol in _symbols(objfile, name):
+                relative = _relative(symbol.symtab.fullname())
+                key = (relative, name)
+                if relative in FILES and name != "main" and key not in FUNCTIONS:
+                    FUNCTIONS[key] = Function(symbol, relative)
+
+
+def _symbols(objfile, name):
+    found = []
+    for lookup in (objfile.lookup_global_symbol, objfile.lookup_static_symbol):
+        symbol = lookup(name)
+        if symbol is not None and symbol.is_function and symbol.symtab is not None:
+            found.append(symbol)
+    return found
+
+
+# --------------------------------------------------------------------------- calls
+
+
+class Call:
+    def __init__(self, number, function, frame):
+        self.number = number
+        self.function = function
+        self.frame = frame
+        self.tokens = {}
+        self.ran = set()
+        self.events = 0
+        self.last_line = None
+        self.arguments = []
+
+    def token(self, address):
+        if address not in self.tokens:
+            self.tokens[address] = "a" + str(len(self.tokens) + 1)
+        return self.tokens[address]
+
+    def variables(self, frame, line, arguments_only=False):
+        """[name, value, token] of the arguments and the locals declared by now."""
+        try:
+            block = frame.block()
+        except RuntimeError:
+            return []
+        seen, found = set(), []
+        while block is not None:
+            for symbol in block:
+                if symbol.name in seen or not (symbol.is_argument or symbol.is_variable):
+                    continue
+                if symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
+                    continue
+                if not symbol.is_argument and (arguments_only or not self._declared(symbol,
+                                                                                    line)):
+                    continue
+                seen.add(symbol.name)
+                found.append(self._variable(symbol, frame))
+            if block.function is not None:
+                break
+            block = block.superblock
+        arguments = [item for item in found if item[0] in self.arguments]
+        return sorted(arguments, key=lambda item: self.arguments.index(item[0])) + \
+            sorted((item for item in found if item[0] not in self.arguments),
+                   key=lambda item: item[0])
+
+    def _declared(self, symbol, line):
+        declared = symbol.line
+        if declared in self.function.code_lines:
+            return declared in self.ran
+        return declared < line
+
+    def _variable(self, symbol, frame):
+        try:
+            value = symbol.value(frame)
+        except (gdb.error, RuntimeError):
+            return [symbol.name, ["object", "unknown", "<not recorded>"], None]
+        token = None
+        if value.type.strip_typedefs().code == gdb.TYPE_CODE_PTR and int(value) != 0:
+            token = self.token(int(value))
+        return [symbol.name, encode(value, Budget()), token]
+
+
+STACKS = {}
+"""Per thread (inferior, thread number): the recorded calls still running, innermost last."""
+COUNTER = [0]
+
+
+def _argument_names(frame):
+    names = []
+    block = frame.block()
+    while block is not None:
+        for symbol in block:
+            if symbol.is_argument and symbol.name not in names:
+                names.append(symbol.name)
+        if block.function is not None:
+            break
+        block = block.superblock
+    return names
+
+
+def _function_at(frame):
+    try:
+        symbol = frame.function()
+    except (gdb.error, RuntimeError):
+        return None
+    if symbol is None or symbol.symtab is None:
+        return None
+    return FUNCTIONS.get((_relative(symbol.symtab.fullname()), symbol.name))
+
+
+def on_stop():
+    """Record what the stop shows; the command that resumes the run from it."""
+    try:
+        frame = gdb.selected_frame()
+        thread = gdb.selected_thread()
+    except gdb.error:
+        return "continue"
+    stack = STACKS.setdefault((thread.inferior.num, thread.num), [])
+    while stack and not stack[-1].frame.is_valid():
+        stack.pop()  # left without reaching its last line (longjmp, exit)
+    call = stack[-1] if stack else None
+    if call is not None and call.frame == frame:
+        return _step(call, frame, stack)
+    function = _function_at(frame)
+    if function is None and call is not None:
+        return "next"  # a stop elsewhere cut this thread's step short: back to its call
+    if function is None or frame.find_sal().line == 0:
+        return "continue"
+    if function.last is None:
+        function.measure(frame)
+    call = Call(None, function, frame)
+    if function.seen < MAX_CALLS:
+        function.seen += 1
+        COUNTER[0] += 1
+        call.number = COUNTER[0]
+        call.arguments = _argument_names(frame)
+        emit({"kind": "call", "call": call.number, "function": function.id,
+              "file": function.file, "name": function.name, "first": function.first,
+              "last": function.last,
+              "args": call.variables(frame, 0, arguments_only=True)})
+        if function.seen == MAX_CALLS:
+            function.breakpoint.enabled = False  # enough of its calls: no more stops
+    stack.append(call)
+    return _step(call, frame, stack)
+
+
+def _step(call, frame, stack):
+    """A stop in the thread's innermost recorded call: a line event, or its end."""
+    line = frame.find_sal().line
+    if line == call.last_line:
+        return "next"  # a later part of the line the last event showed
+    if call.number is None or line == call.function.last:
+        return _finish(call, frame, stack, line)
+    call.last_line = line
+    call.events += 1
+    if call.events > MAX_EVENTS:
+        call.number = None  # over the bound: the parent would drop it
+        return _finish(call, frame, stack, line)
+    emit({"kind": "line", "call": call.number, "line": line,
+          "locals": call.variables(frame, line)})
+    call.ran.add(line)
+    return "next"
+
+
+def _finish(call, frame, stack, line):
+    """Run the call to its return: its final locals, its value from ``finish``. A project
+    function it calls on the way stops the ``finish`` (that call is recorded, and this one
+    finished again when it is back)."""
+    final = call.variables(frame, line) if call.number is not None else None
+    thread = gdb.selected_thread()
+    caller = frame.older()
+    returns_value = _returns_value(frame)
+    try:
+        gdb.execute("finish", to_string=True)
+    except gdb.error:
+        return "continue"
+    if gdb.selected_thread() != thread:
+        return on_stop()  # another process stopped first: this call is finished later
+    if caller is None or not caller.is_valid() or gdb.selected_frame() != caller:
+        call.number = None  # it did not return to its caller (longjmp): no value
+        return on_stop()
+    stack.pop()
+    if call.number is not None:
+        value = None
+        if returns_value:
+            returned = gdb.history(0)
+            value = encode(returned, Budget())
+            if returned.type.strip_typedefs().code == gdb.TYPE_CODE_PTR and int(returned):
+                final.append(["<return>", value, call.token(int(returned))])
+        emit({"kind": "return", "call": call.number, "value": value, "locals": final})
+    if stack and stack[-1].frame == caller:
+        here = gdb.selected_frame()
+        if here.find_sal().pc == here.pc():
+            return on_stop()  # the call was its line's last act: the next line starts here
+        return "next"
+    return "continue"
+
+
+def _returns_value(frame):
+    kind = frame.function().type.target()
+    return kind is not None and kind.strip_typedefs().code != gdb.TYPE_CODE_VOID
+
+
+# --------------------------------------------------------------------------- the run
+
+
+EXIT = {}
+
+
+def on_exited(event):
+    if hasattr(event, "exit_code") and event.inferior.num == 1:
+        EXIT["code"] = event.exit_code
+
+
+def _live():
+    return [inferior for inferior in gdb.inferiors() if inferior.pid > 0]
+
+
+def _stepping_elsewhere():
+    """The command for a thread whose recorded call was being stepped when another
+    process stopped (an ``exec``, a breakpoint): GDB stopped it wherever it was, and a
+    plain ``continue`` would lose the rest of the call."""
+    for inferior in _live():
+        for thread in inferior.threads():
+            if STACKS.get((inferior.num, thread.num)) and thread.is_valid() \
+                    and not thread.is_running():
+                thread.switch()  # a frame is valid or not in its own thread only
+                action = on_stop()
+                if action != "continue":
+                    return action
+    return "continue"
+
+
+def _forget_gone():
+    """Drop the processes GDB still lists that have ended (one that ends right after its
+    fork can leave GDB waiting on it)."""
+    for inferior in _live():
+        state = ""
+        with contextlib.suppress(OSError), \
+                open(f"/proc/{inferior.pid}/stat", encoding="latin-1") as handle:
+            state = handle.read().rpartition(")")[2].split()[0]
+        if state in ("", "Z", "X"):
+            with contextlib.suppress(gdb.error):
+                gdb.execute(f"inferior {inferior.num}", to_string=True)
+                gdb.execute("kill", to_string=True)
+
+
+def _select_stopped():
+    """Select a stopped thread to look at: the selected one, else the first stopped one of
+    a live process (after a fork or an exit GDB may leave a running thread selected).
+    False when there is none."""
+    try:
+        thread = gdb.selected_thread()
+        if thread is not None and thread.is_valid() and not thread.is_running():
+            gdb.selected_frame()
+            return True
+    except gdb.error:
+        pass
+    for inferior in _live():
+        for thread in inferior.threads():
+            if thread.is_valid() and not thread.is_running():
+                thread.switch()
+                return True
+    return False
+
+
+def main():
+    for setting in ("pagination off", "confirm off", "detach-on-fork off",
+                    "follow-fork-mode parent", "follow-exec-mode same",
+                    "schedule-multiple on", "startup-with-shell off",
+                    "debug-file-directory /nonexistent",
+                    "print thread-events off", "print inferior-events off"):
+        gdb.execute("set " + setting)
+    gdb.execute("unset environment EXECBENCH_RECORDER_CONFIG")
+    gdb.events.new_objfile.connect(on_new_objfile)
+    gdb.events.exited.connect(on_exited)
+    gdb.execute("catch exec")
+    action, failures = "run", 0
+    while True:
+        try:
+            gdb.execute(action, to_string=True)
+            failures = 0
+        except gdb.error:
+            failures += 1
+            if failures > 1:
+                _forget_gone()
+            if failures > MAX_FAILURES:
+                break  # GDB cannot go on: what was recorded stands, the run has no end
+        if not _live():
+            break
+        install()
+        action = on_stop() if _select_stopped() else "continue"
+        if action == "continue":
+            action = _stepping_elsewhere()
+    code = EXIT.get("code")
+    emit({"kind": "end", "tests": [int(code == 0), 1],
+          "exit": code if isinstance(code, int) else None})
+    _out.flush()
+
+
+main()
