@@ -41,8 +41,9 @@ address becomes a token per call, ``a1``, ``a2``..., by first appearance.
 import contextlib
 import json
 import os
+from typing import Any
 
-import gdb  # type: ignore[import-not-found]  # GDB's own module: this runs only inside GDB
+import gdb  # type: ignore[import-not-found, import-untyped, unused-ignore]  # GDB's own
 
 with open(os.environ["EXECBENCH_RECORDER_CONFIG"], encoding="utf-8") as _config:
     CONFIG = json.load(_config)
@@ -174,7 +175,7 @@ class Function:
         self.last = max(self.code_lines, default=self.first)
 
 
-FUNCTIONS = {}
+FUNCTIONS: dict[tuple[str, str], Function] = {}
 """By (source file, function name): the project's functions, each with its breakpoint
 (one for every program that holds it: GDB places it in each, after relocation)."""
 
@@ -197,7 +198,7 @@ def _function_names():
     return sorted(names)
 
 
-PENDING = []
+PENDING: list[Any] = []
 """Programs of the project's copy loaded since the last stop: their breakpoints wait for
 that stop (``catch exec`` makes one), when their addresses are relocated."""
 
@@ -292,7 +293,7 @@ class Call:
         return [symbol.name, encode(value, Budget()), token]
 
 
-STACKS = {}
+STACKS: dict[tuple[int, int], list[Any]] = {}
 """Per thread (inferior, thread number): the recorded calls still running, innermost last."""
 COUNTER = [0]
 
@@ -416,7 +417,7 @@ def _returns_value(frame):
 # --------------------------------------------------------------------------- the run
 
 
-EXIT = {}
+EXIT: dict[str, int] = {}
 
 
 def on_exited(event):

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from execbench.sources import debugger_values
 from execbench.values import Encoded, LiteralError, is_encoding
@@ -243,7 +243,7 @@ def _is_function_id(function: Any, file: str, name: str) -> bool:
         and _SIGNATURE.fullmatch(function[len(file) + len(name) + 1:]) is not None))
 
 
-def _int(value: Any, low: int = 0) -> bool:
+def _int(value: Any, low: int = 0) -> TypeGuard[int]:
     return type(value) is int and low <= value < 1 << 62
 
 

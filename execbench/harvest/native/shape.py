@@ -117,7 +117,7 @@ class _Reader:
         raise ValueError("unbalanced")
 
     def statements(self, until_brace: bool) -> list[_Node]:
-        found = []
+        found: list[_Node] = []
         while True:
             self.skip()
             if self.i >= len(self.text):
