@@ -66,6 +66,7 @@ from typing import Any
 from execbench import registry, safe_read, values
 from execbench.harvest import ages, child, deps, failures, jail
 from execbench.harvest.ages import Dating
+from execbench.harvest.channel import drain
 from execbench.harvest.listing import Function, list_functions
 from execbench.harvest.options import DEFAULTS, HarvestError, HarvestOptions, HarvestResult
 from execbench.harvest.records import Records
@@ -199,7 +200,7 @@ def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
             while process.poll() is None:
                 ready, _, _ = select.select([channel], [], [], _POLL_SECONDS)
                 if ready:
-                    reader.feed(_drain(channel))
+                    reader.feed(drain(channel))
                 if progress is not None:
                     progress({"seconds": time.monotonic() - start, **reader.status()})
                 if time.monotonic() - start > options.timeout:
@@ -207,7 +208,7 @@ def _run(scratch: Path, functions: list[Function], options: HarvestOptions,
                     break
         finally:
             stop_group(process, _GRACE_SECONDS)
-            reader.feed(_drain(channel))  # what was written before every writer ended
+            reader.feed(drain(channel))  # what was written before every writer ended
             os.close(channel)
     kept = reader.finish()
     if progress is not None:
@@ -335,19 +336,6 @@ def _interpreter_paths(python: str, env: dict[str, str], scratch: Path) -> list[
                 and not Path(real).is_relative_to(scratch.resolve()):
             kept.append(real)
     return kept
-
-
-def _drain(fd: int) -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 20)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _write(out: Path, functions: list[Function], records: dict[tuple[str, int], dict[str, Any]],

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
+from execbench.harvest.channel import Lines
 from execbench.harvest.listing import Function
 
 REFUSED_NOT_JSON = "not a record"
@@ -16,13 +16,11 @@ REFUSED_MALFORMED = "malformed call record"
 REFUSED_SLOT = "reservoir slot out of range or not its ordinal's"
 REFUSED_DUPLICATE = "a second record for one ordinal"
 REFUSED_ORDINAL = "ordinal beyond the calls the child counted"
-REFUSED_CUT = "cut off when the channel closed"
-REFUSED_LONG = "a line longer than any record"
 MAX_STOPPED_CHARS = 200
 """Characters of the child's word on why it stopped the run (longer: malformed counts)."""
 
 
-class Records:
+class Records(Lines):
     """The child's records, taken from the pipe only the parent reads and checked as far as
     the parent can: the tests run in the recorder's process and can write on the pipe too.
 
@@ -41,39 +39,16 @@ class Records:
     """
 
     def __init__(self, functions: list[Function], max_calls: int, max_line: int) -> None:
+        super().__init__(max_line)
         self.listed = {f.id for f in functions if f.skip is None}
         self.max_calls = max_calls
-        self.max_line = max_line
-        self.skipping = False
-        """Inside a line too long to keep: its bytes are dropped up to its newline."""
-        self.pending = b""
         self.jail: dict[str, Any] | None = None
-        self.lines = 0
         self.ended = False
         self.calls: dict[tuple[str, int], dict[str, Any]] = {}
         """Keyed by function and ordinal."""
         self.accepted = 0
         self.counts: dict[str, Any] = {}
         self.malformed = False
-        self.refused: Counter = Counter()
-
-    def feed(self, data: bytes) -> None:
-        if self.skipping:
-            end = data.find(b"\n")
-            if end < 0:
-                return
-            data, self.skipping = data[end + 1:], False
-        lines = (self.pending + data).split(b"\n")
-        self.pending = lines.pop()  # a line still being written waits for the next read
-        for line in lines:
-            self.lines += 1
-            if len(line) > self.max_line:
-                self.refused[REFUSED_LONG] += 1
-            else:
-                self._take(line)
-        if len(self.pending) > self.max_line:
-            self.refused[REFUSED_LONG] += 1
-            self.pending, self.skipping = b"", True
 
     def _take(self, line: bytes) -> None:
         try:
@@ -116,9 +91,7 @@ class Records:
 
     def finish(self) -> dict[tuple[str, int], dict[str, Any]]:
         """The kept calls by function and slot, once the child's channel has closed."""
-        if self.pending:
-            self.refused[REFUSED_CUT] += 1
-            self.pending = b""
+        self._closed()
         candidates = self.counts.get("candidates", {})
         kept: dict[tuple[str, int], dict[str, Any]] = {}
         for (function, ordinal), record in sorted(self.calls.items(), key=lambda i: i[0][1]):

@@ -15,13 +15,12 @@ from typing import Any
 import pytest
 
 from execbench.harvest import jail
+from execbench.harvest.channel import REFUSED_CUT, REFUSED_LONG
 from execbench.harvest.native import shape
 from execbench.harvest.native.recording import (
-    REFUSED_CUT,
     REFUSED_FUNCTION,
     REFUSED_JAIL,
     REFUSED_LINE,
-    REFUSED_LONG,
     REFUSED_NOT_JSON,
     REFUSED_NUMBER,
     REFUSED_OPEN,

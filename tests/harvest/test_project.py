@@ -19,17 +19,16 @@ from typing import Any
 
 import pytest
 
+from execbench.harvest.channel import REFUSED_CUT, REFUSED_LONG
 from execbench.harvest.listing import Function
 from execbench.harvest.many import harvest_projects, projects_from
 from execbench.harvest.options import HarvestError, HarvestOptions
 from execbench.harvest.project import NEVER_CALLED, harvest
 from execbench.harvest.records import (
     REFUSED_AFTER_END,
-    REFUSED_CUT,
     REFUSED_DUPLICATE,
     REFUSED_FUNCTION,
     REFUSED_JAIL,
-    REFUSED_LONG,
     REFUSED_MALFORMED,
     REFUSED_NOT_JSON,
     REFUSED_ORDINAL,

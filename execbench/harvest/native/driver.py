@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from execbench.harvest import jail
+from execbench.harvest.channel import drain
 from execbench.harvest.native import shape
 from execbench.harvest.native.facts import arguments, call_record
 from execbench.harvest.native.language import LANGUAGES, Language
@@ -233,7 +234,7 @@ def _run_jailed(scratch: Path, config: dict[str, Any], child: dict[str, Any] | N
             while process.poll() is None:
                 ready, _, _ = select.select([channel], [], [], _POLL_SECONDS)
                 if ready:
-                    reader.feed(_drain(channel))
+                    reader.feed(drain(channel))
                 if progress is not None and reading is not None:
                     progress({"seconds": time.monotonic() - start, "tests": 0, "total": 0,
                               "calls": reading.calls, "functions": 0})
@@ -243,7 +244,7 @@ def _run_jailed(scratch: Path, config: dict[str, Any], child: dict[str, Any] | N
                 code = process.returncode
         finally:
             stop_group(process, _GRACE_SECONDS)
-            reader.feed(_drain(channel))
+            reader.feed(drain(channel))
             os.close(channel)
     reader.finish()
     return code, reader
@@ -292,19 +293,6 @@ def _jail_config(scratch: Path, argv: list[str], env: dict[str, str], read: list
             "read": sorted({os.path.realpath(path) for path in read}), "argv": argv,
             "env": env, "max_file_bytes": options.max_file_bytes,
             "max_temp_bytes": options.max_temp_bytes}
-
-
-def _drain(fd: int) -> bytes:
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 1 << 20)
-        except BlockingIOError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _last_line(log_path: Path) -> str:

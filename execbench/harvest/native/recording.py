@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from execbench.harvest.channel import Lines
 from execbench.sources import debugger_values
 from execbench.values import Encoded, LiteralError, is_encoding
 
@@ -39,11 +39,9 @@ REFUSED_UNKNOWN_CALL = "a line or return of no open call"
 REFUSED_LINE = "malformed line record"
 REFUSED_RETURN = "malformed return record"
 REFUSED_END = "malformed end record"
-REFUSED_LONG = "a line longer than any record"
 REFUSED_OPEN = "a call with no return when the channel closed"
 REFUSED_TOO_MANY = "more open calls than the bound"
 REFUSED_EVENTS = "more line events than the bound"
-REFUSED_CUT = "cut off when the channel closed"
 
 _NAME = re.compile(r"<return>|[A-Za-z_$][\w$.<>\[\]]{0,199}")
 _TOKEN = re.compile(r"a[1-9]\d{0,8}")
@@ -69,7 +67,7 @@ class RawCall:
     exception: str | None = None
 
 
-class Recording:
+class Recording(Lines):
     """Lines fed as they arrive; each call, once returned, handed to ``on_call``.
 
     ``files`` maps each snapshotted source file (relative to the project) to its number
@@ -78,44 +76,20 @@ class Recording:
 
     def __init__(self, files: dict[str, int], on_call: Callable[[RawCall], None], *,
                  max_line: int, max_events: int, max_nodes: int) -> None:
+        super().__init__(max_line)
         self.files = files
         self.on_call = on_call
-        self.max_line = max_line
         self.max_events = max_events
         self.max_nodes = max_nodes
-        self.pending = b""
-        self.skipping = False
-        self.lines = 0
         self.jail: dict[str, Any] | None = None
         self.end: dict[str, Any] | None = None
         self.open: dict[int, RawCall] = {}
         self.last_number = 0
-        self.refused: Counter[str] = Counter()
         self.calls = 0
-
-    def feed(self, data: bytes) -> None:
-        if self.skipping:
-            end = data.find(b"\n")
-            if end < 0:
-                return
-            data, self.skipping = data[end + 1:], False
-        lines = (self.pending + data).split(b"\n")
-        self.pending = lines.pop()
-        for line in lines:
-            self.lines += 1
-            if len(line) > self.max_line:
-                self.refused[REFUSED_LONG] += 1
-            else:
-                self._take(line)
-        if len(self.pending) > self.max_line:
-            self.refused[REFUSED_LONG] += 1
-            self.pending, self.skipping = b"", True
 
     def finish(self) -> None:
         """The channel has closed: a line cut short and calls never returned are refused."""
-        if self.pending:
-            self.refused[REFUSED_CUT] += 1
-            self.pending = b""
+        self._closed()
         if self.open:
             self.refused[REFUSED_OPEN] += len(self.open)
         self.open.clear()
