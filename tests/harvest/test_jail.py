@@ -35,6 +35,7 @@ from execbench.harvest.records import (
     REFUSED_ORDINAL,
     REFUSED_SLOT,
 )
+from tests.helpers.harvests import processes_with
 
 SECRET = "sk-harvest-jail-test-3f9c2a"
 # Named after this test process, so that two test runs at once use different ones.
@@ -241,17 +242,6 @@ def _ipc_keys() -> set[int]:
     return keys
 
 
-def _processes_with(token: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and token.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def _leaks(out: Path) -> dict[str, str]:
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
     said = {}
@@ -304,7 +294,7 @@ def attacked(layers: dict[str, str]) -> Iterator[dict]:
             before = _tree(project)
             result = harvest(project, out, HarvestOptions(
                 max_calls=50, max_file_bytes=1 << 20, max_temp_bytes=4 << 20))
-            left = _processes_with(TOKEN)
+            left = processes_with(TOKEN)
             connected = []
             for server in (listener, service):
                 server.setblocking(False)
@@ -378,7 +368,7 @@ def test_the_tests_run_unprivileged(attacked: dict) -> None:
 
 def test_no_daemon_outlives_the_harvest(attacked: dict) -> None:
     assert attacked["leaks"]["daemon"] == "started"
-    assert attacked["left"] == [] and _processes_with(TOKEN) == []
+    assert attacked["left"] == [] and processes_with(TOKEN) == []
     assert not attacked["marker"].exists()
     assert attacked["out"].read_bytes() == attacked["written"]
 

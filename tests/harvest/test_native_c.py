@@ -33,8 +33,8 @@ from execbench.harvest.project import harvest
 from execbench.settings import SettingError
 from tests.harvest import native_c_project
 from tests.helpers.cli import execbench
+from tests.helpers.harvests import CODESENSE_TASKS, oracle_on_codesense_tasks
 
-TASKS = ("statement", "block", "loop", "branch", "output", "input", "alias")
 OPTIONS = HarvestOptions(language="c", build="make test_lib", test="make test",
                          max_calls=10, timeout=600)
 
@@ -86,15 +86,8 @@ def test_the_tests_ran_and_the_projects_functions_were_kept(harvested: dict) -> 
 
 def test_every_codesense_task_builds_and_the_oracle_is_right(harvested: dict,
                                                              tmp_path: Path) -> None:
-    suite, run = tmp_path / "suite", tmp_path / "run"
-    done = execbench("build", harvested["out"], "--tasks", ",".join(TASKS), "--out", suite)
-    assert done.exit_code == 0, done.stderr
-    counts = json.loads((suite / "manifest.json").read_text())["counts"]["by_task"]
-    assert set(counts) == set(TASKS) and all(counts[task] > 0 for task in TASKS), counts
-    done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
-    assert done.exit_code == 0, done.stderr
-    metrics = json.loads((run / "results.json").read_text())["metrics"]
-    assert {task: metrics[task]["all"]["pass@1"] for task in TASKS} == dict.fromkeys(TASKS, 1.0)
+    scores = oracle_on_codesense_tasks(harvested["out"], tmp_path)
+    assert scores == dict.fromkeys(CODESENSE_TASKS, 1.0)
 
 
 def _alias(record: dict[str, Any]) -> list[tuple[str, str, str, bool]]:

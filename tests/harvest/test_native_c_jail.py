@@ -27,6 +27,7 @@ import pytest
 from execbench.harvest import jail
 from execbench.harvest.options import HarvestOptions
 from execbench.harvest.project import harvest
+from tests.helpers.harvests import processes_with
 
 SECRET = "sk-native-jail-test-81d0"
 TOKEN = f"execbench-native-daemon-{os.getpid()}"
@@ -104,17 +105,6 @@ test: attacks
 """
 
 
-def _processes_with(token: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and token.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 @pytest.fixture(scope="module")
 def attacked() -> Iterator[dict]:
     for tool in ("gdb", "cc", "make"):
@@ -148,7 +138,7 @@ def attacked() -> Iterator[dict]:
                 language="c", build="make attacks", test="make test", max_calls=50,
                 max_file_bytes=1 << 20, max_temp_bytes=4 << 20, timeout=300),
                 log=folder / "run.log")
-            left = _processes_with(TOKEN)
+            left = processes_with(TOKEN)
             listener.setblocking(False)
             try:
                 listener.accept()[0].close()
@@ -189,6 +179,6 @@ def test_nothing_got_out(attacked: dict) -> None:
 
 
 def test_no_daemon_outlives_the_harvest(attacked: dict) -> None:
-    assert attacked["left"] == [] and _processes_with(TOKEN) == []
+    assert attacked["left"] == [] and processes_with(TOKEN) == []
     assert not attacked["marker"].exists()
     assert attacked["out"].read_bytes() == attacked["written"]

@@ -29,6 +29,7 @@ from execbench.harvest.native import java
 from execbench.harvest.options import HarvestOptions
 from execbench.harvest.project import harvest
 from tests.helpers.cli import execbench
+from tests.helpers.harvests import CODESENSE_TASKS, oracle_on_codesense_tasks
 
 JUNIT = Path("/usr/share/java/junit4.jar")
 HAMCREST = Path("/usr/share/java/hamcrest-core.jar")
@@ -361,7 +362,6 @@ def test_the_helper_is_compiled_once_per_source_and_jdk(cache: Path) -> None:
 
 # --------------------------------------------------------------------------- the harvest
 
-TASKS = ("statement", "block", "loop", "branch", "output", "input", "alias")
 OPTIONS = HarvestOptions(language="java", build="sh build.sh", test="sh test.sh",
                          max_calls=10, timeout=600)
 
@@ -400,15 +400,8 @@ def test_the_harvest_keeps_the_projects_methods_in_the_jail(harvested: dict) -> 
 
 def test_every_codesense_task_builds_and_the_oracle_is_right(harvested: dict,
                                                              tmp_path: Path) -> None:
-    suite, run = tmp_path / "suite", tmp_path / "run"
-    done = execbench("build", harvested["out"], "--tasks", ",".join(TASKS), "--out", suite)
-    assert done.exit_code == 0, done.stderr
-    counts = json.loads((suite / "manifest.json").read_text())["counts"]["by_task"]
-    assert set(counts) == set(TASKS) and all(counts[task] > 0 for task in TASKS), counts
-    done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
-    assert done.exit_code == 0, done.stderr
-    metrics = json.loads((run / "results.json").read_text())["metrics"]
-    assert {task: metrics[task]["all"]["pass@1"] for task in TASKS} == dict.fromkeys(TASKS, 1.0)
+    scores = oracle_on_codesense_tasks(harvested["out"], tmp_path)
+    assert scores == dict.fromkeys(CODESENSE_TASKS, 1.0)
 
 
 def _alias(record: dict[str, Any]) -> set[tuple[str, str, str, bool]]:

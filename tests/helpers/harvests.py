@@ -5,6 +5,7 @@ so harvesting it once for all of them keeps CI's slow run short."""
 
 from __future__ import annotations
 
+import json
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,3 +54,34 @@ def harvest_locally(folder: Path) -> LocalHarvest:
         [outcome.summary.get("error") for outcome in outcomes]
     done.write_text("".join(f"{path}\n" for path in given))
     return LocalHarvest(given, folder / "out")
+
+
+CODESENSE_TASKS = ("statement", "block", "loop", "branch", "output", "input", "alias")
+
+
+def oracle_on_codesense_tasks(harvested: Path, folder: Path) -> dict[str, float]:
+    """Every CodeSense task built from a harvest's file (each with instances) and
+    ``reference/oracle`` run on them: its pass@1 per task."""
+    from tests.helpers.cli import execbench
+
+    suite, run = folder / "suite", folder / "run"
+    done = execbench("build", harvested, "--tasks", ",".join(CODESENSE_TASKS), "--out", suite)
+    assert done.exit_code == 0, done.stderr
+    counts = json.loads((suite / "manifest.json").read_text())["counts"]["by_task"]
+    assert set(counts) == set(CODESENSE_TASKS) and all(counts.values()), counts
+    done = execbench("run", "--suite", suite, "--model", "reference/oracle", "--out", run)
+    assert done.exit_code == 0, done.stderr
+    metrics = json.loads((run / "results.json").read_text())["metrics"]
+    return {task: metrics[task]["all"]["pass@1"] for task in CODESENSE_TASKS}
+
+
+def processes_with(token: str) -> list[int]:
+    """Processes whose command line holds ``token`` (what a jailed test left running)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and token.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
