@@ -14,7 +14,7 @@ each *unit* the parent sends (a batch of jobs: calls of one program, or one cand
    protocol violation that ends the unit;
 3. enforces each job's wall-clock limit (from the previous answer) by killing the runner;
 4. kills the runner once the batch is answered (or it recycles, or dies), reaps it, and
-   only then wipes the temporary root and forks the next unit's runner.
+   only then wipes the temporary root and reads the next unit's batch.
 
 So the parent-facing pipes are never in a process that runs program code, and no unit's
 runner is alive, or its files present, when the next unit starts: what one unit leaves
@@ -29,7 +29,9 @@ unit: ``pool.UnitTime``). Zygote -> parent, in frames (``frames``): ``hello``
 (the layers), then per batch each job's ``result`` (``seq``, ``recycle``: why the runner
 stopped after it, ``size``) and its payload chunks, or a ``died`` message for the job
 whose run ended the runner (``status``, ``detail``); after a ``result`` with ``recycle``
-or a ``died``, the jobs left of the batch are the parent's to send again.
+or a ``died``, the jobs left of the batch are the parent's to send again. Where the steps
+are measured (the setup's ``phases``), results carry the runner's figures and a
+``phases`` message the zygote's, after each unit (``sandbox.phases``).
 """
 
 from __future__ import annotations
@@ -108,9 +110,9 @@ def _fork(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot
           keep_out: tuple[int, ...], batch: tuple[str, ...], measured: bool = False) -> _Runner:
     """A new runner for ``batch`` (read here, before the fork: the runner finds its jobs'
     texts in the memory it inherits, and parses each as it comes to it; ``_batch``), whose
-    only descriptor besides
-    the standard ones is its answers' pipe, at ``runner.ANSWERS_FD``; ``keep_out`` (the
-    parent's pipes) are closed in it before anything else happens there."""
+    only descriptor besides the standard ones is its answers' pipe, at
+    ``runner.ANSWERS_FD``; ``keep_out`` (the parent's pipes) are closed in it before
+    anything else happens there."""
     answers_read, answers_write = os.pipe()
     serving = runner.Runner(limits, plan.root, snapshot, os.path.join(plan.root, runner.WORKDIR))
     gc.collect()
