@@ -410,7 +410,7 @@ def warm_up(limits: dict[str, Any], root: str) -> None:
                        "options": options, "seq": "warm-up"}
                 warm.call(job)
                 warm.call(job, last=True)
-    json.loads(_ENCODER.encode({"jobs": [job]}))  # a batch, as a runner reads one
+    json.loads(json.dumps(job))  # a job's text, as the zygote writes it and a runner reads it
     os.chdir(root)
 
 
