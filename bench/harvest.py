@@ -148,7 +148,7 @@ def _native_project(language: str, project: Path, build: str, test: str, scratch
     tasks built from it and ``reference/oracle`` run on them."""
     import shutil
 
-    from execbench.harvest.native.language import LANGUAGES
+    from execbench.harvest.languages import LANGUAGES
 
     options = HarvestOptions(language=language, build=build, test=test,
                              timeout=args.timeout)

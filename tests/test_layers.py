@@ -23,6 +23,7 @@ LAYERS = (
     ("execbench.sources", "execbench.mutation"),
     ("execbench.harvest",),
     ("execbench.tasks",),
+    ("execbench.harvest.native",),
     ("execbench.metrics", "execbench.models", "execbench.manifest", "execbench.suite",
      "execbench.rundir", "execbench.context_check", "execbench.runner", "execbench.rewards",
      "execbench.reward_server", "execbench.export", "execbench.program_writing"),

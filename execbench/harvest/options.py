@@ -65,7 +65,7 @@ class HarvestOptions:
     machine allows a mount namespace."""
     language: str = "python"
     """The project's language: ``python`` (its pytest suite), or a compiled language of
-    ``native.language.LANGUAGES`` (``c``, ``java``), built with ``build`` and tested with
+    ``languages.LANGUAGES`` (``c``, ``java``), built with ``build`` and tested with
     ``test`` under a debugger (``native``)."""
     build: str = ""
     """The shell command that builds a native project (in the jail; may be empty)."""
@@ -87,7 +87,7 @@ class HarvestOptions:
         if self.pip_args and not self.install_deps:
             raise SettingError("{0} is for {1}", "pip_args", "install_deps")
         if self.language != "python":
-            from execbench.harvest.native.language import LANGUAGES
+            from execbench.harvest.languages import LANGUAGES
 
             if self.language not in LANGUAGES:
                 raise SettingError(f"{{0}} is python or one of "

@@ -95,9 +95,9 @@ def harvest(project: Path, out: Path, options: HarvestOptions = DEFAULTS,
     A ``dating`` stamps each function (``ages``): its date goes into its record, and one
     not new since the date is skipped."""
     if options.language != "python":  # a compiled language: its recorder is a debugger
-        from execbench.harvest.native.driver import harvest as native
+        from execbench.harvest.languages import NATIVE
 
-        return native(project, out, options, progress, warn, log)
+        return NATIVE.get("harvest")(project, out, options, progress, warn, log)
     project = project.resolve()
     if not project.is_dir():
         raise HarvestError(f"{project} is not a folder")

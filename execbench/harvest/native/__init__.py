@@ -4,9 +4,10 @@ inside the harvest jail, and what the debugger saw becomes recorded traces.
 One driver serves every language; a language plugs in through one small object. The
 modules:
 
-``language``
+``harvest.languages`` (beside this package, earlier in the import graph)
     The ``Language`` protocol and the ``LANGUAGES`` registry (``"c"``, ``"java"``,
-    registered lazily). What a language says, and nothing else:
+    registered lazily), and ``NATIVE``, through which the harvest reaches ``driver``.
+    What a language says, and nothing else:
 
     - ``name`` (the generic record's ``language``) and ``suffixes``: the source files
       whose text the driver snapshots before anything runs, so a record's ``code`` is the

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from execbench.harvest.native.language import Recorder
+from execbench.harvest.languages import Recorder
 from execbench.harvest.options import HarvestError, HarvestOptions
 
 RECORDER = Path(__file__).with_name("gdb_recorder.py")

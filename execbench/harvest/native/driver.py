@@ -37,9 +37,9 @@ from typing import Any
 
 from execbench.harvest import jail
 from execbench.harvest.channel import drain
+from execbench.harvest.languages import LANGUAGES, Language
 from execbench.harvest.native import shape
 from execbench.harvest.native.facts import arguments, call_record
-from execbench.harvest.native.language import LANGUAGES, Language
 from execbench.harvest.native.recording import RawCall, Recording
 from execbench.harvest.options import HarvestError, HarvestOptions, HarvestResult
 from execbench.sandbox import confine

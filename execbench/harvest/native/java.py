@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from execbench.harvest.deps import cache_folder
-from execbench.harvest.native.language import Recorder
+from execbench.harvest.languages import Recorder
 from execbench.harvest.options import HarvestError, HarvestOptions
 
 HELPER = Path(__file__).with_name("jdi")

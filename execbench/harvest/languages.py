@@ -1,15 +1,16 @@
-"""What a compiled language gives the native harvest driver (see the package docstring)."""
+"""What a compiled language gives the native harvest driver (``native``, whose package
+docstring says more), and the registries through which the rest of the harvest reaches
+it: the native harvest writes CodeSense facts, so it comes after the tasks in the import
+graph, and the harvest's options and its per-project entry find it by name."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from execbench.registry import Registry
-
-if TYPE_CHECKING:
-    from execbench.harvest.options import HarvestOptions
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,9 @@ class Language(Protocol):
         raises ``HarvestError`` naming a missing one."""
         ...
 
-    def build_env(self, options: HarvestOptions) -> dict[str, str]:
-        """What the build's environment adds (debug information, no optimisation)."""
+    def build_env(self, options: Any) -> dict[str, str]:
+        """What the build's environment adds (debug information, no optimisation), for the
+        harvest's ``HarvestOptions`` (not imported here: they import this module)."""
         ...
 
     def recorder(self, scratch: Path, test: str, config: Path) -> Recorder:
@@ -54,3 +56,7 @@ class Language(Protocol):
 LANGUAGES: Registry[Language] = Registry("language")
 LANGUAGES.register_lazy("c", "execbench.harvest.native.c:LANGUAGE")
 LANGUAGES.register_lazy("java", "execbench.harvest.native.java:LANGUAGE")
+NATIVE: Registry[Callable[..., Any]] = Registry("native harvest")
+"""The driver of a native harvest (``native.driver.harvest``), by the one name
+``harvest``."""
+NATIVE.register_lazy("harvest", "execbench.harvest.native.driver:harvest")
