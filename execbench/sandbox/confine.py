@@ -66,8 +66,8 @@ from execbench.sandbox import landlock, syscall_filter
 from execbench.sandbox.libc import ConfinementError, fail, libc
 
 __all__ = ["ENV_ALLOWED", "ConfinementError", "Plan", "apply", "bound_root",
-           "die_with_parent", "enclose", "isolate_ipc", "isolate_network", "probe", "release_root",
-           "scrubbed_environment", "unprivileged_user"]
+           "die_with_parent", "enclose", "isolate_ipc", "isolate_network", "next_layer", "probe",
+           "release_root", "scrubbed_environment", "unprivileged_user"]
 
 ENV_ALLOWED = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")
 """Variables a worker inherits (plus ``LC_*``); everything else (keys, tokens, credentials,
@@ -162,9 +162,12 @@ class Plan:
     finds its modules (a listing below it shows names in ``site-packages``, no contents)."""
     user: tuple[int, int] | None = None
     seccomp: bool = False
-    seccomp_program: bytes = b""
-    """The compiled filter (``syscall_filter.compile_filter``), with a mark where each
+    seccomp_programs: syscall_filter.Programs | None = None
+    """The filter's two parts, compiled (``syscall_filter.compile_filters``): the worker's,
+    which the zygote puts on itself (``enclose``), and the runner's, with a mark where each
     runner's pid goes."""
+    seccomp_parts: tuple[syscall_filter.Loadable, syscall_filter.Loadable] | None = None
+    """The two parts held ready to load (``_parts``), made once in the zygote."""
     landlock_rules: landlock.Prepared | None = None
     """The runners' short Landlock layer (``runner_rules``), opened once in the zygote
     (``landlock.prepare``)."""
@@ -226,7 +229,7 @@ class Plan:
                         "reads only of the standard library (not site-packages or "
                         "dist-packages), the runner's execbench modules and system libraries"
             if self.landlock_abi else "off",
-            "user": f"on: runners run as uid {self.user[0]}" if self.user
+            "user": f"on: the zygote and its runners run as uid {self.user[0]}" if self.user
             else "off: runners run as the invoking user",
             "network": "on: empty network namespace" if network_isolated
             else "off: no network namespace (sockets are still refused by seccomp)"
@@ -350,19 +353,39 @@ def die_with_parent(signum: int = 9, *, preexec: bool = False) -> Any:
     return None
 
 
-def apply(plan: Plan) -> None:
-    """Confine the calling runner as ``plan`` says; raises ``OSError``/``ConfinementError``
-    if a planned layer fails (the caller must then exit, never serve unconfined)."""
+def next_layer(plan: Plan) -> int | None:
+    """The next runner's short Landlock layer with the rules all runners share already in
+    it, made by the zygote before the fork (while no runner shares its pages, so at no
+    copy-on-write cost), for the runner to complete with its own ``/proc`` entries
+    (``apply``); None where Landlock is off."""
+    if not plan.landlock_abi or plan.landlock_rules is None:
+        return None
+    return landlock.ruleset(plan.landlock_rules)
+
+
+def apply(plan: Plan, layer: int | None = None) -> None:
+    """Confine the calling runner as ``plan`` says, under what it inherits from the zygote
+    (``enclose``); ``layer``: its short Landlock layer, begun by the zygote
+    (``next_layer``). Raises ``OSError``/``ConfinementError`` if a planned layer fails
+    (the caller must then exit, never serve unconfined)."""
     if plan.landlock_abi:
         rules = plan.landlock_rules or landlock.prepare(plan.landlock_abi, plan.runner_rules())
         own = f"/proc/{os.getpid()}/"
         landlock.restrict(rules, [(own + name, rights) for name, rights in OWN_PROC],
-                          under=_long_layer(plan))
-    if plan.user is not None:
-        _drop_user(*plan.user)
+                          under=_long_layer(plan), made=layer)
     die_with_parent()
     if plan.seccomp:
-        syscall_filter.load(plan.seccomp_program)
+        syscall_filter.load(_parts(plan)[1])
+
+
+def _parts(plan: Plan) -> tuple[syscall_filter.Loadable, syscall_filter.Loadable]:
+    """The worker's and the runner's part of the filter, ready to load."""
+    if plan.seccomp_parts is None:
+        if plan.seccomp_programs is None:
+            raise ConfinementError("seccomp is planned but no filter was compiled")
+        plan.seccomp_parts = (syscall_filter.Loadable(plan.seccomp_programs.worker),
+                              syscall_filter.Loadable(plan.seccomp_programs.runner))
+    return plan.seccomp_parts
 
 
 def _long_layer(plan: Plan) -> int | None:
@@ -376,12 +399,32 @@ def _long_layer(plan: Plan) -> int | None:
 
 
 def enclose(plan: Plan) -> None:
-    """Put the zygote under the runners' long Landlock layer (reads of ``path_rules``
-    only), once its probe found Landlock working: its runners inherit the layer, so each
-    applies only the short one. The zygote still writes under the root, signals its
-    runners and reads ``/proc``; it can no longer unmount the root's tmpfs, which goes
-    with its mount namespace when it exits. Where this fails, runners apply the layer
-    themselves."""
+    """Confine the zygote itself, once, with every layer it can share with its runners,
+    which inherit them and so apply only what must name their own pid (``apply``):
+
+    * the runners' long Landlock layer (reads of ``path_rules`` only); where this fails,
+      runners apply the layer themselves;
+    * the unprivileged user (its death signal set again, as the change of user clears
+      it); what the zygote must remove or make under the root is its runners' or its own,
+      so it needs no privilege, and the change leaves it undumpable, so a runner of the
+      same user still cannot trace it or read its memory;
+    * the worker's part of the seccomp filter.
+
+    The zygote still writes under the root, forks, signals and reaps its runners and
+    reads ``/proc``; it can no longer unmount the root's tmpfs, which goes with its mount
+    namespace when it exits. The root must already be the unprivileged user's. Raises
+    ``OSError``/``ConfinementError`` if the user or the filter, which the probe found
+    working, fails: the worker then stops."""
+    _enclose_paths(plan)
+    if plan.user is not None:
+        _drop_user(*plan.user)
+        die_with_parent()
+    if plan.seccomp:
+        syscall_filter.load(_parts(plan)[0])
+
+
+def _enclose_paths(plan: Plan) -> None:
+    """The Landlock part of ``enclose``."""
     if not plan.landlock_abi or plan.landlock_base is None:
         return
     base, plan.landlock_base = plan.landlock_base, None
@@ -395,38 +438,38 @@ def enclose(plan: Plan) -> None:
     plan.landlock_inherited = True
 
 
-def seccomp_program() -> tuple[bytes, str | None]:
-    """The runners' filter, compiled here (``syscall_filter.compile_filter``), or empty and
-    why not. The sandbox's parent compiles it and hands it to its workers: a zygote that
-    imported libseccomp's bindings (and, through ``ctypes.util``, ``subprocess`` and
-    ``threading``) would give every runner twice the copy-on-write faults at its fork."""
+def seccomp_program() -> tuple[syscall_filter.Programs | None, str | None]:
+    """The filter's two parts, compiled here (``syscall_filter.compile_filters``), or None
+    and why not. The sandbox's parent compiles them and hands them to its workers: a
+    zygote that imported libseccomp's bindings (and, through ``ctypes.util``,
+    ``subprocess`` and ``threading``) would give every runner twice the copy-on-write
+    faults at its fork."""
     if syscall_filter.module() is None:
-        return b"", ("seccomp is off: install libseccomp (Debian: libseccomp2) and the "
-                     "pyseccomp package")
+        return None, ("seccomp is off: install libseccomp (Debian: libseccomp2) and the "
+                      "pyseccomp package")
     try:
-        return syscall_filter.compile_filter(), None
+        return syscall_filter.compile_filters(), None
     except (OSError, ConfinementError) as exc:
-        return b"", f"seccomp could not be compiled ({exc}); left out"
+        return None, f"seccomp could not be compiled ({exc}); left out"
 
 
-def probe(root: str, seccomp: tuple[bytes, str | None] | None = None) -> Plan:
+def probe(root: str,
+          seccomp: tuple[syscall_filter.Programs | None, str | None] | None = None) -> Plan:
     """Find which layers this machine offers, by applying each in a throw-away child.
 
     Run in the zygote before it forks runners. ``seccomp`` is ``seccomp_program()``'s
     answer where the caller has it (else it is asked here). A layer that fails in the child
     is left out of the plan with a warning naming why.
     """
-    program, why_not = seccomp or seccomp_program()
+    programs, why_not = seccomp or seccomp_program()
     plan = Plan(root=root, landlock_abi=landlock.abi(), read_paths=_read_paths(),
                 list_paths=_stdlib_folders(), user=unprivileged_user(),
-                seccomp=bool(program), seccomp_program=program)
+                seccomp=programs is not None, seccomp_programs=programs)
     if plan.landlock_abi:
         plan.landlock_rules = landlock.prepare(plan.landlock_abi, plan.runner_rules())
         plan.landlock_base = landlock.seal(plan.landlock_abi, plan.path_rules())
     if why_not:
         plan.warnings.append(why_not)
-    if program:
-        syscall_filter.warm(program)
     if not plan.landlock_abi:
         plan.warnings.append("Landlock is not available (Linux >= 5.13 with Landlock "
                              "enabled): programs may read any file the runner can read")
@@ -447,11 +490,14 @@ def probe(root: str, seccomp: tuple[bytes, str | None] | None = None) -> Plan:
             plan.user = None
         else:
             plan.seccomp = False
+    if plan.seccomp:
+        _parts(plan)  # once, here: its runners inherit the parts ready to load
     return plan
 
 
 def _try_in_child(plan: Plan, layer: str) -> str | None:
-    """Apply one planned layer in a forked child; the error text, or None if it worked."""
+    """Apply one planned layer in a forked child, the zygote's part then a runner's; the
+    error text, or None if it worked."""
     if (layer == "landlock" and not plan.landlock_abi) or (layer == "user" and not plan.user) \
             or (layer == "seccomp" and not plan.seccomp):
         return None
@@ -464,6 +510,7 @@ def _try_in_child(plan: Plan, layer: str) -> str | None:
         os.close(read)
         message = b""
         try:
+            enclose(single)
             apply(single)
         except BaseException as exc:  # noqa: BLE001 - reported to the zygote
             message = f"{type(exc).__name__}: {exc}".encode()[:500]

@@ -122,18 +122,24 @@ def _add(ruleset: int, rules: Sequence[tuple[int, bytes]]) -> None:
             fail(f"landlock_add_rule {os.readlink(f'/proc/self/fd/{fd}')}")
 
 
+def _add_paths(abi: int, ruleset: int, rules: Sequence[tuple[str, int]]) -> None:
+    """Add ``rules`` (path, rights) to ``ruleset``, each path opened, added and closed in
+    turn: the few calls a forked child makes to complete a ruleset made for it."""
+    for path, rights in rules:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        try:
+            _add(ruleset, [(fd, _rule(abi, fd, rights))])
+        finally:
+            os.close(fd)
+
+
 def seal(abi: int, rules: Sequence[tuple[str, int]], restrict_tcp: bool = True) -> int:
     """``rules`` as one ruleset, to enforce later with ``restrict``'s ``under`` (in this
     process or a forked child); its descriptor. Each path is opened, added and closed in
     turn, so a long list never holds many descriptors at once."""
     ruleset = _ruleset(prepare(abi, [], restrict_tcp), ())
     try:
-        for path, rights in rules:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            try:
-                _add(ruleset, [(fd, _rule(abi, fd, rights))])
-            finally:
-                os.close(fd)
+        _add_paths(abi, ruleset, rules)
     except BaseException:
         os.close(ruleset)
         raise
@@ -152,18 +158,34 @@ def enforce(ruleset: int) -> None:
         os.close(ruleset)
 
 
+def ruleset(prepared: Prepared) -> int:
+    """A new ruleset holding ``prepared``'s rules, for a forked child to complete with its
+    own and enforce (``restrict``'s ``made``): made in the parent, the child's share of
+    the work is a few calls."""
+    return _ruleset(prepared, prepared.rules)
+
+
 def restrict(prepared: Prepared, extra: Sequence[tuple[str, int]] = (),
-             under: int | None = None) -> None:
+             under: int | None = None, made: int | None = None) -> None:
     """Confine the calling process (and what it starts) by ``prepared``'s rules and
     ``extra`` ones, and first, when given, by the sealed ruleset ``under``: each is a layer
-    of its own, and an access must pass both. Then close the descriptors (this process's
+    of its own, and an access must pass both. ``made``: ``ruleset(prepared)``, made ahead
+    (by the parent); it gets ``extra`` here. Then close the descriptors (this process's
     copies). Sets ``no_new_privs``, which Landlock needs without ``CAP_SYS_ADMIN``."""
-    own = prepare(prepared.abi, list(extra))
     layers = [] if under is None else [under]
     try:
-        layers.append(_ruleset(prepared, (*prepared.rules, *own.rules)))
+        if made is None:
+            own = prepare(prepared.abi, list(extra))
+            try:
+                made = _ruleset(prepared, (*prepared.rules, *own.rules))
+            finally:
+                for fd, _ in own.rules:
+                    os.close(fd)
+        else:
+            _add_paths(prepared.abi, made, extra)
+        layers.append(made)
     finally:
-        for fd, _ in (*prepared.rules, *own.rules):
+        for fd, _ in prepared.rules:
             os.close(fd)
     for layer in layers:  # a failure leaves the process to exit, unconfined
         enforce(layer)

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import execbench
-from execbench.sandbox import phases
+from execbench.sandbox import phases, syscall_filter
 from execbench.sandbox.confine import scrubbed_environment, seccomp_program
 from execbench.sandbox.frames import JSON, MAX_RESULT_BYTES, Broken, FrameReader, pack
 from execbench.sandbox.trace import STATUSES, Trace, TraceOptions
@@ -177,8 +177,8 @@ def _options(options: TraceOptions) -> dict[str, Any]:
 
 
 @functools.cache
-def _seccomp() -> tuple[bytes, str | None]:
-    """The runners' seccomp filter, compiled once per process for all its workers."""
+def _seccomp() -> tuple[syscall_filter.Programs | None, str | None]:
+    """The seccomp filter's two parts, compiled once per process for all its workers."""
     return seccomp_program()
 
 
@@ -210,8 +210,9 @@ class _WorkerProcess:
         self.batches = 0
         """Batches sent: each went to a runner of its own."""
         try:
-            program, why_not = _seccomp()
-            self._send({"limits": asdict(limits), "seccomp": program.hex(),
+            programs, why_not = _seccomp()
+            self._send({"limits": asdict(limits), "seccomp": None if programs is None else
+                        {"worker": programs.worker.hex(), "runner": programs.runner.hex()},
                         "seccomp_error": why_not, "phases": measured})
             hello = self._message(time.monotonic() + _PROTOCOL_SECONDS)
         except (OSError, ValueError, TimeoutError, Broken):

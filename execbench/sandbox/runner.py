@@ -415,11 +415,11 @@ def warm_up(limits: dict[str, Any], root: str) -> None:
 
 
 def run(plan: confine.Plan, serving: Runner, batch: tuple[str, ...],
-        measured: bool = False) -> None:
+        measured: bool = False, layer: int | None = None) -> None:
     """The runner's whole life, in the forked child; it never returns into the zygote's
-    code. Its pipe is already at ``ANSWERS_FD``; ``serving`` (its working folder made) and
-    its ``batch`` (its jobs' JSON texts) come from the zygote. ``measured``: its steps are measured
-    (``phases``)."""
+    code. Its pipe is already at ``ANSWERS_FD``; ``serving`` (its working folder made), its
+    ``batch`` (its jobs' JSON texts) and its Landlock ``layer`` (``confine.next_layer``)
+    come from the zygote. ``measured``: its steps are measured (``phases``)."""
     code = 1
     clock = phases.Clock() if measured else None
     try:
@@ -431,7 +431,7 @@ def run(plan: confine.Plan, serving: Runner, batch: tuple[str, ...],
         os.dup2(null, 2)  # the zygote keeps the parent's stderr (a terminal?), a program not
         os.close(null)
         try:
-            confine.apply(plan)
+            confine.apply(plan, layer)
         except (OSError, confine.ConfinementError):
             code = EXIT_UNCONFINED
             return

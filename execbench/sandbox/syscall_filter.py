@@ -1,10 +1,18 @@
-"""The runners' seccomp filter: system calls refused with ``EPERM`` (the list and why is
-in ``confine``'s docstring), compiled once per worker and loaded by each runner.
+"""The sandbox's seccomp filters: system calls refused with ``EPERM`` (the list and why is
+in ``confine``'s docstring), compiled once per pool and loaded in two parts.
 
-libseccomp takes milliseconds to build a filter, too long for a runner per unit, so the
-sandbox's parent compiles it to BPF once (``confine.seccomp_program``), with a mark where
-the runner's own pid goes (signals only to itself), and checks, by compiling it for a
-second pid, that the pid is all that differs; each runner writes its pid over the mark and
+The **worker's** part (most of the list) is loaded once by each zygote on itself, once it
+has dropped to the unprivileged user (``confine.enclose``), and every runner it forks
+inherits it. The **runner's** part is what the zygote itself must still do: create
+processes (its runners), signal them and watch them through pidfds, and give each runner
+its death signal. Each runner loads that short part on top, so a runner holds the whole
+list, the zygote all of it but those calls. Loading the long list once per worker instead
+of once per runner saves each unit the kernel's work on a 160-instruction program.
+
+libseccomp takes milliseconds to build a filter, so the sandbox's parent compiles both to
+BPF once (``confine.seccomp_program``). The runner's part holds a mark where the runner's
+own pid goes (signals only to itself); the parent checks, by compiling it for a second
+pid, that the pid is all that differs, and each runner writes its pid over the mark and
 loads the program with one ``prctl``.
 """
 
@@ -12,9 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import functools
 import os
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 from execbench.sandbox.libc import PR_SET_NO_NEW_PRIVS, ConfinementError, fail, libc
@@ -22,7 +30,7 @@ from execbench.sandbox.libc import PR_SET_NO_NEW_PRIVS, ConfinementError, fail, 
 _DENIED_SYSCALLS = (
     "execve", "execveat", "fork", "vfork",
     "socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
-    "pidfd_open", "pidfd_getfd", "pidfd_send_signal", "tkill",
+    "pidfd_getfd", "pidfd_send_signal", "tkill",
     "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount",
     "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
     "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
@@ -40,6 +48,9 @@ _DENIED_SYSCALLS = (
     "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr", "memfd_create",
     "memfd_secret",
 )
+"""Refused to the zygote and so to its runners (the worker's part)."""
+_RUNNER_ONLY = ("pidfd_open",)
+"""Refused to runners only: the zygote watches its runners through pidfds."""
 _SELF_ONLY_SIGNALS = ("kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo")
 _PID_ZERO_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam",
                   "sched_setattr", "migrate_pages", "move_pages")
@@ -60,32 +71,42 @@ def module() -> Any:
 
 
 _PID_MARK = 0x7A5E1D00
-"""Stands for the runner's pid in the filter the zygote compiles once; each runner writes
+"""Stands for the runner's pid in the runner's part, compiled once; each runner writes
 its own pid over it before loading it (pids stay below 2**22, so the mark is never one)."""
 _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
 _BPF_JMP, _BPF_K = 0x05, 0x00
 _INSTRUCTION = struct.Struct("=HBBI")  # struct sock_filter: code, jt, jf, k
 
 
-def _filter(seccomp: Any, pid: int) -> Any:
-    """The runners' seccomp rules, for a runner whose pid is ``pid``."""
+def _worker_filter(seccomp: Any) -> Any:
+    """The worker's part: what the zygote refuses itself, for its runners to inherit."""
     deny = seccomp.ERRNO(errno.EPERM)
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
     for name in _DENIED_SYSCALLS:
         add_rule(rules, deny, name)
-    rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
-    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     for name in _PID_ZERO_ONLY:
         add_rule(rules, deny, name, seccomp.Arg(0, seccomp.NE, 0))
     add_rule(rules, deny, "setpriority", seccomp.Arg(0, seccomp.NE, 0))  # PRIO_PROCESS only
     add_rule(rules, deny, "setpriority", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
     add_rule(rules, deny, "ioprio_set", seccomp.Arg(0, seccomp.NE, 1))  # IOPRIO_WHO_PROCESS only
     add_rule(rules, deny, "ioprio_set", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
+    for request in _TERMINAL_INJECTION:
+        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    return rules
+
+
+def _runner_filter(seccomp: Any, pid: int) -> Any:
+    """The runner's part, for a runner whose pid is ``pid``: the calls the zygote needs
+    and a runner must not make."""
+    deny = seccomp.ERRNO(errno.EPERM)
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    for name in _RUNNER_ONLY:
+        add_rule(rules, deny, name)
+    rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
+    rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     # The death signal the runner was given (SIGKILL with its zygote): never cleared, or a
     # runner could outlive a zygote that was killed before it could reap it.
     add_rule(rules, deny, "prctl", seccomp.Arg(0, seccomp.EQ, _PR_SET_PDEATHSIG))
-    for request in _TERMINAL_INJECTION:
-        rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
     for name in _SELF_ONLY_SIGNALS:
         rules.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
     return rules
@@ -101,55 +122,69 @@ def _export(rules: Any) -> bytes:
         os.close(fd)
 
 
-@functools.cache
 def _pid_slots(program: bytes) -> tuple[int, ...]:
-    """Offsets of the ``k`` fields that hold the pid mark in jumps; found once per program
-    (the zygote's probe asks first, so its runners inherit the answer)."""
+    """Offsets of the ``k`` fields that hold the pid mark in jumps."""
     size = _INSTRUCTION.size
     return tuple(offset + 4 for offset in range(0, len(program), size)
                  if _INSTRUCTION.unpack_from(program, offset)[3] == _PID_MARK
                  and _INSTRUCTION.unpack_from(program, offset)[0] & 0x07 == _BPF_JMP)
 
 
-def compile_filter() -> bytes:
-    """The runners' filter as a BPF program, compiled once in the zygote (libseccomp takes
-    milliseconds to build it, which a runner per unit cannot afford). Built a second time
-    for another pid to check that the pid sits where ``_pid_slots`` finds it and nowhere
-    else, so a runner's patched copy is exactly the filter libseccomp would build for it."""
+@dataclass(frozen=True)
+class Programs:
+    """Both parts of the filter as BPF programs (``compile_filters``)."""
+
+    worker: bytes
+    runner: bytes
+    """With the pid mark, which each runner overwrites (``load``)."""
+
+
+def compile_filters() -> Programs:
+    """Both parts as BPF programs, compiled once by the sandbox's parent (libseccomp takes
+    milliseconds per filter). The runner's part is built a second time for another pid to
+    check that the pid sits where ``_pid_slots`` finds it and nowhere else, so a runner's
+    patched copy is exactly the filter libseccomp would build for it."""
     seccomp = module()
     if seccomp is None:
         raise ConfinementError("pyseccomp or libseccomp is not importable")
-    program = _export(_filter(seccomp, _PID_MARK))
-    other = _export(_filter(seccomp, _PID_MARK + 1))
+    program = _export(_runner_filter(seccomp, _PID_MARK))
+    other = _export(_runner_filter(seccomp, _PID_MARK + 1))
     slots = _pid_slots(program)
     expected = bytearray(program)
     for offset in slots:
         struct.pack_into("=I", expected, offset, _PID_MARK + 1)
     if not slots or bytes(expected) != other or len(program) % _INSTRUCTION.size:
         raise ConfinementError("the seccomp filter's pid could not be located")
-    return program
+    return Programs(worker=_export(_worker_filter(seccomp)), runner=program)
 
 
-def warm(program: bytes) -> None:
-    """Find the pid's place in ``program`` now, in the zygote, not in every runner."""
-    _pid_slots(program)
+class Loadable:
+    """A compiled part held ready to load: the program in a buffer of its own, the
+    ``sock_fprog`` that points at it, and where the pid goes. Made once in the zygote, so
+    a runner only writes its pid in and makes one ``prctl`` (``load``), with no packing or
+    allocation of its own: in a fresh fork each of those costs copy-on-write faults."""
+
+    def __init__(self, program: bytes) -> None:
+        if not program or len(program) % _INSTRUCTION.size:
+            raise ConfinementError("seccomp is planned but no filter was compiled")
+        self.buffer = ctypes.create_string_buffer(program, len(program))
+        self.fields = memoryview(self.buffer).cast("B").cast("I")
+        self.slots = tuple(offset // 4 for offset in _pid_slots(program))
+        fprog = struct.pack("=HxxxxxxQ", len(program) // _INSTRUCTION.size,
+                            ctypes.addressof(self.buffer))
+        self.fprog = ctypes.create_string_buffer(fprog, len(fprog))
 
 
-def load(program: bytes) -> None:
-    """Load the zygote's filter with this runner's pid written in (``no_new_privs`` is
-    set first, as the kernel requires of an unprivileged caller)."""
-    if not program:
-        raise ConfinementError("seccomp is planned but no filter was compiled")
-    patched = bytearray(program)
-    for offset in _pid_slots(program):
-        struct.pack_into("=I", patched, offset, os.getpid())
-    buffer = ctypes.create_string_buffer(bytes(patched), len(patched))
-    fprog = struct.pack("=HxxxxxxQ", len(patched) // _INSTRUCTION.size,
-                        ctypes.addressof(buffer))
+def load(part: Loadable) -> None:
+    """Load ``part`` on the calling process, with its pid written over the mark where the
+    part has one (``no_new_privs`` is set first, as the kernel requires of an unprivileged
+    caller)."""
+    pid = os.getpid()
+    for slot in part.slots:
+        part.fields[slot] = pid
     if libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         fail("prctl(PR_SET_NO_NEW_PRIVS)")
-    holder = ctypes.create_string_buffer(fprog, len(fprog))
-    if libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, holder, 0, 0) != 0:
+    if libc().prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, part.fprog, 0, 0) != 0:
         fail("prctl(PR_SET_SECCOMP)")
 
 

@@ -19,11 +19,14 @@ each *unit* the parent sends (a batch of jobs: calls of one program, or one cand
 So the parent-facing pipes are never in a process that runs program code, and no unit's
 runner is alive, or its files present, when the next unit starts: what one unit leaves
 behind (patched modules, threads, a process answering ahead on the pipe) dies with it.
-The zygote never runs program code, so it holds no audit hook; a runner cannot signal it,
-trace it or read its memory (seccomp, Landlock, another uid).
+The zygote never runs program code, so it holds no audit hook. It confines itself once
+(``confine.enclose``: the long Landlock layer, the unprivileged user, the worker's part of
+the seccomp filter), and each runner adds only the short layers that name its own pid
+(``confine.apply``); a runner cannot signal the zygote, trace it or read its memory
+(seccomp, Landlock, and the zygote is undumpable).
 
 Parent -> zygote: a length-prefixed JSON message (``frames.pack``): once the limits and the
-runners' seccomp filter (compiled by the parent: ``confine.seccomp_program``), then a
+seccomp filter's two parts (compiled by the parent: ``confine.seccomp_program``), then a
 batch ``{"jobs": [...]}`` at a time (a candidate's with ``"wall"``, the seconds left to its
 unit: ``pool.UnitTime``). Zygote -> parent, in frames (``frames``): ``hello``
 (the layers), then per batch each job's ``result`` (``seq``, ``recycle``: why the runner
@@ -57,6 +60,7 @@ from execbench.sandbox import (  # noqa: F401 - warm
     immortal,
     phases,
     runner,
+    syscall_filter,
     tracer,
 )
 
@@ -115,6 +119,7 @@ def _fork(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot
     anything else happens there."""
     answers_read, answers_write = os.pipe()
     serving = runner.Runner(limits, plan.root, snapshot, os.path.join(plan.root, runner.WORKDIR))
+    layer = confine.next_layer(plan)
     gc.collect()
     gc.freeze()  # keep the runner's collector off the zygote's objects
     pid = os.fork()
@@ -127,8 +132,10 @@ def _fork(plan: confine.Plan, limits: dict[str, Any], snapshot: hygiene.Snapshot
                 os.close(answers_write)
         except BaseException:  # noqa: BLE001 - a runner must never return into the zygote
             os._exit(1)
-        runner.run(plan, serving, batch, measured)
+        runner.run(plan, serving, batch, measured, layer)
     os.close(answers_write)
+    if layer is not None:
+        os.close(layer)
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -365,12 +372,9 @@ class _Zygote:
             emptied = hygiene.wipe(self.plan.root)
         if not emptied:
             raise _Stop("the temporary root could not be emptied")
-        os.chmod(self.plan.root, 0o700)
-        workdir = os.path.join(self.plan.root, runner.WORKDIR)
-        os.mkdir(workdir, 0o700)  # the next runner's, made now: it would cost it more
-        if self.plan.user is not None:
-            os.chown(self.plan.root, *self.plan.user)
-            os.chown(workdir, *self.plan.user)
+        # The next runner's folder, made now (it would cost the runner more), by this
+        # process, which is the runners' user.
+        os.mkdir(os.path.join(self.plan.root, runner.WORKDIR), 0o700)
 
 
 def _set_limits(limits: dict[str, Any]) -> None:
@@ -420,7 +424,10 @@ def main() -> None:
         return
     limits = setup["limits"]
     measured = bool(setup.get("phases"))
-    seccomp = (bytes.fromhex(setup["seccomp"]), setup["seccomp_error"])
+    programs = setup["seccomp"]
+    seccomp = (None if programs is None else syscall_filter.Programs(
+        worker=bytes.fromhex(programs["worker"]), runner=bytes.fromhex(programs["runner"])),
+        setup["seccomp_error"])
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else os.environ.get("TMPDIR", "/tmp")
     # A fresh name, made by this process alone: a folder left by a zygote that was killed,
     # or one planted in the shared base under a name that can be guessed, is never reused.
@@ -438,6 +445,8 @@ def main() -> None:
     if not plan.temp_bytes:
         plan.warnings.append("no private tmpfs could be mounted (needs root or CAP_SYS_ADMIN): "
                              "the temporary root is not size-bounded")
+    if plan.user is not None:
+        os.chown(root, *plan.user)
     confine.enclose(plan)
     frames.send(proto_out, {"kind": "hello", "pid": os.getpid(), "root": root,
                             "network_isolated": plan.network, "layers": plan.layers(),

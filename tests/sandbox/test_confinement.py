@@ -232,6 +232,41 @@ def test_signals_cannot_reach_the_parent(sandbox: Sandbox, how: str) -> None:
     assert _outcome(_run(sandbox, "return 'the worker is alive'")) == "the worker is alive"
 
 
+@needs_seccomp
+@pytest.mark.parametrize("call", [
+    "os.kill(os.getppid(), 0)",
+    "os.pidfd_open(os.getppid())",
+    "resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE)",
+    "os.setpriority(os.PRIO_PROCESS, os.getppid(), 19)",
+    "os.sched_setaffinity(os.getppid(), {0})",
+    "open(f'/proc/{os.getppid()}/mem', 'rb').read(1)",
+    "open(f'/proc/{os.getppid()}/environ', 'rb').read(1)",
+    "os.listdir(f'/proc/{os.getppid()}/fd')",
+])
+def test_a_runner_cannot_reach_its_zygote_though_they_share_a_user(call: str) -> None:
+    """The zygote drops to the runners' user once (``confine.enclose``): what kept a
+    runner from it before, a user of its own, is gone, so the other layers must: seccomp
+    for signals, pidfds and tuning, Landlock and the zygote being undumpable for its
+    ``/proc`` entries."""
+    with Sandbox(workers=1) as box:
+        assert _attempt(box, "os, resource", call) == "PermissionError"
+        assert _outcome(_run(box, "return 'the worker is alive'")) == "the worker is alive"
+        assert box.restarts == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the user drop applies when started as root")
+def test_the_zygote_runs_as_its_runners_user_and_is_undumpable(sandbox: Sandbox) -> None:
+    """Seen from outside: the zygote's user is its runners', and the entries of its
+    ``/proc`` folder are root's (the kernel's mark of a process that may not be traced or
+    read by its own user)."""
+    zygote = _outcome(_run(sandbox, "import os\nreturn os.getppid()"))
+    runner_uid = _outcome(_run(sandbox, "import os\nreturn os.getuid()"))
+    status = Path(f"/proc/{zygote}/status").read_text()
+    uids = next(line.split()[1:] for line in status.splitlines() if line.startswith("Uid:"))
+    assert set(map(int, uids)) == {runner_uid} != {0}
+    assert os.stat(f"/proc/{zygote}/mem").st_uid == 0
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="the user drop applies when started as root")
 def test_runners_of_a_root_parent_are_not_root(sandbox: Sandbox) -> None:
     body = "import os\nreturn [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]"
@@ -284,9 +319,11 @@ def test_apply_in_a_child_holds_without_any_audit_hook(tmp_path: Path) -> None:
     script = f"""
 import os, socket, sys
 from execbench.sandbox import confine, syscall_filter
-confine.apply(confine.Plan(root={str(root)!r}, landlock_abi={plan.landlock_abi},
-              read_paths={plan.read_paths!r}, user={plan.user!r}, seccomp={plan.seccomp},
-              seccomp_program=syscall_filter.compile_filter() if {plan.seccomp} else b""))
+plan = confine.Plan(root={str(root)!r}, landlock_abi={plan.landlock_abi},
+                    read_paths={plan.read_paths!r}, user={plan.user!r}, seccomp={plan.seccomp},
+                    seccomp_programs=syscall_filter.compile_filters() if {plan.seccomp} else None)
+confine.enclose(plan)  # what a zygote puts on itself, then what each runner adds
+confine.apply(plan)
 results = {{}}
 for name, action in [
     ("fork", os.fork), ("socket", socket.socket),
