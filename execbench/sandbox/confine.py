@@ -56,6 +56,7 @@ import contextlib
 import ctypes
 import dataclasses
 import os
+import resource
 import struct
 import sys
 from collections.abc import Callable, Iterable
@@ -161,6 +162,9 @@ class Plan:
     """Folders a runner may list, not read: the standard library's, so that an import
     finds its modules (a listing below it shows names in ``site-packages``, no contents)."""
     user: tuple[int, int] | None = None
+    processes: tuple[int, int] | None = None
+    """The process-count limit the zygote had before ``enclose`` lifted it, which each
+    runner takes back (``apply``); None where the zygote did not change user."""
     seccomp: bool = False
     seccomp_programs: syscall_filter.Programs | None = None
     """The filter's two parts, compiled (``syscall_filter.compile_filters``): the worker's,
@@ -368,6 +372,8 @@ def apply(plan: Plan, layer: int | None = None) -> None:
     (``enclose``); ``layer``: its short Landlock layer, begun by the zygote
     (``next_layer``). Raises ``OSError``/``ConfinementError`` if a planned layer fails
     (the caller must then exit, never serve unconfined)."""
+    if plan.processes is not None:  # the bound the zygote lifted for itself (``enclose``)
+        resource.setrlimit(resource.RLIMIT_NPROC, plan.processes)
     if plan.landlock_abi:
         rules = plan.landlock_rules or landlock.prepare(plan.landlock_abi, plan.runner_rules())
         own = f"/proc/{os.getpid()}/"
@@ -417,10 +423,28 @@ def enclose(plan: Plan) -> None:
     working, fails: the worker then stops."""
     _enclose_paths(plan)
     if plan.user is not None:
+        plan.processes = _unbounded_processes()
         _drop_user(*plan.user)
         die_with_parent()
     if plan.seccomp:
         syscall_filter.load(_parts(plan)[0])
+
+
+def _unbounded_processes() -> tuple[int, int]:
+    """Lift this process's limit on its user's processes, while it is still root; the
+    limit it had. The kernel counts a user's processes and threads together against the
+    forking process's ``RLIMIT_NPROC`` (root's are not counted): once the zygote is its
+    runners' user, the threads runners of other workers hold would count against its
+    fork, and the unit it forks for would be lost with it. Without ``CAP_SYS_RESOURCE``
+    (a container may withhold it from root) the hard limit stays, and the soft one is
+    raised to it."""
+    had = resource.getrlimit(resource.RLIMIT_NPROC)
+    unbounded = resource.RLIM_INFINITY
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (unbounded, unbounded))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NPROC, (had[1], had[1]))
+    return had
 
 
 def _enclose_paths(plan: Plan) -> None:

@@ -42,6 +42,10 @@ _DENIED_SYSCALLS = (
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid", "setgroups",
     "setfsuid", "setfsgid", "capset",
     "chmod", "fchmod", "fchmodat", "fchmodat2",
+    # An access control list changes a file's mode bits as chmod does: a runner could make
+    # a folder of its files one its zygote, the same user, cannot empty.
+    "setxattr", "lsetxattr", "fsetxattr", "setxattrat",
+    "removexattr", "lremovexattr", "fremovexattr", "removexattrat",
     "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark",
     "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
     "semget", "semop", "semtimedop", "semctl", "ipc", "mq_open", "mq_unlink",
@@ -58,6 +62,11 @@ _PID_ZERO_ONLY = ("prlimit64", "sched_setaffinity", "sched_setscheduler", "sched
 runner cannot lower another runner's limits or priority (all runners share one uid)."""
 _PR_SET_PDEATHSIG = 1
 _TERMINAL_INJECTION = (0x5412, 0x541C)  # TIOCSTI (type into a terminal), TIOCLINUX
+_SIGNAL_OWNER_IOCTLS = (0x8901, 0x8902)  # FIOSETOWN, SIOCSPGRP
+_SIGNAL_OWNER_FCNTLS = (8, 15)  # F_SETOWN, F_SETOWN_EX
+"""What names the process a file's ``SIGIO`` (or the signal ``F_SETSIG`` picks, ``SIGKILL``
+among them) goes to: the kernel checks only that the owner shares the setter's user, and
+a runner shares its zygote's; Landlock scopes these signals only from ABI 6."""
 _CLONE_THREAD = 0x00010000
 
 
@@ -90,8 +99,10 @@ def _worker_filter(seccomp: Any) -> Any:
     add_rule(rules, deny, "setpriority", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
     add_rule(rules, deny, "ioprio_set", seccomp.Arg(0, seccomp.NE, 1))  # IOPRIO_WHO_PROCESS only
     add_rule(rules, deny, "ioprio_set", seccomp.Arg(1, seccomp.NE, 0))  # of the caller only
-    for request in _TERMINAL_INJECTION:
+    for request in (*_TERMINAL_INJECTION, *_SIGNAL_OWNER_IOCTLS):
         rules.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, request))
+    for command in _SIGNAL_OWNER_FCNTLS:
+        rules.add_rule(deny, "fcntl", seccomp.Arg(1, seccomp.MASKED_EQ, 0xFFFFFFFF, command))
     return rules
 
 
