@@ -2,8 +2,8 @@
 
 The audit hook (``worker``) is a Python mechanism, and Python code can get around it (call
 ``_posixsubprocess.fork_exec`` directly, rewrite the hook's closure cells found through
-``gc``). So every runner, after its set-up and before it reads its first job, also asks the
-kernel to hold it, in this order:
+``gc``). So every runner, before it reads its first job, is also held by the kernel, in
+these layers (what a runner holds; how they are put on it is below):
 
 1. **Landlock** (Linux >= 5.13): writes, deletes, renames and links only under the
    sandbox's temporary root; reads only of the standard library (every entry of its folder
@@ -20,11 +20,12 @@ kernel to hold it, in this order:
    names and put on the zygote itself (``enclose``: it never runs program code, and its
    runners inherit the layer instead of each applying it), and a short layer each runner
    applies, which narrows ``/proc`` to the runner's own entry.
-2. **An unprivileged user**, when execbench runs as root: the runner becomes ``nobody``, so
-   file permissions hold (root-owned files cannot be written, root processes cannot be
-   signalled or read through ``/proc``). It keeps one capability, ``CAP_DAC_READ_SEARCH``,
-   so it can still import from an interpreter installed in a private home folder (pyenv
-   under ``/root``); with Landlock active, reads are limited to the paths above anyway.
+2. **An unprivileged user**, when execbench runs as root: the zygote, and so each runner,
+   becomes ``nobody``, so file permissions hold (root-owned files cannot be written, root
+   processes cannot be signalled or read through ``/proc``). It keeps one capability,
+   ``CAP_DAC_READ_SEARCH``, so it can still import from an interpreter installed in a
+   private home folder (pyenv under ``/root``); with Landlock active, reads are limited to
+   the paths above anyway.
 3. **seccomp-bpf** (through libseccomp, ``pyseccomp``), with ``no_new_privs``: process
    creation (``execve``, ``execveat``, ``fork``, ``vfork``, ``clone`` without
    ``CLONE_THREAD``; ``clone3`` answers ``ENOSYS`` so the C library falls back to
@@ -34,14 +35,22 @@ kernel to hold it, in this order:
    ``userfaultfd``, kernel modules, ``kexec``, reboot, clock setting, changing user or
    capabilities, file handles (``open_by_handle_at``), typing into a terminal
    (``TIOCSTI``; the runner's standard streams are ``/dev/null`` anyway), changing file
-   modes (``chmod``: a runner could lock another worker out of its folder), watching files
+   modes (``chmod``, and extended attributes, whose access lists change modes too: a
+   runner could lock its zygote or another worker out of a folder), naming the process a
+   file's signals go to (``F_SETOWN``: the kernel checks only the user), watching files
    (``inotify``/``fanotify``: names of files the runner may not read), and limits,
    priorities, CPU affinity or memory placement of any process but the runner itself.
    Refused calls fail with ``EPERM``; system calls of a foreign ABI (i386, x32) kill the
    runner.
 
 Landlock's rules and the seccomp filter are built once per worker, in ``landlock`` and
-``syscall_filter``; a runner only applies them (and adds its ``/proc`` entry).
+``syscall_filter``. The zygote puts on itself, once, every layer that does not name a
+runner's pid (``enclose``: the long Landlock layer, the user, the worker's part of the
+filter), and its runners inherit them; each runner then adds only what does (``apply``:
+the short Landlock layer with its ``/proc`` entries, which the zygote begins before the
+fork, and the runner's part of the filter). A runner shares the zygote's user but cannot
+reach it: the change of user leaves both undumpable, and the runner's part of the filter
+refuses signals to any other process.
 
 Plus the **environment allow-list** the worker starts with (``scrubbed_environment``) and the
 **empty network namespace** of the worker (``isolate_network``). A layer the machine lacks is

@@ -3,7 +3,7 @@ immortal objects (CPython 3.12 and 3.13 with the GIL).
 
 A runner is a fork of the zygote, so every page of the zygote's heap is shared with it
 until one of them writes there; each such page then costs a copy-on-write fault (about
-2 microseconds on a 2-core cloud machine) in every runner. Most of those writes are
+3 microseconds on a 2-core cloud machine) in every runner. Most of those writes are
 reference counts: a runner that merely calls a function, reads a module global or looks up
 a method writes the object's count. From Python 3.12 the interpreter leaves the count of an
 immortal object untouched, and it makes its own singletons, small integers and interned
