@@ -38,6 +38,7 @@ for the same run, they are dropped: a line reported twice in a row on 3.12
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
 import builtins
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CALL_FILE = "<call>"
+_POSTPONED = __future__.annotations.compiler_flag
 
 
 DEFAULT_OPTIONS = {
@@ -138,8 +140,13 @@ def compile_program(source: str, recorder: str = "lines") -> CompiledProgram:
             heads[node.lineno] = (frozenset(range(node.lineno, test_end + 1)),
                                   range(first.lineno, (first.end_lineno or first.lineno) + 1))
     prepared = RECORDERS.get(recorder).prepare(tree)
-    return CompiledProgram(compile(prepared, PROGRAM_FILE, "exec"), heads, frozenset(loops),
-                           frozenset(imports), recorder)
+    # Annotations are postponed (PEP 563), chosen here rather than inherited from this
+    # module's own future statement: a function lifted out of its module (CodeSense's
+    # published snippets) often annotates with names the snippet does not define, and
+    # evaluating them would fail its definition; they are kept as strings instead.
+    return CompiledProgram(compile(prepared, PROGRAM_FILE, "exec", flags=_POSTPONED,
+                                   dont_inherit=True),
+                           heads, frozenset(loops), frozenset(imports), recorder)
 
 
 
@@ -172,7 +179,7 @@ def result_value(value: Any, objects: bool = False) -> dict[str, Any]:
 
 def compile_args(args: str) -> Any:
     """Compile an argument-list text into an expression giving ``(args, kwargs)``."""
-    return compile(f"(lambda *a, **k: (a, k))({args}\n)", CALL_FILE, "eval")
+    return compile(f"(lambda *a, **k: (a, k))({args}\n)", CALL_FILE, "eval", dont_inherit=True)
 
 
 def run(program: CompiledProgram, entry_point: str, args: Any,

@@ -537,3 +537,25 @@ def test_a_line_is_reported_once_however_often_its_calls_return_into_it(
     assert trace.value == ["int", 2]
     assert trace.events == [[1, 0], [5, 0], [6, 1], [2, 2], [7, 1], [2, 3], [2, 4], [8, 1],
                             [9, 1]]
+
+
+
+ANNOTATED = """\
+def g(x: int, y: Nowhere) -> 'float':
+    return x
+
+
+def f():
+    return sorted(g.__annotations__.items())
+"""
+
+
+@pytest.mark.parametrize("recorder", ["lines", "properties"])
+def test_a_programs_annotations_are_postponed(sandbox: Sandbox, recorder: str) -> None:
+    """Programs are compiled with postponed annotations (PEP 563) whatever module compiles
+    them: a function whose annotations name what its program does not define (a snippet
+    lifted out of its module) is still defined, and its annotations are their text."""
+    trace = _run(sandbox, ANNOTATED, options=TraceOptions(recorder=recorder))
+    assert trace.value == ["list", [["tuple", [["str", "return"], ["str", "'float'"]]],
+                                    ["tuple", [["str", "x"], ["str", "int"]]],
+                                    ["tuple", [["str", "y"], ["str", "Nowhere"]]]]]
