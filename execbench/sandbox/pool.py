@@ -2,8 +2,11 @@
 
 ``Sandbox`` keeps ``workers`` warm worker processes (``execbench.sandbox.worker``), each fed
 by one thread of this process. A job is a program, an entry point and an argument-list
-text; the result is a ``Trace``. A worker that dies is replaced and its job is reported as
-``crashed``; nothing a program does can take this process down.
+text; the result is a ``Trace``. A worker that dies is replaced, and the job it had in hand
+runs once more, on the new one: a runner cannot reach its zygote, so a worker's death is not
+the program's doing, and what another unit did (held its user's processes, say) must not
+make an honest unit ``crashed``. A job in hand at two deaths in a row is reported as
+``crashed``. Nothing a program does can take this process down.
 
 What the sandbox protects against, and what it does not, is written down in
 ``docs/sandbox.md``; the adversarial tests in ``tests/sandbox`` exercise each point.
@@ -442,6 +445,7 @@ class Sandbox:
 
     def _serve(self) -> None:
         worker: _WorkerProcess | None = None
+        again: Future | None = None  # the job in hand when the last worker broke
         try:
             while True:
                 pending = self._take()
@@ -469,8 +473,10 @@ class Sandbox:
                         code = worker.proc.returncode
                         worker = None
                         self.restarts += 1
-                        if pending:
-                            detail = f"sandbox worker died (exit {code})"
+                        if pending and pending[0][1] is not again:
+                            again = pending[0][1]
+                        elif pending:
+                            detail = f"sandbox worker died twice running it (exit {code})"
                             pending.pop(0)[1].set_result(Trace(status="crashed", detail=detail))
         finally:
             if worker is not None:

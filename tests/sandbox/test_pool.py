@@ -7,8 +7,10 @@ machine does not turn a normal call into a timeout.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -341,6 +343,63 @@ def test_pool_is_usable_from_many_threads() -> None:
         for thread in threads:
             thread.join()
     assert results == {n: str(n * n) for n in range(16)}
+
+
+def _serving_zygotes() -> set[int]:
+    """This process's sandbox workers that have confined themselves (their seccomp filter
+    is on), so serve units: a child of one is a runner, not a start-up probe."""
+    found = set()
+    for pid in _children({os.getpid()}):
+        with contextlib.suppress(OSError):
+            if b"execbench.sandbox.worker" in Path(f"/proc/{pid}/cmdline").read_bytes() \
+                    and "\nSeccomp:\t2" in Path(f"/proc/{pid}/status").read_text():
+                found.add(pid)
+    return found
+
+
+def test_a_worker_dead_between_units_costs_the_next_unit_nothing() -> None:
+    """A zygote can die while no unit of its own is to blame (another unit held the user's
+    processes, the machine ran out): the job in hand then runs again on a fresh worker, and
+    gets its own verdict, not ``crashed``."""
+    code = "import os\n\ndef f(n):\n    return os.getppid(), n * n\n"
+    with Sandbox(workers=1, limits=QUICK) as pool:
+        zygote, _ = decode(pool.run(Job(code, "f", "2")).value)
+        os.kill(zygote, signal.SIGKILL)
+        eventually(lambda: not _alive(zygote), "the zygote died")
+        trace = pool.run(Job(code, "f", "3"))
+        assert trace.status == "ok", trace
+        assert decode(trace.value)[1] == 9 and decode(trace.value)[0] != zygote
+        assert pool.restarts == 1
+
+
+def test_a_job_whose_worker_dies_twice_is_crashed_and_the_pool_goes_on() -> None:
+    """The second chance is one: a job in hand each time its worker dies is ``crashed``
+    after two deaths, never run again and again; the next job runs on a fresh worker."""
+    stop = threading.Event()
+
+    def kill_zygotes_with_runners() -> None:
+        while not stop.is_set():
+            for zygote in _serving_zygotes():
+                if _children({zygote}):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(zygote, signal.SIGKILL)
+            stop.wait(0.02)
+
+    with Sandbox(workers=1, limits=QUICK) as pool:
+        pool.run(Job("def f():\n    return 1\n", "f", ""))  # started, before the killing
+        if not pool.layers.get("seccomp", "").startswith("on"):
+            pytest.skip("seccomp is off here: a serving zygote cannot be told from a "
+                        "starting one")
+        killer = threading.Thread(target=kill_zygotes_with_runners)
+        killer.start()
+        try:
+            trace = pool.run(Job("import time\n\ndef f():\n    time.sleep(2)\n", "f", ""))
+        finally:
+            stop.set()
+            killer.join()
+        assert trace.status == "crashed" and "died twice" in trace.detail, trace
+        assert pool.restarts == 2
+        assert pool.run(Job("def f(n):\n    return n + 1\n", "f", "4")).value_repr == "5"
 
 
 def test_close_leaves_no_processes_and_no_temp_dirs() -> None:
