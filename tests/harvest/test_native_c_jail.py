@@ -3,7 +3,10 @@ write and read outside the scratch copy, reach this process's network and enviro
 trace processes outside the jail (``ptrace`` is let through for GDB) and leave a daemon
 behind (a double fork that execs the test program again, no shell: a shell's ``vfork``
 while GDB steps another process can hang GDB, which the harvest's ``--timeout`` ends; the
-docs say so); this process checks that none worked.
+docs say so); this process checks that none worked. The daemon's start is reported by the
+first child while the parent waits for it: a call made while another of the test's
+processes runs may be dropped (``docs/harvest.md``), which would make the report come and
+go.
 
 The attacks report through the one channel they have, the arguments of a project function
 (``leak(route, outcome)``), which the recorder records; every check that matters is made
@@ -49,6 +52,7 @@ ATTACKS = r"""
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int leak(const char *route, const char *outcome);
@@ -85,14 +89,16 @@ int main(int argc, char **argv) {
     said("ptrace init", ptrace(PTRACE_ATTACH, 1, 0, 0) == 0);
     fd = open("/proc/{outer}/mem", O_RDONLY);
     said("outer mem", fd >= 0);
-    if (fork() == 0) {
+    pid_t first = fork();
+    if (first == 0) {
         setsid();
+        leak("daemon", "started");  /* while the parent waits: no other process runs */
         if (fork() == 0) {
             execl("/proc/self/exe", "attacks", "{marker}", "{token}", (char *)0);
         }
         _exit(0);
     }
-    leak("daemon", "started");
+    waitpid(first, 0, 0);
     return 0;
 }
 """

@@ -13,10 +13,15 @@ that holds the function). A stop in a frame that is not the thread's innermost r
 call is a new call, its arguments read there; the call is then stepped line by line with
 ``next`` (a project function it calls stops at its own breakpoint and is recorded the same
 way); a stop at the function's last line (the closing brace, where every local holds its
-final value) ends it, and ``finish`` gives its return value. A thread whose step or
-``finish`` another process's stop cut short (an ``exec``, a breakpoint) is taken up again
-where it stopped before anything is resumed with ``continue``. Consecutive stops at one
-line of one call are one line event (a ``for`` header's parts). A call whose frame is gone
+final value) ends it, and a breakpoint at its return address (``gdb.FinishBreakpoint``, for
+that frame and thread) gives its return value. That breakpoint stays armed across other
+stops, so a return that races another process's ``exec`` or breakpoint is still recorded
+(GDB's ``finish`` command, once such a stop cut it short, lost the return and the call). A
+thread whose step another process's stop cut short is taken up again where it stopped
+before anything is resumed with ``continue``; but a ``next`` for one thread lets the others
+run freely, so a call another thread was stepping is dropped then (``_unobserved``): a
+call is kept whole or not at all. Consecutive stops at one line of one call are one line
+event (a ``for`` header's parts). A call whose frame is gone
 without reaching its last line (``longjmp``, ``exit``) gets no return record, and the
 parent drops it. A function whose ``max_calls_seen`` calls have been recorded has its
 breakpoint disabled.
@@ -244,6 +249,8 @@ class Call:
         self.events = 0
         self.last_line = None
         self.arguments = []
+        self.final = None
+        self.returning = None
 
     def token(self, address):
         if address not in self.tokens:
@@ -330,12 +337,17 @@ def on_stop():
         return "continue"
     stack = STACKS.setdefault((thread.inferior.num, thread.num), [])
     while stack and not stack[-1].frame.is_valid():
-        stack.pop()  # left without reaching its last line (longjmp, exit)
+        gone = stack.pop()
+        if gone.returning is not None and gone.returning.reached:
+            return _returned(gone, stack)
+        # else it left without reaching its last line (longjmp, exit): no return record
     call = stack[-1] if stack else None
     if call is not None and call.frame == frame:
         return _step(call, frame, stack)
     function = _function_at(frame)
     if function is None and call is not None:
+        if call.returning is not None:
+            return "continue"  # on its way out: its return breakpoint takes it up
         return "next"  # a stop elsewhere cut this thread's step short: back to its call
     if function is None or frame.find_sal().line == 0:
         return "continue"
@@ -359,6 +371,8 @@ def on_stop():
 
 def _step(call, frame, stack):
     """A stop in the thread's innermost recorded call: a line event, or its end."""
+    if call.returning is not None:
+        return "continue"  # its return breakpoint is armed; another stop came first
     line = frame.find_sal().line
     if line == call.last_line:
         return "next"  # a later part of the line the last event showed
@@ -375,43 +389,52 @@ def _step(call, frame, stack):
     return "next"
 
 
+class Return(gdb.FinishBreakpoint):
+    """A breakpoint at one call's return address, in its thread and for its frame only
+    (recursion is told apart): ``stop`` runs when the call returns, with the value
+    computed."""
+
+    def __init__(self, frame):
+        super().__init__(frame, internal=True)
+        self.reached = False
+        self.value = None
+
+    def stop(self):
+        self.reached = True
+        self.value = self.return_value
+        return True
+
+
 def _finish(call, frame, stack, line):
-    """Run the call to its return: its final locals, its value from ``finish``. A project
-    function it calls on the way stops the ``finish`` (that call is recorded, and this one
-    finished again when it is back)."""
-    final = call.variables(frame, line) if call.number is not None else None
-    thread = gdb.selected_thread()
-    caller = frame.older()
-    returns_value = _returns_value(frame)
+    """Run the call to its return: its final locals now, its value where its return
+    breakpoint stops. A project function it calls on the way, or another process, may stop
+    first: that stop is handled, and the breakpoint waits."""
+    call.final = call.variables(frame, line) if call.number is not None else None
     try:
-        gdb.execute("finish", to_string=True)
-    except gdb.error:
+        call.returning = Return(frame)
+    except (ValueError, RuntimeError, gdb.error):
+        stack.pop()  # no caller to return to: nothing to record
         return "continue"
-    if gdb.selected_thread() != thread:
-        return on_stop()  # another process stopped first: this call is finished later
-    if caller is None or not caller.is_valid() or gdb.selected_frame() != caller:
-        call.number = None  # it did not return to its caller (longjmp): no value
-        return on_stop()
-    stack.pop()
+    return "continue"
+
+
+def _returned(call, stack):
+    """The call's return breakpoint stopped its thread in the caller: its return record,
+    then the caller's step goes on where it was."""
     if call.number is not None:
-        value = None
-        if returns_value:
-            returned = gdb.history(0)
+        final, value = call.final, None
+        returned = call.returning.value
+        if returned is not None:
             value = encode(returned, Budget())
             if returned.type.strip_typedefs().code == gdb.TYPE_CODE_PTR and int(returned):
                 final.append(["<return>", value, call.token(int(returned))])
         emit({"kind": "return", "call": call.number, "value": value, "locals": final})
-    if stack and stack[-1].frame == caller:
-        here = gdb.selected_frame()
+    here = gdb.selected_frame()
+    if stack and stack[-1].frame == here:
         if here.find_sal().pc == here.pc():
             return on_stop()  # the call was its line's last act: the next line starts here
         return "next"
     return "continue"
-
-
-def _returns_value(frame):
-    kind = frame.function().type.target()
-    return kind is not None and kind.strip_typedefs().code != gdb.TYPE_CODE_VOID
 
 
 # --------------------------------------------------------------------------- the run
@@ -442,6 +465,23 @@ def _stepping_elsewhere():
                 if action != "continue":
                     return action
     return "continue"
+
+
+def _unobserved(action):
+    """Drop the calls the coming command lets run unobserved. ``next`` steps the selected
+    thread, and every other thread runs freely meanwhile (``continue``: every thread), so
+    a call of theirs being stepped would lose lines; worse, a later call at the same place
+    (a loop calling the same function has the same frame id) would be taken for it. A
+    thread whose innermost call has its return breakpoint armed stops at that return,
+    so its calls lose nothing. The parent drops a call that never returns."""
+    selected = None
+    if action == "next":
+        with contextlib.suppress(gdb.error):
+            thread = gdb.selected_thread()
+            selected = (thread.inferior.num, thread.num) if thread is not None else None
+    for key, stack in STACKS.items():
+        if key != selected and stack and stack[-1].returning is None:
+            stack[:] = [call for call in stack if call.returning is not None]
 
 
 def _forget_gone():
@@ -490,6 +530,7 @@ def main():
     gdb.execute("catch exec")
     action, failures = "run", 0
     while True:
+        _unobserved(action)
         try:
             gdb.execute(action, to_string=True)
             failures = 0

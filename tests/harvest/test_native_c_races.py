@@ -1,0 +1,129 @@
+"""The C recorder where processes race: a test program whose parent, forked child and
+exec'd grandchild call the project's functions at once, so that one process's return often
+coincides with another's stop (an ``exec``, a breakpoint). A call whose step another
+process's stop cut short is dropped (``docs/harvest.md``), so which racing calls are kept
+varies; every call kept must be whole, with its own return value (the breakpoint at a
+return address is per frame and thread), and the calls made while no other process runs
+are all kept (a return that raced another process's ``exec`` was once lost with its call).
+A call left by ``longjmp`` gets no return, and the call after it does."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from execbench.harvest import jail
+from execbench.harvest.options import HarvestOptions
+from execbench.harvest.project import harvest
+
+LIB = """\
+#include <setjmp.h>
+
+long square(long x) {
+    long y = x * x;
+    return y;
+}
+
+void leave(jmp_buf *to, int code) {
+    int sent = code + 1;
+    longjmp(*to, sent);
+}
+
+int after(int code) {
+    int twice = code * 2;
+    return twice;
+}
+"""
+
+RACE = r"""
+#include <setjmp.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+long square(long x);
+void leave(jmp_buf *to, int code);
+int after(int code);
+
+static void squares(long from) {
+    for (long i = from; i < from + ROUNDS; i++) square(i);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2) {  /* the grandchild, exec'd while the others run */
+        squares(atol(argv[1]));
+        return 0;
+    }
+    jmp_buf to;
+    int code = setjmp(to);
+    if (code == 0) leave(&to, 6);
+    after(code);
+    square(1000);  /* alone: always kept */
+    pid_t child = fork();
+    if (child == 0) {
+        if (fork() == 0) execl("/proc/self/exe", "race", "200", (char *)0);
+        squares(100);
+        int status;
+        while (wait(&status) > 0) {}
+        _exit(0);
+    }
+    squares(0);
+    int status;
+    waitpid(child, &status, 0);
+    return 0;
+}
+"""
+
+MAKEFILE = """\
+race: lib.c race.c
+\t$(CC) $(CFLAGS) -DROUNDS=25 -o race lib.c race.c
+test: race
+\t./race
+"""
+
+
+@pytest.fixture(scope="module")
+def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    for tool in ("gdb", "cc", "make"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
+    off = {name: state for name, state in jail.layers().items() if not state.startswith("on")}
+    if off:
+        pytest.skip(f"this machine lacks jail layers the debugger needs: {off}")
+    root = tmp_path_factory.mktemp("native-c-races")
+    project = root / "project"
+    project.mkdir()
+    (project / "lib.c").write_text(LIB)
+    (project / "race.c").write_text(RACE)
+    (project / "Makefile").write_text(MAKEFILE)
+    out = root / "harvest.jsonl"
+    result = harvest(project, out, HarvestOptions(
+        language="c", build="make race", test="make test", max_calls=200, timeout=600),
+        log=root / "run.log")
+    records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    yield {"result": result, "records": records, "log": root / "run.log"}
+
+
+def test_every_call_kept_is_whole_with_its_own_return(raced: dict[str, Any]) -> None:
+    assert raced["result"].pytest_exit == 0, raced["log"].read_text()[-2000:]
+    calls = raced["records"]["lib.c:square"]["calls"]
+    returned = {int(re.fullmatch(r"x = (\d+)", call["args"]).group(1)): call["trace"]
+                for call in calls}
+    assert 1000 in returned
+    assert set(returned) <= {1000, *range(25), *range(100, 125), *range(200, 225)}
+    for x, trace in returned.items():
+        assert trace["value"] == ["int", x * x], x
+        assert trace["lines"] == [2, 3], x  # both body lines seen, in every call kept
+
+
+def test_a_call_left_by_longjmp_has_no_return_and_the_next_call_does(
+        raced: dict[str, Any]) -> None:
+    records = raced["records"]
+    assert "lib.c:leave" not in records  # no return: no record
+    [after] = records["lib.c:after"]["calls"]
+    assert after["args"] == "code = 7" and after["trace"]["value"] == ["int", 14]
