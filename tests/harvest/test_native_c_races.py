@@ -5,7 +5,8 @@ process's stop cut short is dropped (``docs/harvest.md``), so which racing calls
 varies; every call kept must be whole, with its own return value (the breakpoint at a
 return address is per frame and thread), and the calls made while no other process runs
 are all kept (a return that raced another process's ``exec`` was once lost with its call).
-A call left by ``longjmp`` gets no return, and the call after it does."""
+A call left by ``longjmp`` is dropped, and a later call at the same place is a call of its
+own; a loop back to a function's first line is not a new call."""
 
 from __future__ import annotations
 
@@ -34,6 +35,19 @@ void leave(jmp_buf *to, int code) {
     longjmp(*to, sent);
 }
 
+int maybe_leave(jmp_buf *to, int code) {
+    if (code > 0)
+        longjmp(*to, code);
+    return code;
+}
+
+int spin(int n) {
+    do {
+        n--;
+    } while (n > 0);
+    return n;
+}
+
 int after(int code) {
     int twice = code * 2;
     return twice;
@@ -48,6 +62,8 @@ RACE = r"""
 
 long square(long x);
 void leave(jmp_buf *to, int code);
+int maybe_leave(jmp_buf *to, int code);
+int spin(int n);
 int after(int code);
 
 static void squares(long from) {
@@ -63,6 +79,9 @@ int main(int argc, char **argv) {
     int code = setjmp(to);
     if (code == 0) leave(&to, 6);
     after(code);
+    for (int k = 3; k >= 0; k--)  /* the same frame id each time: one call each */
+        if (setjmp(to) == 0) maybe_leave(&to, k);
+    spin(3);  /* its loop jumps back to its first line: the same call, not a new one */
     square(1000);  /* alone: always kept */
     pid_t child = fork();
     if (child == 0) {
@@ -127,3 +146,14 @@ def test_a_call_left_by_longjmp_has_no_return_and_the_next_call_does(
     assert "lib.c:leave" not in records  # no return: no record
     [after] = records["lib.c:after"]["calls"]
     assert after["args"] == "code = 7" and after["trace"]["value"] == ["int", 14]
+    # three calls left by longjmp, then one that returns, all at the same frame id: only
+    # that one is kept, with its own arguments
+    [stayed] = records["lib.c:maybe_leave"]["calls"]
+    assert stayed["args"].endswith(", code = 0"), stayed["args"]
+    assert stayed["trace"]["value"] == ["int", 0] and stayed["trace"]["lines"] == [2, 4]
+
+
+def test_a_loop_back_to_a_functions_first_line_is_the_same_call(raced: dict[str, Any]) -> None:
+    [spin] = raced["records"]["lib.c:spin"]["calls"]
+    assert spin["args"] == "n = 3" and spin["trace"]["value"] == ["int", 0]
+    assert spin["trace"]["lines"] == [3, 4, 5]  # "do {" has no code of its own

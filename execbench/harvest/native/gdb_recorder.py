@@ -21,10 +21,10 @@ thread whose step another process's stop cut short is taken up again where it st
 before anything is resumed with ``continue``; but a ``next`` for one thread lets the others
 run freely, so a call another thread was stepping is dropped then (``_unobserved``): a
 call is kept whole or not at all. Consecutive stops at one line of one call are one line
-event (a ``for`` header's parts). A call whose frame is gone
-without reaching its last line (``longjmp``, ``exit``) gets no return record, and the
-parent drops it. A function whose ``max_calls_seen`` calls have been recorded has its
-breakpoint disabled.
+event (a ``for`` header's parts). A call whose frame is gone without reaching its last
+line (``exit``) gets no return record, and the parent drops it; a thread that calls
+``longjmp`` drops all its calls then (``LONGJMPS``). A function whose ``max_calls_seen``
+calls have been recorded has its breakpoint disabled.
 
 Why ``next`` and not a breakpoint at every line address (one trap per line rather than a
 few single steps), measured on cJSON 1.7.15's ``test.c`` program built ``-g -O0``, GDB
@@ -328,6 +328,13 @@ def _function_at(frame):
     return FUNCTIONS.get((_relative(symbol.symtab.fullname()), symbol.name))
 
 
+LONGJMPS = frozenset({"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+                      "__libc_longjmp", "__libc_siglongjmp", "____longjmp_chk"})
+"""The C library's ways to leave frames by ``longjmp``: each has a breakpoint. GDB's
+``next`` cannot follow a jump it has no probe for, and runs on to the next breakpoint; a
+call of the same function at the same place then has the left call's frame id."""
+
+
 def on_stop():
     """Record what the stop shows; the command that resumes the run from it."""
     try:
@@ -336,6 +343,12 @@ def on_stop():
     except gdb.error:
         return "continue"
     stack = STACKS.setdefault((thread.inferior.num, thread.num), [])
+    if stack and frame.name() in LONGJMPS:
+        for call in stack:  # where the jump lands is not known: none of them is whole
+            if call.returning is not None and call.returning.is_valid():
+                call.returning.delete()
+        stack.clear()
+        return "continue"
     while stack and not stack[-1].frame.is_valid():
         gone = stack.pop()
         if gone.returning is not None and gone.returning.reached:
@@ -528,6 +541,9 @@ def main():
     gdb.events.new_objfile.connect(on_new_objfile)
     gdb.events.exited.connect(on_exited)
     gdb.execute("catch exec")
+    gdb.execute("set breakpoint pending on")
+    for name in sorted(LONGJMPS):
+        gdb.Breakpoint(name, internal=True)
     action, failures = "run", 0
     while True:
         _unobserved(action)
