@@ -212,6 +212,8 @@ class _WorkerProcess:
         self.held: dict[str, Any] | None = None
         self.batches = 0
         """Batches sent: each went to a runner of its own."""
+        self.answered_at = 0.0
+        """When the batch in hand last had a job answered (``time.monotonic``)."""
         try:
             programs, why_not = _seccomp()
             self._send({"limits": asdict(limits), "seccomp": None if programs is None else
@@ -308,12 +310,16 @@ class _WorkerProcess:
         for all its calls together, and is charged what it took. False when the worker is
         gone."""
         first, start = len(done), time.monotonic()
-        killed: bool | None = False
+        self.answered_at = start
+        killed: bool | None = None
         try:
             killed = self._answers(batch, done, time_of)
         finally:
             if time_of is not None:
-                time_of.charge(time.monotonic() - start, done[first:], bool(killed))
+                # A worker that broke is not the unit's doing: the time of the job it had in
+                # hand is not charged, and that job runs again with what is left.
+                end = self.answered_at if killed is None else time.monotonic()
+                time_of.charge(end - start, done[first:], bool(killed))
         return killed is not None
 
     def _answers(self, batch: list[dict[str, Any]], done: list[Trace],
@@ -344,6 +350,7 @@ class _WorkerProcess:
             if payload is None:
                 continue  # cut short: the ``died`` message held back is this same job's
             done.append(Trace.from_payload(payload))
+            self.answered_at = time.monotonic()
             index += 1
             if message.get("recycle") is not None:
                 return False

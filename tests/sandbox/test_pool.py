@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -370,6 +371,41 @@ def test_a_worker_dead_between_units_costs_the_next_unit_nothing() -> None:
         assert trace.status == "ok", trace
         assert decode(trace.value)[1] == 9 and decode(trace.value)[0] != zygote
         assert pool.restarts == 1
+
+
+def test_a_candidate_is_not_charged_the_time_its_dead_worker_had_it() -> None:
+    """A candidate's calls share one budget of time; a worker killed two seconds into its
+    call must not take them from the call's second run, which would then run out."""
+    limits = Limits(cpu_seconds=0.2, wall_seconds=6, memory_mb=512)  # budget: 6.2 s
+    killed: list[int] = []
+    stop = threading.Event()
+
+    def kill_a_zygote_whose_runner_ran_two_seconds() -> None:
+        seen: dict[int, float] = {}
+        while not stop.is_set() and not killed:
+            for zygote in _serving_zygotes():
+                runners = _children({zygote})
+                if any(time.monotonic() - seen.setdefault(runner, time.monotonic()) >= 2
+                       for runner in runners):
+                    os.kill(zygote, signal.SIGKILL)
+                    killed.append(zygote)
+            stop.wait(0.02)
+
+    with Sandbox(workers=1, limits=limits) as pool:
+        pool.run(Job("def f():\n    return 1\n", "f", ""))
+        if not pool.layers.get("seccomp", "").startswith("on"):
+            pytest.skip("seccomp is off here: a serving zygote cannot be told from a "
+                        "starting one")
+        killer = threading.Thread(target=kill_a_zygote_whose_runner_ran_two_seconds)
+        killer.start()
+        try:
+            slow = "import time\n\ndef f():\n    time.sleep(5)\n    return 'done'\n"
+            trace = pool.run(Job(slow, "f", "", unit=new_unit()))
+        finally:
+            stop.set()
+            killer.join()
+        assert len(killed) == 1 and pool.restarts == 1
+        assert trace.status == "ok" and trace.value_repr == "'done'", trace
 
 
 def test_a_job_whose_worker_dies_twice_is_crashed_and_the_pool_goes_on() -> None:
