@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from execbench.harvest import jail
 from execbench.harvest.channel import REFUSED_CUT, REFUSED_LONG
 from execbench.harvest.native import shape
 from execbench.harvest.native.recording import (
@@ -33,25 +32,19 @@ from execbench.harvest.project import harvest
 from execbench.settings import SettingError
 from tests.harvest import native_c_project
 from tests.helpers.cli import execbench
-from tests.helpers.harvests import CODESENSE_TASKS, oracle_on_codesense_tasks
+from tests.helpers.harvests import (
+    CODESENSE_TASKS,
+    needs_gdb_and_jail,
+    oracle_on_codesense_tasks,
+)
 
 OPTIONS = HarvestOptions(language="c", build="make test_lib", test="make test",
                          max_calls=10, timeout=600)
 
 
-def _needs_gdb_and_jail() -> None:
-    for tool in ("gdb", "cc", "make"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed (.ci/run installs it: apt-get install gdb "
-                        "gcc make)")
-    off = {name: state for name, state in jail.layers().items() if not state.startswith("on")}
-    if off:
-        pytest.skip(f"this machine lacks jail layers the debugger needs: {off}")
-
-
 @pytest.fixture(scope="module")
 def harvested(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    _needs_gdb_and_jail()
+    needs_gdb_and_jail()
     root = tmp_path_factory.mktemp("native-c")
     project = native_c_project.write(root)
     out = root / "harvest.jsonl"

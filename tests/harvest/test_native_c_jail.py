@@ -27,10 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from execbench.harvest import jail
 from execbench.harvest.options import HarvestOptions
 from execbench.harvest.project import harvest
-from tests.helpers.harvests import processes_with
+from tests.helpers.harvests import needs_gdb_and_jail, processes_with
 
 SECRET = "sk-native-jail-test-81d0"
 TOKEN = f"execbench-native-daemon-{os.getpid()}"
@@ -113,12 +112,7 @@ test: attacks
 
 @pytest.fixture(scope="module")
 def attacked() -> Iterator[dict]:
-    for tool in ("gdb", "cc", "make"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
-    off = {name: state for name, state in jail.layers().items() if not state.startswith("on")}
-    if off:
-        pytest.skip(f"this machine lacks jail layers: {off}")
+    needs_gdb_and_jail()
     folder = Path(tempfile.mkdtemp(prefix="execbench-native-jail-"))
     folder.chmod(0o777)
     try:

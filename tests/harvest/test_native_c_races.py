@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from execbench.harvest import jail
 from execbench.harvest.options import HarvestOptions
 from execbench.harvest.project import harvest
+from tests.helpers.harvests import needs_gdb_and_jail
 
 LIB = """\
 #include <setjmp.h>
@@ -108,12 +107,7 @@ test: race
 
 @pytest.fixture(scope="module")
 def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    for tool in ("gdb", "cc", "make"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed (.ci/run installs it)")
-    off = {name: state for name, state in jail.layers().items() if not state.startswith("on")}
-    if off:
-        pytest.skip(f"this machine lacks jail layers the debugger needs: {off}")
+    needs_gdb_and_jail()
     root = tmp_path_factory.mktemp("native-c-races")
     project = root / "project"
     project.mkdir()

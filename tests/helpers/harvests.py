@@ -6,10 +6,14 @@ so harvesting it once for all of them keeps CI's slow run short."""
 from __future__ import annotations
 
 import json
+import shutil
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from execbench.harvest import jail
 from execbench.harvest.many import harvest_projects, projects_from
 from execbench.harvest.options import HarvestOptions
 from tests.helpers.data import SHARED_DATA
@@ -85,3 +89,15 @@ def processes_with(token: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def needs_gdb_and_jail() -> None:
+    """Skip, saying why, where the C harvest cannot run: no GDB, compiler or Make, or a jail
+    without the layers the debugger needs (ptrace in a PID namespace of its own)."""
+    for tool in ("gdb", "cc", "make"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (.ci/run installs it: apt-get install gdb "
+                        "gcc make)")
+    off = {name: state for name, state in jail.layers().items() if not state.startswith("on")}
+    if off:
+        pytest.skip(f"this machine lacks jail layers the debugger needs: {off}")

@@ -358,6 +358,11 @@ def _serving_zygotes() -> set[int]:
     return found
 
 
+def _needs_seccomp(pool: Sandbox) -> None:
+    if not pool.layers.get("seccomp", "").startswith("on"):
+        pytest.skip("seccomp is off here: a serving zygote cannot be told from a starting one")
+
+
 def test_a_worker_dead_between_units_costs_the_next_unit_nothing() -> None:
     """A zygote can die while no unit of its own is to blame (another unit held the user's
     processes, the machine ran out): the job in hand then runs again on a fresh worker, and
@@ -393,9 +398,7 @@ def test_a_candidate_is_not_charged_the_time_its_dead_worker_had_it() -> None:
 
     with Sandbox(workers=1, limits=limits) as pool:
         pool.run(Job("def f():\n    return 1\n", "f", ""))
-        if not pool.layers.get("seccomp", "").startswith("on"):
-            pytest.skip("seccomp is off here: a serving zygote cannot be told from a "
-                        "starting one")
+        _needs_seccomp(pool)
         killer = threading.Thread(target=kill_a_zygote_whose_runner_ran_two_seconds)
         killer.start()
         try:
@@ -423,9 +426,7 @@ def test_a_job_whose_worker_dies_twice_is_crashed_and_the_pool_goes_on() -> None
 
     with Sandbox(workers=1, limits=QUICK) as pool:
         pool.run(Job("def f():\n    return 1\n", "f", ""))  # started, before the killing
-        if not pool.layers.get("seccomp", "").startswith("on"):
-            pytest.skip("seccomp is off here: a serving zygote cannot be told from a "
-                        "starting one")
+        _needs_seccomp(pool)
         killer = threading.Thread(target=kill_zygotes_with_runners)
         killer.start()
         try:
