@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,22 +104,135 @@ test: race
 \t./race
 """
 
+THREADED_LIB = """\
+#include <setjmp.h>
+#include <stdlib.h>
 
-@pytest.fixture(scope="module")
-def raced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+extern char *page;
+jmp_buf back;
+
+int inner(int v) {
+    int w = v * 3;
+    return w + 1;
+}
+
+int outer(int id, int k) {
+    int a = inner(id * 100 + k);
+    int b = a + 1;
+    return b;
+}
+
+int tick(int t) {
+    return t + 1;
+}
+
+void jumper(void) {
+    longjmp(back, 1);
+}
+
+int landing(int n) {
+    n = n + 1;
+    if (setjmp(back) == 0)
+        jumper();
+    n = n * 10;
+    page[0] = 1;
+    int r = n + 3;
+    return r;
+}
+
+int check(int v) {
+    int w = v * 2;
+    if (w > 10)
+        abort();
+    return w;
+}
+"""
+
+THREADED_MAIN = r"""
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int inner(int v);
+int outer(int id, int k);
+int tick(int t);
+int landing(int n);
+int check(int v);
+char *page;
+static volatile int done;
+
+static void *ticker(void *unused) {
+    (void)unused;
+    for (int i = 0; !done; i++) tick(i);
+    return 0;
+}
+
+static void unprotect(int s, siginfo_t *si, void *u) {
+    (void)s; (void)si; (void)u;
+    mprotect(page, 4096, PROT_READ | PROT_WRITE);
+}
+
+int main(void) {
+    int failed = inner(1000) != 3001;  /* alone: always kept */
+    pthread_t t;
+    pthread_create(&t, 0, ticker, 0);
+    for (int r = 0; r < 40; r++) failed |= outer(1, r) != 3 * (100 + r) + 2;
+    done = 1;
+    pthread_join(t, 0);
+    /* a longjmp back into a recorded call, then a fault its handler repairs */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = unprotect;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, 0);
+    page = mmap(0, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    failed |= landing(4) != 53;
+    /* a death test: the child aborts, the parent goes on */
+    pid_t child = fork();
+    if (child == 0) { check(6); _exit(0); }
+    int status;
+    waitpid(child, &status, 0);
+    failed |= !WIFSIGNALED(status) || check(1) != 2;
+    return failed;
+}
+"""
+
+THREADED_MAKEFILE = """\
+threads: lib.c main.c
+\t$(CC) $(CFLAGS) -pthread -o threads lib.c main.c
+test: threads
+\t./threads
+"""
+
+
+def _harvested(root: Path, files: dict[str, str], build: str) -> dict[str, Any]:
     needs_gdb_and_jail()
-    root = tmp_path_factory.mktemp("native-c-races")
     project = root / "project"
     project.mkdir()
-    (project / "lib.c").write_text(LIB)
-    (project / "race.c").write_text(RACE)
-    (project / "Makefile").write_text(MAKEFILE)
+    for name, text in files.items():
+        (project / name).write_text(text)
     out = root / "harvest.jsonl"
     result = harvest(project, out, HarvestOptions(
-        language="c", build="make race", test="make test", max_calls=200, timeout=600),
+        language="c", build=build, test="make test", max_calls=200, timeout=600),
         log=root / "run.log")
     records = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    yield {"result": result, "records": records, "log": root / "run.log"}
+    return {"result": result, "records": records, "log": root / "run.log"}
+
+
+@pytest.fixture(scope="module")
+def raced(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _harvested(tmp_path_factory.mktemp("native-c-races"),
+                      {"lib.c": LIB, "race.c": RACE, "Makefile": MAKEFILE}, "make race")
+
+
+@pytest.fixture(scope="module")
+def threaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _harvested(tmp_path_factory.mktemp("native-c-threads"),
+                      {"lib.c": THREADED_LIB, "main.c": THREADED_MAIN,
+                       "Makefile": THREADED_MAKEFILE}, "make threads")
 
 
 def test_every_call_kept_is_whole_with_its_own_return(raced: dict[str, Any]) -> None:
@@ -151,3 +264,23 @@ def test_a_loop_back_to_a_functions_first_line_is_the_same_call(raced: dict[str,
     [spin] = raced["records"]["lib.c:spin"]["calls"]
     assert spin["args"] == "n = 3" and spin["trace"]["value"] == ["int", 0]
     assert spin["trace"]["lines"] == [3, 4, 5]  # "do {" has no code of its own
+
+
+def test_threads_signals_and_a_death_test_keep_only_right_calls(
+        threaded: dict[str, Any]) -> None:
+    """A second thread calling a project function while the first steps its calls (GDB
+    deletes a return breakpoint when another thread stops), a ``longjmp`` back into a
+    recorded call followed by a fault its handler repairs, and a child that aborts: the
+    tests pass, and every call kept is right."""
+    assert threaded["result"].pytest_exit == 0, threaded["log"].read_text()[-2000:]
+    records = threaded["records"]
+    truth: dict[str, Any] = {
+        "inner": lambda v: 3 * v + 1, "tick": lambda t: t + 1,
+        "outer": lambda id_, k: 3 * (100 * id_ + k) + 2, "check": lambda v: 2 * v}
+    for name, of in truth.items():
+        for call in records.get(f"lib.c:{name}", {"calls": []})["calls"]:
+            args = [int(v) for v in re.findall(r"= (-?\d+)", call["args"])]
+            assert call["trace"]["value"] == ["int", of(*args)], (name, call["args"])
+    assert any(call["args"] == "v = 1000" for call in records["lib.c:inner"]["calls"])
+    assert [call["args"] for call in records["lib.c:check"]["calls"]] == ["v = 1"]
+    assert "lib.c:landing" not in records  # left by longjmp, then its rest ran unobserved

@@ -169,6 +169,10 @@ class Function:
                                          function=symbol.name, internal=True)
 
 
+    def starts_at(self, pc):
+        """Whether ``pc`` is where its breakpoint stops a call, in any program holding it."""
+        return any(location.address == pc for location in self.breakpoint.locations)
+
     def measure(self, frame):
         """Its lines, from the line table, once a program holding it runs (the addresses
         are relocated by then)."""
@@ -344,10 +348,7 @@ def on_stop():
         return "continue"
     stack = STACKS.setdefault((thread.inferior.num, thread.num), [])
     if stack and frame.name() in LONGJMPS:
-        for call in stack:  # where the jump lands is not known: none of them is whole
-            if call.returning is not None and call.returning.is_valid():
-                call.returning.delete()
-        stack.clear()
+        _drop(stack)  # where the jump lands is not known: none of its calls is whole
         return "continue"
     while stack and not stack[-1].frame.is_valid():
         gone = stack.pop()
@@ -358,12 +359,13 @@ def on_stop():
     if call is not None and call.frame == frame:
         return _step(call, frame, stack)
     function = _function_at(frame)
-    if function is None and call is not None:
-        if call.returning is not None:
-            return "continue"  # on its way out: its return breakpoint takes it up
-        return "next"  # a stop elsewhere cut this thread's step short: back to its call
-    if function is None or frame.find_sal().line == 0:
-        return "continue"
+    if function is None or not function.starts_at(frame.pc()):
+        # Not where a call is first seen (after its prologue, at its breakpoint): a step of
+        # this thread cut short elsewhere (in a library, or in a callee's prologue, before
+        # its arguments are stored) goes back to its call; a call on its way out has its
+        # return breakpoint; anything else (the rest of a call dropped, a signal handler
+        # returning into it) is not recorded.
+        return "next" if call is not None and call.returning is None else "continue"
     if function.last is None:
         function.measure(frame)
     call = Call(None, function, frame)
@@ -480,21 +482,40 @@ def _stepping_elsewhere():
     return "continue"
 
 
+def _selected():
+    """The selected thread's key in ``STACKS``; None when no thread is selected."""
+    with contextlib.suppress(gdb.error):
+        thread = gdb.selected_thread()
+        if thread is not None:
+            return thread.inferior.num, thread.num
+    return None
+
+
 def _unobserved(action):
     """Drop the calls the coming command lets run unobserved. ``next`` steps the selected
     thread, and every other thread runs freely meanwhile (``continue``: every thread), so
     a call of theirs being stepped would lose lines; worse, a later call at the same place
     (a loop calling the same function has the same frame id) would be taken for it. A
     thread whose innermost call has its return breakpoint armed stops at that return,
-    so its calls lose nothing. The parent drops a call that never returns."""
-    selected = None
-    if action == "next":
-        with contextlib.suppress(gdb.error):
-            thread = gdb.selected_thread()
-            selected = (thread.inferior.num, thread.num) if thread is not None else None
+    so its calls lose nothing; but GDB deletes a return breakpoint when another thread of
+    the same process stops (it looks for the breakpoint's frame in the stopping thread's
+    stack only), and then that thread's calls are dropped too. The parent drops a call that
+    never returns."""
+    selected = _selected() if action == "next" else None
     for key, stack in STACKS.items():
-        if key != selected and stack and stack[-1].returning is None:
+        if any(call.returning is not None and not call.returning.reached
+               and not call.returning.is_valid() for call in stack):
+            _drop(stack)  # GDB deleted a return breakpoint (below): no call here is whole
+        elif key != selected and stack and stack[-1].returning is None:
             stack[:] = [call for call in stack if call.returning is not None]
+
+
+def _drop(stack):
+    """Forget a thread's calls, and their return breakpoints."""
+    for call in stack:
+        if call.returning is not None and call.returning.is_valid():
+            call.returning.delete()
+    stack.clear()
 
 
 def _forget_gone():
@@ -541,6 +562,10 @@ def main():
     gdb.events.new_objfile.connect(on_new_objfile)
     gdb.events.exited.connect(on_exited)
     gdb.execute("catch exec")
+    # The tests' signals go straight to them (a handler runs within the step it interrupts):
+    # a stop for each would cut other threads' steps short, and one inside a library
+    # without symbols could not be stepped from.
+    gdb.execute("handle all nostop noprint pass")
     gdb.execute("set breakpoint pending on")
     for name in sorted(LONGJMPS):
         gdb.Breakpoint(name, internal=True)
@@ -552,6 +577,8 @@ def main():
             failures = 0
         except gdb.error:
             failures += 1
+            if action == "next":  # no stepping from here (a library without symbols)
+                _drop(STACKS.get(_selected(), []))
             if failures > 1:
                 _forget_gone()
             if failures > MAX_FAILURES:
