@@ -41,6 +41,8 @@ _PROTOCOL_SECONDS = 60.0
 """How long past a job's wall-clock limit the parent waits for the worker's word on it (the
 zygote enforces the limit itself), or for its start-up, before it gives the worker up as
 broken. The parent never blocks on a worker without a deadline."""
+_START_SECONDS = 5.0
+"""How long past the wall-clock limit a worker that cannot start is tried again."""
 BATCH = 8
 """Calls of one unit a worker takes from the queue at once and sends in one message:
 enough to share the thread hand-off and pipe costs, few enough that the pool's other
@@ -461,7 +463,7 @@ class Sandbox:
                 while pending:
                     try:
                         if worker is None:
-                            worker = _WorkerProcess(self.limits, self.measured)
+                            worker = self._start_worker()
                             self.network_isolated = worker.info.get("network_isolated")
                             self.layers = dict(worker.info.get("layers") or {})
                         traces, broken = self._run(worker, pending)
@@ -490,6 +492,22 @@ class Sandbox:
                 worker.close()
                 with self._times_lock:
                     self._take_measured(worker)
+
+    def _start_worker(self) -> _WorkerProcess:
+        """A fresh worker. One that cannot start is tried again, for up to the wall-clock
+        limit and ``_START_SECONDS`` more: what keeps it from forking may be another unit
+        holding the processes its user (or its container) may have, and that unit's runner
+        is killed by then; only then do the jobs in hand fail, with the start's error."""
+        give_up = time.monotonic() + self.limits.wall_seconds + _START_SECONDS
+        pause = 0.05
+        while True:
+            try:
+                return _WorkerProcess(self.limits, self.measured)
+            except (RuntimeError, OSError):
+                if time.monotonic() + pause > give_up:
+                    raise
+                time.sleep(pause)
+                pause = min(2 * pause, 1.0)
 
     def _run(self, worker: _WorkerProcess,
              pending: list[tuple[dict[str, Any], Future]]) -> tuple[list[Trace], bool]:

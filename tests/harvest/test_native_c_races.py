@@ -107,8 +107,10 @@ test: race
 THREADED_LIB = """\
 #include <setjmp.h>
 #include <stdlib.h>
+#include <ucontext.h>
 
 extern char *page;
+extern ucontext_t again;
 jmp_buf back;
 
 int inner(int v) {
@@ -146,6 +148,14 @@ int check(int v) {
         abort();
     return w;
 }
+
+int resume(int n) {
+    int a = n * 10;
+    if (n < 2)
+        setcontext(&again);
+    a = a + 1;
+    return a;
+}
 """
 
 THREADED_MAIN = r"""
@@ -154,6 +164,7 @@ THREADED_MAIN = r"""
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 int inner(int v);
@@ -161,7 +172,9 @@ int outer(int id, int k);
 int tick(int t);
 int landing(int n);
 int check(int v);
+int resume(int n);
 char *page;
+ucontext_t again;
 static volatile int done;
 
 static void *ticker(void *unused) {
@@ -196,6 +209,12 @@ int main(void) {
     int status;
     waitpid(child, &status, 0);
     failed |= !WIFSIGNALED(status) || check(1) != 2;
+    /* a context switch back to here from inside a call, then the same call again */
+    volatile int tries = 0, got = 0;
+    getcontext(&again);
+    tries++;
+    if (tries <= 2) got = resume(tries);
+    failed |= got != 21;
     return failed;
 }
 """
@@ -270,8 +289,8 @@ def test_threads_signals_and_a_death_test_keep_only_right_calls(
         threaded: dict[str, Any]) -> None:
     """A second thread calling a project function while the first steps its calls (GDB
     deletes a return breakpoint when another thread stops), a ``longjmp`` back into a
-    recorded call followed by a fault its handler repairs, and a child that aborts: the
-    tests pass, and every call kept is right."""
+    recorded call followed by a fault its handler repairs, a child that aborts, and a
+    ``setcontext`` out of a call: the tests pass, and every call kept is right."""
     assert threaded["result"].pytest_exit == 0, threaded["log"].read_text()[-2000:]
     records = threaded["records"]
     truth: dict[str, Any] = {
@@ -284,3 +303,6 @@ def test_threads_signals_and_a_death_test_keep_only_right_calls(
     assert any(call["args"] == "v = 1000" for call in records["lib.c:inner"]["calls"])
     assert [call["args"] for call in records["lib.c:check"]["calls"]] == ["v = 1"]
     assert "lib.c:landing" not in records  # left by longjmp, then its rest ran unobserved
+    # resume(1) leaves by setcontext; resume(2), at the same frame id, is a call of its own
+    [resumed] = records["lib.c:resume"]["calls"]
+    assert resumed["args"] == "n = 2" and resumed["trace"]["value"] == ["int", 21]

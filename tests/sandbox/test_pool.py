@@ -8,6 +8,7 @@ machine does not turn a normal call into a timeout.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
@@ -690,3 +691,80 @@ def test_calls_of_different_programs_spread_over_the_workers() -> None:
     overlapping = max(sum(start <= moment < end for _, start, end in found)
                       for _, moment, _ in found)
     assert overlapping >= 2
+
+
+_HOLDS_THE_PIDS = '''
+import json, time
+from execbench.sandbox.pool import Job, Limits, Sandbox, new_unit
+
+HOLD = """import threading, time
+
+def f():
+    threading.stack_size(65536)
+    wait = threading.Event()
+    held = 0
+    try:
+        while held < 100_000:
+            threading.Thread(target=wait.wait, daemon=True).start()
+            held += 1
+    except RuntimeError:
+        pass
+    time.sleep(4)
+    return held
+"""
+HONEST = "def g(n):\\n    return n * 3\\n"
+with Sandbox(workers=2, limits=Limits(cpu_seconds=1, wall_seconds=8, memory_mb=1024)) as pool:
+    pool.map([Job("def f():\\n    return 1\\n", "f", "")] * 4)  # both workers started
+    holder = pool.submit(Job(HOLD, "f", "", unit=new_unit()))
+    time.sleep(1)
+    victims = [pool.submit(Job(HONEST, "g", str(n), unit=new_unit())) for n in range(3)]
+    answers = []
+    for victim in victims:
+        try:
+            trace = victim.result()
+            answers.append([trace.status, trace.value_repr])
+        except Exception as error:  # what the pool must not do: no verdict at all
+            answers.append(["no verdict", repr(error)])
+    print(json.dumps({"victims": answers, "holder": holder.result().value_repr,
+                      "restarts": pool.restarts}))
+'''
+
+
+def _pids_cgroup() -> Path | None:
+    """A new pids cgroup (v1 or v2) this test may limit, or None where it cannot make one."""
+    bases = [Path("/sys/fs/cgroup/pids")]
+    unified = Path("/sys/fs/cgroup/cgroup.subtree_control")
+    if unified.exists() and "pids" in unified.read_text().split():
+        bases.append(unified.parent)
+    for base in bases:
+        with contextlib.suppress(OSError):
+            group = base / f"execbench-test-{os.getpid()}"
+            group.mkdir()
+            return group
+    return None
+
+
+def test_a_unit_holding_every_pid_costs_others_a_wait_not_their_verdicts() -> None:
+    """Where the processes are limited for the whole tree (a container's pids limit, here a
+    pids cgroup of 400), one unit's runner can hold them all with threads, so another
+    worker's zygote cannot fork and a fresh one cannot start. The other units' jobs must
+    wait for the pids to come back (the holder's runner is killed at its wall-clock limit
+    at the latest) and get their own verdicts: never ``crashed``, never an error instead
+    of a verdict."""
+    group = _pids_cgroup()
+    if group is None:
+        pytest.skip("no pids cgroup can be made here (needs root and a pids controller)")
+    try:
+        (group / "pids.max").write_text("400")
+        procs = str(group / "cgroup.procs")
+        done = subprocess.run(
+            [sys.executable, "-c", _HOLDS_THE_PIDS], capture_output=True, text=True,
+            timeout=300, preexec_fn=lambda: Path(procs).write_text(str(os.getpid())))
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads(done.stdout.splitlines()[-1])
+        assert result["restarts"] >= 1 and int(result["holder"]) > 200, result
+        assert result["victims"] == [["ok", str(3 * n)] for n in range(3)], result
+    finally:
+        eventually(lambda: not (group / "cgroup.procs").read_text().strip(),
+                   "the test's processes ended")
+        group.rmdir()

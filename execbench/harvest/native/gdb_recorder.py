@@ -23,8 +23,8 @@ run freely, so a call another thread was stepping is dropped then (``_unobserved
 call is kept whole or not at all. Consecutive stops at one line of one call are one line
 event (a ``for`` header's parts). A call whose frame is gone without reaching its last
 line (``exit``) gets no return record, and the parent drops it; a thread that calls
-``longjmp`` drops all its calls then (``LONGJMPS``). A function whose ``max_calls_seen``
-calls have been recorded has its breakpoint disabled.
+``longjmp`` or switches context drops all its calls then (``JUMPS``). A function whose
+``max_calls_seen`` calls have been recorded has its breakpoint disabled.
 
 Why ``next`` and not a breakpoint at every line address (one trap per line rather than a
 few single steps), measured on cJSON 1.7.15's ``test.c`` program built ``-g -O0``, GDB
@@ -332,11 +332,14 @@ def _function_at(frame):
     return FUNCTIONS.get((_relative(symbol.symtab.fullname()), symbol.name))
 
 
-LONGJMPS = frozenset({"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
-                      "__libc_longjmp", "__libc_siglongjmp", "____longjmp_chk"})
-"""The C library's ways to leave frames by ``longjmp``: each has a breakpoint. GDB's
-``next`` cannot follow a jump it has no probe for, and runs on to the next breakpoint; a
-call of the same function at the same place then has the left call's frame id."""
+JUMPS = frozenset({"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+                   "__libc_longjmp", "__libc_siglongjmp", "____longjmp_chk",
+                   "setcontext", "__setcontext", "swapcontext", "__swapcontext"})
+"""The C library's ways to leave frames without returning (``longjmp``, and the context
+switches coroutines are made of): each has a breakpoint. GDB's ``next`` cannot follow such
+a jump and runs on to the next breakpoint, and a call of the same function with the same
+caller and stack then has the left call's frame id: so a thread that calls one of these
+drops its calls. (A context switch written by hand, in assembly, is not seen.)"""
 
 
 def on_stop():
@@ -347,7 +350,7 @@ def on_stop():
     except gdb.error:
         return "continue"
     stack = STACKS.setdefault((thread.inferior.num, thread.num), [])
-    if stack and frame.name() in LONGJMPS:
+    if stack and frame.name() in JUMPS:
         _drop(stack)  # where the jump lands is not known: none of its calls is whole
         return "continue"
     while stack and not stack[-1].frame.is_valid():
@@ -567,7 +570,7 @@ def main():
     # without symbols could not be stepped from.
     gdb.execute("handle all nostop noprint pass")
     gdb.execute("set breakpoint pending on")
-    for name in sorted(LONGJMPS):
+    for name in sorted(JUMPS):
         gdb.Breakpoint(name, internal=True)
     action, failures = "run", 0
     while True:
