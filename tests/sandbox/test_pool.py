@@ -694,7 +694,8 @@ def test_calls_of_different_programs_spread_over_the_workers() -> None:
 
 
 _HOLDS_THE_PIDS = '''
-import json, time
+import json, sys, time
+from pathlib import Path
 from execbench.sandbox.pool import Job, Limits, Sandbox, new_unit
 
 HOLD = """import threading, time
@@ -716,7 +717,9 @@ HONEST = "def g(n):\\n    return n * 3\\n"
 with Sandbox(workers=2, limits=Limits(cpu_seconds=1, wall_seconds=8, memory_mb=1024)) as pool:
     pool.map([Job("def f():\\n    return 1\\n", "f", "")] * 4)  # both workers started
     holder = pool.submit(Job(HOLD, "f", "", unit=new_unit()))
-    time.sleep(1)
+    used, limit = Path(sys.argv[1], "pids.current"), int(Path(sys.argv[1], "pids.max").read_text())
+    while int(used.read_text()) < limit and not holder.done():
+        time.sleep(0.01)  # until the holder's threads have taken every pid
     victims = [pool.submit(Job(HONEST, "g", str(n), unit=new_unit())) for n in range(3)]
     answers = []
     for victim in victims:
@@ -758,7 +761,7 @@ def test_a_unit_holding_every_pid_costs_others_a_wait_not_their_verdicts() -> No
         (group / "pids.max").write_text("400")
         procs = str(group / "cgroup.procs")
         done = subprocess.run(
-            [sys.executable, "-c", _HOLDS_THE_PIDS], capture_output=True, text=True,
+            [sys.executable, "-c", _HOLDS_THE_PIDS, str(group)], capture_output=True, text=True,
             timeout=300, preexec_fn=lambda: Path(procs).write_text(str(os.getpid())))
         assert done.returncode == 0, done.stderr[-2000:]
         result = json.loads(done.stdout.splitlines()[-1])
