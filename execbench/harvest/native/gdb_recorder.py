@@ -5,26 +5,27 @@ harvest jail, beside the tests. It writes the raw recording (``recording``) on t
 whose descriptor the config names, never on anything the tests can inherit (the
 descriptor is made close-on-exec before the first process starts).
 
-How it records. GDB follows every process the test command starts (``detach-on-fork
-off``, all of them resumed together, ``catch exec`` stopping each new program once). When a
+How it records. GDB follows every process the test command starts (``detach-on-fork off``,
+all of them resumed together, ``catch exec`` stopping each new program once). When a
 program under the project's copy is loaded, each function whose source file the driver
 listed gets a breakpoint on its name (GDB places it after the prologue, in every program
-that holds the function). A stop in a frame that is not the thread's innermost recorded
-call is a new call, its arguments read there; the call is then stepped line by line with
-``next`` (a project function it calls stops at its own breakpoint and is recorded the same
-way); a stop at the function's last line (the closing brace, where every local holds its
-final value) ends it, and a breakpoint at its return address (``gdb.FinishBreakpoint``, for
-that frame and thread) gives its return value. That breakpoint stays armed across other
-stops, so a return that races another process's ``exec`` or breakpoint is still recorded
-(GDB's ``finish`` command, once such a stop cut it short, lost the return and the call). A
-thread whose step another process's stop cut short is taken up again where it stopped
-before anything is resumed with ``continue``; but a ``next`` for one thread lets the others
-run freely, so a call another thread was stepping is dropped then (``_unobserved``): a
-call is kept whole or not at all. Consecutive stops at one line of one call are one line
-event (a ``for`` header's parts). A call whose frame is gone without reaching its last
-line (``exit``) gets no return record, and the parent drops it; a thread that calls
-``longjmp`` or switches context drops all its calls then (``JUMPS``). A function whose
-``max_calls_seen`` calls have been recorded has its breakpoint disabled.
+that holds the function). A stop at that breakpoint, in a frame that is not the thread's
+innermost recorded call, is a new call, its arguments read there; the call is then stepped
+line by line with ``next`` (a project function it calls stops at its own breakpoint and is
+recorded the same way); a stop at the function's last line (the closing brace, where every
+local holds its final value) ends it, and a breakpoint at its return address
+(``gdb.FinishBreakpoint``, for that frame and thread) gives its return value. That
+breakpoint stays armed across other stops, so a return that races another process's
+``exec`` or breakpoint is still recorded (GDB's ``finish`` command, once such a stop cut it
+short, lost the return and the call). A thread whose step another process's stop cut short
+is taken up again where it stopped before anything is resumed with ``continue``; but a
+``next`` for one thread lets the others run freely, so a call another thread was stepping
+is dropped then (``_unobserved``): a call is kept whole or not at all. Consecutive stops at
+one line of one call are one line event (a ``for`` header's parts). A call whose frame is
+gone without reaching its last line (``exit``) gets no return record, and the parent drops
+it; a thread that calls ``longjmp`` or switches context drops all its calls then
+(``JUMPS``). A function whose ``max_calls_seen`` calls have been recorded has its
+breakpoint disabled.
 
 Why ``next`` and not a breakpoint at every line address (one trap per line rather than a
 few single steps), measured on cJSON 1.7.15's ``test.c`` program built ``-g -O0``, GDB
@@ -167,7 +168,6 @@ class Function:
         self.active = 0
         self.breakpoint = gdb.Breakpoint(source=symbol.symtab.fullname(),
                                          function=symbol.name, internal=True)
-
 
     def starts_at(self, pc):
         """Whether ``pc`` is where its breakpoint stops a call, in any program holding it."""
@@ -432,7 +432,6 @@ def _finish(call, frame, stack, line):
         call.returning = Return(frame)
     except (ValueError, RuntimeError, gdb.error):
         stack.pop()  # no caller to return to: nothing to record
-        return "continue"
     return "continue"
 
 
@@ -508,7 +507,7 @@ def _unobserved(action):
     for key, stack in STACKS.items():
         if any(call.returning is not None and not call.returning.reached
                and not call.returning.is_valid() for call in stack):
-            _drop(stack)  # GDB deleted a return breakpoint (below): no call here is whole
+            _drop(stack)  # GDB deleted a return breakpoint: no call here is whole
         elif key != selected and stack and stack[-1].returning is None:
             stack[:] = [call for call in stack if call.returning is not None]
 
