@@ -539,7 +539,6 @@ def test_a_line_is_reported_once_however_often_its_calls_return_into_it(
                             [9, 1]]
 
 
-
 ANNOTATED = """\
 def g(x: int, y: Nowhere) -> 'float':
     return x

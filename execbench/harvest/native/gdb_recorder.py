@@ -503,6 +503,8 @@ def _unobserved(action):
     the same process stops (it looks for the breakpoint's frame in the stopping thread's
     stack only), and then that thread's calls are dropped too. The parent drops a call that
     never returns."""
+    for key in [key for key, stack in STACKS.items() if not stack]:
+        del STACKS[key]  # threads with no call: a run that forks often would pile them up
     selected = _selected() if action == "next" else None
     for key, stack in STACKS.items():
         if any(call.returning is not None and not call.returning.reached
