@@ -59,6 +59,19 @@ int fact(int n) {
     return n * rest;
 }
 
+int tally(const int *xs, int n) {
+    const int *first;
+    const int *last;
+    int count;
+    count = 0;
+    first = xs;
+    for (int i = 0; i < n; i++) {
+        count += xs[i];
+    }
+    last = xs + n - 1;
+    return count + (first == last);
+}
+
 int name_len(const char *name) {
     int len = strlen(name);
     int doubled = len * 2;
@@ -74,6 +87,7 @@ double scale(struct point *p, double k);
 void copy_into(int *dst, const int *src, int n);
 int same(const int *a, const int *b);
 int fact(int n);
+int tally(const int *xs, int n);
 int name_len(const char *name);
 """
 
@@ -96,6 +110,7 @@ int main(void) {
     CHECK(scale(&p, 2.0) == 7.0);
     CHECK(same(xs, xs) == 1);      /* a and b alias */
     CHECK(same(xs, ys) == 0);      /* they do not */
+    CHECK(tally(xs, 4) == 10);     /* its locals start as what same() left on the stack */
     copy_into(ys, xs, 4);          /* dst and src do not alias; d starts as dst */
     CHECK(ys[3] == 4);
     CHECK(fact(4) == 24);

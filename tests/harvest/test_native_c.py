@@ -59,7 +59,7 @@ def test_the_tests_ran_and_the_projects_functions_were_kept(harvested: dict) -> 
     assert result.pytest_exit == 0 and result.tests == (1, 1), (harvested["root"] / "run.log")
     assert sorted(harvested["records"]) == [
         "lib.c:classify", "lib.c:copy_into", "lib.c:fact", "lib.c:name_len", "lib.c:same",
-        "lib.c:scale", "lib.c:sum"]  # not main, not strlen, not the test program's
+        "lib.c:scale", "lib.c:sum", "lib.c:tally"]  # not main, not strlen, not the test program's
     assert sum(result.refused.values()) == 0
     assert result.layers["seccomp"].endswith("ptrace allowed, for a debugger tracing the "
                                              "jail's own processes")
@@ -102,6 +102,27 @@ def test_the_aliasing_truth_is_what_the_test_program_made(harvested: dict) -> No
     assert ("dst = 9, src = 1, n = 4", "s", "src", True) in copy
 
 
+def test_a_local_is_shown_once_the_program_gave_it_a_value(harvested: dict) -> None:
+    """``tally``'s locals are declared without a value and set later; before that they hold
+    what ``same`` left on the stack, which is neither a value to ask about nor a pointer
+    whose aliasing is known."""
+    [call] = harvested["records"]["lib.c:tally"]["calls"]
+    code = harvested["records"]["lib.c:tally"]["code"].split("\n")
+    seen: dict[str, int] = {}
+    for state in call["trace"]["states"]:
+        for name in state["locals"]:
+            seen.setdefault(name, state["line"])
+    assert {name: code[line - 2].strip() for name, line in seen.items()
+            if name not in ("xs", "n")} == {
+        "count": "count = 0;", "first": "first = xs;",
+        "i": "for (int i = 0; i < n; i++) {", "last": "last = xs + n - 1;"}
+    assert all(fact[state]["lines"][0] >= seen[fact[state]["pointer"]]
+               for fact in call["trace"]["facts"] if fact["task"] == "alias"
+               for state in ("first", "second") if fact[state]["pointer"] in seen)
+    assert ("xs = 1, n = 4", "first", "xs", True) in _alias(
+        harvested["records"]["lib.c:tally"])
+
+
 def test_a_second_harvest_gives_the_same_bytes(harvested: dict) -> None:
     again = harvested["root"] / "again.jsonl"
     harvest(harvested["project"], again, OPTIONS)
@@ -114,7 +135,7 @@ def test_the_cli_harvests_a_c_project(harvested: dict, tmp_path: Path) -> None:
                      "--build", "make test_lib", "--test", "make test", "--max-calls", 10)
     assert done.exit_code == 0, done.stderr
     assert out.read_bytes() == harvested["out"].read_bytes()
-    assert "functions: 7 kept" in done.stdout
+    assert "functions: 8 kept" in done.stdout
 
 
 def test_many_c_projects_are_harvested_and_resumed(harvested: dict, tmp_path: Path) -> None:

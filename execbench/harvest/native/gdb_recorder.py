@@ -39,14 +39,20 @@ breakpoint on a function name has neither problem.
 
 Values are read from GDB's ``Value`` objects, never from its printed text, except a
 floating-point number's digits (``str``), which the parent re-reads. A local is shown
-once the call has run its declaration line (before that its memory holds whatever was
-there); a pointer's target is shown in its place (a ``char *`` as its string) and its
-address becomes a token per call, ``a1``, ``a2``..., by first appearance.
+once it holds a value the program gave it: once the call has run its declaration line,
+where that line gives it one (``int n = 0;``), and otherwise once the call has run a later
+line that names it (``n = 0;``, ``scanf("%d", &n)``, ``memset(buf, ...)``). Before that its
+memory holds whatever was there: stack garbage that differs between machines, environments
+and the calls that ran before, which would be a wrong value to ask about and, for pointers,
+a wrong aliasing truth (``Function.given``). A pointer's target is shown in its place (a
+``char *`` as its string) and its address becomes a token per call, ``a1``, ``a2``..., by
+first appearance.
 """
 
 import contextlib
 import json
 import os
+import re
 from typing import Any
 
 import gdb  # type: ignore[import-not-found, import-untyped, unused-ignore]  # GDB's own
@@ -164,6 +170,9 @@ class Function:
         self.first = symbol.line
         self.last = None
         self.code_lines = set()
+        self.text = {}
+        """Its lines' text, comments and literals blanked, by line number (``measure``)."""
+        self.valued = {}
         self.seen = 0
         self.active = 0
         self.breakpoint = gdb.Breakpoint(source=symbol.symtab.fullname(),
@@ -179,9 +188,54 @@ class Function:
         block = frame.block()
         while block.function is None:
             block = block.superblock
-        self.code_lines = {entry.line for entry in frame.find_sal().symtab.linetable()
+        symtab = frame.find_sal().symtab
+        self.code_lines = {entry.line for entry in symtab.linetable()
                            if block.start <= entry.pc < block.end and entry.line > 0}
         self.last = max(self.code_lines, default=self.first)
+        lines = _blanked(symtab.fullname())
+        self.text = {number: lines[number - 1] for number in range(self.first, self.last + 1)
+                     if number <= len(lines)}
+
+    def given(self, name, declared):
+        """The lines after whose run the local ``name`` declared at line ``declared`` holds
+        a value the program gave it: the declaration line if it initialises the local
+        there (the line has code, and the name is followed by ``=``, or by ``[...]`` and
+        ``=``), and every later line of the function that names it. Naming is not proof of
+        a write (``if (n > 0)`` reads), but a program that reads a local before giving it
+        a value has undefined behaviour anyway; a local no line names (set by a macro that
+        hides its name) is never shown, which loses it rather than shows garbage."""
+        key = (name, declared)
+        if key not in self.valued:
+            word = re.compile(r"(?<![\w.])(?<!->)" + re.escape(name) + r"(?![\w])")
+            initialised = re.compile(word.pattern + r"\s*(?:\[[^\]]*\]\s*)*=(?!=)")
+            self.valued[key] = frozenset(
+                number for number, text in self.text.items()
+                if (number > declared and word.search(text)) or (
+                    number == declared and number in self.code_lines
+                    and initialised.search(text)))
+        return self.valued[key]
+
+
+_NOT_CODE = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)"
+                       r"|\"(?:\\.|[^\"\\\n])*(?:\"|$)|'(?:\\.|[^'\\\n])*(?:'|$)", re.M)
+"""A comment, string or character literal; each alternative matches wherever it starts (one
+left open runs to the end of its line, or of the file for a comment), so a file is blanked
+in one pass, in time linear in its size, whatever a hostile project writes."""
+BLANKED: dict[str, list[str]] = {}
+"""Per source file, its lines with comments, strings and characters blanked (kept for the
+run: each file is read once)."""
+
+
+def _blanked(path):
+    if path not in BLANKED:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as source:
+                text = source.read()
+        except OSError:
+            text = ""
+        code = _NOT_CODE.sub(lambda found: re.sub(r"[^\n]", " ", found.group()), text)
+        BLANKED[path] = code.split("\n")
+    return BLANKED[path]
 
 
 FUNCTIONS: dict[tuple[str, str], Function] = {}
@@ -261,8 +315,8 @@ class Call:
             self.tokens[address] = "a" + str(len(self.tokens) + 1)
         return self.tokens[address]
 
-    def variables(self, frame, line, arguments_only=False):
-        """[name, value, token] of the arguments and the locals declared by now."""
+    def variables(self, frame, arguments_only=False):
+        """[name, value, token] of the arguments and the locals given a value by now."""
         try:
             block = frame.block()
         except RuntimeError:
@@ -274,8 +328,7 @@ class Call:
                     continue
                 if symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
                     continue
-                if not symbol.is_argument and (arguments_only or not self._declared(symbol,
-                                                                                    line)):
+                if not symbol.is_argument and (arguments_only or not self._given(symbol)):
                     continue
                 seen.add(symbol.name)
                 found.append(self._variable(symbol, frame))
@@ -287,11 +340,9 @@ class Call:
             sorted((item for item in found if item[0] not in self.arguments),
                    key=lambda item: item[0])
 
-    def _declared(self, symbol, line):
-        declared = symbol.line
-        if declared in self.function.code_lines:
-            return declared in self.ran
-        return declared < line
+    def _given(self, symbol):
+        """Whether a local holds a value the program gave it, by the lines run so far."""
+        return not self.ran.isdisjoint(self.function.given(symbol.name, symbol.line))
 
     def _variable(self, symbol, frame):
         try:
@@ -380,7 +431,7 @@ def on_stop():
         emit({"kind": "call", "call": call.number, "function": function.id,
               "file": function.file, "name": function.name, "first": function.first,
               "last": function.last,
-              "args": call.variables(frame, 0, arguments_only=True)})
+              "args": call.variables(frame, arguments_only=True)})
         if function.seen == MAX_CALLS:
             function.breakpoint.enabled = False  # enough of its calls: no more stops
     stack.append(call)
@@ -395,14 +446,14 @@ def _step(call, frame, stack):
     if line == call.last_line:
         return "next"  # a later part of the line the last event showed
     if call.number is None or line == call.function.last:
-        return _finish(call, frame, stack, line)
+        return _finish(call, frame, stack)
     call.last_line = line
     call.events += 1
     if call.events > MAX_EVENTS:
         call.number = None  # over the bound: the parent would drop it
-        return _finish(call, frame, stack, line)
+        return _finish(call, frame, stack)
     emit({"kind": "line", "call": call.number, "line": line,
-          "locals": call.variables(frame, line)})
+          "locals": call.variables(frame)})
     call.ran.add(line)
     return "next"
 
@@ -423,11 +474,11 @@ class Return(gdb.FinishBreakpoint):
         return True
 
 
-def _finish(call, frame, stack, line):
+def _finish(call, frame, stack):
     """Run the call to its return: its final locals now, its value where its return
     breakpoint stops. A project function it calls on the way, or another process, may stop
     first: that stop is handled, and the breakpoint waits."""
-    call.final = call.variables(frame, line) if call.number is not None else None
+    call.final = call.variables(frame) if call.number is not None else None
     try:
         call.returning = Return(frame)
     except (ValueError, RuntimeError, gdb.error):
