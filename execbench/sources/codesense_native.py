@@ -299,7 +299,7 @@ def _inputs(given: dict[str, Any]) -> str:
         except debugger.AddressValue:
             shown = "<a pointer whose target was not recorded>"
         except debugger.Unreadable:
-            shown = "<not recorded>"
+            shown = debugger.NOT_RECORDED
         except LiteralError:
             shown = record.strip() if isinstance(record, str) else str(record)
         parts.append(f"{name} = {shown}")

@@ -42,6 +42,15 @@ MAX_ITEMS = 10_000
 MAX_DEPTH = 50
 
 NULLS = frozenset({"NULL", "null", "nullptr", "0x0"})
+NOT_RECORDED = "<not recorded>"
+AN_ADDRESS = "<an address>"
+PLACEHOLDERS = frozenset({NOT_RECORDED, AN_ADDRESS})
+"""What a value nobody could read, or one whose only content is an address, is shown as
+(``["object", "unknown", text]``), here and by the C recorder, which writes the same texts
+(it runs in GDB's Python and cannot import this module). Such a text is no value anyone
+could predict, so a value that is only one is never a truth
+(``tasks.codesense.tasks.concrete_truth``); inside a bigger value it says which part went
+unread."""
 
 
 class AddressValue(LiteralError):
@@ -385,7 +394,7 @@ def _part(record: Any, depth: int) -> Encoded:
     try:
         return read_record(record, depth + 1)
     except AddressValue:
-        return ["object", "unknown", "<an address>"]
+        return ["object", "unknown", AN_ADDRESS]
     except Unreadable:
         return _opaque(None)
     except LiteralError:
@@ -393,7 +402,7 @@ def _part(record: Any, depth: int) -> Encoded:
 
 
 def _opaque(record: Any) -> Encoded:
-    return ["object", "unknown", record if isinstance(record, str) else "<not recorded>"]
+    return ["object", "unknown", record if isinstance(record, str) else NOT_RECORDED]
 
 
 _JAVA_PLAIN = frozenset({"string", "stringbuffer", "stringbuilder", "charsequence", "char",

@@ -70,6 +70,11 @@ MAX_STRING = 200
 MAX_FAILURES = 100
 """GDB commands failing in a row before the recorder gives up on the run."""
 CHAR_NAMES = ("char", "signed char", "unsigned char")
+NOT_RECORDED = "<not recorded>"
+AN_ADDRESS = "<an address>"
+"""The texts of a value that could not be read, and of one whose only content is an address:
+those ``sources.debugger_values.PLACEHOLDERS`` names (this script cannot import it; a test
+checks they agree), which are never made a truth."""
 
 _out = os.fdopen(CONFIG["records_fd"], "w", buffering=1 << 16, encoding="utf-8")
 os.set_inheritable(CONFIG["records_fd"], False)
@@ -120,8 +125,8 @@ def encode(value, budget, depth=0):
             return ["dict", [[["str", field.name], encode(value[field], budget, depth + 1)]
                              for field in kind.fields() if field.name]]
     except gdb.error:
-        return ["object", "unknown", "<not recorded>"]
-    return ["object", "unknown", "<an address>"]
+        return ["object", "unknown", NOT_RECORDED]
+    return ["object", "unknown", AN_ADDRESS]
 
 
 def _pointer(value, kind, budget, depth):
@@ -130,14 +135,14 @@ def _pointer(value, kind, budget, depth):
         return ["none"]
     target = kind.target().strip_typedefs()
     if target.code == gdb.TYPE_CODE_FUNC or target.code == gdb.TYPE_CODE_VOID:
-        return ["object", "unknown", "<an address>"]
+        return ["object", "unknown", AN_ADDRESS]
     if target.name in CHAR_NAMES:
         text = _cstring(address)
-        return ["str", text] if text is not None else ["object", "unknown", "<not recorded>"]
+        return ["str", text] if text is not None else ["object", "unknown", NOT_RECORDED]
     try:
         return encode(value.dereference(), budget, depth + 1)
     except gdb.MemoryError:
-        return ["object", "unknown", "<not recorded>"]
+        return ["object", "unknown", NOT_RECORDED]
 
 
 def _array(value, kind, budget, depth):
@@ -348,7 +353,7 @@ class Call:
         try:
             value = symbol.value(frame)
         except (gdb.error, RuntimeError):
-            return [symbol.name, ["object", "unknown", "<not recorded>"], None]
+            return [symbol.name, ["object", "unknown", NOT_RECORDED], None]
         token = None
         if value.type.strip_typedefs().code == gdb.TYPE_CODE_PTR and int(value) != 0:
             token = self.token(int(value))

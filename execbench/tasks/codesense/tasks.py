@@ -29,6 +29,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from execbench.sandbox.trace import TraceOptions
+from execbench.sources.debugger_values import PLACEHOLDERS
 from execbench.tasks.base import (
     CORRECT,
     INCORRECT,
@@ -138,7 +139,9 @@ def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
     reads it), is kept as they showed it: ``text`` is their text, compared as CodeSense
     compares answers (normalised strings), and ``comparable`` False says that no
     type-aware verdict exists for it. An object our tracer recorded (its type known) is
-    still dropped: its repr is no answer anyone published.
+    still dropped: its repr is no answer anyone published, and so is a value that is only
+    a placeholder for one nobody read (``debugger_values.PLACEHOLDERS``: ``<not recorded>``
+    as an answer key would mark every real answer wrong).
 
     A fact that brings the published text of a value (``text``: C and Java, where the
     debugger's text is richer than the value, ``0x72995f "abc"``) is string-compared with
@@ -154,7 +157,8 @@ def concrete_truth(fact: Fact, value: Encoded, *, published: bool = False
             reads_back = False
         return ConcreteTruth(value, published_text,
                              None if reads_back else fact.answer_text(value))
-    if published and value[:2] == ["object", "unknown"] and isinstance(value[-1], str):
+    if published and value[:2] == ["object", "unknown"] and isinstance(value[-1], str) \
+            and value[-1] not in PLACEHOLDERS:
         return ConcreteTruth(value, value[-1], comparable=False)
     return None
 

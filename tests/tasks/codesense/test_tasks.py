@@ -4,13 +4,16 @@ recorded facts), answered by the oracle and other responses, summarised."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import execbench
 from execbench.models.base import ModelError
 from execbench.runner import RunConfig, read_samples, run
+from execbench.sources.debugger_values import PLACEHOLDERS
 from execbench.suite import BuildOptions, build_suite, load_suite
 from execbench.tasks import get_task
 from execbench.tasks.base import CORRECT, INCORRECT, UNPARSABLE, Instance
@@ -234,3 +237,20 @@ def test_a_published_text_value_is_scored_by_string_match_alone() -> None:
     assert (right.verdict, right.extra) == ("correct", {"string_match": True,
                                                         "comparable": False})
     assert (wrong.verdict, wrong.extra["string_match"]) == ("incorrect", False)
+
+
+def test_a_value_nobody_read_is_no_truth_even_published() -> None:
+    """``<not recorded>`` and ``<an address>`` stand for a value the recorder (ours, or the
+    publisher's reader) could not give: as an answer key they would mark every real answer
+    wrong, so such a fact is dropped; the C recorder writes exactly these texts."""
+    from execbench.tasks.codesense.tasks import concrete_truth
+
+    for text in sorted(PLACEHOLDERS):
+        value = ["object", "unknown", text]
+        fact = StatementFact({"task": "statement", "line": 3, "statement": "p = f();",
+                              "kind": "call", "value": value})
+        assert concrete_truth(fact, value, published=True) is None
+    recorder = Path(execbench.__file__).parent / "harvest" / "native" / "gdb_recorder.py"
+    written = re.findall(r'^(?:NOT_RECORDED|AN_ADDRESS) = "(<[^"]+>)"$', recorder.read_text(),
+                         re.M)
+    assert sorted(written) == sorted(PLACEHOLDERS)
