@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 LIB = """\
+#include <stdlib.h>
 #include <string.h>
 #include "lib.h"
 
@@ -72,6 +73,17 @@ int tally(const int *xs, int n) {
     return count + (first == last);
 }
 
+int heap_sum(const int *xs, int n) {
+    int *copy = malloc(n * sizeof *copy);
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+        copy[i] = xs[i];
+        total += copy[i];
+    }
+    free(copy);
+    return total;
+}
+
 int name_len(const char *name) {
     int len = strlen(name);
     int doubled = len * 2;
@@ -88,6 +100,7 @@ void copy_into(int *dst, const int *src, int n);
 int same(const int *a, const int *b);
 int fact(int n);
 int tally(const int *xs, int n);
+int heap_sum(const int *xs, int n);
 int name_len(const char *name);
 """
 
@@ -111,6 +124,7 @@ int main(void) {
     CHECK(same(xs, xs) == 1);      /* a and b alias */
     CHECK(same(xs, ys) == 0);      /* they do not */
     CHECK(tally(xs, 4) == 10);     /* its locals start as what same() left on the stack */
+    CHECK(heap_sum(xs, 4) == 10);  /* copy points at memory malloc filled, until written */
     copy_into(ys, xs, 4);          /* dst and src do not alias; d starts as dst */
     CHECK(ys[3] == 4);
     CHECK(fact(4) == 24);

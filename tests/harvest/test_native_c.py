@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from execbench.harvest.channel import REFUSED_CUT, REFUSED_LONG
-from execbench.harvest.native import shape
+from execbench.harvest.native import c, shape
 from execbench.harvest.native.recording import (
     REFUSED_FUNCTION,
     REFUSED_JAIL,
@@ -30,6 +30,7 @@ from execbench.harvest.native.recording import (
 from execbench.harvest.options import HarvestOptions
 from execbench.harvest.project import harvest
 from execbench.settings import SettingError
+from execbench.sources.debugger_values import NOT_RECORDED
 from tests.harvest import native_c_project
 from tests.helpers.cli import execbench
 from tests.helpers.harvests import (
@@ -57,9 +58,9 @@ def harvested(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, An
 def test_the_tests_ran_and_the_projects_functions_were_kept(harvested: dict) -> None:
     result = harvested["result"]
     assert result.pytest_exit == 0 and result.tests == (1, 1), (harvested["root"] / "run.log")
-    assert sorted(harvested["records"]) == [
-        "lib.c:classify", "lib.c:copy_into", "lib.c:fact", "lib.c:name_len", "lib.c:same",
-        "lib.c:scale", "lib.c:sum", "lib.c:tally"]  # not main, not strlen, not the test program's
+    assert sorted(harvested["records"]) == [  # not main, not strlen, not the test program's
+        "lib.c:classify", "lib.c:copy_into", "lib.c:fact", "lib.c:heap_sum", "lib.c:name_len",
+        "lib.c:same", "lib.c:scale", "lib.c:sum", "lib.c:tally"]
     assert sum(result.refused.values()) == 0
     assert result.layers["seccomp"].endswith("ptrace allowed, for a debugger tracing the "
                                              "jail's own processes")
@@ -123,6 +124,27 @@ def test_a_local_is_shown_once_the_program_gave_it_a_value(harvested: dict) -> N
         harvested["records"]["lib.c:tally"])
 
 
+def test_heap_memory_the_program_has_not_written_is_not_recorded(harvested: dict) -> None:
+    """``copy = malloc(...)`` points at memory the C library filled (``MALLOC_PERTURB_``):
+    until the loop writes it, ``copy`` (shown by its target) is not recorded, so the
+    statement question of the ``malloc`` has no truth and is never asked
+    (``test_a_value_nobody_read_is_no_truth_even_published``)."""
+    record = harvested["records"]["lib.c:heap_sum"]
+    [call] = record["calls"]
+    code = record["code"].split("\n")
+    shown = [(code[state["line"] - 1].strip(), state["locals"].get("copy"))
+             for state in call["trace"]["states"]]
+    assert shown[1] == ("int total = 0;", ["object", "unknown", NOT_RECORDED])
+    assert ("total += copy[i];", ["int", 1]) in shown  # written: its first element
+    statements = {fact["statement"]: fact["value"] for fact in call["trace"]["facts"]
+                  if fact["task"] == "statement"}
+    assert statements["int *copy = malloc(n * sizeof *copy);"] == [  # no truth: dropped
+        "object", "unknown", NOT_RECORDED]
+    assert statements["int total = 0;"] == ["int", 0]
+    recorder = (Path(c.__file__).with_name("gdb_recorder.py")).read_text()
+    assert f"FILL = {c.FILL:#X}".replace("0X", "0x") in recorder
+
+
 def test_a_second_harvest_gives_the_same_bytes(harvested: dict) -> None:
     again = harvested["root"] / "again.jsonl"
     harvest(harvested["project"], again, OPTIONS)
@@ -135,7 +157,7 @@ def test_the_cli_harvests_a_c_project(harvested: dict, tmp_path: Path) -> None:
                      "--build", "make test_lib", "--test", "make test", "--max-calls", 10)
     assert done.exit_code == 0, done.stderr
     assert out.read_bytes() == harvested["out"].read_bytes()
-    assert "functions: 8 kept" in done.stdout
+    assert "functions: 9 kept" in done.stdout
 
 
 def test_many_c_projects_are_harvested_and_resumed(harvested: dict, tmp_path: Path) -> None:

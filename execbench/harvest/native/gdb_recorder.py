@@ -70,6 +70,12 @@ MAX_STRING = 200
 MAX_FAILURES = 100
 """GDB commands failing in a row before the recorder gives up on the run."""
 CHAR_NAMES = ("char", "signed char", "unsigned char")
+FILL = 0xA5
+"""The byte heap memory holds until the program writes it: the tests run with
+``MALLOC_PERTURB_`` set so that ``malloc`` fills each block with it (``native.c.FILL``).
+A value made only of it (a number, a pointer), a string holding four of it in a row, or
+only it, is one the program never wrote: shown as not recorded, so neither a value nor an
+address in an aliasing question comes from leftovers."""
 NOT_RECORDED = "<not recorded>"
 AN_ADDRESS = "<an address>"
 """The texts of a value that could not be read, and of one whose only content is an address:
@@ -100,7 +106,18 @@ def _cstring(address, limit=MAX_STRING):
     end = data.find(b"\0")
     if end < 0:
         return None  # longer than the bound: not a whole value
+    if _FILLED in data[:end] or (end and data[:end].count(FILL) == end):
+        return None  # heap memory the program has not written
     return data[:end].decode("latin-1")
+
+
+_FILLED = bytes([FILL]) * 4
+
+
+def _unwritten(number, size):
+    """Whether ``number`` (as ``size`` bytes) is the heap's fill, ``FILL`` in every byte."""
+    return size > 0 and number & ((1 << 8 * size) - 1) == int.from_bytes(bytes([FILL]) * size,
+                                                                          "little")
 
 
 def encode(value, budget, depth=0):
@@ -111,11 +128,17 @@ def encode(value, budget, depth=0):
     try:
         kind = value.type.strip_typedefs()
         code = kind.code
-        if code == gdb.TYPE_CODE_BOOL:
-            return ["bool", bool(int(value))]
-        if code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_ENUM):
-            return ["int", int(value)]
+        if code in (gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_INT, gdb.TYPE_CODE_CHAR,
+                    gdb.TYPE_CODE_ENUM):
+            number = int(value)
+            if _unwritten(number, kind.sizeof):
+                return ["object", "unknown", NOT_RECORDED]
+            return ["bool", bool(number)] if code == gdb.TYPE_CODE_BOOL else ["int", number]
         if code == gdb.TYPE_CODE_FLT:
+            if value.address is not None and _unwritten(int.from_bytes(bytes(
+                    gdb.selected_inferior().read_memory(value.address, kind.sizeof)),
+                    "little"), kind.sizeof):
+                return ["object", "unknown", NOT_RECORDED]
             return ["float", str(value)]
         if code == gdb.TYPE_CODE_PTR:
             return _pointer(value, kind, budget, depth)
@@ -133,6 +156,8 @@ def _pointer(value, kind, budget, depth):
     address = int(value)
     if address == 0:
         return ["none"]
+    if _unwritten(address, kind.sizeof):
+        return ["object", "unknown", NOT_RECORDED]
     target = kind.target().strip_typedefs()
     if target.code == gdb.TYPE_CODE_FUNC or target.code == gdb.TYPE_CODE_VOID:
         return ["object", "unknown", AN_ADDRESS]
@@ -355,7 +380,9 @@ class Call:
         except (gdb.error, RuntimeError):
             return [symbol.name, ["object", "unknown", NOT_RECORDED], None]
         token = None
-        if value.type.strip_typedefs().code == gdb.TYPE_CODE_PTR and int(value) != 0:
+        kind = value.type.strip_typedefs()
+        if kind.code == gdb.TYPE_CODE_PTR and int(value) != 0 \
+                and not _unwritten(int(value), kind.sizeof):
             token = self.token(int(value))
         return [symbol.name, encode(value, Budget()), token]
 
