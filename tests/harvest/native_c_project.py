@@ -64,13 +64,16 @@ int tally(const int *xs, int n) {
     const int *first;
     const int *last;
     int count;
+    int seen[2];
     count = 0;
     first = xs;
     for (int i = 0; i < n; i++) {
         count += xs[i];
     }
+    seen[0] = count;
     last = xs + n - 1;
-    return count + (first == last);
+    seen[1] = 1;
+    return count + (first == last) + seen[1] - 1;
 }
 
 int heap_sum(const int *xs, int n) {

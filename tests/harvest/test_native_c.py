@@ -106,7 +106,8 @@ def test_the_aliasing_truth_is_what_the_test_program_made(harvested: dict) -> No
 def test_a_local_is_shown_once_the_program_gave_it_a_value(harvested: dict) -> None:
     """``tally``'s locals are declared without a value and set later; before that they hold
     what ``same`` left on the stack, which is neither a value to ask about nor a pointer
-    whose aliasing is known."""
+    whose aliasing is known. An array set one element at a time shows the elements not
+    yet set as not recorded (the recorder fills a call's locals as it begins)."""
     [call] = harvested["records"]["lib.c:tally"]["calls"]
     code = harvested["records"]["lib.c:tally"]["code"].split("\n")
     seen: dict[str, int] = {}
@@ -115,8 +116,11 @@ def test_a_local_is_shown_once_the_program_gave_it_a_value(harvested: dict) -> N
             seen.setdefault(name, state["line"])
     assert {name: code[line - 2].strip() for name, line in seen.items()
             if name not in ("xs", "n")} == {
-        "count": "count = 0;", "first": "first = xs;",
+        "count": "count = 0;", "first": "first = xs;", "seen": "seen[0] = count;",
         "i": "for (int i = 0; i < n; i++) {", "last": "last = xs + n - 1;"}
+    partly = [state["locals"]["seen"] for state in call["trace"]["states"]
+              if code[state["line"] - 1].strip() == "seen[1] = 1;"]
+    assert partly == [["list", [["int", 10], ["object", "unknown", NOT_RECORDED]]]]
     assert all(fact[state]["lines"][0] >= seen[fact[state]["pointer"]]
                for fact in call["trace"]["facts"] if fact["task"] == "alias"
                for state in ("first", "second") if fact[state]["pointer"] in seen)

@@ -72,7 +72,8 @@ MAX_FAILURES = 100
 CHAR_NAMES = ("char", "signed char", "unsigned char")
 FILL = 0xA5
 """The byte heap memory holds until the program writes it: the tests run with
-``MALLOC_PERTURB_`` set so that ``malloc`` fills each block with it (``native.c.FILL``).
+``MALLOC_PERTURB_`` set so that ``malloc`` fills each block with it (``native.c.FILL``);
+the recorder fills a recorded call's locals with it as the call begins (``_fill_locals``).
 A value made only of it (a number, a pointer), a string holding four of it in a row, or
 only it, is one the program never wrote: shown as not recorded, so neither a value nor an
 address in an aliasing question comes from leftovers."""
@@ -405,6 +406,69 @@ def _argument_names(frame):
     return names
 
 
+RED_ZONE = 128
+"""Bytes below the stack pointer a function that calls no other may use without moving it
+(the x86-64 System V ABI's red zone; other ABIs keep locals above the stack pointer)."""
+
+
+def _fill_locals(frame):
+    """Fill the locals of a call that begins (none has a value yet: its breakpoint is past
+    the prologue, before its first line) with ``FILL``, as ``malloc`` fills heap memory, so
+    that a part the program has not yet set (an array's elements, a struct's fields) is
+    shown as not recorded rather than as what the stack held. Only a local stored in this
+    frame, between the stack pointer (less the red zone, where a function that calls none
+    keeps its locals) and the caller's, is written; arguments, statics and locals in
+    registers or of variable size are left alone."""
+    try:
+        low = int(frame.read_register("sp")) - RED_ZONE
+        caller = frame.older()
+        high = int(caller.read_register("sp")) if caller is not None else low
+    except (gdb.error, RuntimeError):
+        return
+    inferior = gdb.selected_inferior()
+    for block in _blocks(frame):
+        for symbol in block:
+            if symbol.is_argument or not symbol.is_variable \
+                    or symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
+                continue
+            try:
+                value = symbol.value(frame)
+                if getattr(value.type, "dynamic", True):
+                    continue  # a variable-length array: its size and place are set later
+                address = value.address
+                size = value.type.sizeof
+                if address is not None and size > 0 and low <= int(address) \
+                        and int(address) + size <= high:
+                    inferior.write_memory(int(address), bytes([FILL]) * size)
+            except (gdb.error, RuntimeError, ValueError):
+                continue
+
+
+BLOCKS: dict[tuple[str, int], list[Any]] = {}
+"""Per program file and function (its body's address): the body's block and every block
+nested in it, where its locals are declared (``_blocks``)."""
+
+
+def _blocks(frame):
+    """The blocks of the function ``frame`` runs, from its own program's debug information
+    (a function of the project may be linked into several programs, laid out apart)."""
+    block = frame.block()
+    while block.function is None:
+        block = block.superblock
+    symtab = frame.find_sal().symtab
+    key = (symtab.objfile.filename, block.start)
+    if key not in BLOCKS:
+        found = {(block.start, block.end): block}
+        for entry in symtab.linetable():
+            if block.start <= entry.pc < block.end:
+                inner = gdb.block_for_pc(entry.pc)
+                while inner is not None and inner.function is None:
+                    found.setdefault((inner.start, inner.end), inner)
+                    inner = inner.superblock
+        BLOCKS[key] = list(found.values())
+    return BLOCKS[key]
+
+
 def _function_at(frame):
     try:
         symbol = frame.function()
@@ -460,6 +524,7 @@ def on_stop():
         COUNTER[0] += 1
         call.number = COUNTER[0]
         call.arguments = _argument_names(frame)
+        _fill_locals(frame)
         emit({"kind": "call", "call": call.number, "function": function.id,
               "file": function.file, "name": function.name, "first": function.first,
               "last": function.last,
