@@ -24,7 +24,9 @@ across units: the row shows what per-unit isolation costs against the old reuse.
 Then where a unit's cost goes, measured in the same run (``Sandbox(phases=True)``,
 ``execbench.sandbox.phases``): a bare fork of the warm zygote (its child does nothing and
 exits), and each step of a new program's unit, in CPU time and minor page faults per
-unit, with the unit's total against the bare fork.
+unit, with the unit's total against the bare fork; then the floor under any sandbox that
+forks per unit (``fork_floor.py``: fork, compile, trace and send with nothing else) and the
+rate it would allow, against the process per call.
 
 Then bug-repair candidates per second, on HumanEvalPack (beside CRUXEval in ``--data``'s
 folder): each problem's canonical function and its buggy one, as candidate modules, each a
@@ -37,13 +39,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from common import add_data_option, cruxeval_file, run_fresh_processes, run_fresh_units
@@ -96,9 +103,10 @@ def _row(label: str, calls: int, seconds: list[float]) -> str:
     return f"{label:<42} {max(rates):>8.1f} {statistics.median(rates):>9.1f}   {runs}"
 
 
-def _split(jobs: Sequence[Job], workers: int) -> None:
+def _split(jobs: Sequence[Job], workers: int, fresh_rate: float) -> None:
     """A bare fork of the zygote, and each step of a unit, per unit: the units are the jobs
-    as new programs, on a pool that measures them."""
+    as new programs, on a pool that measures them. Then the floor under any fork-per-unit
+    design (``fork_floor``), against the same process-per-call rate (``fresh_rate``)."""
     with Sandbox(workers=workers, phases=True) as sandbox:
         sandbox.map(_tagged(jobs, "measured"))
     units, spent = sandbox.units, sandbox.phases
@@ -116,6 +124,19 @@ def _split(jobs: Sequence[Job], workers: int) -> None:
     print(f"  {'unit in all':<40} {cpu / units * 1e3:7.3f} ms {faults / units:6.0f} faults: "
           f"{cpu / units / bare_cpu:.1f}x the bare fork's CPU, "
           f"{faults / units / bare_faults:.1f}x its faults")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as work:
+        json.dump([[job.code, job.entry_point, job.args] for job in jobs], work)
+        work.flush()
+        floor = json.loads(subprocess.run(
+            [sys.executable, str(Path(__file__).with_name("fork_floor.py")), work.name],
+            check=True, capture_output=True, text=True).stdout)
+    ceiling = workers / floor["unit_cpu"]
+    print(f"  {'no sandbox: fork, compile, trace, send':<40} {floor['unit_cpu'] * 1e3:7.3f} ms "
+          f"{floor['unit_faults']:6.0f} faults: {floor['unit_cpu'] / floor['bare_cpu']:.1f}x "
+          f"the bare fork of its own process ({floor['bare_cpu'] * 1e3:.3f} ms, "
+          f"{floor['bare_faults']:.0f} faults)")
+    print(f"  at that floor {workers} cores could run at most {ceiling:.0f} units/s: "
+          f"{ceiling / fresh_rate:.1f}x the process per call ({fresh_rate:.0f}/s)")
 
 
 def _candidates(path: Any) -> list[list[Job]]:
@@ -208,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"{workers} cores ({ideal:.0f}/s)")
     print(f"Sandbox statuses: {statuses}; worker restarts {restarts}; lines and status equal to "
           f"the baseline's on {agree}/{calls} calls")
-    _split(jobs, workers)
+    _split(jobs, workers, calls / min(fresh_seconds))
     _repairs(path.parent / "humanevalpack.jsonl.gz", workers, repeats)
 
 
