@@ -41,11 +41,14 @@ int leak(const char *route, const char *outcome) {
 }
 #if 0
 """ + '"' + '\\"' * 200_000 + """
+""" + '"' + "\\'" * 200_000 + """\\
+";
 #endif
 """
-"""The reporting function, and a line the compiler skips that the recorder reads when it
+"""The reporting function, and lines the compiler skips that the recorder reads when it
 blanks the file's comments and literals: a quote followed by 200,000 escaped ones, never
-closed. A blanking that retried each quote to the end of the line would take hours here."""
+closed; and a string of 200,000 escaped apostrophes continued by a backslash-newline. A
+blanking that retried each quote to the end of its line would take hours here."""
 
 ATTACKS = r"""
 #include <errno.h>

@@ -146,11 +146,24 @@ def encode(value, budget, depth=0):
         if code == gdb.TYPE_CODE_ARRAY:
             return _array(value, kind, budget, depth)
         if code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
-            return ["dict", [[["str", field.name], encode(value[field], budget, depth + 1)]
+            return ["dict", [[["str", field.name], _field(value, field, budget, depth)]
                              for field in kind.fields() if field.name]]
     except gdb.error:
         return ["object", "unknown", NOT_RECORDED]
     return ["object", "unknown", AN_ADDRESS]
+
+
+def _field(value, field, budget, depth):
+    """A struct's field; a bit-field whose bits are the fill's at its place (``FILL``) is
+    one the program has not written (a whole-byte check would miss it: its neighbours in
+    the byte may be written), and is shown as not recorded."""
+    part = value[field]
+    if field.bitsize:
+        pattern = int.from_bytes(bytes([FILL]) * 9, "little") >> field.bitpos % 8
+        if int(part) & ((1 << field.bitsize) - 1) == pattern & ((1 << field.bitsize) - 1):
+            budget.nodes -= 1
+            return ["object", "unknown", NOT_RECORDED]
+    return encode(part, budget, depth + 1)
 
 
 def _pointer(value, kind, budget, depth):
@@ -247,11 +260,14 @@ class Function:
         return self.valued[key]
 
 
-_NOT_CODE = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)"
-                       r"|\"(?:\\.|[^\"\\\n])*(?:\"|$)|'(?:\\.|[^'\\\n])*(?:'|$)", re.M)
-"""A comment, string or character literal; each alternative matches wherever it starts (one
-left open runs to the end of its line, or of the file for a comment), so a file is blanked
-in one pass, in time linear in its size, whatever a hostile project writes."""
+_NOT_CODE = re.compile(r"//(?:\\\n|[^\n])*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)"
+                       r"|\"(?:\\[\s\S]|[^\"\\\n])*(?:\"|\\?$)"
+                       r"|'(?:\\[\s\S]|[^'\\\n])*(?:'|\\?$)", re.M)
+"""A comment, string or character literal, a backslash-newline inside one continuing it
+(C joins such lines first). Each alternative matches wherever it starts: a literal left
+open ends at its line's end, a comment at the file's; so no start is tried twice, and a
+file is blanked in one pass, in time linear in its size, whatever a hostile project
+writes."""
 BLANKED: dict[str, list[str]] = {}
 """Per source file, its lines with comments, strings and characters blanked (kept for the
 run: each file is read once)."""
@@ -496,9 +512,10 @@ def on_stop():
         thread = gdb.selected_thread()
     except gdb.error:
         return "continue"
-    stack = STACKS.setdefault((thread.inferior.num, thread.num), [])
+    key = (thread.inferior.num, thread.num)
+    stack = STACKS.setdefault(key, [])
     if stack and frame.name() in JUMPS:
-        _drop(stack)  # where the jump lands is not known: none of its calls is whole
+        _drop(key, stack)  # where the jump lands is not known: none of its calls is whole
         return "continue"
     while stack and not stack[-1].frame.is_valid():
         gone = stack.pop()
@@ -509,12 +526,13 @@ def on_stop():
     if call is not None and call.frame == frame:
         return _step(call, frame, stack)
     function = _function_at(frame)
-    if function is None or not function.starts_at(frame.pc()):
-        # Not where a call is first seen (after its prologue, at its breakpoint): a step of
-        # this thread cut short elsewhere (in a library, or in a callee's prologue, before
-        # its arguments are stored) goes back to its call; a call on its way out has its
-        # return breakpoint; anything else (the rest of a call dropped, a signal handler
-        # returning into it) is not recorded.
+    if function is None or not function.starts_at(frame.pc()) or not _entered(frame, key):
+        # Not where a call is first seen (after its prologue, at its breakpoint), or maybe
+        # a dropped call's loop going round (``_entered``): a step of this thread cut short
+        # elsewhere (in a library, or in a callee's prologue, before its arguments are
+        # stored) goes back to its call; a call on its way out has its return breakpoint;
+        # anything else (the rest of a call dropped, a signal handler returning into it)
+        # is not recorded.
         return "next" if call is not None and call.returning is None else "continue"
     if function.last is None:
         function.measure(frame)
@@ -657,17 +675,73 @@ def _unobserved(action):
     for key, stack in STACKS.items():
         if any(call.returning is not None and not call.returning.reached
                and not call.returning.is_valid() for call in stack):
-            _drop(stack)  # GDB deleted a return breakpoint: no call here is whole
+            _drop(key, stack)  # GDB deleted a return breakpoint: no call here is whole
         elif key != selected and stack and stack[-1].returning is None:
+            _abandon(key, stack)
             stack[:] = [call for call in stack if call.returning is not None]
 
 
-def _drop(stack):
+def _drop(key, stack):
     """Forget a thread's calls, and their return breakpoints."""
+    _abandon(key, stack)
     for call in stack:
         if call.returning is not None and call.returning.is_valid():
             call.returning.delete()
     stack.clear()
+
+
+DROPPED: dict[Any, list[Any]] = {}
+"""Per thread: the frames of its calls dropped while they may still be running (left by a
+jump, or run unobserved), at most ``MAX_DROPPED``; a thread with more is in ``UNSURE``."""
+MAX_DROPPED = 256
+UNSURE: set[Any] = set()
+JUMPED_TO: dict[tuple[str, int], bool] = {}
+"""Per program file and breakpoint address: whether the function's own code jumps there."""
+
+
+def _abandon(key, calls):
+    """Remember the frames of ``calls``, about to be dropped, that may still run."""
+    frames = DROPPED.setdefault(key, [])
+    for call in calls:
+        if call.returning is None and call.frame not in frames:
+            if len(frames) == MAX_DROPPED:
+                UNSURE.add(key)
+                return
+            frames.append(call.frame)
+
+
+def _entered(frame, key):
+    """Whether a stop at a function's breakpoint, in a frame where the thread has no call,
+    is a call that begins. It is, unless the function's own code jumps back to that
+    address (a ``do``/``while``, ``for (;;)`` or label first in its body) and the thread
+    dropped a call in a frame with the same id (its frame id is also that of a later call
+    from the same place): then the stop may be that dropped call's loop going round, and it
+    is not recorded (a call taken for a new one would be recorded with its arguments as
+    the loop left them, and its locals filled, ``_fill_locals``, while in use)."""
+    if not _jumped_to(frame):
+        return True
+    return key not in UNSURE and frame not in DROPPED.get(key, ())
+
+
+def _jumped_to(frame):
+    pc = frame.pc()
+    try:
+        key = (frame.find_sal().symtab.objfile.filename, pc)
+    except (AttributeError, gdb.error, RuntimeError):
+        return True
+    if key not in JUMPED_TO:
+        try:
+            block = frame.block()
+            while block.function is None:
+                block = block.superblock
+            target = re.compile(rf"\b0x0*{pc:x}\b")
+            JUMPED_TO[key] = any(
+                instruction["addr"] != pc and target.search(instruction["asm"])
+                for instruction in frame.architecture().disassemble(block.start,
+                                                                    block.end - 1))
+        except (gdb.error, RuntimeError):
+            JUMPED_TO[key] = True
+    return JUMPED_TO[key]
 
 
 def _forget_gone():
@@ -730,7 +804,7 @@ def main():
         except gdb.error:
             failures += 1
             if action == "next":  # no stepping from here (a library without symbols)
-                _drop(STACKS.get(_selected(), []))
+                _drop(_selected(), STACKS.get(_selected(), []))
             if failures > 1:
                 _forget_gone()
             if failures > MAX_FAILURES:
