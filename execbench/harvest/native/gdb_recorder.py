@@ -217,6 +217,7 @@ class Function:
         self.text = {}
         """Its lines' text, comments and literals blanked, by line number (``measure``)."""
         self.valued = {}
+        """Per local (name, declaration line): the lines that give it a value (``given``)."""
         self.seen = 0
         self.active = 0
         self.breakpoint = gdb.Breakpoint(source=symbol.symtab.fullname(),
@@ -439,10 +440,11 @@ def _fill_locals(frame):
         low = int(frame.read_register("sp")) - RED_ZONE
         caller = frame.older()
         high = int(caller.read_register("sp")) if caller is not None else low
-    except (gdb.error, RuntimeError):
+        blocks = _blocks(frame)
+    except (gdb.error, RuntimeError, AttributeError):
         return
     inferior = gdb.selected_inferior()
-    for block in _blocks(frame):
+    for block in blocks:
         for symbol in block:
             if symbol.is_argument or not symbol.is_variable \
                     or symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
