@@ -440,26 +440,25 @@ def _fill_locals(frame):
         low = int(frame.read_register("sp")) - RED_ZONE
         caller = frame.older()
         high = int(caller.read_register("sp")) if caller is not None else low
-        blocks = _blocks(frame)
+        symbols = [symbol for block in _blocks(frame) for symbol in block]
     except (gdb.error, RuntimeError, AttributeError):
         return
     inferior = gdb.selected_inferior()
-    for block in blocks:
-        for symbol in block:
-            if symbol.is_argument or not symbol.is_variable \
-                    or symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
-                continue
-            try:
-                value = symbol.value(frame)
-                if getattr(value.type, "dynamic", True):
-                    continue  # a variable-length array: its size and place are set later
-                address = value.address
-                size = value.type.sizeof
-                if address is not None and size > 0 and low <= int(address) \
-                        and int(address) + size <= high:
-                    inferior.write_memory(int(address), bytes([FILL]) * size)
-            except (gdb.error, RuntimeError, ValueError):
-                continue
+    for symbol in symbols:
+        if symbol.is_argument or not symbol.is_variable \
+                or symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
+            continue
+        try:
+            value = symbol.value(frame)
+            if getattr(value.type, "dynamic", True):
+                continue  # a variable-length array: its size and place are set later
+            address = value.address
+            size = value.type.sizeof
+            if address is not None and size > 0 and low <= int(address) \
+                    and int(address) + size <= high:
+                inferior.write_memory(int(address), bytes([FILL]) * size)
+        except (gdb.error, RuntimeError, ValueError):
+            continue
 
 
 BLOCKS: dict[tuple[str, int], list[Any]] = {}
@@ -475,7 +474,10 @@ def _blocks(frame):
         block = block.superblock
     symtab = frame.find_sal().symtab
     key = (symtab.objfile.filename, block.start)
-    if key not in BLOCKS:
+    known = BLOCKS.get(key)
+    if known is None or not all(cached.is_valid() for cached in known):
+        # none yet, or those of a process that has ended (a forked child has a copy of
+        # its parent's program, and its blocks end with it)
         found = {(block.start, block.end): block}
         for entry in symtab.linetable():
             if block.start <= entry.pc < block.end:
