@@ -64,16 +64,41 @@ int tally(const int *xs, int n) {
     const int *first;
     const int *last;
     int count;
-    int seen[2];
     count = 0;
     first = xs;
     for (int i = 0; i < n; i++) {
         count += xs[i];
     }
-    seen[0] = count;
     last = xs + n - 1;
-    seen[1] = 1;
-    return count + (first == last) + seen[1] - 1;
+    return count + (first == last);
+}
+
+int shade(int n) {
+    int x = 1;
+    for (int i = 0; i < n; i++) {
+        int x;
+        x = i * 10;
+        n = n + x - x;
+    }
+    return x;
+}
+
+struct pair make_pair(int a, long b) {
+    struct pair r;
+    r.a = a;
+    r.b = b;
+    strcpy(r.tag, "pair");
+    return r;
+}
+
+int fill_sum(int n) {
+    int v[64];
+    int s = 0;
+    for (int i = 0; i < 64; i++)
+        v[i] = n;
+    for (int i = 0; i < 64; i++)
+        s += v[i];
+    return s;
 }
 
 int heap_sum(const int *xs, int n) {
@@ -96,6 +121,7 @@ int name_len(const char *name) {
 
 HEADER = """\
 struct point { double x; double y; };
+struct pair { int a; long b; char tag[6]; };
 int sum(const int *xs, int n);
 int classify(int x);
 double scale(struct point *p, double k);
@@ -103,6 +129,9 @@ void copy_into(int *dst, const int *src, int n);
 int same(const int *a, const int *b);
 int fact(int n);
 int tally(const int *xs, int n);
+int shade(int n);
+struct pair make_pair(int a, long b);
+int fill_sum(int n);
 int heap_sum(const int *xs, int n);
 int name_len(const char *name);
 """
@@ -128,6 +157,10 @@ int main(void) {
     CHECK(same(xs, ys) == 0);      /* they do not */
     CHECK(tally(xs, 4) == 10);     /* its locals start as what same() left on the stack */
     CHECK(heap_sum(xs, 4) == 10);  /* copy points at memory malloc filled, until written */
+    CHECK(shade(2) == 1);          /* the loop's own x hides the outer one */
+    struct pair made = make_pair(3, 4);  /* returned in memory: GDB holds the value */
+    CHECK(made.a == 3 && made.b == 4 && made.tag[0] == 'p');
+    CHECK(fill_sum(1) == 64);      /* a stack nobody else wrote on */
     copy_into(ys, xs, 4);          /* dst and src do not alias; d starts as dst */
     CHECK(ys[3] == 4);
     CHECK(fact(4) == 24);

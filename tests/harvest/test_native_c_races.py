@@ -321,9 +321,8 @@ def test_a_dropped_call_going_round_its_loop_is_not_taken_for_a_new_one(
         raced: dict[str, Any]) -> None:
     """``ratios``' calls are dropped when the ``longjmp`` in the call it makes leaves; its
     loop then jumps back to its breakpoint's address in the same frame. That stop is not a
-    call that begins: the program's result stands (its locals are not filled while in use,
-    which gave -1515870921), and no call with the arguments the loop left (``n = 3``) is
-    kept."""
+    call that begins: no call with the arguments the loop left (``n = 3``) is kept, and
+    the program's result stands."""
     assert raced["result"].pytest_exit == 0, raced["log"].read_text()[-2000:]
     for call in raced["records"].get("lib.c:ratios", {"calls": []})["calls"]:
         assert (call["args"], call["trace"]["value"]) == ("n = 4", ["int", -111])

@@ -70,10 +70,13 @@ MAX_STRING = 200
 MAX_FAILURES = 100
 """GDB commands failing in a row before the recorder gives up on the run."""
 CHAR_NAMES = ("char", "signed char", "unsigned char")
+AGGREGATES = (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION)
 FILL = 0xA5
 """The byte heap memory holds until the program writes it: the tests run with
-``MALLOC_PERTURB_`` set so that ``malloc`` fills each block with it (``native.c.FILL``);
-the recorder fills a recorded call's locals with it as the call begins (``_fill_locals``).
+``MALLOC_PERTURB_`` set so that ``malloc`` fills each block with it (``native.c.FILL``).
+The recorder never writes to the tests' memory (filling the stack too was tried: a loop
+first in a function's body, going round in a forked child or a coroutine, was taken for a
+call that begins and its live locals were overwritten).
 A value made only of it (a number, a pointer), a string holding four of it in a row, or
 only it, is one the program never wrote: shown as not recorded, so neither a value nor an
 address in an aliasing question comes from leftovers."""
@@ -104,6 +107,12 @@ def _cstring(address, limit=MAX_STRING):
         data = bytes(gdb.selected_inferior().read_memory(address, limit))
     except gdb.MemoryError:
         return None
+    return _text(data)
+
+
+def _text(data):
+    """The C string at the start of ``data``; None if it has no end there, or if it is
+    heap memory the program has not written."""
     end = data.find(b"\0")
     if end < 0:
         return None  # longer than the bound: not a whole value
@@ -121,8 +130,11 @@ def _unwritten(number, size):
                                                                           "little")
 
 
-def encode(value, budget, depth=0):
-    """The typed value of a GDB value, within the node and depth bounds."""
+def encode(value, budget, depth=0, in_memory=True):
+    """The typed value of a GDB value, within the node and depth bounds. ``in_memory``
+    False: a value GDB holds itself (a struct a call returned), never to be asked for its
+    address: for an array GDB would first copy it into the tests' memory, calling their
+    ``malloc`` and leaving a breakpoint of its own on their stack."""
     budget.nodes -= 1
     if budget.nodes < 0 or depth > MAX_DEPTH:
         return ["truncated", "..."]
@@ -136,7 +148,7 @@ def encode(value, budget, depth=0):
                 return ["object", "unknown", NOT_RECORDED]
             return ["bool", bool(number)] if code == gdb.TYPE_CODE_BOOL else ["int", number]
         if code == gdb.TYPE_CODE_FLT:
-            if value.address is not None and _unwritten(int.from_bytes(bytes(
+            if in_memory and value.address is not None and _unwritten(int.from_bytes(bytes(
                     gdb.selected_inferior().read_memory(value.address, kind.sizeof)),
                     "little"), kind.sizeof):
                 return ["object", "unknown", NOT_RECORDED]
@@ -144,16 +156,17 @@ def encode(value, budget, depth=0):
         if code == gdb.TYPE_CODE_PTR:
             return _pointer(value, kind, budget, depth)
         if code == gdb.TYPE_CODE_ARRAY:
-            return _array(value, kind, budget, depth)
+            return _array(value, kind, budget, depth, in_memory)
         if code in (gdb.TYPE_CODE_STRUCT, gdb.TYPE_CODE_UNION):
-            return ["dict", [[["str", field.name], _field(value, field, budget, depth)]
+            return ["dict", [[["str", field.name],
+                              _field(value, field, budget, depth, in_memory)]
                              for field in kind.fields() if field.name]]
     except gdb.error:
         return ["object", "unknown", NOT_RECORDED]
     return ["object", "unknown", AN_ADDRESS]
 
 
-def _field(value, field, budget, depth):
+def _field(value, field, budget, depth, in_memory):
     """A struct's field; a bit-field whose bits are the fill's at its place (``FILL``) is
     one the program has not written (a whole-byte check would miss it: its neighbours in
     the byte may be written), and is shown as not recorded."""
@@ -163,7 +176,7 @@ def _field(value, field, budget, depth):
         if int(part) & ((1 << field.bitsize) - 1) == pattern & ((1 << field.bitsize) - 1):
             budget.nodes -= 1
             return ["object", "unknown", NOT_RECORDED]
-    return encode(part, budget, depth + 1)
+    return encode(part, budget, depth + 1, in_memory)
 
 
 def _pointer(value, kind, budget, depth):
@@ -184,12 +197,17 @@ def _pointer(value, kind, budget, depth):
         return ["object", "unknown", NOT_RECORDED]
 
 
-def _array(value, kind, budget, depth):
+def _array(value, kind, budget, depth, in_memory):
     low, high = kind.range()
     element = kind.target().strip_typedefs()
     if element.name in CHAR_NAMES:
-        text = _cstring(int(value.address), high - low + 1) if value.address is not None \
-            else None
+        if not in_memory:
+            text = _text(bytes(int(value[index]) & 0xFF
+                               for index in range(low, min(high, low + MAX_STRING) + 1)))
+        elif value.address is not None:
+            text = _cstring(int(value.address), high - low + 1)
+        else:
+            text = None
         if text is not None:
             return ["str", text]
     items = []
@@ -197,7 +215,7 @@ def _array(value, kind, budget, depth):
         if budget.nodes <= 0:
             items.append(["truncated", "..."])
             break
-        items.append(encode(value[index], budget, depth + 1))
+        items.append(encode(value[index], budget, depth + 1, in_memory))
     return ["list", items]
 
 
@@ -217,7 +235,8 @@ class Function:
         self.text = {}
         """Its lines' text, comments and literals blanked, by line number (``measure``)."""
         self.valued = {}
-        """Per local (name, declaration line): the lines that give it a value (``given``)."""
+        """Per local (name, declaration line, whether an aggregate): the lines that give it a
+        value (``given``)."""
         self.seen = 0
         self.active = 0
         self.breakpoint = gdb.Breakpoint(source=symbol.symtab.fullname(),
@@ -241,21 +260,26 @@ class Function:
         self.text = {number: lines[number - 1] for number in range(self.first, self.last + 1)
                      if number <= len(lines)}
 
-    def given(self, name, declared):
+    def given(self, name, declared, whole):
         """The lines after whose run the local ``name`` declared at line ``declared`` holds
         a value the program gave it: the declaration line if it initialises the local
         there (the line has code, and the name is followed by ``=``, or by ``[...]`` and
-        ``=``), and every later line of the function that names it. Naming is not proof of
-        a write (``if (n > 0)`` reads), but a program that reads a local before giving it
-        a value has undefined behaviour anyway; a local no line names (set by a macro that
-        hides its name) is never shown, which loses it rather than shows garbage."""
-        key = (name, declared)
+        ``=``), and every later line of the function that names it; for an array, struct
+        or union (``whole``), only a line naming it whole (``memset(buf, ...)``,
+        ``p = q;``, ``return r;``), not one of its elements or fields (``buf[i] = c;``
+        leaves the others as they were). Naming is not proof of a write (``if (n > 0)``
+        reads), but a program that reads a local before giving it a value has undefined
+        behaviour anyway; a local no line names so (set element by element, or by a macro
+        that hides its name) is never shown, which loses it rather than shows leftovers,
+        which differ between runs (a stack canary is random)."""
+        key = (name, declared, whole)
         if key not in self.valued:
-            word = re.compile(r"(?<![\w.])(?<!->)" + re.escape(name) + r"(?![\w])")
-            initialised = re.compile(word.pattern + r"\s*(?:\[[^\]]*\]\s*)*=(?!=)")
+            word = r"(?<![\w.])(?<!->)" + re.escape(name) + r"(?![\w])"
+            named = re.compile(word + (r"(?!\s*(?:\[|\.|->))" if whole else ""))
+            initialised = re.compile(word + r"\s*(?:\[[^\]]*\]\s*)*=(?!=)")
             self.valued[key] = frozenset(
                 number for number, text in self.text.items()
-                if (number > declared and word.search(text)) or (
+                if (number > declared and named.search(text)) or (
                     number == declared and number in self.code_lines
                     and initialised.search(text)))
         return self.valued[key]
@@ -374,11 +398,11 @@ class Call:
             for symbol in block:
                 if symbol.name in seen or not (symbol.is_argument or symbol.is_variable):
                     continue
+                seen.add(symbol.name)  # shown or not, it hides an outer one of its name
                 if symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
                     continue
                 if not symbol.is_argument and (arguments_only or not self._given(symbol)):
                     continue
-                seen.add(symbol.name)
                 found.append(self._variable(symbol, frame))
             if block.function is not None:
                 break
@@ -390,7 +414,8 @@ class Call:
 
     def _given(self, symbol):
         """Whether a local holds a value the program gave it, by the lines run so far."""
-        return not self.ran.isdisjoint(self.function.given(symbol.name, symbol.line))
+        whole = symbol.type.strip_typedefs().code in AGGREGATES
+        return not self.ran.isdisjoint(self.function.given(symbol.name, symbol.line, whole))
 
     def _variable(self, symbol, frame):
         try:
@@ -421,72 +446,6 @@ def _argument_names(frame):
             break
         block = block.superblock
     return names
-
-
-RED_ZONE = 128
-"""Bytes below the stack pointer a function that calls no other may use without moving it
-(the x86-64 System V ABI's red zone; other ABIs keep locals above the stack pointer)."""
-
-
-def _fill_locals(frame):
-    """Fill the locals of a call that begins (none has a value yet: its breakpoint is past
-    the prologue, before its first line) with ``FILL``, as ``malloc`` fills heap memory, so
-    that a part the program has not yet set (an array's elements, a struct's fields) is
-    shown as not recorded rather than as what the stack held. Only a local stored in this
-    frame, between the stack pointer (less the red zone, where a function that calls none
-    keeps its locals) and the caller's, is written; arguments, statics and locals in
-    registers or of variable size are left alone."""
-    try:
-        low = int(frame.read_register("sp")) - RED_ZONE
-        caller = frame.older()
-        high = int(caller.read_register("sp")) if caller is not None else low
-        symbols = [symbol for block in _blocks(frame) for symbol in block]
-    except (gdb.error, RuntimeError, AttributeError):
-        return
-    inferior = gdb.selected_inferior()
-    for symbol in symbols:
-        if symbol.is_argument or not symbol.is_variable \
-                or symbol.addr_class == gdb.SYMBOL_LOC_STATIC:
-            continue
-        try:
-            value = symbol.value(frame)
-            if getattr(value.type, "dynamic", True):
-                continue  # a variable-length array: its size and place are set later
-            address = value.address
-            size = value.type.sizeof
-            if address is not None and size > 0 and low <= int(address) \
-                    and int(address) + size <= high:
-                inferior.write_memory(int(address), bytes([FILL]) * size)
-        except (gdb.error, RuntimeError, ValueError):
-            continue
-
-
-BLOCKS: dict[tuple[str, int], list[Any]] = {}
-"""Per program file and function (its body's address): the body's block and every block
-nested in it, where its locals are declared (``_blocks``)."""
-
-
-def _blocks(frame):
-    """The blocks of the function ``frame`` runs, from its own program's debug information
-    (a function of the project may be linked into several programs, laid out apart)."""
-    block = frame.block()
-    while block.function is None:
-        block = block.superblock
-    symtab = frame.find_sal().symtab
-    key = (symtab.objfile.filename, block.start)
-    known = BLOCKS.get(key)
-    if known is None or not all(cached.is_valid() for cached in known):
-        # none yet, or those of a process that has ended (a forked child has a copy of
-        # its parent's program, and its blocks end with it)
-        found = {(block.start, block.end): block}
-        for entry in symtab.linetable():
-            if block.start <= entry.pc < block.end:
-                inner = gdb.block_for_pc(entry.pc)
-                while inner is not None and inner.function is None:
-                    found.setdefault((inner.start, inner.end), inner)
-                    inner = inner.superblock
-        BLOCKS[key] = list(found.values())
-    return BLOCKS[key]
 
 
 def _function_at(frame):
@@ -546,7 +505,6 @@ def on_stop():
         COUNTER[0] += 1
         call.number = COUNTER[0]
         call.arguments = _argument_names(frame)
-        _fill_locals(frame)
         emit({"kind": "call", "call": call.number, "function": function.id,
               "file": function.file, "name": function.name, "first": function.first,
               "last": function.last,
@@ -612,7 +570,7 @@ def _returned(call, stack):
         final, value = call.final, None
         returned = call.returning.value
         if returned is not None:
-            value = encode(returned, Budget())
+            value = encode(returned, Budget(), in_memory=False)
             if returned.type.strip_typedefs().code == gdb.TYPE_CODE_PTR and int(returned):
                 final.append(["<return>", value, call.token(int(returned))])
         emit({"kind": "return", "call": call.number, "value": value, "locals": final})
@@ -721,7 +679,7 @@ def _entered(frame, key):
     dropped a call in a frame with the same id (its frame id is also that of a later call
     from the same place): then the stop may be that dropped call's loop going round, and it
     is not recorded (a call taken for a new one would be recorded with its arguments as
-    the loop left them, and its locals filled, ``_fill_locals``, while in use)."""
+    the loop left them)."""
     if not _jumped_to(frame):
         return True
     return key not in UNSURE and frame not in DROPPED.get(key, ())
