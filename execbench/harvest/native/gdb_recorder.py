@@ -249,9 +249,7 @@ class Function:
     def measure(self, frame):
         """Its lines, from the line table, once a program holding it runs (the addresses
         are relocated by then)."""
-        block = frame.block()
-        while block.function is None:
-            block = block.superblock
+        block = _body(frame)
         symtab = frame.find_sal().symtab
         self.code_lines = {entry.line for entry in symtab.linetable()
                            if block.start <= entry.pc < block.end and entry.line > 0}
@@ -308,6 +306,14 @@ def _blanked(path):
         code = _NOT_CODE.sub(lambda found: re.sub(r"[^\n]", " ", found.group()), text)
         BLANKED[path] = code.split("\n")
     return BLANKED[path]
+
+
+def _body(frame):
+    """The block of the whole function ``frame`` runs (its innermost may be a nested one)."""
+    block = frame.block()
+    while block.function is None:
+        block = block.superblock
+    return block
 
 
 FUNCTIONS: dict[tuple[str, str], Function] = {}
@@ -693,9 +699,7 @@ def _jumped_to(frame):
         return True
     if key not in JUMPED_TO:
         try:
-            block = frame.block()
-            while block.function is None:
-                block = block.superblock
+            block = _body(frame)
             target = re.compile(rf"\b0x0*{pc:x}\b")
             JUMPED_TO[key] = any(
                 instruction["addr"] != pc and target.search(instruction["asm"])
@@ -766,7 +770,8 @@ def main():
         except gdb.error:
             failures += 1
             if action == "next":  # no stepping from here (a library without symbols)
-                _drop(_selected(), STACKS.get(_selected(), []))
+                selected = _selected()
+                _drop(selected, STACKS.get(selected, []))
             if failures > 1:
                 _forget_gone()
             if failures > MAX_FAILURES:
