@@ -28,6 +28,8 @@ from execbench.sandbox.trace import TraceOptions
 
 _WARM = 50
 _BARE = 300
+_OPTIONS = asdict(TraceOptions())
+"""The tracer's options, made once here: a harness holds them before it forks."""
 
 
 def _usage() -> tuple[float, int]:
@@ -40,22 +42,23 @@ def _unit(job: list[str], tag: int, answers: int) -> None:
     code, entry_point, args = job
     sys.stdout = io.StringIO()
     result = tracer.run(tracer.compile_program(f"{code}\n# unit {tag}\n"), entry_point,
-                        tracer.compile_args(args), asdict(TraceOptions()))
+                        tracer.compile_args(args), _OPTIONS)
     os.write(answers, json.dumps(result, default=repr).encode())
     os._exit(0)
 
 
-def _forks(units: int, body: object | None, jobs: list[list[str]]) -> tuple[float, float]:
-    """CPU seconds and minor faults per fork, this process's and its children's together."""
+def _forks(units: int, jobs: list[list[str]] | None) -> tuple[float, float]:
+    """CPU seconds and minor faults per fork, this process's and its children's together;
+    each child runs a unit of ``jobs``, or, with None, exits at once (a bare fork)."""
     answers_read, answers_write = os.pipe()
     start, children = _usage(), [0.0, 0]
     for index in range(units):
         pid = os.fork()
         if pid == 0:
-            if body is None:
+            if jobs is None:
                 os._exit(0)
             _unit(jobs[index % len(jobs)], index, answers_write)
-        if body is not None:
+        if jobs is not None:
             os.read(answers_read, 1 << 20)
         rusage = os.wait4(pid, 0)[2]
         children[0] += rusage.ru_utime + rusage.ru_stime
@@ -68,16 +71,16 @@ def _forks(units: int, body: object | None, jobs: list[list[str]]) -> tuple[floa
 
 
 def measure(jobs: list[list[str]], units: int) -> dict[str, float]:
-    options = asdict(TraceOptions())
     sys.stdout = io.StringIO()
     for code, entry_point, args in jobs[:_WARM]:
-        tracer.run(tracer.compile_program(code), entry_point, tracer.compile_args(args), options)
+        tracer.run(tracer.compile_program(code), entry_point, tracer.compile_args(args),
+                   _OPTIONS)
     sys.stdout = sys.__stdout__
     immortal.make_immortal()
     gc.collect()
     gc.freeze()
-    bare_cpu, bare_faults = _forks(_BARE, None, jobs)
-    unit_cpu, unit_faults = _forks(units, _unit, jobs)
+    bare_cpu, bare_faults = _forks(_BARE, None)
+    unit_cpu, unit_faults = _forks(units, jobs)
     return {"bare_cpu": bare_cpu, "bare_faults": bare_faults, "unit_cpu": unit_cpu,
             "unit_faults": unit_faults, "units": units}
 
